@@ -1,0 +1,65 @@
+//===- EinDialect.td - The ein dialect ---------------------*- tablegen -*-===//
+//
+// The join-agg dialect: tensor programs as joins followed by aggregations over
+// tensor relations, from the logical program down to per-GPU blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_DIALECT_EIN_IR_EINDIALECT_TD
+#define EINSUMMABLE_DIALECT_EIN_IR_EINDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Ein_Dialect : Dialect {
+  let name = "ein";
+  let cppNamespace = "::mlir::ein";
+  let summary = "Join-agg operations over tensor relations, for multi-GPU plans";
+  let description = [{
+    The `ein` dialect states a tensor program as joins followed by
+    aggregations (`ein.join_agg`) plus a few composites whose fused kernels
+    must see the whole pattern (`ein.attention`, `ein.softmax`,
+    `ein.rms_norm`) and layout ops (`ein.reshape`, `ein.slice`,
+    `ein.concat`).
+
+    The same ops serve three levels:
+
+    * **logical**: operands are ranked tensors; nothing says where data lives;
+    * **planned**: a `#ein.spec` on each op says how many parts each loop is
+      cut into, operands are `!ein.rel` relations (tensors cut into blocks,
+      possibly replicated or holding pending partial sums), and
+      `ein.repartition` moves data between the partitions producer and
+      consumer need;
+    * **device level**: block kernels carry a `device` attribute and the
+      data movement is explicit `ein.transfer` (with optional relays),
+      `ein.multicast` and `ein.aggregate`, ordered by `!ein.token` values.
+
+    The module attribute `ein.target = #ein.target<...>` fixes the device
+    count, topology and chip that every pass reads. A function argument marked
+    `ein.weight` may be laid out ahead of time in any layout for free.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Module attribute holding the `#ein.target`.
+    static constexpr ::llvm::StringLiteral getTargetAttrName() {
+      return "ein.target";
+    }
+    /// Unit attribute on a function argument: a weight, laid out for free.
+    static constexpr ::llvm::StringLiteral getWeightAttrName() {
+      return "ein.weight";
+    }
+
+  private:
+    void registerAttributes();
+    void registerTypes();
+
+  public:
+  }];
+}
+
+class Ein_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Ein_Dialect, mnemonic, traits>;
+
+#endif // EINSUMMABLE_DIALECT_EIN_IR_EINDIALECT_TD

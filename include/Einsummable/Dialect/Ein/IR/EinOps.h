@@ -1,0 +1,19 @@
+//===- EinOps.h - ein operations --------------------------------*- C++ -*-===//
+
+#ifndef EINSUMMABLE_DIALECT_EIN_IR_EINOPS_H
+#define EINSUMMABLE_DIALECT_EIN_IR_EINOPS_H
+
+#include "Einsummable/Dialect/Ein/IR/EinDialect.h"
+#include "Einsummable/Dialect/Ein/IR/EinInterfaces.h"
+#include "Einsummable/Dialect/Ein/IR/EinTypes.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "Einsummable/Dialect/Ein/IR/EinOps.h.inc"
+
+#endif // EINSUMMABLE_DIALECT_EIN_IR_EINOPS_H

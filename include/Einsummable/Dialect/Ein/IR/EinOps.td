@@ -1,0 +1,442 @@
+//===- EinOps.td - ein operations ---------------------------*- tablegen -*-===//
+
+#ifndef EINSUMMABLE_DIALECT_EIN_IR_EINOPS_TD
+#define EINSUMMABLE_DIALECT_EIN_IR_EINOPS_TD
+
+include "Einsummable/Dialect/Ein/IR/EinDialect.td"
+include "Einsummable/Dialect/Ein/IR/EinAttrs.td"
+include "Einsummable/Dialect/Ein/IR/EinTypes.td"
+include "Einsummable/Dialect/Ein/IR/EinInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Ein_IndexListsAttr
+    : TypedArrayAttrBase<DenseI64ArrayAttr, "one loop-index list per input">;
+def Ein_ReassociationAttr
+    : TypedArrayAttrBase<I64ArrayAttr, "groups of dimensions">;
+
+//===----------------------------------------------------------------------===//
+// Join-agg
+//===----------------------------------------------------------------------===//
+
+def Ein_JoinAggOp : Ein_Op<"join_agg", [
+    IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<Ein_SpecOpInterface, ["getLoopSizes", "getLoopNames"]>]> {
+  let summary = "A join followed by an aggregation";
+  let description = [{
+    `out[I_out] = AGG over I_agg of JOIN(in_1[I_1], ..., in_k[I_k])`.
+
+    Every operand and the result carry a list of loop indices `d0, d1, ...`
+    (numbered densely from `d0`). Input tuples whose shared indices match are
+    joined: the region computes one scalar from one element of each input
+    (it may read the loop indices with `ein.index`, for masks). Loops that do
+    not appear in the result are aggregated with `agg` (`add`, `max`, `min`,
+    `mul`); `none` allows no aggregated loop.
+
+    The region yields a value of the accumulator type: `acc` when given,
+    otherwise f32 for f16 and bf16 results and the result element type for
+    the rest. Partial outputs move and aggregate in that type; the final
+    result is rounded to the result element type.
+
+    On tensors the op is logical, or, with `device`, a block kernel on one
+    GPU. On relations it is planned: it needs a `spec`, every input must
+    arrive cut as the spec dictates with as many replicas as the join needs,
+    and the result holds the aggregation fan-in as pending partials.
+
+    Example: a matmul, then the same matmul planned as a 3-D matmul on 8 GPUs.
+
+    ```mlir
+    %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<64x32xf32>, tensor<32x16xf32>) out[d0, d2] : tensor<64x16xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %m = arith.mulf %x, %y : f32
+      ein.yield %m : f32
+    }
+
+    %p = ein.join_agg add ins(%ra[d0, d1], %rb[d1, d2] : !ein.rel<64x32xf32, parts = [2, 2], replicas = 2>, !ein.rel<32x16xf32, parts = [2, 2], replicas = 2>) out[d0, d2] attributes {spec = #ein.spec<[2, 2, 2]>} : !ein.rel<64x16xf32, parts = [2, 2], replicas = 2, partial = add> {
+    ^bb0(%x: f32, %y: f32):
+      %m = arith.mulf %x, %y : f32
+      ein.yield %m : f32
+    }
+    ```
+  }];
+  let arguments = (ins
+    Variadic<Ein_AnyTensorOrRelation>:$inputs,
+    Ein_IndexListsAttr:$input_indices,
+    DenseI64ArrayAttr:$output_indices,
+    Ein_AggKind:$agg,
+    OptionalAttr<TypeAttr>:$acc,
+    OptionalAttr<Ein_SpecAttr>:$spec,
+    OptionalAttr<I64Attr>:$device);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
+  let regions = (region SizedRegion<1>:$join);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The loop indices of input `i`.
+    ::llvm::ArrayRef<int64_t> getIndicesOfInput(unsigned i);
+    /// The number of loops: one more than the largest index used.
+    int64_t getNumLoops();
+    /// The accumulator type: `acc` if set, else the default for the result.
+    ::mlir::Type getAccType();
+    /// Loops that are aggregated (absent from the result), ascending.
+    ::llvm::SmallVector<int64_t> getAggregatedLoops();
+  }];
+}
+
+def Ein_YieldOp : Ein_Op<"yield", [Pure, Terminator, HasParent<"JoinAggOp">]> {
+  let summary = "Yields the joined scalar of an ein.join_agg region";
+  let description = [{
+    ```mlir
+    ein.yield %m : f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
+def Ein_IndexOp : Ein_Op<"index", [Pure]> {
+  let summary = "The current value of a loop index inside a join region";
+  let description = [{
+    Reads loop `dim` of the enclosing `ein.join_agg`, in global coordinates
+    (a block kernel sees the index of the whole tensor, not of its block), as
+    `linalg.index` does. Used for masks.
+
+    ```mlir
+    %i = ein.index 0 : index
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Composites
+//===----------------------------------------------------------------------===//
+
+class Ein_CompositeOp<string mnemonic, list<Trait> traits = []>
+    : Ein_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<Ein_SpecOpInterface, ["getLoopSizes", "getLoopNames"]>])> {
+  let hasVerifier = 1;
+}
+
+def Ein_AttentionOp : Ein_CompositeOp<"attention"> {
+  let summary = "Scaled dot-product attention, optionally causal, with GQA";
+  let description = [{
+    `out[b, h, s, :] = softmax_t(scale * q[b, h, s, :] . k[b, h / group, t, :]) v[b, h / group, t, :]`.
+
+    Shapes: query `[batch, heads, queries, head_dim]`, key
+    `[batch, kv_heads, keys, head_dim]`, value `[batch, kv_heads, keys, value_dim]`,
+    result `[batch, heads, queries, value_dim]`, with
+    `heads = kv_heads x group` (grouped-query attention shares one KV head
+    among `group` query heads without repeating it).
+
+    With `causal`, query `s` sees key `t` when
+    `t + key_offset <= s + query_offset`: a block of a token-split plan
+    states where its queries and keys sit in the whole sequence. `scale`
+    defaults to `1 / sqrt(head_dim)`.
+
+    Loops a spec may cut: `batch`, `kv_head`, `group`, `query`, `key` (cutting
+    `key` aggregates with the online-softmax combine). The head dimensions
+    are never cut: the fused kernel needs whole heads.
+
+    ```mlir
+    %o = ein.attention %q, %k, %v {causal, group = 4 : i64} : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value,
+    UnitAttr:$causal,
+    DefaultValuedAttr<I64Attr, "1">:$group,
+    OptionalAttr<F64Attr>:$scale,
+    DefaultValuedAttr<I64Attr, "0">:$query_offset,
+    DefaultValuedAttr<I64Attr, "0">:$key_offset,
+    OptionalAttr<Ein_SpecAttr>:$spec,
+    OptionalAttr<I64Attr>:$device);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// `scale` if set, else 1 / sqrt(head_dim).
+    double getScaleOrDefault();
+  }];
+}
+
+def Ein_SoftmaxOp : Ein_CompositeOp<"softmax", [SameOperandsAndResultType]> {
+  let summary = "Softmax along one dimension";
+  let description = [{
+    `out = exp(x - max_dim(x)) / sum_dim(exp(x - max_dim(x)))`. A spec may cut
+    every dimension; cutting `dim` itself turns into a reduce-then-broadcast.
+
+    ```mlir
+    %y = ein.softmax %x dim 1 : tensor<4x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$dim,
+                   OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `dim` $dim attr-dict `:` type($input)";
+}
+
+def Ein_RmsNormOp : Ein_CompositeOp<"rms_norm", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMSNorm over the last dimension, times a weight";
+  let description = [{
+    `out[..., i] = x[..., i] / sqrt(mean_i(x^2) + eps) * weight[i]`, the mean
+    taken in f32 at least.
+
+    ```mlir
+    %y = ein.rms_norm %x, %w eps 1.0e-05 : tensor<4x64xbf16>, tensor<64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight,
+                   F64Attr:$eps,
+                   OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `eps` $eps attr-dict `:` type($input) `,` type($weight)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight, "double":$eps), [{
+      build($_builder, $_state, input.getType(), input, weight,
+            $_builder.getF64FloatAttr(eps), nullptr, nullptr);
+    }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Layout ops
+//===----------------------------------------------------------------------===//
+
+def Ein_ReshapeOp : Ein_Op<"reshape", [Pure]> {
+  let summary = "Expand or collapse dimensions";
+  let description = [{
+    `reassociation` groups the dimensions of the higher-rank side; each group
+    becomes one dimension of the lower-rank side. The result collapses when
+    its rank is lower than the operand's and expands otherwise.
+
+    On relations nothing moves: a collapsed group may be cut only on its
+    outermost dimension (and an expanded dimension only on its outermost
+    factor), with block boundaries that agree on both sides. Replicas,
+    partials and devices carry over.
+
+    ```mlir
+    %y = ein.reshape %x [[0, 1], [2]] : tensor<4x8x16xf32> -> tensor<32x16xf32>
+    ```
+  }];
+  let arguments = (ins Ein_AnyTensorOrRelation:$source,
+                       Ein_ReassociationAttr:$reassociation);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
+  let assemblyFormat = [{
+    $source $reassociation attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Ein_SliceOp : Ein_Op<"slice", [Pure]> {
+  let summary = "A static, unit-stride hyper-rectangle of a tensor";
+  let description = [{
+    A touch op: under a plan its blocks map to the operand's by
+    hyper-rectangle intersection.
+
+    ```mlir
+    %y = ein.slice %x [0, 4] [8, 4] : tensor<8x16xf32> -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source $offsets $sizes attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Ein_ConcatOp : Ein_Op<"concat", [Pure]> {
+  let summary = "Concatenate tensors along one dimension";
+  let description = [{
+    A touch op, like `ein.slice`.
+
+    ```mlir
+    %y = ein.concat dim 1 %a, %b : tensor<8x4xf32>, tensor<8x12xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim, Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    `dim` $dim $inputs attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Logical exchanges
+//===----------------------------------------------------------------------===//
+
+def Ein_PartitionOp : Ein_Op<"partition", [Pure]> {
+  let summary = "A whole tensor as it arrives cut into a relation";
+  let description = [{
+    How a function argument enters a plan: the tensor arrives already cut
+    (free for activations in any non-overlapping partition; replicas cost
+    bytes unless the argument is an `ein.weight`).
+
+    ```mlir
+    %r = ein.partition %x : tensor<64x64xf32> -> !ein.rel<64x64xf32, parts = [2, 1]>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source);
+  let results = (outs Ein_RelationType:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Ein_AssembleOp : Ein_Op<"assemble", [Pure]> {
+  let summary = "The whole tensor a relation holds";
+  let description = [{
+    How a result leaves a plan. The relation may not hold pending partials.
+
+    ```mlir
+    %x = ein.assemble %r : !ein.rel<64x64xf32, parts = [2, 1]> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Ein_RelationType:$source);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Ein_RepartitionOp : Ein_Op<"repartition", [Pure]> {
+  let summary = "Move a relation into another partition";
+  let description = [{
+    The logical exchange between a producer's relation and the partition a
+    consumer needs: re-cut, replicate, place, and aggregate pending partials.
+    It cannot create partials; a partial source may stay partial only with
+    the same aggregation kind. Aggregating may round from the accumulator
+    type to the result's element type.
+
+    ```mlir
+    %y = ein.repartition %x : !ein.rel<64x64xf32, parts = [2, 2], replicas = 2, partial = add> -> !ein.rel<64x64xbf16, parts = [4, 1], replicas = 2>
+    ```
+  }];
+  let arguments = (ins Ein_RelationType:$source);
+  let results = (outs Ein_RelationType:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Device level
+//===----------------------------------------------------------------------===//
+
+def Ein_ExtractBlockOp : Ein_Op<"extract_block", [Pure]> {
+  let summary = "One copy of one block of a placed relation";
+  let description = [{
+    The block with block index `block` (one entry per dimension), copy
+    `replica`, as a tensor on the device the relation places it on.
+
+    ```mlir
+    %b = ein.extract_block %r [1, 0] replica 0 : !ein.rel<64x64xf32, parts = [2, 1], devices = [0, 1]> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Ein_RelationType:$source, DenseI64ArrayAttr:$block,
+                       I64Attr:$replica);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source $block `replica` $replica attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The device holding this copy.
+    int64_t getDevice();
+  }];
+}
+
+def Ein_FromBlocksOp : Ein_Op<"from_blocks", [Pure]> {
+  let summary = "A placed relation from all its blocks";
+  let description = [{
+    Operands list every copy in the relation's order: block-major (blocks in
+    row-major order of their block indices), replicas inside.
+
+    ```mlir
+    %r = ein.from_blocks %b0, %b1 : tensor<32x64xf32>, tensor<32x64xf32> -> !ein.rel<64x64xf32, parts = [2, 1], devices = [0, 1]>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$blocks);
+  let results = (outs Ein_RelationType:$result);
+  let assemblyFormat = "$blocks attr-dict `:` type($blocks) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Ein_TransferOp : Ein_Op<"transfer", [Pure]> {
+  let summary = "Copy a region of a block from one GPU to another";
+  let description = [{
+    Copies the hyper-rectangle `offsets`/`sizes` of `source` (on device
+    `from`) to device `to`. `via` relays it through intermediate GPUs in
+    order, for pairs without a direct link or where a relay is faster.
+    Starts after the steps named in `after`; `done` marks its completion.
+
+    ```mlir
+    %b, %t = ein.transfer %x [0, 0] [16, 64] from 0 to 3 via [1] after(%t0) : tensor<32x64xf32> -> tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes, I64Attr:$from, I64Attr:$to,
+                       OptionalAttr<DenseI64ArrayAttr>:$via,
+                       Variadic<Ein_TokenType>:$deps);
+  let results = (outs AnyRankedTensor:$result, Ein_TokenType:$done);
+  let assemblyFormat = [{
+    $source $offsets $sizes `from` $from `to` $to (`via` $via^)?
+    (`after` `(` $deps^ `)`)? attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Ein_MulticastOp : Ein_Op<"multicast", [Pure]> {
+  let summary = "Copy a block from one GPU to several";
+  let description = [{
+    One result per destination, in the order of `to`.
+
+    ```mlir
+    %b1, %b2, %t = ein.multicast %x from 0 to [1, 2] : tensor<32x64xf32> -> tensor<32x64xf32>, tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source, I64Attr:$from,
+                       DenseI64ArrayAttr:$to, Variadic<Ein_TokenType>:$deps);
+  let results = (outs Variadic<AnyRankedTensor>:$results, Ein_TokenType:$done);
+  let assemblyFormat = [{
+    $source `from` $from `to` $to (`after` `(` $deps^ `)`)? attr-dict `:`
+    type($source) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Ein_AggregateOp : Ein_Op<"aggregate", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Combine partial blocks on one GPU";
+  let description = [{
+    Combines partials that already sit on `device` elementwise with `kind`
+    (`add`, `max`, `min` or `mul`); the result may round to a narrower float
+    type.
+
+    ```mlir
+    %s, %t = ein.aggregate add %p0, %p1 on 0 : tensor<32x64xf32>, tensor<32x64xf32> -> tensor<32x64xbf16>
+    ```
+  }];
+  let arguments = (ins Ein_AggKind:$kind, Variadic<AnyRankedTensor>:$partials,
+                       I64Attr:$device, Variadic<Ein_TokenType>:$deps);
+  let results = (outs AnyRankedTensor:$result, Ein_TokenType:$done);
+  let assemblyFormat = [{
+    $kind $partials `on` $device (`after` `(` $deps^ `)`)? attr-dict `:`
+    type($partials) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // EINSUMMABLE_DIALECT_EIN_IR_EINOPS_TD

@@ -1,0 +1,59 @@
+//===- EinDialect.cpp - The ein dialect ---------------------------------===//
+
+#include "Einsummable/Dialect/Ein/IR/EinDialect.h"
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::ein;
+
+#include "Einsummable/Dialect/Ein/IR/EinDialect.cpp.inc"
+
+void EinDialect::initialize() {
+  registerAttributes();
+  registerTypes();
+  addOperations<
+#define GET_OP_LIST
+#include "Einsummable/Dialect/Ein/IR/EinOps.cpp.inc"
+      >();
+}
+
+LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() == getTargetAttrName()) {
+    if (!isa<TargetAttr>(attr.getValue()))
+      return op->emitError() << "'" << getTargetAttrName()
+                             << "' must be a #ein.target, got "
+                             << attr.getValue();
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << getTargetAttrName()
+                             << "' belongs on a builtin.module, not on '"
+                             << op->getName() << "'";
+    return success();
+  }
+  if (attr.getName() == getWeightAttrName())
+    return op->emitError() << "'" << getWeightAttrName()
+                           << "' marks a function argument, not an operation";
+  return op->emitError() << "unknown ein attribute '" << attr.getName()
+                         << "'; expected '" << getTargetAttrName() << "'";
+}
+
+LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != getWeightAttrName())
+    return op->emitError() << "unknown ein argument attribute '"
+                           << attr.getName() << "' on argument " << argIndex
+                           << "; expected '" << getWeightAttrName() << "'";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitError() << "'" << getWeightAttrName()
+                           << "' is a unit attribute, got " << attr.getValue();
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitError() << "'" << getWeightAttrName()
+                           << "' marks arguments of functions, not of '"
+                           << op->getName() << "'";
+  return success();
+}

@@ -1,0 +1,955 @@
+//===- EinOps.cpp - ein operations --------------------------------------===//
+
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+
+#include "ein/partition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::ein;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static ArrayRef<int64_t> shapeOf(Type type) {
+  if (auto relation = dyn_cast<RelationType>(type))
+    return relation.getShape();
+  return cast<RankedTensorType>(type).getShape();
+}
+
+static Type elementTypeOf(Type type) {
+  if (auto relation = dyn_cast<RelationType>(type))
+    return relation.getElementType();
+  return cast<RankedTensorType>(type).getElementType();
+}
+
+static std::string loopName(int64_t index) {
+  return "d" + std::to_string(index);
+}
+
+static SmallVector<std::string> defaultLoopNames(size_t count) {
+  SmallVector<std::string> names;
+  for (size_t i = 0; i < count; ++i)
+    names.push_back(loopName(i));
+  return names;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  return "[" + llvm::join(llvm::map_range(shape, [](int64_t v) {
+                            return std::to_string(v);
+                          }),
+                          ", ") +
+         "]";
+}
+
+/// Verifies the `spec` and `device` every compute op may carry.
+static LogicalResult verifySpecAndDevice(SpecOpInterface op,
+                                         std::optional<int64_t> device) {
+  if (failed(verifySpec(op)))
+    return failure();
+  if (device)
+    return verifyDevice(op, *device, "device");
+  return success();
+}
+
+static std::optional<int64_t> deviceOf(IntegerAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  return attr.getInt();
+}
+
+//===----------------------------------------------------------------------===//
+// JoinAggOp
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseLoopIndexList(OpAsmParser &parser,
+                                      SmallVectorImpl<int64_t> &indices) {
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        SMLoc loc = parser.getCurrentLocation();
+        StringRef name;
+        if (parser.parseKeyword(&name))
+          return failure();
+        StringRef digits = name;
+        int64_t value;
+        if (!digits.consume_front("d") || digits.empty() ||
+            !llvm::all_of(digits, llvm::isDigit) ||
+            digits.getAsInteger(10, value))
+          return parser.emitError(loc)
+                 << "expected a loop index like 'd0', got '" << name << "'";
+        indices.push_back(value);
+        return success();
+      });
+}
+
+static void printLoopIndexList(OpAsmPrinter &printer,
+                               ArrayRef<int64_t> indices) {
+  printer << "[";
+  llvm::interleaveComma(indices, printer,
+                        [&](int64_t index) { printer << loopName(index); });
+  printer << "]";
+}
+
+ParseResult JoinAggOp::parse(OpAsmParser &parser, OperationState &result) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc aggLoc = parser.getCurrentLocation();
+  StringRef aggName;
+  if (parser.parseKeyword(&aggName))
+    return failure();
+  std::optional<AggKind> agg = symbolizeAggKind(aggName);
+  if (!agg)
+    return parser.emitError(aggLoc)
+           << "unknown aggregation kind '" << aggName
+           << "'; expected none, add, max, min or mul";
+
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  SmallVector<Attribute> inputIndices;
+  SmallVector<Type> inputTypes;
+  if (parser.parseKeyword("ins") || parser.parseLParen())
+    return failure();
+  if (failed(parser.parseOptionalRParen())) {
+    auto parseIndexedOperand = [&]() -> ParseResult {
+      SmallVector<int64_t> indices;
+      if (parser.parseOperand(operands.emplace_back()) ||
+          parseLoopIndexList(parser, indices))
+        return failure();
+      inputIndices.push_back(DenseI64ArrayAttr::get(ctx, indices));
+      return success();
+    };
+    if (parser.parseCommaSeparatedList(parseIndexedOperand) ||
+        parser.parseColonTypeList(inputTypes) || parser.parseRParen())
+      return failure();
+  }
+
+  SmallVector<int64_t> outputIndices;
+  if (parser.parseKeyword("out") || parseLoopIndexList(parser, outputIndices))
+    return failure();
+  if (succeeded(parser.parseOptionalKeyword("acc"))) {
+    Type acc;
+    if (parser.parseType(acc))
+      return failure();
+    result.addAttribute(getAccAttrName(result.name), TypeAttr::get(acc));
+  }
+  Type resultType;
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes) ||
+      parser.parseColonType(resultType) ||
+      parser.parseRegion(*result.addRegion()) ||
+      parser.resolveOperands(operands, inputTypes, parser.getNameLoc(),
+                             result.operands))
+    return failure();
+
+  result.addAttribute(getInputIndicesAttrName(result.name),
+                      ArrayAttr::get(ctx, inputIndices));
+  result.addAttribute(getOutputIndicesAttrName(result.name),
+                      DenseI64ArrayAttr::get(ctx, outputIndices));
+  result.addAttribute(getAggAttrName(result.name),
+                      AggKindAttr::get(ctx, *agg));
+  result.addTypes(resultType);
+  return success();
+}
+
+void JoinAggOp::print(OpAsmPrinter &printer) {
+  printer << " " << stringifyAggKind(getAgg()) << " ins(";
+  llvm::interleaveComma(llvm::enumerate(getInputs()), printer, [&](auto it) {
+    printer << it.value();
+    printLoopIndexList(printer, getIndicesOfInput(it.index()));
+  });
+  if (!getInputs().empty())
+    printer << " : " << getInputs().getTypes();
+  printer << ") out";
+  printLoopIndexList(printer, getOutputIndices());
+  if (std::optional<Type> acc = getAcc())
+    printer << " acc " << *acc;
+  printer.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(),
+      {getInputIndicesAttrName(), getOutputIndicesAttrName(), getAggAttrName(),
+       getAccAttrName()});
+  printer << " : " << getType() << " ";
+  printer.printRegion(getJoin(), /*printEntryBlockArgs=*/true);
+}
+
+ArrayRef<int64_t> JoinAggOp::getIndicesOfInput(unsigned i) {
+  return cast<DenseI64ArrayAttr>(getInputIndices()[i]).asArrayRef();
+}
+
+int64_t JoinAggOp::getNumLoops() {
+  int64_t largest = -1;
+  for (unsigned i = 0, e = getInputIndices().size(); i < e; ++i)
+    for (int64_t index : getIndicesOfInput(i))
+      largest = std::max(largest, index);
+  for (int64_t index : getOutputIndices())
+    largest = std::max(largest, index);
+  return largest + 1;
+}
+
+Type JoinAggOp::getAccType() {
+  if (std::optional<Type> acc = getAcc())
+    return *acc;
+  Type element = elementTypeOf(getType());
+  if (element.isF16() || element.isBF16())
+    return Float32Type::get(getContext());
+  return element;
+}
+
+SmallVector<int64_t> JoinAggOp::getAggregatedLoops() {
+  SmallVector<int64_t> loops;
+  for (int64_t loop = 0, e = getNumLoops(); loop < e; ++loop)
+    if (!llvm::is_contained(getOutputIndices(), loop))
+      loops.push_back(loop);
+  return loops;
+}
+
+SmallVector<int64_t> JoinAggOp::getLoopSizes() {
+  SmallVector<int64_t> sizes(getNumLoops(), 0);
+  for (auto [i, input] : llvm::enumerate(getInputs()))
+    for (auto [d, index] : llvm::enumerate(getIndicesOfInput(i)))
+      sizes[index] = shapeOf(input.getType())[d];
+  for (auto [d, index] : llvm::enumerate(getOutputIndices()))
+    sizes[index] = shapeOf(getType())[d];
+  return sizes;
+}
+
+SmallVector<std::string> JoinAggOp::getLoopNames() {
+  return defaultLoopNames(getNumLoops());
+}
+
+/// Checks that a planned join-agg's relations are cut the way its spec says.
+static LogicalResult verifyRelationsAgainstSpec(JoinAggOp op) {
+  SpecAttr spec = op.getSpecAttr();
+  ArrayRef<int64_t> parts = spec.getParts();
+  int64_t numLoops = op.getNumLoops();
+
+  auto verifyCuts = [&](RelationType relation, ArrayRef<int64_t> indices,
+                        const Twine &what) -> LogicalResult {
+    for (auto [d, index] : llvm::enumerate(indices))
+      if (relation.getParts()[d] != parts[index])
+        return op.emitOpError()
+               << "spec cuts loop " << loopName(index) << " into "
+               << parts[index] << " parts but " << what << " is cut into "
+               << relation.getParts()[d] << " along dimension " << d;
+    return success();
+  };
+
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    auto relation = cast<RelationType>(input.getType());
+    ArrayRef<int64_t> indices = op.getIndicesOfInput(i);
+    if (relation.isPartial())
+      return op.emitOpError()
+             << "input " << i << " still holds pending partial<"
+             << stringifyAggKind(relation.getPartial())
+             << "> results; aggregate them first";
+    if (failed(verifyCuts(relation, indices, "input " + Twine(i))))
+      return failure();
+    int64_t copies = 1;
+    for (int64_t loop = 0; loop < numLoops; ++loop)
+      if (!llvm::is_contained(indices, loop))
+        copies *= parts[loop];
+    if (relation.getReplicas() != copies)
+      return op.emitOpError()
+             << "input " << i << " must arrive with " << copies
+             << " replicas under spec " << spec
+             << " (one per join block that reads it) but has "
+             << relation.getReplicas();
+  }
+
+  auto result = cast<RelationType>(op.getType());
+  if (failed(verifyCuts(result, op.getOutputIndices(), "the result")))
+    return failure();
+  int64_t fanIn = 1;
+  for (int64_t loop : op.getAggregatedLoops())
+    fanIn *= parts[loop];
+  AggKind expected = fanIn > 1 ? op.getAgg() : AggKind::None;
+  if (result.getReplicas() != fanIn || result.getPartial() != expected) {
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "under spec " << spec
+                              << " the result holds an aggregation fan-in of "
+                              << fanIn << ": it must be ";
+    if (fanIn > 1)
+      diag << "partial = " << stringifyAggKind(expected)
+           << " with replicas = " << fanIn;
+    else
+      diag << "complete with replicas = 1";
+    return diag << ", got " << result;
+  }
+  if (fanIn > 1 && result.getElementType() != op.getAccType())
+    return op.emitOpError()
+           << "pending partials are kept in the accumulator type "
+           << op.getAccType() << " but the result holds "
+           << result.getElementType();
+  return success();
+}
+
+LogicalResult JoinAggOp::verify() {
+  if (getInputIndices().size() != getInputs().size())
+    return emitOpError() << "has " << getInputs().size() << " inputs but "
+                         << getInputIndices().size() << " index lists";
+  bool onRelations = isa<RelationType>(getType());
+  for (auto [i, input] : llvm::enumerate(getInputs()))
+    if (isa<RelationType>(input.getType()) != onRelations)
+      return emitOpError() << "mixes tensors and relations: input " << i
+                           << " is " << input.getType() << " but the result is "
+                           << getType();
+
+  // Every use of a loop index must agree on its size.
+  llvm::DenseMap<int64_t, std::pair<int64_t, std::string>> sizes;
+  auto collect = [&](ArrayRef<int64_t> indices, ArrayRef<int64_t> shape,
+                     const std::string &what) -> LogicalResult {
+    if (indices.size() != shape.size())
+      return emitOpError() << what << " has rank " << shape.size()
+                           << " but its index list has " << indices.size()
+                           << " indices";
+    llvm::SmallDenseSet<int64_t> seen;
+    for (auto [d, index] : llvm::enumerate(indices)) {
+      if (index < 0)
+        return emitOpError() << what << " uses negative loop index " << index;
+      if (!seen.insert(index).second)
+        return emitOpError() << what << " uses loop index " << loopName(index)
+                             << " twice";
+      auto [it, inserted] = sizes.try_emplace(index, shape[d], what);
+      if (!inserted && it->second.first != shape[d])
+        return emitOpError() << "loop index " << loopName(index)
+                             << " has size " << it->second.first << " in "
+                             << it->second.second << " but " << shape[d]
+                             << " in " << what;
+    }
+    return success();
+  };
+  for (auto [i, input] : llvm::enumerate(getInputs()))
+    if (failed(collect(getIndicesOfInput(i), shapeOf(input.getType()),
+                       "input " + std::to_string(i))))
+      return failure();
+  if (failed(collect(getOutputIndices(), shapeOf(getType()), "the result")))
+    return failure();
+  for (int64_t loop = 0, e = getNumLoops(); loop < e; ++loop)
+    if (!sizes.count(loop))
+      return emitOpError() << "loop index " << loopName(loop)
+                           << " is never used; number loop indices densely "
+                              "from d0";
+
+  if (getAgg() == AggKind::OnlineSoftmax)
+    return emitOpError() << "online_softmax combines attention partials; it "
+                            "belongs to ein.attention, not ein.join_agg";
+  SmallVector<int64_t> aggregated = getAggregatedLoops();
+  if (getAgg() == AggKind::None && !aggregated.empty())
+    return emitOpError() << "aggregation 'none' but loop index "
+                         << loopName(aggregated.front())
+                         << " is not in the result; name an aggregation kind";
+
+  Type element = elementTypeOf(getType());
+  if (!element.isIntOrFloat())
+    return emitOpError() << "result element type must be an integer or float "
+                            "type, got "
+                         << element;
+  if (std::optional<Type> acc = getAcc()) {
+    if (!acc->isIntOrFloat() || isa<FloatType>(*acc) != isa<FloatType>(element))
+      return emitOpError() << "accumulator type " << *acc
+                           << " does not suit result element type " << element;
+    if (acc->getIntOrFloatBitWidth() < element.getIntOrFloatBitWidth())
+      return emitOpError() << "accumulator type " << *acc
+                           << " is narrower than the result element type "
+                           << element;
+  }
+
+  if (!onRelations)
+    return verifySpecAndDevice(*this, deviceOf(getDeviceAttr()));
+  if (getDeviceAttr())
+    return emitOpError() << "'device' marks block kernels on tensors, not "
+                            "planned ops on relations";
+  if (!getSpecAttr())
+    return emitOpError() << "operates on relations but has no spec; a planned "
+                            "op needs one";
+  if (failed(verifySpec(*this)))
+    return failure();
+  return verifyRelationsAgainstSpec(*this);
+}
+
+LogicalResult JoinAggOp::verifyRegions() {
+  Block &body = getJoin().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "join region has " << body.getNumArguments()
+                         << " arguments but the op has " << getInputs().size()
+                         << " inputs";
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    Type expected = elementTypeOf(input.getType());
+    if (body.getArgument(i).getType() != expected)
+      return emitOpError() << "join region argument " << i << " is "
+                           << body.getArgument(i).getType() << " but input "
+                           << i << " holds " << expected;
+  }
+  auto yield = body.mightHaveTerminator()
+                   ? dyn_cast<YieldOp>(body.getTerminator())
+                   : YieldOp();
+  if (!yield)
+    return emitOpError() << "join region must end in ein.yield";
+  if (yield.getValues().size() != 1)
+    return emitOpError() << "join region must yield exactly one value, got "
+                         << yield.getValues().size();
+  if (yield.getValues().front().getType() != getAccType())
+    return emitOpError() << "join region yields "
+                         << yield.getValues().front().getType()
+                         << " but the accumulator type is " << getAccType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// IndexOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IndexOp::verify() {
+  auto parent = (*this)->getParentOfType<JoinAggOp>();
+  if (!parent)
+    return emitOpError() << "must be inside an ein.join_agg region";
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0 || dim >= parent.getNumLoops())
+    return emitOpError() << "reads loop index " << dim
+                         << ", but the enclosing ein.join_agg has loops d0.."
+                         << loopName(parent.getNumLoops() - 1);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Composites
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyFloatElements(Operation *op, Type element) {
+  if (!isa<FloatType>(element))
+    return op->emitOpError() << "needs a float element type, got " << element;
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  auto k = cast<RankedTensorType>(getKey().getType());
+  auto v = cast<RankedTensorType>(getValue().getType());
+  auto out = cast<RankedTensorType>(getType());
+  struct Operand {
+    RankedTensorType type;
+    const char *name, *layout;
+  };
+  for (const Operand &o :
+       {Operand{q, "query", "[batch, heads, queries, head_dim]"},
+        Operand{k, "key", "[batch, kv_heads, keys, head_dim]"},
+        Operand{v, "value", "[batch, kv_heads, keys, value_dim]"},
+        Operand{out, "result", "[batch, heads, queries, value_dim]"}}) {
+    if (o.type.getRank() != 4)
+      return emitOpError() << o.name << " must be " << o.layout << ", got rank "
+                           << o.type.getRank();
+    if (o.type.getElementType() != q.getElementType())
+      return emitOpError() << o.name << " element type "
+                           << o.type.getElementType()
+                           << " differs from the query's "
+                           << q.getElementType();
+  }
+  if (failed(verifyFloatElements(*this, q.getElementType())))
+    return failure();
+
+  int64_t group = getGroupAttr().getInt();
+  if (group < 1)
+    return emitOpError() << "group size must be at least 1, got " << group;
+  if (k.getDimSize(0) != q.getDimSize(0) || v.getDimSize(0) != q.getDimSize(0))
+    return emitOpError() << "query, key and value batch sizes differ: "
+                         << q.getDimSize(0) << ", " << k.getDimSize(0) << ", "
+                         << v.getDimSize(0);
+  if (q.getDimSize(1) != k.getDimSize(1) * group)
+    return emitOpError() << "query has " << q.getDimSize(1)
+                         << " heads but key has " << k.getDimSize(1)
+                         << " KV heads x group " << group << " = "
+                         << k.getDimSize(1) * group;
+  if (v.getDimSize(1) != k.getDimSize(1) || v.getDimSize(2) != k.getDimSize(2))
+    return emitOpError() << "value has " << v.getDimSize(1) << " heads and "
+                         << v.getDimSize(2) << " keys but key has "
+                         << k.getDimSize(1) << " and " << k.getDimSize(2);
+  if (k.getDimSize(3) != q.getDimSize(3))
+    return emitOpError() << "key head_dim " << k.getDimSize(3)
+                         << " differs from the query's " << q.getDimSize(3);
+  SmallVector<int64_t> expected = {q.getDimSize(0), q.getDimSize(1),
+                                   q.getDimSize(2), v.getDimSize(3)};
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result must be [batch, heads, queries, value_dim]"
+                         << " = " << shapeString(expected) << ", got "
+                         << shapeString(out.getShape());
+
+  if (std::optional<APFloat> scale = getScale()) {
+    double value = scale->convertToDouble();
+    if (!(value > 0) || !std::isfinite(value))
+      return emitOpError() << "scale must be positive and finite, got "
+                           << value;
+  }
+  int64_t queryOffset = getQueryOffsetAttr().getInt();
+  int64_t keyOffset = getKeyOffsetAttr().getInt();
+  if (queryOffset < 0 || keyOffset < 0)
+    return emitOpError() << "query_offset and key_offset must be "
+                            "non-negative, got "
+                         << queryOffset << " and " << keyOffset;
+  if (!getCausal() && (queryOffset != 0 || keyOffset != 0))
+    return emitOpError() << "query_offset and key_offset place a causal mask; "
+                            "without 'causal' they must be 0";
+  return verifySpecAndDevice(*this, deviceOf(getDeviceAttr()));
+}
+
+double AttentionOp::getScaleOrDefault() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  int64_t headDim = cast<RankedTensorType>(getQuery().getType()).getDimSize(3);
+  return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+SmallVector<int64_t> AttentionOp::getLoopSizes() {
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  auto k = cast<RankedTensorType>(getKey().getType());
+  return {q.getDimSize(0), k.getDimSize(1), getGroupAttr().getInt(),
+          q.getDimSize(2), k.getDimSize(2)};
+}
+
+SmallVector<std::string> AttentionOp::getLoopNames() {
+  return {"batch", "kv_head", "group", "query", "key"};
+}
+
+LogicalResult SoftmaxOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0 || dim >= type.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for rank "
+                         << type.getRank();
+  if (failed(verifyFloatElements(*this, type.getElementType())))
+    return failure();
+  return verifySpecAndDevice(*this, deviceOf(getDeviceAttr()));
+}
+
+SmallVector<int64_t> SoftmaxOp::getLoopSizes() {
+  return llvm::to_vector(cast<RankedTensorType>(getType()).getShape());
+}
+
+SmallVector<std::string> SoftmaxOp::getLoopNames() {
+  return defaultLoopNames(cast<RankedTensorType>(getType()).getRank());
+}
+
+LogicalResult RmsNormOp::verify() {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  auto weight = cast<RankedTensorType>(getWeight().getType());
+  if (type.getRank() < 1)
+    return emitOpError() << "needs an input of rank 1 or more";
+  if (failed(verifyFloatElements(*this, type.getElementType())))
+    return failure();
+  int64_t width = type.getShape().back();
+  if (weight.getRank() != 1 || weight.getDimSize(0) != width ||
+      weight.getElementType() != type.getElementType())
+    return emitOpError() << "weight must be tensor<" << width << "x"
+                         << type.getElementType()
+                         << ">, one scale per element of the last dimension, "
+                            "got "
+                         << weight;
+  double eps = getEps().convertToDouble();
+  if (!(eps > 0) || !std::isfinite(eps))
+    return emitOpError() << "eps must be positive and finite, got " << eps;
+  return verifySpecAndDevice(*this, deviceOf(getDeviceAttr()));
+}
+
+SmallVector<int64_t> RmsNormOp::getLoopSizes() {
+  return llvm::to_vector(cast<RankedTensorType>(getType()).getShape());
+}
+
+SmallVector<std::string> RmsNormOp::getLoopNames() {
+  return defaultLoopNames(cast<RankedTensorType>(getType()).getRank());
+}
+
+//===----------------------------------------------------------------------===//
+// Layout ops
+//===----------------------------------------------------------------------===//
+
+/// A reshape of relations moves no data: each group may be cut only on its
+/// outermost dimension, and the cut points must agree on both sides.
+static LogicalResult verifyRelationReshape(ReshapeOp op, RelationType high,
+                                           RelationType low,
+                                           ArrayRef<SmallVector<int64_t>> groups) {
+  if (high.getReplicas() != low.getReplicas() ||
+      high.getPartial() != low.getPartial() ||
+      high.getDevices() != low.getDevices())
+    return op.emitOpError() << "moves no data: replicas, partials and devices "
+                               "of the result must match the source's";
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    int64_t outer = group.front();
+    for (int64_t d : ArrayRef<int64_t>(group).drop_front())
+      if (high.getParts()[d] != 1)
+        return op.emitOpError()
+               << "only the outermost dimension of group " << g
+               << " may be cut, but dimension " << d << " is cut into "
+               << high.getParts()[d] << " parts";
+    int64_t parts = low.getParts()[g];
+    if (high.getParts()[outer] != parts)
+      return op.emitOpError()
+             << "dimension " << g << " of the lower-rank side is cut into "
+             << parts << " parts but its outermost dimension " << outer
+             << " into " << high.getParts()[outer];
+    int64_t inner = 1;
+    for (int64_t d : ArrayRef<int64_t>(group).drop_front())
+      inner *= high.getShape()[d];
+    if (::ein::cutPoints(high.getShape()[outer], parts, inner) !=
+        ::ein::cutPoints(low.getShape()[g], parts))
+      return op.emitOpError()
+             << "uneven cuts disagree: dimension " << g << " of size "
+             << low.getShape()[g] << " in " << parts
+             << " parts does not split where dimension " << outer
+             << " of size " << high.getShape()[outer] << " does";
+  }
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  Type sourceType = getSource().getType(), resultType = getType();
+  if (isa<RelationType>(sourceType) != isa<RelationType>(resultType))
+    return emitOpError() << "reshapes a relation into a relation and a tensor "
+                            "into a tensor, got "
+                         << sourceType << " to " << resultType;
+  if (elementTypeOf(sourceType) != elementTypeOf(resultType))
+    return emitOpError() << "cannot change the element type ("
+                         << elementTypeOf(sourceType) << " to "
+                         << elementTypeOf(resultType) << ")";
+  bool expand = shapeOf(resultType).size() > shapeOf(sourceType).size();
+  Type highType = expand ? resultType : sourceType;
+  Type lowType = expand ? sourceType : resultType;
+  ArrayRef<int64_t> high = shapeOf(highType), low = shapeOf(lowType);
+
+  SmallVector<SmallVector<int64_t>> groups;
+  for (Attribute group : getReassociation())
+    groups.push_back(llvm::to_vector(llvm::map_range(
+        cast<ArrayAttr>(group),
+        [](Attribute a) { return cast<IntegerAttr>(a).getInt(); })));
+  if (groups.size() != low.size())
+    return emitOpError() << "reassociation has " << groups.size()
+                         << " groups but the lower-rank side has rank "
+                         << low.size();
+  int64_t next = 0;
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    if (group.empty())
+      return emitOpError() << "reassociation group " << g << " is empty";
+    int64_t elements = 1;
+    for (int64_t d : group) {
+      if (d != next || d >= static_cast<int64_t>(high.size()))
+        return emitOpError() << "reassociation must list dimensions 0.."
+                             << high.size() - 1
+                             << " of the higher-rank side in order; group "
+                             << g << " has " << d << " where " << next
+                             << " belongs";
+      elements *= high[d];
+      ++next;
+    }
+    if (elements != low[g])
+      return emitOpError() << "group " << g << " covers " << elements
+                           << " elements but dimension " << g
+                           << " of the lower-rank side has " << low[g];
+  }
+  if (next != static_cast<int64_t>(high.size()))
+    return emitOpError() << "reassociation covers " << next << " of the "
+                         << high.size() << " dimensions of the higher-rank side";
+  if (auto highRelation = dyn_cast<RelationType>(highType))
+    return verifyRelationReshape(*this, highRelation,
+                                 cast<RelationType>(lowType), groups);
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getType())
+    return getSource();
+  if (auto producer = getSource().getDefiningOp<ReshapeOp>())
+    if (producer.getSource().getType() == getType())
+      return producer.getSource();
+  return {};
+}
+
+LogicalResult SliceOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  ArrayRef<int64_t> offsets = getOffsets(), sizes = getSizes();
+  if (static_cast<int64_t>(offsets.size()) != source.getRank() ||
+      static_cast<int64_t>(sizes.size()) != source.getRank())
+    return emitOpError() << "has " << offsets.size() << " offsets and "
+                         << sizes.size() << " sizes for a source of rank "
+                         << source.getRank();
+  for (int64_t d = 0; d < source.getRank(); ++d)
+    if (offsets[d] < 0 || sizes[d] < 1 ||
+        offsets[d] + sizes[d] > source.getDimSize(d))
+      return emitOpError() << "slice [" << offsets[d] << ", "
+                           << offsets[d] + sizes[d] << ") of dimension " << d
+                           << " is empty or outside its size "
+                           << source.getDimSize(d);
+  auto expected = RankedTensorType::get(sizes, source.getElementType());
+  if (getType() != expected)
+    return emitOpError() << "result must be " << expected << ", got "
+                         << getType();
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getType())
+    return getSource();
+  return {};
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  auto first = cast<RankedTensorType>(getInputs().front().getType());
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0 || dim >= first.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for rank "
+                         << first.getRank();
+  SmallVector<int64_t> shape = llvm::to_vector(first.getShape());
+  shape[dim] = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getRank() != first.getRank() ||
+        type.getElementType() != first.getElementType())
+      return emitOpError() << "input " << i << " is " << type
+                           << ", which does not concatenate with " << first;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != dim && type.getDimSize(d) != first.getDimSize(d))
+        return emitOpError() << "input " << i << " has size "
+                             << type.getDimSize(d) << " in dimension " << d
+                             << " but input 0 has " << first.getDimSize(d);
+    shape[dim] += type.getDimSize(dim);
+  }
+  auto expected = RankedTensorType::get(shape, first.getElementType());
+  if (getType() != expected)
+    return emitOpError() << "result must be " << expected << ", got "
+                         << getType();
+  return success();
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs().front().getType() == getType())
+    return getInputs().front();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Logical exchanges
+//===----------------------------------------------------------------------===//
+
+/// Checks that a tensor and a relation hold the same logical tensor.
+static LogicalResult verifySameTensor(Operation *op, RankedTensorType tensor,
+                                      RelationType relation) {
+  if (tensor.getShape() != relation.getShape() ||
+      tensor.getElementType() != relation.getElementType())
+    return op->emitOpError() << "keeps shape and element type, but " << tensor
+                             << " and " << relation << " differ";
+  if (relation.isPartial())
+    return op->emitOpError()
+           << "a whole tensor holds no pending partials, but " << relation
+           << " is partial; aggregate it with ein.repartition";
+  return success();
+}
+
+LogicalResult PartitionOp::verify() {
+  return verifySameTensor(*this, getSource().getType(), getType());
+}
+
+LogicalResult AssembleOp::verify() {
+  return verifySameTensor(*this, getType(), getSource().getType());
+}
+
+LogicalResult RepartitionOp::verify() {
+  RelationType source = getSource().getType(), result = getType();
+  if (source.getShape() != result.getShape())
+    return emitOpError() << "keeps the shape, but "
+                         << shapeString(source.getShape()) << " becomes "
+                         << shapeString(result.getShape());
+  if (source.getElementType() != result.getElementType() &&
+      !(source.isPartial() && !result.isPartial() &&
+        isa<FloatType>(source.getElementType()) &&
+        isa<FloatType>(result.getElementType())))
+    return emitOpError() << "only aggregating float partials may change the "
+                            "element type, here "
+                         << source.getElementType() << " to "
+                         << result.getElementType();
+  if (result.isPartial() && !source.isPartial())
+    return emitOpError() << "cannot create pending partials";
+  if (result.isPartial() && result.getPartial() != source.getPartial())
+    return emitOpError() << "pending partial<"
+                         << stringifyAggKind(source.getPartial())
+                         << "> results cannot become partial<"
+                         << stringifyAggKind(result.getPartial()) << ">";
+  return success();
+}
+
+OpFoldResult RepartitionOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getType())
+    return getSource();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Device level
+//===----------------------------------------------------------------------===//
+
+/// Checks every device a placed relation names against the target.
+static LogicalResult verifyPlacement(Operation *op, RelationType relation) {
+  if (!relation.isPlaced())
+    return op->emitOpError() << "needs a placed relation (with devices), got "
+                             << relation;
+  for (int64_t device : relation.getDevices())
+    if (failed(verifyDevice(op, device, "relation device")))
+      return failure();
+  return success();
+}
+
+static RankedTensorType blockType(RelationType relation, int64_t block) {
+  return RankedTensorType::get(relation.getBlockShape(block),
+                               relation.getElementType());
+}
+
+LogicalResult ExtractBlockOp::verify() {
+  RelationType source = getSource().getType();
+  if (failed(verifyPlacement(*this, source)))
+    return failure();
+  ArrayRef<int64_t> block = getBlock();
+  if (static_cast<int64_t>(block.size()) != source.getRank())
+    return emitOpError() << "block index has " << block.size()
+                         << " entries for a relation of rank "
+                         << source.getRank();
+  for (auto [d, b] : llvm::enumerate(block))
+    if (b < 0 || b >= source.getParts()[d])
+      return emitOpError() << "block index " << b << " in dimension " << d
+                           << " is outside its " << source.getParts()[d]
+                           << " parts";
+  int64_t replica = getReplicaAttr().getInt();
+  if (replica < 0 || replica >= source.getReplicas())
+    return emitOpError() << "replica " << replica << " is outside the "
+                         << source.getReplicas() << " replicas";
+  RankedTensorType expected =
+      blockType(source, ::ein::linearize(block, source.getParts()));
+  if (getType() != expected)
+    return emitOpError() << "block " << shapeString(block) << " is "
+                         << expected << ", got " << getType();
+  return success();
+}
+
+int64_t ExtractBlockOp::getDevice() {
+  RelationType source = getSource().getType();
+  int64_t linear = ::ein::linearize(getBlock(), source.getParts());
+  return source.getDevices()[linear * source.getReplicas() +
+                             getReplicaAttr().getInt()];
+}
+
+LogicalResult FromBlocksOp::verify() {
+  RelationType result = getType();
+  if (failed(verifyPlacement(*this, result)))
+    return failure();
+  int64_t copies = result.getNumBlocks() * result.getReplicas();
+  if (static_cast<int64_t>(getBlocks().size()) != copies)
+    return emitOpError() << "the relation has " << copies << " copies ("
+                         << result.getNumBlocks() << " blocks x "
+                         << result.getReplicas() << " replicas) but "
+                         << getBlocks().size() << " are given";
+  for (auto [i, block] : llvm::enumerate(getBlocks())) {
+    RankedTensorType expected = blockType(result, i / result.getReplicas());
+    if (block.getType() != expected)
+      return emitOpError() << "operand " << i << " is block "
+                           << i / result.getReplicas() << ", which is "
+                           << expected << ", got " << block.getType();
+  }
+  return success();
+}
+
+LogicalResult TransferOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  ArrayRef<int64_t> offsets = getOffsets(), sizes = getSizes();
+  if (static_cast<int64_t>(offsets.size()) != source.getRank() ||
+      static_cast<int64_t>(sizes.size()) != source.getRank())
+    return emitOpError() << "region has " << offsets.size() << " offsets and "
+                         << sizes.size() << " sizes for a block of rank "
+                         << source.getRank();
+  for (int64_t d = 0; d < source.getRank(); ++d)
+    if (offsets[d] < 0 || sizes[d] < 1 ||
+        offsets[d] + sizes[d] > source.getDimSize(d))
+      return emitOpError() << "region [" << offsets[d] << ", "
+                           << offsets[d] + sizes[d] << ") of dimension " << d
+                           << " is empty or outside the block's size "
+                           << source.getDimSize(d);
+  auto expected = RankedTensorType::get(sizes, source.getElementType());
+  if (getType(0) != expected)
+    return emitOpError() << "result must be " << expected << ", got "
+                         << getType(0);
+  int64_t from = getFromAttr().getInt(), to = getToAttr().getInt();
+  if (failed(verifyDevice(*this, from, "source device")) ||
+      failed(verifyDevice(*this, to, "destination device")))
+    return failure();
+  if (from == to)
+    return emitOpError() << "moves a block from device " << from
+                         << " to itself";
+  llvm::SmallDenseSet<int64_t> visited = {from, to};
+  for (int64_t hop : getVia().value_or(ArrayRef<int64_t>())) {
+    if (failed(verifyDevice(*this, hop, "relay device")))
+      return failure();
+    if (!visited.insert(hop).second)
+      return emitOpError() << "relay visits device " << hop
+                           << " twice (or relays through an endpoint)";
+  }
+  return success();
+}
+
+LogicalResult MulticastOp::verify() {
+  ArrayRef<int64_t> destinations = getTo();
+  if (destinations.size() < 2)
+    return emitOpError() << "multicast needs at least 2 destinations, got "
+                         << destinations.size() << "; use ein.transfer";
+  if (getResults().size() != destinations.size())
+    return emitOpError() << "has " << destinations.size()
+                         << " destinations but " << getResults().size()
+                         << " block results";
+  int64_t from = getFromAttr().getInt();
+  if (failed(verifyDevice(*this, from, "source device")))
+    return failure();
+  llvm::SmallDenseSet<int64_t> seen = {from};
+  for (int64_t to : destinations) {
+    if (failed(verifyDevice(*this, to, "destination device")))
+      return failure();
+    if (!seen.insert(to).second)
+      return emitOpError() << "device " << to
+                           << " appears twice among the source and "
+                              "destinations";
+  }
+  for (auto [i, result] : llvm::enumerate(getResults()))
+    if (result.getType() != getSource().getType())
+      return emitOpError() << "result " << i << " is " << result.getType()
+                           << " but a multicast copies "
+                           << getSource().getType() << " whole";
+  return success();
+}
+
+LogicalResult AggregateOp::verify() {
+  AggKind kind = getKind();
+  if (kind == AggKind::None || kind == AggKind::OnlineSoftmax)
+    return emitOpError() << "'" << stringifyAggKind(kind)
+                         << "' is not an elementwise aggregation; expected "
+                            "add, max, min or mul";
+  if (getPartials().size() < 2)
+    return emitOpError() << "needs at least 2 partials, got "
+                         << getPartials().size();
+  auto first = cast<RankedTensorType>(getPartials().front().getType());
+  for (auto [i, partial] : llvm::enumerate(getPartials()))
+    if (partial.getType() != first)
+      return emitOpError() << "partial " << i << " is " << partial.getType()
+                           << " but partial 0 is " << first;
+  auto result = cast<RankedTensorType>(getType(0));
+  Type from = first.getElementType(), to = result.getElementType();
+  if (result.getShape() != first.getShape())
+    return emitOpError() << "result shape " << shapeString(result.getShape())
+                         << " differs from the partials' "
+                         << shapeString(first.getShape());
+  if (from != to &&
+      !(isa<FloatType>(from) && isa<FloatType>(to) &&
+        to.getIntOrFloatBitWidth() <= from.getIntOrFloatBitWidth()))
+    return emitOpError() << "may only round partials to a float type no "
+                            "wider, got "
+                         << from << " to " << to;
+  return verifyDevice(*this, getDeviceAttr().getInt(), "device");
+}
+
+#define GET_OP_CLASSES
+#include "Einsummable/Dialect/Ein/IR/EinOps.cpp.inc"

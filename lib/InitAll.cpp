@@ -1,0 +1,34 @@
+//===- InitAll.cpp - Register everything ein-opt knows ------------------===//
+
+#include "Einsummable/InitAll.h"
+
+#include "Einsummable/Dialect/Ein/IR/EinDialect.h"
+#include "Einsummable/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::ein::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<ein::EinDialect, arith::ArithDialect, func::FuncDialect,
+                  gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect>();
+}
+
+void mlir::ein::registerAllPasses() {
+  ein::registerEinPasses();
+  // Upstream cleanups that pipelines and tests use.
+  registerCanonicalizerPass();
+  registerCSEPass();
+  registerSymbolDCEPass();
+}

@@ -1,0 +1,37 @@
+//===- AttachTarget.cpp - ein-attach-target -----------------------------===//
+
+#include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
+#include "Einsummable/Transforms/Passes.h"
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINATTACHTARGET
+#include "Einsummable/Transforms/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein;
+
+namespace {
+struct EinAttachTargetPass
+    : public ein::impl::EinAttachTargetBase<EinAttachTargetPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto emitError = [&] { return module.emitError(); };
+    TargetAttr target =
+        TargetAttr::getChecked(emitError, &getContext(), int64_t(devices),
+                               StringRef(topology), StringRef(chip));
+    if (!target)
+      return signalPassFailure();
+    StringRef name = EinDialect::getTargetAttrName();
+    if (Attribute existing = module->getAttr(name);
+        existing && existing != target) {
+      module.emitError() << "module already targets " << existing
+                         << "; refusing to retarget it to " << target;
+      return signalPassFailure();
+    }
+    module->setAttr(name, target);
+  }
+};
+} // namespace

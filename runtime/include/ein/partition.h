@@ -1,0 +1,90 @@
+//===- partition.h - How a tensor is cut into blocks ------------*- C++ -*-===//
+//
+// The block arithmetic every component shares: the compiler's relation type,
+// the planner, the runtime and the reference evaluator must agree on where
+// each block of an (unevenly) cut tensor starts. Header-only, MLIR-free.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EIN_PARTITION_H
+#define EIN_PARTITION_H
+
+#include <cstdint>
+#include <vector>
+
+namespace ein {
+
+/// A half-open interval [offset, offset + size) of one dimension.
+struct Range {
+  int64_t offset;
+  int64_t size;
+  bool operator==(const Range &o) const {
+    return offset == o.offset && size == o.size;
+  }
+};
+
+/// Block `i` of a dimension of `size` elements cut into `parts` blocks. Cuts
+/// may be uneven: the first `size % parts` blocks hold one element more, so a
+/// size of 10 in 4 parts gives 3, 3, 2, 2. Requires 1 <= parts and
+/// 0 <= i < parts.
+inline Range blockRange(int64_t size, int64_t parts, int64_t i) {
+  int64_t base = size / parts, extra = size % parts;
+  int64_t offset = i * base + (i < extra ? i : extra);
+  return {offset, base + (i < extra ? 1 : 0)};
+}
+
+/// The offsets where the blocks of a dimension start, scaled by `stride`,
+/// followed by the end: the cut points of the dimension.
+inline std::vector<int64_t> cutPoints(int64_t size, int64_t parts,
+                                      int64_t stride = 1) {
+  std::vector<int64_t> points;
+  points.reserve(parts + 1);
+  for (int64_t i = 0; i < parts; ++i)
+    points.push_back(blockRange(size, parts, i).offset * stride);
+  points.push_back(size * stride);
+  return points;
+}
+
+/// The number of blocks: the product of the parts.
+template <typename Container> int64_t numBlocks(const Container &parts) {
+  int64_t n = 1;
+  for (int64_t p : parts)
+    n *= p;
+  return n;
+}
+
+/// The block index (one entry per dimension) of the block with row-major
+/// linear index `linear`.
+template <typename Container>
+std::vector<int64_t> delinearize(int64_t linear, const Container &parts) {
+  std::vector<int64_t> index(parts.size());
+  for (size_t d = parts.size(); d-- > 0;) {
+    index[d] = linear % parts[d];
+    linear /= parts[d];
+  }
+  return index;
+}
+
+/// The row-major linear index of a block index.
+template <typename IndexContainer, typename PartsContainer>
+int64_t linearize(const IndexContainer &index, const PartsContainer &parts) {
+  int64_t linear = 0;
+  for (size_t d = 0; d < parts.size(); ++d)
+    linear = linear * parts[d] + index[d];
+  return linear;
+}
+
+/// The shape of the block with row-major linear index `linear`.
+template <typename ShapeContainer, typename PartsContainer>
+std::vector<int64_t> blockShape(const ShapeContainer &shape,
+                                const PartsContainer &parts, int64_t linear) {
+  std::vector<int64_t> index = delinearize(linear, parts);
+  std::vector<int64_t> result(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    result[d] = blockRange(shape[d], parts[d], index[d]).size;
+  return result;
+}
+
+} // namespace ein
+
+#endif // EIN_PARTITION_H
