@@ -3,6 +3,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/InitAll.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -9,6 +9,7 @@
 #ifndef EIN_PARTITION_H
 #define EIN_PARTITION_H
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -4,7 +4,6 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -36,8 +35,9 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == getWeightAttrName())
     return op->emitError() << "'" << getWeightAttrName()
                            << "' marks a function argument, not an operation";
-  return op->emitError() << "unknown ein attribute '" << attr.getName()
-                         << "'; expected '" << getTargetAttrName() << "'";
+  return op->emitError() << "unknown ein attribute '"
+                         << attr.getName().getValue() << "'; expected '"
+                         << getTargetAttrName() << "'";
 }
 
 LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,
@@ -46,14 +46,24 @@ LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,
                                                    NamedAttribute attr) {
   if (attr.getName() != getWeightAttrName())
     return op->emitError() << "unknown ein argument attribute '"
-                           << attr.getName() << "' on argument " << argIndex
-                           << "; expected '" << getWeightAttrName() << "'";
+                           << attr.getName().getValue() << "' on argument "
+                           << argIndex << "; expected '" << getWeightAttrName()
+                           << "'";
   if (!isa<UnitAttr>(attr.getValue()))
     return op->emitError() << "'" << getWeightAttrName()
                            << "' is a unit attribute, got " << attr.getValue();
-  if (!isa<FunctionOpInterface>(op))
-    return op->emitError() << "'" << getWeightAttrName()
-                           << "' marks arguments of functions, not of '"
-                           << op->getName() << "'";
   return success();
+}
+
+LogicalResult EinDialect::verifyRegionResultAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned resultIndex,
+                                                      NamedAttribute attr) {
+  if (attr.getName() == getWeightAttrName())
+    return op->emitError() << "'" << getWeightAttrName()
+                           << "' marks function arguments, not result "
+                           << resultIndex;
+  return op->emitError() << "unknown ein result attribute '"
+                         << attr.getName().getValue() << "' on result "
+                         << resultIndex;
 }

@@ -326,7 +326,11 @@ LogicalResult JoinAggOp::verify() {
       return failure();
   if (failed(collect(getOutputIndices(), shapeOf(getType()), "the result")))
     return failure();
-  for (int64_t loop = 0, e = getNumLoops(); loop < e; ++loop)
+  // With k distinct indices, one of d0..dk is missing if any index exceeds
+  // d(k-1); looking that far suffices.
+  int64_t numLoops = getNumLoops();
+  for (int64_t loop = 0, e = std::min<int64_t>(numLoops, sizes.size() + 1);
+       loop < e; ++loop)
     if (!sizes.count(loop))
       return emitOpError() << "loop index " << loopName(loop)
                            << " is never used; number loop indices densely "
@@ -538,11 +542,10 @@ LogicalResult RmsNormOp::verify() {
   if (failed(verifyFloatElements(*this, type.getElementType())))
     return failure();
   int64_t width = type.getShape().back();
-  if (weight.getRank() != 1 || weight.getDimSize(0) != width ||
-      weight.getElementType() != type.getElementType())
-    return emitOpError() << "weight must be tensor<" << width << "x"
-                         << type.getElementType()
-                         << ">, one scale per element of the last dimension, "
+  auto expected = RankedTensorType::get({width}, type.getElementType());
+  if (weight != expected)
+    return emitOpError() << "weight must be " << expected
+                         << ", one scale per element of the last dimension, "
                             "got "
                          << weight;
   double eps = getEps().convertToDouble();

@@ -41,6 +41,7 @@ def Ein_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Module attribute holding the `#ein.target`.
     static constexpr ::llvm::StringLiteral getTargetAttrName() {

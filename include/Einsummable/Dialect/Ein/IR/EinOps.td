@@ -110,7 +110,7 @@ def Ein_IndexOp : Ein_Op<"index", [Pure]> {
   }];
   let arguments = (ins I64Attr:$dim);
   let results = (outs Index:$result);
-  let assemblyFormat = "$dim attr-dict `:` type($result)";
+  let assemblyFormat = "$dim attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -160,7 +160,7 @@ def Ein_AttentionOp : Ein_CompositeOp<"attention"> {
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,`
-    type($value) `->` type($result)
+    type($value) `->` qualified(type($result))
   }];
   let extraClassDeclaration = [{
     /// `scale` if set, else 1 / sqrt(head_dim).
@@ -232,7 +232,7 @@ def Ein_ReshapeOp : Ein_Op<"reshape", [Pure]> {
                        Ein_ReassociationAttr:$reassociation);
   let results = (outs Ein_AnyTensorOrRelation:$result);
   let assemblyFormat = [{
-    $source $reassociation attr-dict `:` type($source) `->` type($result)
+    $source $reassociation attr-dict `:` qualified(type($source)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -252,7 +252,7 @@ def Ein_SliceOp : Ein_Op<"slice", [Pure]> {
                        DenseI64ArrayAttr:$sizes);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $source $offsets $sizes attr-dict `:` type($source) `->` type($result)
+    $source $offsets $sizes attr-dict `:` qualified(type($source)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -270,7 +270,7 @@ def Ein_ConcatOp : Ein_Op<"concat", [Pure]> {
   let arguments = (ins I64Attr:$dim, Variadic<AnyRankedTensor>:$inputs);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    `dim` $dim $inputs attr-dict `:` type($inputs) `->` type($result)
+    `dim` $dim $inputs attr-dict `:` type($inputs) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -293,7 +293,7 @@ def Ein_PartitionOp : Ein_Op<"partition", [Pure]> {
   }];
   let arguments = (ins AnyRankedTensor:$source);
   let results = (outs Ein_RelationType:$result);
-  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -308,7 +308,7 @@ def Ein_AssembleOp : Ein_Op<"assemble", [Pure]> {
   }];
   let arguments = (ins Ein_RelationType:$source);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -327,7 +327,7 @@ def Ein_RepartitionOp : Ein_Op<"repartition", [Pure]> {
   }];
   let arguments = (ins Ein_RelationType:$source);
   let results = (outs Ein_RelationType:$result);
-  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -350,7 +350,7 @@ def Ein_ExtractBlockOp : Ein_Op<"extract_block", [Pure]> {
                        I64Attr:$replica);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $source $block `replica` $replica attr-dict `:` type($source) `->` type($result)
+    $source $block `replica` $replica attr-dict `:` qualified(type($source)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -371,7 +371,7 @@ def Ein_FromBlocksOp : Ein_Op<"from_blocks", [Pure]> {
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$blocks);
   let results = (outs Ein_RelationType:$result);
-  let assemblyFormat = "$blocks attr-dict `:` type($blocks) `->` type($result)";
+  let assemblyFormat = "$blocks attr-dict `:` qualified(type($blocks)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -394,7 +394,7 @@ def Ein_TransferOp : Ein_Op<"transfer", [Pure]> {
   let results = (outs AnyRankedTensor:$result, Ein_TokenType:$done);
   let assemblyFormat = [{
     $source $offsets $sizes `from` $from `to` $to (`via` $via^)?
-    (`after` `(` $deps^ `)`)? attr-dict `:` type($source) `->` type($result)
+    (`after` `(` $deps^ `)`)? attr-dict `:` qualified(type($source)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -413,7 +413,7 @@ def Ein_MulticastOp : Ein_Op<"multicast", [Pure]> {
   let results = (outs Variadic<AnyRankedTensor>:$results, Ein_TokenType:$done);
   let assemblyFormat = [{
     $source `from` $from `to` $to (`after` `(` $deps^ `)`)? attr-dict `:`
-    type($source) `->` type($results)
+    qualified(type($source)) `->` qualified(type($results))
   }];
   let hasVerifier = 1;
 }
@@ -434,7 +434,7 @@ def Ein_AggregateOp : Ein_Op<"aggregate", [Pure, AttrSizedOperandSegments]> {
   let results = (outs AnyRankedTensor:$result, Ein_TokenType:$done);
   let assemblyFormat = [{
     $kind $partials `on` $device (`after` `(` $deps^ `)`)? attr-dict `:`
-    type($partials) `->` type($result)
+    type($partials) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,44 @@
+// RUN: ein-opt %s -split-input-file -verify-roundtrip | FileCheck %s
+
+// CHECK-LABEL: func.func @gqa_causal
+// CHECK: ein.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, group = 4 : i64, scale = 1.250000e-01 : f64} : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>
+func.func @gqa_causal(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
+  %o = ein.attention %q, %k, %v {causal, group = 4 : i64, scale = 0.125 : f64} : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return %o : tensor<1x8x128x64xbf16>
+}
+
+// -----
+
+// A token-split block of causal attention: its queries start at 64 in the
+// sequence, its keys at 0; value_dim differs from head_dim.
+// CHECK-LABEL: func.func @offset_block
+// CHECK: ein.attention {{.*}} {causal, device = 1 : i64, query_offset = 64 : i64} : tensor<1x4x64x32xf16>, tensor<1x4x128x32xf16>, tensor<1x4x128x16xf16> -> tensor<1x4x64x16xf16>
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @offset_block(%q: tensor<1x4x64x32xf16>, %k: tensor<1x4x128x32xf16>, %v: tensor<1x4x128x16xf16>) -> tensor<1x4x64x16xf16> {
+    %o = ein.attention %q, %k, %v {causal, query_offset = 64 : i64, device = 1 : i64} : tensor<1x4x64x32xf16>, tensor<1x4x128x32xf16>, tensor<1x4x128x16xf16> -> tensor<1x4x64x16xf16>
+    return %o : tensor<1x4x64x16xf16>
+  }
+}
+
+// -----
+
+// Attention cut by KV head and by group on 4 GPUs.
+// CHECK-LABEL: func.func @attention_spec
+// CHECK: spec = #ein.spec<[1, 2, 2, 1, 1]>
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @attention_spec(%q: tensor<1x8x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x8x16x8xf32> {
+    %o = ein.attention %q, %k, %v {group = 4 : i64, spec = #ein.spec<[1, 2, 2, 1, 1]>} : tensor<1x8x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x8x16x8xf32>
+    return %o : tensor<1x8x16x8xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @softmax_and_rms_norm
+// CHECK: %[[S:.*]] = ein.softmax %{{.*}} dim 1 : tensor<4x128xf32>
+// CHECK: ein.rms_norm %[[S]], %{{.*}} eps 9.9999999999999995E-7 : tensor<4x128xf32>, tensor<128xf32>
+func.func @softmax_and_rms_norm(%x: tensor<4x128xf32>, %w: tensor<128xf32>) -> tensor<4x128xf32> {
+  %s = ein.softmax %x dim 1 : tensor<4x128xf32>
+  %n = ein.rms_norm %s, %w eps 1.0e-6 : tensor<4x128xf32>, tensor<128xf32>
+  return %n : tensor<4x128xf32>
+}

@@ -1,0 +1,99 @@
+// RUN: ein-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
+
+// expected-error @+1 {{#ein.target needs 1 to 64 devices, got 0}}
+module attributes {ein.target = #ein.target<devices = 0>} {}
+
+// -----
+
+// expected-error @+1 {{#ein.target needs 1 to 64 devices, got 65}}
+module attributes {ein.target = #ein.target<devices = 65>} {}
+
+// -----
+
+// expected-error @+1 {{topology 'dgx1-v100' is defined for 8 devices, got 4}}
+module attributes {ein.target = #ein.target<devices = 4, topology = "dgx1-v100">} {}
+
+// -----
+
+// expected-error @+1 {{topology 'h200-pair' has 2 GPUs, but the target asks for 4}}
+module attributes {ein.target = #ein.target<devices = 4, topology = "h200-pair">} {}
+
+// -----
+
+// expected-error @+1 {{topology 'nodes=2' must read 'nodes=K,gpus=G' with positive K, G}}
+module attributes {ein.target = #ein.target<devices = 4, topology = "nodes=2">} {}
+
+// -----
+
+// expected-error @+1 {{topology 'nodes=0,gpus=4' must read 'nodes=K,gpus=G' with positive K, G}}
+module attributes {ein.target = #ein.target<devices = 4, topology = "nodes=0,gpus=4">} {}
+
+// -----
+
+// expected-error @+1 {{topology 'nodes=2,gpus=4' has 8 GPUs but the target asks for 4}}
+module attributes {ein.target = #ein.target<devices = 4, topology = "nodes=2,gpus=4">} {}
+
+// -----
+
+// expected-error @+1 {{unknown topology 'torus'; expected nvswitch, h200-pair, dgx1-v100, pcie, nodes=K,gpus=G or a .json file}}
+module attributes {ein.target = #ein.target<devices = 4, topology = "torus">} {}
+
+// -----
+
+// expected-error @+1 {{unknown chip 'gfx942'; expected 'sm_<N>' (e.g. sm_90) or 'host'}}
+module attributes {ein.target = #ein.target<devices = 4, chip = "gfx942">} {}
+
+// -----
+
+// expected-error @+1 {{unknown chip 'sm_9x'}}
+module attributes {ein.target = #ein.target<devices = 4, chip = "sm_9x">} {}
+
+// -----
+
+// expected-error @+1 {{'ein.target' must be a #ein.target, got 8 : i64}}
+module attributes {ein.target = 8} {}
+
+// -----
+
+module {
+  // expected-error @+1 {{'ein.target' belongs on a builtin.module, not on 'func.func'}}
+  func.func @f() attributes {ein.target = #ein.target<devices = 2>} {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'ein.weight' marks a function argument, not an operation}}
+func.func @g() attributes {ein.weight} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target'}}
+module attributes {ein.devices = 8} {}
+
+// -----
+
+// expected-error @+1 {{unknown ein argument attribute 'ein.wieght' on argument 0; expected 'ein.weight'}}
+func.func @typo(%w: tensor<4xf32> {ein.wieght}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ein.weight' is a unit attribute, got true}}
+func.func @not_unit(%w: tensor<4xf32> {ein.weight = true}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ein.weight' marks function arguments, not result 0}}
+func.func private @weight_result() -> (tensor<4xf32> {ein.weight})
+
+// -----
+
+// expected-error @+1 {{unknown ein result attribute 'ein.tie' on result 0}}
+func.func private @unknown_result_attr() -> (tensor<4xf32> {ein.tie = 0 : i64})

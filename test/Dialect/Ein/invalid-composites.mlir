@@ -1,0 +1,159 @@
+// RUN: ein-opt %s -split-input-file -verify-diagnostics
+
+func.func @query_rank(%q: tensor<8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{query must be [batch, heads, queries, head_dim], got rank 3}}
+  %o = ein.attention %q, %k, %v : tensor<8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @value_rank(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<8x16x8xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{value must be [batch, kv_heads, keys, value_dim], got rank 3}}
+  %o = ein.attention %q, %k, %v : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<8x16x8xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @element_types(%q: tensor<1x8x16x8xf16>, %k: tensor<1x8x16x8xbf16>, %v: tensor<1x8x16x8xf16>) -> tensor<1x8x16x8xf16> {
+  // expected-error @+1 {{key element type 'bf16' differs from the query's 'f16'}}
+  %o = ein.attention %q, %k, %v : tensor<1x8x16x8xf16>, tensor<1x8x16x8xbf16>, tensor<1x8x16x8xf16> -> tensor<1x8x16x8xf16>
+  return %o : tensor<1x8x16x8xf16>
+}
+
+// -----
+
+func.func @integer_attention(%q: tensor<1x8x16x8xi8>, %k: tensor<1x8x16x8xi8>, %v: tensor<1x8x16x8xi8>) -> tensor<1x8x16x8xi8> {
+  // expected-error @+1 {{needs a float element type, got 'i8'}}
+  %o = ein.attention %q, %k, %v : tensor<1x8x16x8xi8>, tensor<1x8x16x8xi8>, tensor<1x8x16x8xi8> -> tensor<1x8x16x8xi8>
+  return %o : tensor<1x8x16x8xi8>
+}
+
+// -----
+
+func.func @group_zero(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{group size must be at least 1, got 0}}
+  %o = ein.attention %q, %k, %v {group = 0 : i64} : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @batch(%q: tensor<2x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<2x8x16x8xf32> {
+  // expected-error @+1 {{query, key and value batch sizes differ: 2, 1, 1}}
+  %o = ein.attention %q, %k, %v : tensor<2x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<2x8x16x8xf32>
+  return %o : tensor<2x8x16x8xf32>
+}
+
+// -----
+
+func.func @gqa_heads(%q: tensor<1x32x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<1x32x16x8xf32> {
+  // expected-error @+1 {{query has 32 heads but key has 8 KV heads x group 2 = 16}}
+  %o = ein.attention %q, %k, %v {group = 2 : i64} : tensor<1x32x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<1x32x16x8xf32>
+  return %o : tensor<1x32x16x8xf32>
+}
+
+// -----
+
+func.func @value_keys(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x32x8xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{value has 8 heads and 32 keys but key has 8 and 16}}
+  %o = ein.attention %q, %k, %v : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x32x8xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @head_dim(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x4xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{key head_dim 4 differs from the query's 8}}
+  %o = ein.attention %q, %k, %v : tensor<1x8x16x8xf32>, tensor<1x8x16x4xf32>, tensor<1x8x16x8xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @result_shape(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x4xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{result must be [batch, heads, queries, value_dim] = [1, 8, 16, 4], got [1, 8, 16, 8]}}
+  %o = ein.attention %q, %k, %v : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x4xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @scale(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{scale must be positive and finite, got -1}}
+  %o = ein.attention %q, %k, %v {scale = -1.0 : f64} : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @negative_offset(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{query_offset and key_offset must be non-negative, got -4 and 0}}
+  %o = ein.attention %q, %k, %v {causal, query_offset = -4 : i64} : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @offset_without_causal(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32> {
+  // expected-error @+1 {{query_offset and key_offset place a causal mask; without 'causal' they must be 0}}
+  %o = ein.attention %q, %k, %v {key_offset = 16 : i64} : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+func.func @softmax_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %y = ein.softmax %x dim 2 : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @softmax_integer(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
+  // expected-error @+1 {{needs a float element type, got 'i32'}}
+  %y = ein.softmax %x dim 1 : tensor<4x8xi32>
+  return %y : tensor<4x8xi32>
+}
+
+// -----
+
+func.func @softmax_device(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{device -3 is negative}}
+  %y = ein.softmax %x dim 1 {device = -3 : i64} : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_rank0(%x: tensor<f32>, %w: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{needs an input of rank 1 or more}}
+  %y = ein.rms_norm %x, %w eps 1.0e-5 : tensor<f32>, tensor<1xf32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+func.func @rms_norm_integer(%x: tensor<4x8xi32>, %w: tensor<8xi32>) -> tensor<4x8xi32> {
+  // expected-error @+1 {{needs a float element type, got 'i32'}}
+  %y = ein.rms_norm %x, %w eps 1.0e-5 : tensor<4x8xi32>, tensor<8xi32>
+  return %y : tensor<4x8xi32>
+}
+
+// -----
+
+func.func @rms_norm_weight(%x: tensor<4x8xf32>, %w: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{weight must be 'tensor<8xf32>', one scale per element of the last dimension, got 'tensor<4xf32>'}}
+  %y = ein.rms_norm %x, %w eps 1.0e-5 : tensor<4x8xf32>, tensor<4xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_eps(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{eps must be positive and finite, got 0}}
+  %y = ein.rms_norm %x, %w eps 0.0 : tensor<4x8xf32>, tensor<8xf32>
+  return %y : tensor<4x8xf32>
+}

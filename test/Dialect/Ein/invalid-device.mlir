@@ -1,0 +1,241 @@
+// RUN: ein-opt %s -split-input-file -verify-diagnostics
+
+func.func @extract_unplaced(%r: !ein.rel<8x8xf32, parts = [2, 1]>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{needs a placed relation (with devices), got '!ein.rel<8x8xf32, parts = [2, 1]>'}}
+  %b = ein.extract_block %r [0, 0] replica 0 : !ein.rel<8x8xf32, parts = [2, 1]> -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @extract_device_range(%r: !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 2]>) -> tensor<4x8xf32> {
+    // expected-error @+1 {{relation device 2 does not exist: the target has 2 devices}}
+    %b = ein.extract_block %r [0, 0] replica 0 : !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 2]> -> tensor<4x8xf32>
+    return %b : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+func.func @extract_block_rank(%r: !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{block index has 1 entries for a relation of rank 2}}
+  %b = ein.extract_block %r [0] replica 0 : !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]> -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @extract_block_range(%r: !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{block index 2 in dimension 0 is outside its 2 parts}}
+  %b = ein.extract_block %r [2, 0] replica 0 : !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]> -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @extract_replica(%r: !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{replica 1 is outside the 1 replicas}}
+  %b = ein.extract_block %r [1, 0] replica 1 : !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]> -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @extract_shape(%r: !ein.rel<9x8xf32, parts = [2, 1], devices = [0, 1]>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{block [1, 0] is 'tensor<4x8xf32>', got 'tensor<5x8xf32>'}}
+  %b = ein.extract_block %r [1, 0] replica 0 : !ein.rel<9x8xf32, parts = [2, 1], devices = [0, 1]> -> tensor<5x8xf32>
+  return %b : tensor<5x8xf32>
+}
+
+// -----
+
+func.func @from_blocks_unplaced(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> !ein.rel<8x8xf32, parts = [2, 1]> {
+  // expected-error @+1 {{needs a placed relation (with devices)}}
+  %r = ein.from_blocks %a, %b : tensor<4x8xf32>, tensor<4x8xf32> -> !ein.rel<8x8xf32, parts = [2, 1]>
+  return %r : !ein.rel<8x8xf32, parts = [2, 1]>
+}
+
+// -----
+
+func.func @from_blocks_count(%a: tensor<4x8xf32>) -> !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]> {
+  // expected-error @+1 {{the relation has 2 copies (2 blocks x 1 replicas) but 1 are given}}
+  %r = ein.from_blocks %a : tensor<4x8xf32> -> !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]>
+  return %r : !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]>
+}
+
+// -----
+
+func.func @from_blocks_shape(%a: tensor<5x8xf32>, %b: tensor<4x8xf32>) -> !ein.rel<9x8xf32, parts = [2, 1], devices = [0, 1]> {
+  // expected-error @+1 {{operand 0 is block 0, which is 'tensor<5x8xf32>', got 'tensor<4x8xf32>'}}
+  %r = ein.from_blocks %b, %b : tensor<4x8xf32>, tensor<4x8xf32> -> !ein.rel<9x8xf32, parts = [2, 1], devices = [0, 1]>
+  return %r : !ein.rel<9x8xf32, parts = [2, 1], devices = [0, 1]>
+}
+
+// -----
+
+func.func @transfer_rank(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{region has 1 offsets and 2 sizes for a block of rank 2}}
+  %b, %t = ein.transfer %x [0] [4, 8] from 0 to 1 : tensor<8x8xf32> -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @transfer_bounds(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{region [6, 10) of dimension 0 is empty or outside the block's size 8}}
+  %b, %t = ein.transfer %x [6, 0] [4, 8] from 0 to 1 : tensor<8x8xf32> -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @transfer_result(%x: tensor<8x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{result must be 'tensor<4x8xf32>', got 'tensor<4x4xf32>'}}
+  %b, %t = ein.transfer %x [0, 0] [4, 8] from 0 to 1 : tensor<8x8xf32> -> tensor<4x4xf32>
+  return %b : tensor<4x4xf32>
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @transfer_destination(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    // expected-error @+1 {{destination device 5 does not exist: the target has 2 devices}}
+    %b, %t = ein.transfer %x [0, 0] [8, 8] from 0 to 5 : tensor<8x8xf32> -> tensor<8x8xf32>
+    return %b : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+func.func @transfer_source(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{source device -1 is negative}}
+  %b, %t = ein.transfer %x [0, 0] [8, 8] from -1 to 0 : tensor<8x8xf32> -> tensor<8x8xf32>
+  return %b : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @transfer_to_itself(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{moves a block from device 1 to itself}}
+  %b, %t = ein.transfer %x [0, 0] [8, 8] from 1 to 1 : tensor<8x8xf32> -> tensor<8x8xf32>
+  return %b : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @relay_repeats(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{relay visits device 3 twice (or relays through an endpoint)}}
+  %b, %t = ein.transfer %x [0, 0] [8, 8] from 0 to 3 via [1, 3] : tensor<8x8xf32> -> tensor<8x8xf32>
+  return %b : tensor<8x8xf32>
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @relay_device(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    // expected-error @+1 {{relay device 4 does not exist: the target has 4 devices}}
+    %b, %t = ein.transfer %x [0, 0] [8, 8] from 0 to 3 via [4] : tensor<8x8xf32> -> tensor<8x8xf32>
+    return %b : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+func.func @multicast_one(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{multicast needs at least 2 destinations, got 1; use ein.transfer}}
+  %b, %t = ein.multicast %x from 0 to [1] : tensor<8xf32> -> tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+func.func @multicast_results(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{has 3 destinations but 2 block results}}
+  %b, %c, %t = ein.multicast %x from 0 to [1, 2, 3] : tensor<8xf32> -> tensor<8xf32>, tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+func.func @multicast_source(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{source device -2 is negative}}
+  %b, %c, %t = ein.multicast %x from -2 to [1, 2] : tensor<8xf32> -> tensor<8xf32>, tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @multicast_destination(%x: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{destination device 2 does not exist: the target has 2 devices}}
+    %b, %c, %t = ein.multicast %x from 0 to [1, 2] : tensor<8xf32> -> tensor<8xf32>, tensor<8xf32>
+    return %b : tensor<8xf32>
+  }
+}
+
+// -----
+
+func.func @multicast_repeat(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{device 0 appears twice among the source and destinations}}
+  %b, %c, %t = ein.multicast %x from 0 to [1, 0] : tensor<8xf32> -> tensor<8xf32>, tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+func.func @multicast_type(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result 1 is 'tensor<4xf32>' but a multicast copies 'tensor<8xf32>' whole}}
+  %b, %c, %t = ein.multicast %x from 0 to [1, 2] : tensor<8xf32> -> tensor<8xf32>, tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+
+// -----
+
+func.func @aggregate_kind(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'online_softmax' is not an elementwise aggregation; expected add, max, min or mul}}
+  %s, %t = ein.aggregate online_softmax %a, %b on 0 : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+func.func @aggregate_one(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{needs at least 2 partials, got 1}}
+  %s, %t = ein.aggregate add %a on 0 : tensor<8xf32> -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+func.func @aggregate_partials(%a: tensor<8xf32>, %b: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{partial 1 is 'tensor<4xf32>' but partial 0 is 'tensor<8xf32>'}}
+  %s, %t = ein.aggregate add %a, %b on 0 : tensor<8xf32>, tensor<4xf32> -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+func.func @aggregate_shape(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result shape [4] differs from the partials' [8]}}
+  %s, %t = ein.aggregate add %a, %b on 0 : tensor<8xf32>, tensor<8xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+func.func @aggregate_widen(%a: tensor<8xbf16>, %b: tensor<8xbf16>) -> tensor<8xf32> {
+  // expected-error @+1 {{may only round partials to a float type no wider, got 'bf16' to 'f32'}}
+  %s, %t = ein.aggregate add %a, %b on 0 : tensor<8xbf16>, tensor<8xbf16> -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @aggregate_device(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error @+1 {{device 7 does not exist: the target has 2 devices}}
+    %s, %t = ein.aggregate max %a, %b on 7 : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+    return %s : tensor<8xf32>
+  }
+}
