@@ -18,11 +18,11 @@
 #include "mlir/Transforms/Passes.h"
 
 void mlir::ein::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<ein::EinDialect, arith::ArithDialect, func::FuncDialect,
-                  gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+  registry
+      .insert<ein::EinDialect, arith::ArithDialect, func::FuncDialect,
+              gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
+              linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
+              scf::SCFDialect, tensor::TensorDialect>();
 }
 
 void mlir::ein::registerAllPasses() {

@@ -1,4 +1,5 @@
-//===- PartitionTest.cpp - Block arithmetic ---------------------------------===//
+//===- PartitionTest.cpp - Block arithmetic
+//---------------------------------===//
 
 #include "ein/partition.h"
 

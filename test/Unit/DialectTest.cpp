@@ -65,8 +65,9 @@ TEST_F(EinDialectTest, RelationTypeAccessors) {
 
 TEST_F(EinDialectTest, RelationTypeGetCheckedRejectsOverCut) {
   auto emitError = [&] { return mlir::emitError(UnknownLoc::get(&context)); };
-  auto type = RelationType::getChecked(emitError, &context, {4}, Float32Type::get(&context),
-                                       {8}, 1, AggKind::None, {});
+  auto type = RelationType::getChecked(emitError, &context, {4},
+                                       Float32Type::get(&context), {8}, 1,
+                                       AggKind::None, {});
   EXPECT_FALSE(type);
   ASSERT_EQ(diagnostics.size(), 1u);
   EXPECT_EQ(diagnostics[0],

@@ -61,8 +61,8 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   }
 
   int64_t smVersion;
-  if (chip != "host" &&
-      !(chip.starts_with("sm_") && parsePositive(chip.drop_front(3), smVersion)))
+  if (chip != "host" && !(chip.starts_with("sm_") &&
+                          parsePositive(chip.drop_front(3), smVersion)))
     return emitError() << "unknown chip '" << chip
                        << "'; expected 'sm_<N>' (e.g. sm_90) or 'host'";
   return success();
@@ -97,9 +97,10 @@ LogicalResult mlir::ein::verifyDevice(Operation *op, int64_t device,
                                       StringRef what) {
   if (device < 0)
     return op->emitOpError() << what << " " << device << " is negative";
-  if (TargetAttr target = getTarget(op); target && device >= target.getDevices())
-    return op->emitOpError() << what << " " << device
-                             << " does not exist: the target has "
-                             << target.getDevices() << " devices";
+  if (TargetAttr target = getTarget(op);
+      target && device >= target.getDevices())
+    return op->emitOpError()
+           << what << " " << device << " does not exist: the target has "
+           << target.getDevices() << " devices";
   return success();
 }

@@ -23,9 +23,9 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   if (attr.getName() == getTargetAttrName()) {
     if (!isa<TargetAttr>(attr.getValue()))
-      return op->emitError() << "'" << getTargetAttrName()
-                             << "' must be a #ein.target, got "
-                             << attr.getValue();
+      return op->emitError()
+             << "'" << getTargetAttrName() << "' must be a #ein.target, got "
+             << attr.getValue();
     if (!isa<ModuleOp>(op))
       return op->emitError() << "'" << getTargetAttrName()
                              << "' belongs on a builtin.module, not on '"

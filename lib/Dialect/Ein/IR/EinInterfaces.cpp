@@ -15,14 +15,13 @@ LogicalResult mlir::ein::verifySpec(SpecOpInterface op) {
   SmallVector<std::string> names = op.getLoopNames();
   ArrayRef<int64_t> parts = spec.getParts();
   if (parts.size() != sizes.size())
-    return op->emitOpError() << "spec has " << parts.size()
-                             << " parts but the op has " << sizes.size()
-                             << " loops";
+    return op->emitOpError()
+           << "spec has " << parts.size() << " parts but the op has "
+           << sizes.size() << " loops";
   for (auto [i, size] : llvm::enumerate(sizes))
     if (parts[i] > size)
-      return op->emitOpError()
-             << "spec cuts loop '" << names[i] << "' of size " << size
-             << " into " << parts[i] << " parts";
+      return op->emitOpError() << "spec cuts loop '" << names[i] << "' of size "
+                               << size << " into " << parts[i] << " parts";
   if (TargetAttr target = getTarget(op);
       target && spec.getNumJoinBlocks() != target.getDevices())
     return op->emitOpError()

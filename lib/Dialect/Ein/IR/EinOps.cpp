@@ -41,10 +41,10 @@ static SmallVector<std::string> defaultLoopNames(size_t count) {
 }
 
 static std::string shapeString(ArrayRef<int64_t> shape) {
-  return "[" + llvm::join(llvm::map_range(shape, [](int64_t v) {
-                            return std::to_string(v);
-                          }),
-                          ", ") +
+  return "[" +
+         llvm::join(llvm::map_range(
+                        shape, [](int64_t v) { return std::to_string(v); }),
+                    ", ") +
          "]";
 }
 
@@ -104,9 +104,8 @@ ParseResult JoinAggOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   std::optional<AggKind> agg = symbolizeAggKind(aggName);
   if (!agg)
-    return parser.emitError(aggLoc)
-           << "unknown aggregation kind '" << aggName
-           << "'; expected none, add, max, min or mul";
+    return parser.emitError(aggLoc) << "unknown aggregation kind '" << aggName
+                                    << "'; expected none, add, max, min or mul";
 
   SmallVector<OpAsmParser::UnresolvedOperand> operands;
   SmallVector<Attribute> inputIndices;
@@ -148,8 +147,7 @@ ParseResult JoinAggOp::parse(OpAsmParser &parser, OperationState &result) {
                       ArrayAttr::get(ctx, inputIndices));
   result.addAttribute(getOutputIndicesAttrName(result.name),
                       DenseI64ArrayAttr::get(ctx, outputIndices));
-  result.addAttribute(getAggAttrName(result.name),
-                      AggKindAttr::get(ctx, *agg));
+  result.addAttribute(getAggAttrName(result.name), AggKindAttr::get(ctx, *agg));
   result.addTypes(resultType);
   return success();
 }
@@ -251,11 +249,10 @@ static LogicalResult verifyRelationsAgainstSpec(JoinAggOp op) {
       if (!llvm::is_contained(indices, loop))
         copies *= parts[loop];
     if (relation.getReplicas() != copies)
-      return op.emitOpError()
-             << "input " << i << " must arrive with " << copies
-             << " replicas under spec " << spec
-             << " (one per join block that reads it) but has "
-             << relation.getReplicas();
+      return op.emitOpError() << "input " << i << " must arrive with " << copies
+                              << " replicas under spec " << spec
+                              << " (one per join block that reads it) but has "
+                              << relation.getReplicas();
   }
 
   auto result = cast<RelationType>(op.getType());
@@ -309,14 +306,13 @@ LogicalResult JoinAggOp::verify() {
       if (index < 0)
         return emitOpError() << what << " uses negative loop index " << index;
       if (!seen.insert(index).second)
-        return emitOpError() << what << " uses loop index " << loopName(index)
-                             << " twice";
+        return emitOpError()
+               << what << " uses loop index " << loopName(index) << " twice";
       auto [it, inserted] = sizes.try_emplace(index, shape[d], what);
       if (!inserted && it->second.first != shape[d])
-        return emitOpError() << "loop index " << loopName(index)
-                             << " has size " << it->second.first << " in "
-                             << it->second.second << " but " << shape[d]
-                             << " in " << what;
+        return emitOpError() << "loop index " << loopName(index) << " has size "
+                             << it->second.first << " in " << it->second.second
+                             << " but " << shape[d] << " in " << what;
     }
     return success();
   };
@@ -568,9 +564,9 @@ SmallVector<std::string> RmsNormOp::getLoopNames() {
 
 /// A reshape of relations moves no data: each group may be cut only on its
 /// outermost dimension, and the cut points must agree on both sides.
-static LogicalResult verifyRelationReshape(ReshapeOp op, RelationType high,
-                                           RelationType low,
-                                           ArrayRef<SmallVector<int64_t>> groups) {
+static LogicalResult
+verifyRelationReshape(ReshapeOp op, RelationType high, RelationType low,
+                      ArrayRef<SmallVector<int64_t>> groups) {
   if (high.getReplicas() != low.getReplicas() ||
       high.getPartial() != low.getPartial() ||
       high.getDevices() != low.getDevices())
@@ -598,8 +594,8 @@ static LogicalResult verifyRelationReshape(ReshapeOp op, RelationType high,
       return op.emitOpError()
              << "uneven cuts disagree: dimension " << g << " of size "
              << low.getShape()[g] << " in " << parts
-             << " parts does not split where dimension " << outer
-             << " of size " << high.getShape()[outer] << " does";
+             << " parts does not split where dimension " << outer << " of size "
+             << high.getShape()[outer] << " does";
   }
   return success();
 }
@@ -621,9 +617,10 @@ LogicalResult ReshapeOp::verify() {
 
   SmallVector<SmallVector<int64_t>> groups;
   for (Attribute group : getReassociation())
-    groups.push_back(llvm::to_vector(llvm::map_range(
-        cast<ArrayAttr>(group),
-        [](Attribute a) { return cast<IntegerAttr>(a).getInt(); })));
+    groups.push_back(llvm::to_vector(
+        llvm::map_range(cast<ArrayAttr>(group), [](Attribute a) {
+          return cast<IntegerAttr>(a).getInt();
+        })));
   if (groups.size() != low.size())
     return emitOpError() << "reassociation has " << groups.size()
                          << " groups but the lower-rank side has rank "
@@ -635,11 +632,10 @@ LogicalResult ReshapeOp::verify() {
     int64_t elements = 1;
     for (int64_t d : group) {
       if (d != next || d >= static_cast<int64_t>(high.size()))
-        return emitOpError() << "reassociation must list dimensions 0.."
-                             << high.size() - 1
-                             << " of the higher-rank side in order; group "
-                             << g << " has " << d << " where " << next
-                             << " belongs";
+        return emitOpError()
+               << "reassociation must list dimensions 0.." << high.size() - 1
+               << " of the higher-rank side in order; group " << g << " has "
+               << d << " where " << next << " belongs";
       elements *= high[d];
       ++next;
     }
@@ -650,7 +646,8 @@ LogicalResult ReshapeOp::verify() {
   }
   if (next != static_cast<int64_t>(high.size()))
     return emitOpError() << "reassociation covers " << next << " of the "
-                         << high.size() << " dimensions of the higher-rank side";
+                         << high.size()
+                         << " dimensions of the higher-rank side";
   if (auto highRelation = dyn_cast<RelationType>(highType))
     return verifyRelationReshape(*this, highRelation,
                                  cast<RelationType>(lowType), groups);
@@ -793,8 +790,8 @@ OpFoldResult RepartitionOp::fold(FoldAdaptor) {
 /// Checks every device a placed relation names against the target.
 static LogicalResult verifyPlacement(Operation *op, RelationType relation) {
   if (!relation.isPlaced())
-    return op->emitOpError() << "needs a placed relation (with devices), got "
-                             << relation;
+    return op->emitOpError()
+           << "needs a placed relation (with devices), got " << relation;
   for (int64_t device : relation.getDevices())
     if (failed(verifyDevice(op, device, "relation device")))
       return failure();
@@ -827,16 +824,16 @@ LogicalResult ExtractBlockOp::verify() {
   RankedTensorType expected =
       blockType(source, ::ein::linearize(block, source.getParts()));
   if (getType() != expected)
-    return emitOpError() << "block " << shapeString(block) << " is "
-                         << expected << ", got " << getType();
+    return emitOpError() << "block " << shapeString(block) << " is " << expected
+                         << ", got " << getType();
   return success();
 }
 
 int64_t ExtractBlockOp::getDevice() {
   RelationType source = getSource().getType();
   int64_t linear = ::ein::linearize(getBlock(), source.getParts());
-  return source.getDevices()[linear * source.getReplicas() +
-                             getReplicaAttr().getInt()];
+  return source
+      .getDevices()[linear * source.getReplicas() + getReplicaAttr().getInt()];
 }
 
 LogicalResult FromBlocksOp::verify() {

@@ -27,9 +27,9 @@ void EinDialect::registerTypes() {
 
 static ParseResult parseIntegerList(AsmParser &parser,
                                     SmallVectorImpl<int64_t> &values) {
-  return parser.parseCommaSeparatedList(
-      AsmParser::Delimiter::Square,
-      [&] { return parser.parseInteger(values.emplace_back()); });
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+    return parser.parseInteger(values.emplace_back());
+  });
 }
 
 Type RelationType::parse(AsmParser &parser) {
