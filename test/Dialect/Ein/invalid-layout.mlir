@@ -90,7 +90,7 @@ func.func @reshape_uneven(%x: !ein.rel<12xf32, parts = [2]>) -> !ein.rel<3x4xf32
 // -----
 
 func.func @slice_rank(%x: tensor<8x8xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{has 1 offsets and 1 sizes for a source of rank 2}}
+  // expected-error @+1 {{slice has 1 offsets and 1 sizes for a source of rank 2}}
   %y = ein.slice %x [0] [4] : tensor<8x8xf32> -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
@@ -98,7 +98,7 @@ func.func @slice_rank(%x: tensor<8x8xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @slice_bounds(%x: tensor<8x8xf32>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{slice [6, 10) of dimension 1 is empty or outside its size 8}}
+  // expected-error @+1 {{slice [6, 10) of dimension 1 is empty or outside the source's size 8}}
   %y = ein.slice %x [0, 6] [8, 4] : tensor<8x8xf32> -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
 }

@@ -64,6 +64,34 @@ static std::optional<int64_t> deviceOf(IntegerAttr attr) {
   return attr.getInt();
 }
 
+/// Checks a static, unit-stride hyper-rectangle of `source` (`noun` names it,
+/// `container` the tensor it lies in) and that `result` is exactly that
+/// region.
+static LogicalResult verifyStaticRegion(Operation *op, Type sourceType,
+                                        ArrayRef<int64_t> offsets,
+                                        ArrayRef<int64_t> sizes, Type result,
+                                        StringRef noun, StringRef container) {
+  auto source = cast<RankedTensorType>(sourceType);
+  if (static_cast<int64_t>(offsets.size()) != source.getRank() ||
+      static_cast<int64_t>(sizes.size()) != source.getRank())
+    return op->emitOpError()
+           << noun << " has " << offsets.size() << " offsets and "
+           << sizes.size() << " sizes for a " << container << " of rank "
+           << source.getRank();
+  for (int64_t d = 0; d < source.getRank(); ++d)
+    if (offsets[d] < 0 || sizes[d] < 1 ||
+        offsets[d] + sizes[d] > source.getDimSize(d))
+      return op->emitOpError()
+             << noun << " [" << offsets[d] << ", " << offsets[d] + sizes[d]
+             << ") of dimension " << d << " is empty or outside the "
+             << container << "'s size " << source.getDimSize(d);
+  auto expected = RankedTensorType::get(sizes, source.getElementType());
+  if (result != expected)
+    return op->emitOpError()
+           << "result must be " << expected << ", got " << result;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // JoinAggOp
 //===----------------------------------------------------------------------===//
@@ -664,25 +692,8 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
 }
 
 LogicalResult SliceOp::verify() {
-  auto source = cast<RankedTensorType>(getSource().getType());
-  ArrayRef<int64_t> offsets = getOffsets(), sizes = getSizes();
-  if (static_cast<int64_t>(offsets.size()) != source.getRank() ||
-      static_cast<int64_t>(sizes.size()) != source.getRank())
-    return emitOpError() << "has " << offsets.size() << " offsets and "
-                         << sizes.size() << " sizes for a source of rank "
-                         << source.getRank();
-  for (int64_t d = 0; d < source.getRank(); ++d)
-    if (offsets[d] < 0 || sizes[d] < 1 ||
-        offsets[d] + sizes[d] > source.getDimSize(d))
-      return emitOpError() << "slice [" << offsets[d] << ", "
-                           << offsets[d] + sizes[d] << ") of dimension " << d
-                           << " is empty or outside its size "
-                           << source.getDimSize(d);
-  auto expected = RankedTensorType::get(sizes, source.getElementType());
-  if (getType() != expected)
-    return emitOpError() << "result must be " << expected << ", got "
-                         << getType();
-  return success();
+  return verifyStaticRegion(*this, getSource().getType(), getOffsets(),
+                            getSizes(), getType(), "slice", "source");
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
@@ -857,24 +868,9 @@ LogicalResult FromBlocksOp::verify() {
 }
 
 LogicalResult TransferOp::verify() {
-  auto source = cast<RankedTensorType>(getSource().getType());
-  ArrayRef<int64_t> offsets = getOffsets(), sizes = getSizes();
-  if (static_cast<int64_t>(offsets.size()) != source.getRank() ||
-      static_cast<int64_t>(sizes.size()) != source.getRank())
-    return emitOpError() << "region has " << offsets.size() << " offsets and "
-                         << sizes.size() << " sizes for a block of rank "
-                         << source.getRank();
-  for (int64_t d = 0; d < source.getRank(); ++d)
-    if (offsets[d] < 0 || sizes[d] < 1 ||
-        offsets[d] + sizes[d] > source.getDimSize(d))
-      return emitOpError() << "region [" << offsets[d] << ", "
-                           << offsets[d] + sizes[d] << ") of dimension " << d
-                           << " is empty or outside the block's size "
-                           << source.getDimSize(d);
-  auto expected = RankedTensorType::get(sizes, source.getElementType());
-  if (getType(0) != expected)
-    return emitOpError() << "result must be " << expected << ", got "
-                         << getType(0);
+  if (failed(verifyStaticRegion(*this, getSource().getType(), getOffsets(),
+                                getSizes(), getType(0), "region", "block")))
+    return failure();
   int64_t from = getFromAttr().getInt(), to = getToAttr().getInt();
   if (failed(verifyDevice(*this, from, "source device")) ||
       failed(verifyDevice(*this, to, "destination device")))
