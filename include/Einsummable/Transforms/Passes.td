@@ -29,4 +29,29 @@ def EinAttachTarget : Pass<"ein-attach-target", "::mlir::ModuleOp"> {
   ];
 }
 
+def EinExportProgram : Pass<"ein-export-program", "::mlir::ModuleOp"> {
+  let summary = "Write the logical program as program.json for the reference evaluator";
+  let description = [{
+    Describes one logical function (ein ops on ranked tensors) in the
+    MLIR-free program.json format that `ein-eval` reads (documented in
+    `docs/program-format.md`) and writes it to `file`. The IR is left
+    unchanged. An op with no program.json form (a planned or device-level op,
+    an unsupported scalar op in a join region) is an error naming it.
+
+    `ein-opt --ein-export-program=FILE` is shorthand for
+    `--ein-export-program="file=FILE"`.
+
+    ```
+    ein-opt examples/mlp.mlir --ein-export-program=mlp.json -o /dev/null
+    ein-eval mlp.json --seed=1
+    ```
+  }];
+  let options = [
+    Option<"file", "file", "std::string", "\"\"",
+           "Where to write program.json ('-' for standard output)">,
+    Option<"function", "function", "std::string", "\"\"",
+           "The function to export (default: the only one with a body)">,
+  ];
+}
+
 #endif // EINSUMMABLE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,47 @@
+//===- ExportProgram.cpp - ein-export-program ---------------------------===//
+
+#include "Einsummable/Program/ExportProgram.h"
+#include "Einsummable/Transforms/Passes.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINEXPORTPROGRAM
+#include "Einsummable/Transforms/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein;
+
+namespace {
+struct EinExportProgramPass
+    : public ein::impl::EinExportProgramBase<EinExportProgramPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (file.empty()) {
+      module.emitError() << "ein-export-program needs file=PATH";
+      return signalPassFailure();
+    }
+    FailureOr<func::FuncOp> func = selectProgramFunction(module, function);
+    if (failed(func))
+      return signalPassFailure();
+    FailureOr<llvm::json::Value> program = exportProgram(*func);
+    if (failed(program))
+      return signalPassFailure();
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(file, &error);
+    if (!output) {
+      module.emitError() << "cannot write program.json: " << error;
+      return signalPassFailure();
+    }
+    output->os() << llvm::formatv("{0:2}", *program) << "\n";
+    output->keep();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace

@@ -1,0 +1,119 @@
+//===- program.h - The logical program (program.json) -----------*- C++ -*-===//
+//
+// An MLIR-free description of a logical ein program: what the compiler
+// exports (ein-opt --ein-export-program, ein-compile) and what the reference
+// evaluator reads. The format is documented in docs/program-format.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EIN_PROGRAM_H
+#define EIN_PROGRAM_H
+
+#include "ein/dtype.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ein {
+
+constexpr int kProgramFormatVersion = 1;
+
+struct TensorType {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t numElements() const;
+};
+
+enum class Agg { None, Add, Max, Min, Mul };
+
+/// The scalar operations a join region may hold.
+enum class ScalarKind {
+  // float arithmetic
+  AddF, SubF, MulF, DivF, RemF, NegF, MaximumF, MinimumF, MaxNumF, MinNumF,
+  // math
+  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, AbsF, Erf, Sin, Cos, PowF,
+  Fma,
+  // integer arithmetic
+  AddI, SubI, MulI, DivSI, RemSI, MaxSI, MinSI, AndI, OrI, XOrI,
+  // conversions
+  ExtF, TruncF, SIToFP, UIToFP, FPToSI, IndexCast,
+  // comparisons and selection
+  CmpF, CmpI, Select,
+  // leaves
+  Constant, LoopIndex,
+};
+
+struct ScalarOp {
+  ScalarKind kind;
+  std::string name;          // as written, e.g. "arith.mulf"
+  std::vector<int> operands; // value numbers: region arguments, then op results
+  DType type;                // of the result
+  double constant = 0;       // Constant
+  std::string predicate;     // CmpF, CmpI
+  int64_t dim = 0;           // LoopIndex
+};
+
+struct JoinRegion {
+  std::vector<DType> args;
+  std::vector<ScalarOp> ops;
+  int yield = 0;
+};
+
+enum class OpKind { JoinAgg, Attention, Softmax, RmsNorm, Reshape, Slice, Concat, Constant };
+
+struct Op {
+  OpKind kind;
+  std::string result;
+  TensorType type;
+  std::vector<std::string> inputs;
+  // join_agg
+  std::vector<std::vector<int64_t>> inputIndices;
+  std::vector<int64_t> outputIndices;
+  Agg agg = Agg::None;
+  DType acc = DType::F32;
+  JoinRegion join;
+  // attention
+  bool causal = false;
+  int64_t group = 1;
+  double scale = 0;
+  int64_t queryOffset = 0, keyOffset = 0;
+  // softmax, concat
+  int64_t dim = 0;
+  // rms_norm
+  double eps = 0;
+  // reshape
+  std::vector<std::vector<int64_t>> reassociation;
+  // slice
+  std::vector<int64_t> offsets, sizes;
+  // constant: one value (a splat) or one per element
+  std::vector<double> values;
+};
+
+struct Argument {
+  std::string name;
+  TensorType type;
+  bool weight = false;
+};
+
+struct Program {
+  std::string function;
+  std::vector<Argument> arguments;
+  std::vector<Op> ops;
+  std::vector<std::string> results;
+};
+
+/// Parses and validates program.json text. On failure returns false and sets
+/// `error` to a sentence naming the offending field (e.g. "ops[3].inputs[1]:
+/// value 'v9' is not defined before use").
+bool parseProgram(const std::string &text, Program &program, std::string &error);
+
+/// Reads and parses a program.json file.
+bool readProgram(const std::string &path, Program &program, std::string &error);
+
+const char *aggName(Agg agg);
+const char *opKindName(OpKind kind);
+
+} // namespace ein
+
+#endif // EIN_PROGRAM_H

@@ -1,0 +1,264 @@
+//===- npy.cpp - NumPy .npy files -----------------------------------------===//
+
+#include "ein/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace ein {
+
+int64_t HostTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+const char *npyDescriptor(DType type) {
+  switch (type) {
+  case DType::F64:
+    return "<f8";
+  case DType::F32:
+    return "<f4";
+  case DType::F16:
+    return "<f2";
+  case DType::BF16:
+    return "<u2";
+  case DType::I64:
+  case DType::Index:
+    return "<i8";
+  case DType::I32:
+    return "<i4";
+  case DType::I1:
+    return "|b1";
+  }
+  return "?";
+}
+
+namespace {
+
+/// The value of `key` in the header dictionary, up to the next top-level
+/// comma (tuples kept whole).
+bool headerField(const std::string &header, const std::string &key,
+                 std::string &value) {
+  size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos)
+    return false;
+  size_t colon = header.find(':', at);
+  if (colon == std::string::npos)
+    return false;
+  size_t start = header.find_first_not_of(' ', colon + 1);
+  if (start == std::string::npos)
+    return false;
+  size_t end = header[start] == '(' ? header.find(')', start) + 1
+                                    : header.find_first_of(",}", start);
+  if (end == std::string::npos || end == 0)
+    return false;
+  value = header.substr(start, end - start);
+  return true;
+}
+
+bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')')
+    return false;
+  std::stringstream in(text.substr(1, text.size() - 2));
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t first = item.find_first_not_of(' ');
+    if (first == std::string::npos)
+      continue; // the trailing comma of a 1-tuple
+    size_t last = item.find_last_not_of(' ');
+    std::string digits = item.substr(first, last - first + 1);
+    if (digits.empty() || digits.find_first_not_of("0123456789") !=
+                              std::string::npos || digits.size() > 15)
+      return false;
+    shape.push_back(std::stoll(digits));
+  }
+  return true;
+}
+
+double decode(DType type, const unsigned char *p) {
+  switch (type) {
+  case DType::F64: {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  case DType::F32: {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case DType::F16:
+    return fromHalfBits(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+  case DType::BF16:
+    return fromBFloat16Bits(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+  case DType::I64:
+  case DType::Index: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return static_cast<double>(v);
+  }
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case DType::I1:
+    return p[0] ? 1 : 0;
+  }
+  return 0;
+}
+
+void encode(DType type, double value, unsigned char *p) {
+  switch (type) {
+  case DType::F64:
+    std::memcpy(p, &value, 8);
+    return;
+  case DType::F32: {
+    float v = static_cast<float>(value);
+    std::memcpy(p, &v, 4);
+    return;
+  }
+  case DType::F16:
+  case DType::BF16: {
+    uint16_t bits = type == DType::F16 ? toHalfBits(static_cast<float>(value))
+                                       : toBFloat16Bits(static_cast<float>(value));
+    p[0] = bits & 0xff;
+    p[1] = bits >> 8;
+    return;
+  }
+  case DType::I64:
+  case DType::Index: {
+    int64_t v = static_cast<int64_t>(roundTo(DType::I64, value));
+    std::memcpy(p, &v, 8);
+    return;
+  }
+  case DType::I32: {
+    int32_t v = static_cast<int32_t>(roundTo(DType::I32, value));
+    std::memcpy(p, &v, 4);
+    return;
+  }
+  case DType::I1:
+    p[0] = value != 0;
+    return;
+  }
+}
+
+} // namespace
+
+bool readNpy(const std::string &path, DType declared, HostTensor &out,
+             std::string &error) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::string bytes((std::istreambuf_iterator<char>(file)),
+                    std::istreambuf_iterator<char>());
+  auto fail = [&](const std::string &why) {
+    error = "'" + path + "' is not a valid .npy file: " + why;
+    return false;
+  };
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    return fail("missing the \\x93NUMPY magic");
+  int major = static_cast<unsigned char>(bytes[6]);
+  size_t headerLength, headerStart;
+  if (major == 1) {
+    headerLength = static_cast<unsigned char>(bytes[8]) |
+                   (static_cast<unsigned char>(bytes[9]) << 8);
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return fail("truncated header");
+    headerLength = 0;
+    for (int i = 3; i >= 0; --i)
+      headerLength = (headerLength << 8) | static_cast<unsigned char>(bytes[8 + i]);
+    headerStart = 12;
+  } else {
+    return fail("unsupported format version " + std::to_string(major));
+  }
+  if (bytes.size() < headerStart + headerLength)
+    return fail("truncated header");
+  std::string header = bytes.substr(headerStart, headerLength);
+  std::string descr, fortran, shapeText;
+  if (!headerField(header, "descr", descr) ||
+      !headerField(header, "fortran_order", fortran) ||
+      !headerField(header, "shape", shapeText))
+    return fail("header lacks descr, fortran_order or shape");
+  if (fortran != "False")
+    return fail("Fortran-ordered arrays are not supported");
+  std::vector<int64_t> shape;
+  if (!parseShape(shapeText, shape))
+    return fail("cannot read the shape " + shapeText);
+  std::string expected = std::string("'") + npyDescriptor(declared) + "'";
+  if (descr != expected) {
+    error = "'" + path + "' holds " + descr + " elements but " +
+            dtypeName(declared) + " (" + npyDescriptor(declared) +
+            ") is declared";
+    return false;
+  }
+  int64_t count = 1;
+  for (int64_t d : shape)
+    if (d != 0 && count > (int64_t(1) << 40) / d)
+      return fail("shape " + shapeText + " is too large");
+    else
+      count *= d;
+  out.dtype = declared;
+  out.shape = shape;
+  size_t width = dtypeBytes(declared);
+  size_t dataStart = headerStart + headerLength;
+  if (bytes.size() - dataStart != count * width)
+    return fail("holds " + std::to_string(bytes.size() - dataStart) +
+                " data bytes but shape " + shapeText + " needs " +
+                std::to_string(count * width));
+  out.data.resize(count);
+  const auto *data = reinterpret_cast<const unsigned char *>(bytes.data()) +
+                     dataStart;
+  for (int64_t i = 0; i < count; ++i)
+    out.data[i] = decode(declared, data + i * width);
+  return true;
+}
+
+bool writeNpy(const std::string &path, const HostTensor &tensor,
+              std::string &error) {
+  std::string shape = "(";
+  for (int64_t d : tensor.shape)
+    shape += std::to_string(d) + ", ";
+  if (tensor.shape.size() > 1)
+    shape.erase(shape.size() - 2);
+  else if (tensor.shape.size() == 1)
+    shape.erase(shape.size() - 1);
+  shape += ")";
+  std::string header = std::string("{'descr': '") +
+                       npyDescriptor(tensor.dtype) +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad with spaces so the data starts on a 64-byte boundary.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  std::ofstream file(path, std::ios::binary);
+  if (!file) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  file.write("\x93NUMPY\x01\x00", 8);
+  unsigned char length[2] = {static_cast<unsigned char>(header.size() & 0xff),
+                             static_cast<unsigned char>(header.size() >> 8)};
+  file.write(reinterpret_cast<const char *>(length), 2);
+  file << header;
+  size_t width = dtypeBytes(tensor.dtype);
+  std::vector<unsigned char> data(tensor.data.size() * width);
+  for (size_t i = 0; i < tensor.data.size(); ++i)
+    encode(tensor.dtype, tensor.data[i], data.data() + i * width);
+  file.write(reinterpret_cast<const char *>(data.data()), data.size());
+  if (!file) {
+    error = "failed writing '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+} // namespace ein

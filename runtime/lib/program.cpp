@@ -1,0 +1,590 @@
+//===- program.cpp - Parsing and validating program.json ------------------===//
+
+#include "ein/program.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace ein {
+
+using json = nlohmann::json;
+
+int64_t TensorType::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+const char *aggName(Agg agg) {
+  switch (agg) {
+  case Agg::None:
+    return "none";
+  case Agg::Add:
+    return "add";
+  case Agg::Max:
+    return "max";
+  case Agg::Min:
+    return "min";
+  case Agg::Mul:
+    return "mul";
+  }
+  return "?";
+}
+
+const char *opKindName(OpKind kind) {
+  switch (kind) {
+  case OpKind::JoinAgg:
+    return "join_agg";
+  case OpKind::Attention:
+    return "attention";
+  case OpKind::Softmax:
+    return "softmax";
+  case OpKind::RmsNorm:
+    return "rms_norm";
+  case OpKind::Reshape:
+    return "reshape";
+  case OpKind::Slice:
+    return "slice";
+  case OpKind::Concat:
+    return "concat";
+  case OpKind::Constant:
+    return "constant";
+  }
+  return "?";
+}
+
+namespace {
+
+struct ProgramError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string &where, const std::string &what) {
+  throw ProgramError(where + ": " + what);
+}
+
+/// A JSON node and the path that leads to it, for diagnostics.
+struct Node {
+  const json &value;
+  std::string path;
+
+  Node at(const std::string &key) const {
+    if (!value.is_object())
+      fail(path, "expected an object");
+    auto it = value.find(key);
+    if (it == value.end())
+      fail(path, "missing field '" + key + "'");
+    return {*it, path + "." + key};
+  }
+  bool has(const std::string &key) const {
+    return value.is_object() && value.contains(key);
+  }
+  Node operator[](size_t i) const {
+    return {value[i], path + "[" + std::to_string(i) + "]"};
+  }
+  size_t size() const {
+    if (!value.is_array())
+      fail(path, "expected an array");
+    return value.size();
+  }
+  std::string str() const {
+    if (!value.is_string())
+      fail(path, "expected a string");
+    return value.get<std::string>();
+  }
+  int64_t integer() const {
+    if (!value.is_number_integer())
+      fail(path, "expected an integer");
+    return value.get<int64_t>();
+  }
+  bool boolean() const {
+    if (!value.is_boolean())
+      fail(path, "expected true or false");
+    return value.get<bool>();
+  }
+  /// A number, or "inf", "-inf", "nan" (JSON has no literals for them).
+  double number() const {
+    if (value.is_number())
+      return value.get<double>();
+    if (value.is_string()) {
+      std::string s = value.get<std::string>();
+      if (s == "inf")
+        return std::numeric_limits<double>::infinity();
+      if (s == "-inf")
+        return -std::numeric_limits<double>::infinity();
+      if (s == "nan")
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    fail(path, "expected a number (or \"inf\", \"-inf\", \"nan\")");
+  }
+  std::vector<int64_t> integers() const {
+    std::vector<int64_t> out;
+    for (size_t i = 0, e = size(); i < e; ++i)
+      out.push_back((*this)[i].integer());
+    return out;
+  }
+  std::vector<std::vector<int64_t>> integerLists() const {
+    std::vector<std::vector<int64_t>> out;
+    for (size_t i = 0, e = size(); i < e; ++i)
+      out.push_back((*this)[i].integers());
+    return out;
+  }
+  DType dtype() const {
+    std::string name = str();
+    std::optional<DType> type = parseDType(name);
+    if (!type)
+      fail(path, "unknown element type '" + name + "'");
+    return *type;
+  }
+};
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+TensorType parseType(const Node &node) {
+  TensorType type;
+  type.dtype = node.at("dtype").dtype();
+  type.shape = node.at("shape").integers();
+  int64_t elements = 1;
+  for (int64_t d : type.shape) {
+    if (d < 1)
+      fail(node.path + ".shape", "dimensions must be positive, got " +
+                                     shapeText(type.shape));
+    if (elements > (int64_t(1) << 48) / d)
+      fail(node.path + ".shape", "too many elements");
+    elements *= d;
+  }
+  return type;
+}
+
+const std::map<std::string, ScalarKind> &scalarKinds() {
+  static const std::map<std::string, ScalarKind> kinds = {
+      {"arith.addf", ScalarKind::AddF},       {"arith.subf", ScalarKind::SubF},
+      {"arith.mulf", ScalarKind::MulF},       {"arith.divf", ScalarKind::DivF},
+      {"arith.remf", ScalarKind::RemF},       {"arith.negf", ScalarKind::NegF},
+      {"arith.maximumf", ScalarKind::MaximumF},
+      {"arith.minimumf", ScalarKind::MinimumF},
+      {"arith.maxnumf", ScalarKind::MaxNumF}, {"arith.minnumf", ScalarKind::MinNumF},
+      {"math.exp", ScalarKind::Exp},          {"math.exp2", ScalarKind::Exp2},
+      {"math.log", ScalarKind::Log},          {"math.log2", ScalarKind::Log2},
+      {"math.log1p", ScalarKind::Log1p},      {"math.sqrt", ScalarKind::Sqrt},
+      {"math.rsqrt", ScalarKind::Rsqrt},      {"math.tanh", ScalarKind::Tanh},
+      {"math.absf", ScalarKind::AbsF},        {"math.erf", ScalarKind::Erf},
+      {"math.sin", ScalarKind::Sin},          {"math.cos", ScalarKind::Cos},
+      {"math.powf", ScalarKind::PowF},        {"math.fma", ScalarKind::Fma},
+      {"arith.addi", ScalarKind::AddI},       {"arith.subi", ScalarKind::SubI},
+      {"arith.muli", ScalarKind::MulI},       {"arith.divsi", ScalarKind::DivSI},
+      {"arith.remsi", ScalarKind::RemSI},     {"arith.maxsi", ScalarKind::MaxSI},
+      {"arith.minsi", ScalarKind::MinSI},     {"arith.andi", ScalarKind::AndI},
+      {"arith.ori", ScalarKind::OrI},         {"arith.xori", ScalarKind::XOrI},
+      {"arith.extf", ScalarKind::ExtF},       {"arith.truncf", ScalarKind::TruncF},
+      {"arith.sitofp", ScalarKind::SIToFP},   {"arith.uitofp", ScalarKind::UIToFP},
+      {"arith.fptosi", ScalarKind::FPToSI},   {"arith.index_cast", ScalarKind::IndexCast},
+      {"arith.cmpf", ScalarKind::CmpF},       {"arith.cmpi", ScalarKind::CmpI},
+      {"arith.select", ScalarKind::Select},   {"arith.constant", ScalarKind::Constant},
+      {"ein.index", ScalarKind::LoopIndex}};
+  return kinds;
+}
+
+size_t operandCount(ScalarKind kind) {
+  switch (kind) {
+  case ScalarKind::Constant:
+  case ScalarKind::LoopIndex:
+    return 0;
+  case ScalarKind::NegF: case ScalarKind::Exp: case ScalarKind::Exp2:
+  case ScalarKind::Log: case ScalarKind::Log2: case ScalarKind::Log1p:
+  case ScalarKind::Sqrt: case ScalarKind::Rsqrt: case ScalarKind::Tanh:
+  case ScalarKind::AbsF: case ScalarKind::Erf: case ScalarKind::Sin:
+  case ScalarKind::Cos: case ScalarKind::ExtF: case ScalarKind::TruncF:
+  case ScalarKind::SIToFP: case ScalarKind::UIToFP: case ScalarKind::FPToSI:
+  case ScalarKind::IndexCast:
+    return 1;
+  case ScalarKind::Select:
+  case ScalarKind::Fma:
+    return 3;
+  default:
+    return 2;
+  }
+}
+
+const std::set<std::string> kCmpFPredicates = {
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq",   "ugt", "uge", "ult", "ule", "une", "uno", "true"};
+const std::set<std::string> kCmpIPredicates = {"eq",  "ne",  "slt", "sle", "sgt",
+                                               "sge", "ult", "ule", "ugt", "uge"};
+
+JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
+                     int64_t numLoops, DType acc) {
+  JoinRegion region;
+  Node args = node.at("args");
+  for (size_t i = 0, e = args.size(); i < e; ++i)
+    region.args.push_back(args[i].dtype());
+  if (region.args != inputTypes)
+    fail(args.path, "the join's arguments must have the inputs' element types");
+  std::vector<DType> valueTypes = region.args;
+  Node ops = node.at("ops");
+  for (size_t i = 0, e = ops.size(); i < e; ++i) {
+    Node n = ops[i];
+    ScalarOp op;
+    op.name = n.at("op").str();
+    auto it = scalarKinds().find(op.name);
+    if (it == scalarKinds().end())
+      fail(n.path + ".op", "unsupported scalar operation '" + op.name + "'");
+    op.kind = it->second;
+    op.type = n.at("type").dtype();
+    op.operands.clear();
+    for (int64_t v : n.at("operands").integers()) {
+      if (v < 0 || v >= static_cast<int64_t>(valueTypes.size()))
+        fail(n.path + ".operands", "value " + std::to_string(v) +
+                                       " is not defined before this operation");
+      op.operands.push_back(static_cast<int>(v));
+    }
+    if (op.operands.size() != operandCount(op.kind))
+      fail(n.path, op.name + " takes " + std::to_string(operandCount(op.kind)) +
+                       " operands, got " + std::to_string(op.operands.size()));
+    if (op.kind == ScalarKind::Constant)
+      op.constant = n.at("value").number();
+    if (op.kind == ScalarKind::LoopIndex) {
+      op.dim = n.at("dim").integer();
+      if (op.dim < 0 || op.dim >= numLoops)
+        fail(n.path + ".dim", "loop d" + std::to_string(op.dim) +
+                                  " does not exist: the op has " +
+                                  std::to_string(numLoops) + " loops");
+    }
+    if (op.kind == ScalarKind::CmpF || op.kind == ScalarKind::CmpI) {
+      op.predicate = n.at("predicate").str();
+      const auto &valid = op.kind == ScalarKind::CmpF ? kCmpFPredicates
+                                                      : kCmpIPredicates;
+      if (!valid.count(op.predicate))
+        fail(n.path + ".predicate", "unknown predicate '" + op.predicate + "'");
+    }
+    valueTypes.push_back(op.type);
+    region.ops.push_back(op);
+  }
+  int64_t yield = node.at("yield").integer();
+  if (yield < 0 || yield >= static_cast<int64_t>(valueTypes.size()))
+    fail(node.path + ".yield", "value " + std::to_string(yield) + " does not exist");
+  if (valueTypes[yield] != acc)
+    fail(node.path + ".yield", std::string("the join yields ") +
+                                   dtypeName(valueTypes[yield]) +
+                                   " but the accumulator type is " + dtypeName(acc));
+  region.yield = static_cast<int>(yield);
+  return region;
+}
+
+Agg parseAgg(const Node &node) {
+  std::string name = node.str();
+  for (Agg agg : {Agg::None, Agg::Add, Agg::Max, Agg::Min, Agg::Mul})
+    if (name == aggName(agg))
+      return agg;
+  fail(node.path, "unknown aggregation '" + name + "'; expected none, add, max, min or mul");
+}
+
+/// Checks a join-agg's index lists against its operand shapes and returns
+/// the loop count.
+int64_t checkIndices(const std::string &where, const Op &op,
+                     const std::vector<TensorType> &inputs) {
+  if (op.inputIndices.size() != inputs.size())
+    fail(where, std::to_string(inputs.size()) + " inputs but " +
+                    std::to_string(op.inputIndices.size()) + " index lists");
+  std::map<int64_t, int64_t> sizes;
+  auto collect = [&](const std::vector<int64_t> &indices,
+                     const std::vector<int64_t> &shape, const std::string &what) {
+    if (indices.size() != shape.size())
+      fail(where, what + " has rank " + std::to_string(shape.size()) +
+                      " but " + std::to_string(indices.size()) + " indices");
+    std::set<int64_t> seen;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      if (indices[d] < 0 || !seen.insert(indices[d]).second)
+        fail(where, what + " has a negative or repeated index");
+      auto [it, inserted] = sizes.emplace(indices[d], shape[d]);
+      if (!inserted && it->second != shape[d])
+        fail(where, "loop d" + std::to_string(indices[d]) + " has sizes " +
+                        std::to_string(it->second) + " and " +
+                        std::to_string(shape[d]));
+    }
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    collect(op.inputIndices[i], inputs[i].shape, "input " + std::to_string(i));
+  collect(op.outputIndices, op.type.shape, "the result");
+  int64_t numLoops = static_cast<int64_t>(sizes.size());
+  if (!sizes.empty() && sizes.rbegin()->first != numLoops - 1)
+    fail(where, "loop indices must be numbered densely from d0");
+  if (op.agg == Agg::None && op.outputIndices.size() != sizes.size())
+    fail(where, "aggregation 'none' but some loop is not in the result");
+  return numLoops;
+}
+
+void checkReshape(const std::string &where, const Op &op, const TensorType &in) {
+  bool expand = op.type.shape.size() > in.shape.size();
+  const auto &high = expand ? op.type.shape : in.shape;
+  const auto &low = expand ? in.shape : op.type.shape;
+  if (op.reassociation.size() != low.size())
+    fail(where, "reassociation has " + std::to_string(op.reassociation.size()) +
+                    " groups for rank " + std::to_string(low.size()));
+  int64_t next = 0;
+  for (size_t g = 0; g < op.reassociation.size(); ++g) {
+    int64_t elements = 1;
+    if (op.reassociation[g].empty())
+      fail(where, "reassociation group " + std::to_string(g) + " is empty");
+    for (int64_t d : op.reassociation[g]) {
+      if (d != next++ || d >= static_cast<int64_t>(high.size()))
+        fail(where, "reassociation must list dimensions in order");
+      elements *= high[d];
+    }
+    if (elements != low[g])
+      fail(where, "reassociation group " + std::to_string(g) +
+                      " does not match the shapes");
+  }
+  if (next != static_cast<int64_t>(high.size()))
+    fail(where, "reassociation does not cover every dimension");
+}
+
+void checkOp(const std::string &where, Op &op, const std::vector<TensorType> &in) {
+  auto expectInputs = [&](size_t n) {
+    if (in.size() != n)
+      fail(where, std::string(opKindName(op.kind)) + " takes " +
+                      std::to_string(n) + " inputs, got " + std::to_string(in.size()));
+  };
+  auto expectResult = [&](const std::vector<int64_t> &shape, DType dtype) {
+    if (op.type.shape != shape || op.type.dtype != dtype)
+      fail(where, "result must be " + shapeText(shape) + " " + dtypeName(dtype) +
+                      ", got " + shapeText(op.type.shape) + " " +
+                      dtypeName(op.type.dtype));
+  };
+  switch (op.kind) {
+  case OpKind::JoinAgg:
+    break; // checked while parsing the region
+  case OpKind::Attention: {
+    expectInputs(3);
+    const TensorType &q = in[0], &k = in[1], &v = in[2];
+    if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4)
+      fail(where, "query, key and value must have rank 4");
+    if (op.group < 1 || k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] ||
+        q.shape[1] != k.shape[1] * op.group || v.shape[1] != k.shape[1] ||
+        v.shape[2] != k.shape[2] || k.shape[3] != q.shape[3])
+      fail(where, "query " + shapeText(q.shape) + ", key " + shapeText(k.shape) +
+                      " and value " + shapeText(v.shape) +
+                      " do not fit group " + std::to_string(op.group));
+    if (!(op.scale > 0) || !std::isfinite(op.scale) || op.queryOffset < 0 ||
+        op.keyOffset < 0)
+      fail(where, "scale must be positive and offsets non-negative");
+    expectResult({q.shape[0], q.shape[1], q.shape[2], v.shape[3]}, q.dtype);
+    break;
+  }
+  case OpKind::Softmax:
+    expectInputs(1);
+    if (op.dim < 0 || op.dim >= static_cast<int64_t>(in[0].shape.size()))
+      fail(where, "dim " + std::to_string(op.dim) + " is out of range");
+    expectResult(in[0].shape, in[0].dtype);
+    break;
+  case OpKind::RmsNorm:
+    expectInputs(2);
+    if (in[0].shape.empty() || in[1].shape != std::vector<int64_t>{in[0].shape.back()})
+      fail(where, "weight must have one element per element of the last dimension");
+    if (!(op.eps > 0))
+      fail(where, "eps must be positive");
+    expectResult(in[0].shape, in[0].dtype);
+    break;
+  case OpKind::Reshape:
+    expectInputs(1);
+    if (op.type.numElements() != in[0].numElements() || op.type.dtype != in[0].dtype)
+      fail(where, "reshape must keep the element count and type");
+    checkReshape(where, op, in[0]);
+    break;
+  case OpKind::Slice: {
+    expectInputs(1);
+    const auto &shape = in[0].shape;
+    if (op.offsets.size() != shape.size() || op.sizes.size() != shape.size())
+      fail(where, "offsets and sizes must have one entry per dimension");
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (op.offsets[d] < 0 || op.sizes[d] < 1 || op.offsets[d] + op.sizes[d] > shape[d])
+        fail(where, "the slice leaves the source in dimension " + std::to_string(d));
+    expectResult(op.sizes, in[0].dtype);
+    break;
+  }
+  case OpKind::Concat: {
+    if (in.empty())
+      fail(where, "concat needs at least one input");
+    std::vector<int64_t> shape = in[0].shape;
+    if (op.dim < 0 || op.dim >= static_cast<int64_t>(shape.size()))
+      fail(where, "dim " + std::to_string(op.dim) + " is out of range");
+    shape[op.dim] = 0;
+    for (const TensorType &t : in) {
+      if (t.shape.size() != shape.size() || t.dtype != in[0].dtype)
+        fail(where, "inputs do not concatenate");
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (static_cast<int64_t>(d) != op.dim && t.shape[d] != in[0].shape[d])
+          fail(where, "inputs do not concatenate");
+      shape[op.dim] += t.shape[op.dim];
+    }
+    expectResult(shape, in[0].dtype);
+    break;
+  }
+  case OpKind::Constant:
+    expectInputs(0);
+    if (op.values.size() != 1 &&
+        static_cast<int64_t>(op.values.size()) != op.type.numElements())
+      fail(where, "a constant holds one value (a splat) or one per element");
+    break;
+  }
+}
+
+OpKind parseKind(const Node &node) {
+  std::string name = node.str();
+  for (OpKind kind : {OpKind::JoinAgg, OpKind::Attention, OpKind::Softmax,
+                      OpKind::RmsNorm, OpKind::Reshape, OpKind::Slice,
+                      OpKind::Concat, OpKind::Constant})
+    if (name == opKindName(kind))
+      return kind;
+  fail(node.path, "unknown op kind '" + name + "'");
+}
+
+void parse(const json &root, Program &program) {
+  Node top{root, "program"};
+  if (top.at("format").str() != "ein-program")
+    fail("program.format", "expected \"ein-program\"");
+  int64_t version = top.at("version").integer();
+  if (version != kProgramFormatVersion)
+    fail("program.version", "this reader understands version " +
+                                std::to_string(kProgramFormatVersion) +
+                                ", the file has version " + std::to_string(version));
+  program.function = top.at("function").str();
+
+  std::map<std::string, TensorType> values;
+  Node args = top.at("arguments");
+  for (size_t i = 0, e = args.size(); i < e; ++i) {
+    Argument arg;
+    arg.name = args[i].at("name").str();
+    arg.type = parseType(args[i].at("type"));
+    if (args[i].has("weight"))
+      arg.weight = args[i].at("weight").boolean();
+    if (!values.emplace(arg.name, arg.type).second)
+      fail(args[i].path + ".name", "'" + arg.name + "' is defined twice");
+    program.arguments.push_back(arg);
+  }
+
+  Node ops = top.at("ops");
+  for (size_t i = 0, e = ops.size(); i < e; ++i) {
+    Node n = ops[i];
+    Op op;
+    op.kind = parseKind(n.at("kind"));
+    op.result = n.at("result").str();
+    op.type = parseType(n.at("type"));
+    std::vector<TensorType> inputs;
+    Node inputNames = n.at("inputs");
+    for (size_t j = 0, f = inputNames.size(); j < f; ++j) {
+      std::string name = inputNames[j].str();
+      auto it = values.find(name);
+      if (it == values.end())
+        fail(inputNames[j].path, "value '" + name + "' is not defined before use");
+      op.inputs.push_back(name);
+      inputs.push_back(it->second);
+    }
+    switch (op.kind) {
+    case OpKind::JoinAgg: {
+      op.inputIndices = n.at("input_indices").integerLists();
+      op.outputIndices = n.at("output_indices").integers();
+      op.agg = parseAgg(n.at("agg"));
+      op.acc = n.at("acc").dtype();
+      int64_t numLoops = checkIndices(n.path, op, inputs);
+      std::vector<DType> inputTypes;
+      for (const TensorType &t : inputs)
+        inputTypes.push_back(t.dtype);
+      op.join = parseJoin(n.at("join"), inputTypes, numLoops, op.acc);
+      break;
+    }
+    case OpKind::Attention:
+      op.causal = n.at("causal").boolean();
+      op.group = n.at("group").integer();
+      op.scale = n.at("scale").number();
+      op.queryOffset = n.at("query_offset").integer();
+      op.keyOffset = n.at("key_offset").integer();
+      break;
+    case OpKind::Softmax:
+    case OpKind::Concat:
+      op.dim = n.at("dim").integer();
+      break;
+    case OpKind::RmsNorm:
+      op.eps = n.at("eps").number();
+      break;
+    case OpKind::Reshape:
+      op.reassociation = n.at("reassociation").integerLists();
+      break;
+    case OpKind::Slice:
+      op.offsets = n.at("offsets").integers();
+      op.sizes = n.at("sizes").integers();
+      break;
+    case OpKind::Constant: {
+      Node v = n.at("values");
+      for (size_t j = 0, f = v.size(); j < f; ++j)
+        op.values.push_back(v[j].number());
+      break;
+    }
+    }
+    checkOp(n.path, op, inputs);
+    if (!values.emplace(op.result, op.type).second)
+      fail(n.path + ".result", "'" + op.result + "' is defined twice");
+    program.ops.push_back(std::move(op));
+  }
+
+  Node results = top.at("results");
+  if (results.size() == 0)
+    fail(results.path, "a program needs at least one result");
+  for (size_t i = 0, e = results.size(); i < e; ++i) {
+    std::string name = results[i].str();
+    if (!values.count(name))
+      fail(results[i].path, "value '" + name + "' is not defined");
+    program.results.push_back(name);
+  }
+}
+
+} // namespace
+
+bool parseProgram(const std::string &text, Program &program, std::string &error) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    error = "not valid JSON";
+    return false;
+  }
+  try {
+    program = Program();
+    parse(root, program);
+  } catch (const ProgramError &e) {
+    error = e.what();
+    return false;
+  } catch (const json::exception &e) {
+    error = std::string("malformed program: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+bool readProgram(const std::string &path, Program &program, std::string &error) {
+  std::ifstream file(path);
+  if (!file) {
+    error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::string text((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  if (!parseProgram(text, program, error)) {
+    error = path + ": " + error;
+    return false;
+  }
+  return true;
+}
+
+} // namespace ein

@@ -1,0 +1,217 @@
+//===- EvalTest.cpp - The reference evaluator against hand-computed results ===//
+
+#include "ProgramBuilder.h"
+#include "ein/eval.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace ein;
+using namespace ein::test;
+
+namespace {
+
+std::vector<HostTensor> run(const json &text, std::vector<HostTensor> inputs,
+                            EvalOptions options = {}) {
+  Program program;
+  std::string error;
+  EXPECT_TRUE(parseProgram(text.dump(), program, error)) << error;
+  std::vector<HostTensor> results;
+  EXPECT_TRUE(evaluate(program, inputs, results, error, options)) << error;
+  return results;
+}
+
+HostTensor tensor(std::vector<int64_t> shape, std::vector<double> data,
+                  DType dtype = DType::F32) {
+  return HostTensor{dtype, shape, data};
+}
+
+} // namespace
+
+TEST(Eval, Matmul) {
+  json p = program({argument("a", type({2, 3})), argument("b", type({3, 2}))},
+                   {joinAgg("c", type({2, 2}), {"a", "b"}, {{0, 1}, {1, 2}},
+                            {0, 2}, "add", "arith.mulf")},
+                   {"c"});
+  auto r = run(p, {tensor({2, 3}, {1, 2, 3, 4, 5, 6}),
+                   tensor({3, 2}, {7, 8, 9, 10, 11, 12})});
+  // [1 2 3; 4 5 6] [7 8; 9 10; 11 12] = [58 64; 139 154]
+  EXPECT_EQ(r[0].data, (std::vector<double>{58, 64, 139, 154}));
+}
+
+TEST(Eval, MaxAndSumReductions) {
+  json p = program({argument("x", type({2, 3}))},
+                   {joinAgg("mx", type({2}), {"x"}, {{0, 1}}, {0}, "max"),
+                    joinAgg("sum", type({3}), {"x"}, {{0, 1}}, {1}, "add"),
+                    joinAgg("all", type({}), {"x"}, {{0, 1}}, {}, "min")},
+                   {"mx", "sum", "all"});
+  auto r = run(p, {tensor({2, 3}, {3, -1, 2, -5, 7, 0})});
+  EXPECT_EQ(r[0].data, (std::vector<double>{3, 7}));
+  EXPECT_EQ(r[1].data, (std::vector<double>{-2, 6, 2}));
+  EXPECT_EQ(r[2].data, (std::vector<double>{-5}));
+}
+
+TEST(Eval, Softmax) {
+  json op = {{"kind", "softmax"}, {"result", "y"}, {"type", type({2, 3})},
+             {"inputs", {"x"}},   {"dim", 1}};
+  json column = op;
+  column["result"] = "z";
+  column["dim"] = 0;
+  auto r = run(program({argument("x", type({2, 3}))}, {op, column}, {"y", "z"}),
+               {tensor({2, 3}, {1, 2, 3, 0, 0, 0})});
+  double e = std::exp(1.0), sum = e + e * e + e * e * e;
+  EXPECT_NEAR(r[0].data[0], e / sum, 1e-15);
+  EXPECT_NEAR(r[0].data[2], e * e * e / sum, 1e-15);
+  EXPECT_NEAR(r[0].data[4], 1.0 / 3, 1e-15);
+  // Along dim 0: column 0 holds 1 and 0.
+  EXPECT_NEAR(r[1].data[0], e / (e + 1), 1e-15);
+  EXPECT_NEAR(r[1].data[3], 1 / (e + 1), 1e-15);
+}
+
+TEST(Eval, RmsNorm) {
+  json op = {{"kind", "rms_norm"}, {"result", "y"}, {"type", type({1, 2})},
+             {"inputs", {"x", "w"}}, {"eps", 1e-6}};
+  auto r = run(program({argument("x", type({1, 2})), argument("w", type({2}))}, {op}, {"y"}),
+               {tensor({1, 2}, {3, 4}), tensor({2}, {1, 2})});
+  double inv = 1 / std::sqrt(12.5 + 1e-6); // mean of 9 and 16
+  EXPECT_NEAR(r[0].data[0], 3 * inv, 1e-15);
+  EXPECT_NEAR(r[0].data[1], 8 * inv, 1e-15);
+}
+
+TEST(Eval, CausalGqaAttention) {
+  // One batch, two query heads sharing one KV head, two tokens, head dim 1,
+  // scale 1. Keys 0 and ln 3, values 1 and 5.
+  json op = {{"kind", "attention"}, {"result", "o"}, {"type", type({1, 2, 2, 1})},
+             {"inputs", {"q", "k", "v"}}, {"causal", true}, {"group", 2},
+             {"scale", 1.0}, {"query_offset", 0}, {"key_offset", 0}};
+  json p = program({argument("q", type({1, 2, 2, 1})), argument("k", type({1, 1, 2, 1})),
+                    argument("v", type({1, 1, 2, 1}))},
+                   {op}, {"o"});
+  auto r = run(p, {tensor({1, 2, 2, 1}, {9, 1, 9, 0}),
+                   tensor({1, 1, 2, 1}, {0, std::log(3.0)}),
+                   tensor({1, 1, 2, 1}, {1, 5})});
+  // Token 0 sees only key 0: output 1 whatever the query. Token 1 of head 0
+  // (q = 1) weighs the keys 1 : 3, giving 4; head 1 (q = 0) weighs them
+  // equally, giving 3.
+  EXPECT_NEAR(r[0].data[0], 1, 1e-12);
+  EXPECT_NEAR(r[0].data[1], 4, 1e-12);
+  EXPECT_NEAR(r[0].data[2], 1, 1e-12);
+  EXPECT_NEAR(r[0].data[3], 3, 1e-12);
+}
+
+TEST(Eval, OnlineSoftmaxCombineEqualsWholeAttention) {
+  TensorType qt{DType::F32, {1, 4, 8, 4}}, kt{DType::F32, {1, 2, 8, 4}};
+  HostTensor q = randomInput(qt, 7, 0), k = randomInput(kt, 7, 1),
+             v = randomInput(kt, 7, 2);
+  HostTensor whole, wholeLse;
+  attention(q, k, v, /*causal=*/true, 2, 0.5, 0, 0, whole, &wholeLse);
+  // Split the keys in two blocks; the second starts at key 3.
+  auto keys = [](const HostTensor &t, int64_t from, int64_t count) {
+    HostTensor part{t.dtype, {1, 2, count, 4}, {}};
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t s = from; s < from + count; ++s)
+        for (int64_t d = 0; d < 4; ++d)
+          part.data.push_back(t.data[(h * 8 + s) * 4 + d]);
+    return part;
+  };
+  HostTensor o1, l1, o2, l2, combined, combinedLse;
+  attention(q, keys(k, 0, 3), keys(v, 0, 3), true, 2, 0.5, 0, 0, o1, &l1);
+  attention(q, keys(k, 3, 5), keys(v, 3, 5), true, 2, 0.5, 0, 3, o2, &l2);
+  // Query 0 sees no key of the second block.
+  EXPECT_TRUE(std::isinf(l2.data[0]) && l2.data[0] < 0);
+  combineAttention({o1, o2}, {l1, l2}, combined, &combinedLse);
+  for (size_t i = 0; i < whole.data.size(); ++i)
+    EXPECT_NEAR(combined.data[i], whole.data[i], 1e-12) << i;
+  for (size_t i = 0; i < wholeLse.data.size(); ++i)
+    EXPECT_NEAR(combinedLse.data[i], wholeLse.data[i], 1e-12) << i;
+}
+
+TEST(Eval, ReshapeSliceConcat) {
+  json reshape = {{"kind", "reshape"}, {"result", "r"}, {"type", type({2, 2, 3})},
+                  {"inputs", {"x"}}, {"reassociation", {{0}, {1, 2}}}};
+  json slice = {{"kind", "slice"}, {"result", "s"}, {"type", type({1, 2, 2})},
+                {"inputs", {"r"}}, {"offsets", {1, 0, 1}}, {"sizes", {1, 2, 2}}};
+  json concat = {{"kind", "concat"}, {"result", "c"}, {"type", type({2, 4})},
+                 {"inputs", {"a", "b"}}, {"dim", 1}};
+  json p = program({argument("x", type({2, 6})), argument("a", type({2, 1})),
+                    argument("b", type({2, 3}))},
+                   {reshape, slice, concat}, {"s", "c"});
+  auto r = run(p, {tensor({2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}),
+                   tensor({2, 1}, {-1, -2}), tensor({2, 3}, {1, 2, 3, 4, 5, 6})});
+  // x as 2x2x3: second row holds [[6 7 8] [9 10 11]]; columns 1..2 of it.
+  EXPECT_EQ(r[0].data, (std::vector<double>{7, 8, 10, 11}));
+  EXPECT_EQ(r[1].data, (std::vector<double>{-1, 1, 2, 3, -2, 4, 5, 6}));
+}
+
+TEST(Eval, CausalMaskReadsLoopIndices) {
+  // y[i, j] = j <= i ? x[i, j] : -inf, then a row max.
+  json join = {{"args", {"f32"}},
+               {"ops",
+                {{{"op", "ein.index"}, {"operands", json::array()}, {"type", "index"}, {"dim", 0}},
+                 {{"op", "ein.index"}, {"operands", json::array()}, {"type", "index"}, {"dim", 1}},
+                 {{"op", "arith.cmpi"}, {"operands", {2, 1}}, {"type", "i1"}, {"predicate", "ule"}},
+                 {{"op", "arith.constant"}, {"operands", json::array()}, {"type", "f32"}, {"value", "-inf"}},
+                 {{"op", "arith.select"}, {"operands", {3, 0, 4}}, {"type", "f32"}}}},
+               {"yield", 5}};
+  json op = joinAgg("m", type({2}), {"x"}, {{0, 1}}, {0}, "max");
+  op["join"] = join;
+  auto r = run(program({argument("x", type({2, 2}))}, {op}, {"m"}),
+               {tensor({2, 2}, {1, 9, 4, 3})});
+  EXPECT_EQ(r[0].data, (std::vector<double>{1, 4}));
+}
+
+TEST(Eval, RoundIntermediates) {
+  json p = program({argument("a", type({1}, "bf16")), argument("b", type({1}, "bf16"))},
+                   {}, {});
+  json op = joinAgg("c", type({1}, "bf16"), {"a", "b"}, {{0}, {0}}, {0}, "none", "arith.addf");
+  op["join"]["args"] = {"bf16", "bf16"};
+  op["join"]["ops"][0]["operands"] = {0, 1};
+  p["ops"] = {op};
+  p["results"] = {"c"};
+  // Inputs are exact in bf16 (1 and 2^-8); their sum is not.
+  std::vector<HostTensor> in = {tensor({1}, {1}, DType::BF16),
+                                tensor({1}, {0.00390625}, DType::BF16)};
+  EXPECT_EQ(run(p, in)[0].data[0], 1.00390625);
+  EvalOptions rounding;
+  rounding.roundIntermediates = true;
+  EXPECT_EQ(run(p, in, rounding)[0].data[0], 1.0);
+}
+
+TEST(Eval, RandomInputsFollowTheRule) {
+  TensorType t{DType::BF16, {64, 256}};
+  HostTensor a = randomInput(t, 3, 0), b = randomInput(t, 3, 0),
+             c = randomInput(t, 3, 1), d = randomInput(t, 4, 0);
+  EXPECT_EQ(a.data, b.data);
+  EXPECT_NE(a.data, c.data);
+  EXPECT_NE(a.data, d.data);
+  double sum = 0, squares = 0;
+  for (double x : a.data) {
+    EXPECT_EQ(x, roundTo(DType::BF16, x));
+    sum += x;
+    squares += x * x;
+  }
+  double n = static_cast<double>(a.data.size());
+  // Standard normal scaled by 1/sqrt(256): mean 0, variance 1/256.
+  EXPECT_NEAR(sum / n, 0, 0.005);
+  EXPECT_NEAR(squares / n, 1.0 / 256, 0.0003);
+}
+
+TEST(Eval, RefusesHugeWork) {
+  json p = program({argument("a", type({512, 512})), argument("b", type({512, 512}))},
+                   {joinAgg("c", type({512, 512}), {"a", "b"}, {{0, 1}, {1, 2}},
+                            {0, 2}, "add", "arith.mulf")},
+                   {"c"});
+  Program program;
+  std::string error;
+  ASSERT_TRUE(parseProgram(p.dump(), program, error)) << error;
+  EvalOptions small;
+  small.maxIterations = 1000;
+  std::vector<HostTensor> inputs = {randomInput(program.arguments[0].type, 0, 0),
+                                    randomInput(program.arguments[1].type, 0, 1)},
+                          results;
+  EXPECT_FALSE(evaluate(program, inputs, results, error, small));
+  EXPECT_NE(error.find("op 0 (join_agg 'c') needs 134217728 iterations"),
+            std::string::npos)
+      << error;
+}

@@ -1,0 +1,131 @@
+//===- ProgramTest.cpp - program.json validation ----------------------------===//
+
+#include "ProgramBuilder.h"
+#include "ein/program.h"
+
+#include <gtest/gtest.h>
+
+using namespace ein;
+using namespace ein::test;
+
+namespace {
+
+json matmul() {
+  return program({argument("a", type({2, 3})), argument("b", type({3, 2}))},
+                 {joinAgg("c", type({2, 2}), {"a", "b"}, {{0, 1}, {1, 2}}, {0, 2},
+                          "add", "arith.mulf")},
+                 {"c"});
+}
+
+/// Parses `text` expecting failure; returns the error.
+std::string error(const json &text) {
+  Program p;
+  std::string message;
+  EXPECT_FALSE(parseProgram(text.dump(), p, message)) << text.dump();
+  return message;
+}
+
+#define EXPECT_ERROR(json_value, fragment)                                     \
+  do {                                                                         \
+    std::string message = error(json_value);                                   \
+    EXPECT_NE(message.find(fragment), std::string::npos) << message;           \
+  } while (0)
+
+} // namespace
+
+TEST(Program, ParsesAMatmul) {
+  Program p;
+  std::string message;
+  ASSERT_TRUE(parseProgram(matmul().dump(), p, message)) << message;
+  ASSERT_EQ(p.ops.size(), 1u);
+  EXPECT_EQ(p.ops[0].kind, OpKind::JoinAgg);
+  EXPECT_EQ(p.ops[0].agg, Agg::Add);
+  EXPECT_EQ(p.ops[0].join.ops[0].kind, ScalarKind::MulF);
+  EXPECT_EQ(p.results, std::vector<std::string>{"c"});
+}
+
+TEST(Program, RejectsBadDocuments) {
+  Program p;
+  std::string message;
+  EXPECT_FALSE(parseProgram("{\"format\": ", p, message));
+  EXPECT_EQ(message, "not valid JSON");
+  EXPECT_ERROR(json::array(), "program: expected an object");
+
+  json v = matmul();
+  v["version"] = 2;
+  EXPECT_ERROR(v, "program.version: this reader understands version 1, the file has version 2");
+  v = matmul();
+  v["format"] = "onnx";
+  EXPECT_ERROR(v, "program.format: expected \"ein-program\"");
+  v = matmul();
+  v.erase("results");
+  EXPECT_ERROR(v, "program: missing field 'results'");
+}
+
+TEST(Program, RejectsBadValues) {
+  json v = matmul();
+  v["ops"][0]["inputs"][1] = "w";
+  EXPECT_ERROR(v, "program.ops[0].inputs[1]: value 'w' is not defined before use");
+  v = matmul();
+  v["arguments"][1]["name"] = "a";
+  EXPECT_ERROR(v, "program.arguments[1].name: 'a' is defined twice");
+  v = matmul();
+  v["arguments"][0]["type"]["dtype"] = "f8";
+  EXPECT_ERROR(v, "program.arguments[0].type.dtype: unknown element type 'f8'");
+  v = matmul();
+  v["arguments"][0]["type"]["shape"] = {2, 0};
+  EXPECT_ERROR(v, "dimensions must be positive");
+  v = matmul();
+  v["results"] = {"nothing"};
+  EXPECT_ERROR(v, "program.results[0]: value 'nothing' is not defined");
+}
+
+TEST(Program, RejectsBadJoins) {
+  json v = matmul();
+  v["ops"][0]["input_indices"][1] = {2, 1};
+  EXPECT_ERROR(v, "loop d1 has sizes 3 and 2");
+  v = matmul();
+  v["ops"][0]["input_indices"][0] = {0};
+  EXPECT_ERROR(v, "input 0 has rank 2 but 1 indices");
+  v = matmul();
+  v["ops"][0]["agg"] = "none";
+  EXPECT_ERROR(v, "aggregation 'none' but some loop is not in the result");
+  v = matmul();
+  v["ops"][0]["agg"] = "sum";
+  EXPECT_ERROR(v, "unknown aggregation 'sum'");
+  v = matmul();
+  v["ops"][0]["join"]["ops"][0]["op"] = "arith.frobf";
+  EXPECT_ERROR(v, "program.ops[0].join.ops[0].op: unsupported scalar operation 'arith.frobf'");
+  v = matmul();
+  v["ops"][0]["join"]["ops"][0]["operands"] = {0, 5};
+  EXPECT_ERROR(v, "value 5 is not defined before this operation");
+  v = matmul();
+  v["ops"][0]["join"]["ops"][0]["operands"] = {0};
+  EXPECT_ERROR(v, "arith.mulf takes 2 operands, got 1");
+  v = matmul();
+  v["ops"][0]["join"]["yield"] = 0;
+  v["ops"][0]["join"]["args"] = {"f32", "f16"};
+  EXPECT_ERROR(v, "the join's arguments must have the inputs' element types");
+  v = matmul();
+  v["ops"][0]["acc"] = "f64";
+  EXPECT_ERROR(v, "the join yields f32 but the accumulator type is f64");
+}
+
+TEST(Program, RejectsBadComposites) {
+  json attention = {{"kind", "attention"}, {"result", "o"}, {"type", type({1, 4, 8, 2})},
+                    {"inputs", {"q", "k", "k"}}, {"causal", true}, {"group", 3},
+                    {"scale", 0.5}, {"query_offset", 0}, {"key_offset", 0}};
+  json v = program({argument("q", type({1, 4, 8, 2})), argument("k", type({1, 2, 8, 2}))},
+                   {attention}, {"o"});
+  EXPECT_ERROR(v, "do not fit group 3");
+  v["ops"][0]["group"] = 2;
+  v["ops"][0]["type"] = type({1, 4, 8, 3});
+  EXPECT_ERROR(v, "result must be [1, 4, 8, 2] f32, got [1, 4, 8, 3] f32");
+  json slice = {{"kind", "slice"}, {"result", "s"}, {"type", type({2})},
+                {"inputs", {"x"}}, {"offsets", {3}}, {"sizes", {2}}};
+  EXPECT_ERROR(program({argument("x", type({4}))}, {slice}, {"s"}),
+               "the slice leaves the source in dimension 0");
+  json unknown = {{"kind", "conv"}, {"result", "s"}, {"type", type({2})}, {"inputs", {"x"}}};
+  EXPECT_ERROR(program({argument("x", type({4}))}, {unknown}, {"s"}),
+               "program.ops[0].kind: unknown op kind 'conv'");
+}
