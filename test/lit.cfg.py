@@ -11,16 +11,18 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ein_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit", "fuzz_no_crash.py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit", "fuzz_no_crash.py", "numpy_reference.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%ein_src_root", config.ein_src_root))
 config.substitutions.append(("%ein_obj_root", config.ein_obj_root))
 config.substitutions.append(("%python", sys.executable))
+# Scripts that need NumPy use Debian's python3 (python3-numpy), not the one on PATH.
+config.substitutions.append(("%numpy_python", "/usr/bin/python3"))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.ein_tools_dir, config.llvm_tools_dir]
-tools = ["ein-opt"]
+tools = ["ein-opt", "ein-eval"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -3,11 +3,11 @@
 #include "Einsummable/Program/ExportProgram.h"
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "ein/program.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -53,24 +53,6 @@ json::Array integers(ArrayRef<int64_t> values) {
   for (int64_t v : values)
     array.push_back(v);
   return array;
-}
-
-/// The scalar operations program.json knows, by MLIR op name.
-const llvm::StringSet<> &scalarOps() {
-  static const llvm::StringSet<> ops = {
-      "arith.addf",   "arith.subf",     "arith.mulf",    "arith.divf",
-      "arith.remf",   "arith.negf",     "arith.maximumf", "arith.minimumf",
-      "arith.maxnumf", "arith.minnumf", "math.exp",      "math.exp2",
-      "math.log",     "math.log2",      "math.log1p",    "math.sqrt",
-      "math.rsqrt",   "math.tanh",      "math.absf",     "math.erf",
-      "math.sin",     "math.cos",       "math.powf",     "math.fma",
-      "arith.addi",   "arith.subi",     "arith.muli",    "arith.divsi",
-      "arith.remsi",  "arith.maxsi",    "arith.minsi",   "arith.andi",
-      "arith.ori",    "arith.xori",     "arith.extf",    "arith.truncf",
-      "arith.sitofp", "arith.uitofp",   "arith.fptosi",  "arith.index_cast",
-      "arith.cmpf",   "arith.cmpi",     "arith.select",  "arith.constant",
-      "ein.index"};
-  return ops;
 }
 
 class Exporter {
@@ -125,7 +107,7 @@ FailureOr<json::Object> Exporter::joinRegion(JoinAggOp op) {
   }
   for (Operation &scalar : body.without_terminator()) {
     StringRef name = scalar.getName().getStringRef();
-    if (!scalarOps().contains(name) || scalar.getNumResults() != 1 ||
+    if (!::ein::isScalarOpName(name.str()) || scalar.getNumResults() != 1 ||
         scalar.getNumRegions() != 0)
       return scalar.emitOpError()
              << "has no program.json form; join regions may hold the arith "
@@ -138,15 +120,16 @@ FailureOr<json::Object> Exporter::joinRegion(JoinAggOp op) {
     json::Array operands;
     for (Value v : scalar.getOperands())
       operands.push_back(numbers.lookup(v));
-    json::Object entry{{"op", name}, {"operands", std::move(operands)},
-                       {"type", *dtype}};
+    json::Object entry{
+        {"op", name}, {"operands", std::move(operands)}, {"type", *dtype}};
     if (auto constant = dyn_cast<arith::ConstantOp>(scalar)) {
       Attribute value = constant.getValue();
       if (auto f = dyn_cast<FloatAttr>(value))
         entry["value"] = number(f.getValueAsDouble());
       else if (auto i = dyn_cast<IntegerAttr>(value))
-        entry["value"] = type.isInteger(1) ? int64_t(i.getValue().getBoolValue())
-                                           : i.getValue().getSExtValue();
+        entry["value"] = type.isInteger(1)
+                             ? int64_t(i.getValue().getBoolValue())
+                             : i.getValue().getSExtValue();
       else
         return scalar.emitOpError() << "holds a constant with no program.json "
                                        "form";
@@ -253,7 +236,8 @@ FailureOr<json::Object> Exporter::exportOp(Operation *op) {
               if (auto f = dyn_cast<FloatAttr>(a))
                 values.push_back(number(f.getValueAsDouble()));
               else
-                values.push_back(cast<IntegerAttr>(a).getValue().getSExtValue());
+                values.push_back(
+                    cast<IntegerAttr>(a).getValue().getSExtValue());
             };
             if (elements.isSplat())
               add(elements.getSplatValue<Attribute>());
@@ -326,13 +310,12 @@ FailureOr<func::FuncOp> mlir::ein::selectProgramFunction(ModuleOp module,
                                                          StringRef name) {
   SmallVector<func::FuncOp> candidates;
   for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isExternal() && (name.empty() || func.getSymName() == name))
+    if (name.empty() ? !func.isExternal() : func.getSymName() == name)
       candidates.push_back(func);
   if (candidates.size() == 1)
     return candidates.front();
   if (!name.empty())
-    return module.emitError() << "no function named '" << name
-                              << "' with a body to export";
+    return module.emitError() << "no function named '" << name << "' to export";
   return module.emitError() << "the module has " << candidates.size()
                             << " functions with a body; name the one to "
                                "export (function=NAME)";

@@ -33,8 +33,7 @@ struct EinExportProgramPass
     if (failed(program))
       return signalPassFailure();
     std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(file, &error);
+    std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(file, &error);
     if (!output) {
       module.emitError() << "cannot write program.json: " << error;
       return signalPassFailure();

@@ -12,10 +12,10 @@ struct Entry {
   const char *name;
   int bytes;
 };
-constexpr Entry kTypes[] = {{DType::F64, "f64", 8},  {DType::F32, "f32", 4},
-                            {DType::F16, "f16", 2},  {DType::BF16, "bf16", 2},
-                            {DType::I64, "i64", 8},  {DType::I32, "i32", 4},
-                            {DType::I1, "i1", 1},    {DType::Index, "index", 8}};
+constexpr Entry kTypes[] = {{DType::F64, "f64", 8}, {DType::F32, "f32", 4},
+                            {DType::F16, "f16", 2}, {DType::BF16, "bf16", 2},
+                            {DType::I64, "i64", 8}, {DType::I32, "i32", 4},
+                            {DType::I1, "i1", 1},   {DType::Index, "index", 8}};
 
 const Entry &entry(DType type) {
   for (const Entry &e : kTypes)

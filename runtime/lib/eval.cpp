@@ -37,30 +37,44 @@ HostTensor makeTensor(const TensorType &type) {
 
 bool compare(const std::string &p, double a, double b) {
   bool unordered = std::isnan(a) || std::isnan(b);
-  if (p == "false") return false;
-  if (p == "true") return true;
-  if (p == "ord") return !unordered;
-  if (p == "uno") return unordered;
+  if (p == "false")
+    return false;
+  if (p == "true")
+    return true;
+  if (p == "ord")
+    return !unordered;
+  if (p == "uno")
+    return unordered;
   bool ordered = p[0] == 'o';
   if (unordered)
     return !ordered;
   std::string r = p.substr(1);
-  if (r == "eq") return a == b;
-  if (r == "ne") return a != b;
-  if (r == "gt") return a > b;
-  if (r == "ge") return a >= b;
-  if (r == "lt") return a < b;
+  if (r == "eq")
+    return a == b;
+  if (r == "ne")
+    return a != b;
+  if (r == "gt")
+    return a > b;
+  if (r == "ge")
+    return a >= b;
+  if (r == "lt")
+    return a < b;
   return a <= b; // "le"
 }
 
 bool compareInt(const std::string &p, double a, double b) {
-  if (p == "eq") return a == b;
-  if (p == "ne") return a != b;
+  if (p == "eq")
+    return a == b;
+  if (p == "ne")
+    return a != b;
   // Values are non-negative wherever the unsigned forms make sense here.
   std::string r = p.substr(1);
-  if (r == "lt") return a < b;
-  if (r == "le") return a <= b;
-  if (r == "gt") return a > b;
+  if (r == "lt")
+    return a < b;
+  if (r == "le")
+    return a <= b;
+  if (r == "gt")
+    return a > b;
   return a >= b; // "ge"
 }
 
@@ -69,66 +83,110 @@ double scalar(const ScalarOp &op, const std::vector<double> &v,
   auto a = [&](int i) { return v[op.operands[i]]; };
   auto asInt = [](double x) { return static_cast<int64_t>(x); };
   switch (op.kind) {
-  case ScalarKind::AddF: return a(0) + a(1);
-  case ScalarKind::SubF: return a(0) - a(1);
-  case ScalarKind::MulF: return a(0) * a(1);
-  case ScalarKind::DivF: return a(0) / a(1);
-  case ScalarKind::RemF: return std::fmod(a(0), a(1));
-  case ScalarKind::NegF: return -a(0);
+  case ScalarKind::AddF:
+    return a(0) + a(1);
+  case ScalarKind::SubF:
+    return a(0) - a(1);
+  case ScalarKind::MulF:
+    return a(0) * a(1);
+  case ScalarKind::DivF:
+    return a(0) / a(1);
+  case ScalarKind::RemF:
+    return std::fmod(a(0), a(1));
+  case ScalarKind::NegF:
+    return -a(0);
   case ScalarKind::MaximumF:
-    return std::isnan(a(0)) || std::isnan(a(1)) ? std::nan("") : std::max(a(0), a(1));
+    return std::isnan(a(0)) || std::isnan(a(1)) ? std::nan("")
+                                                : std::max(a(0), a(1));
   case ScalarKind::MinimumF:
-    return std::isnan(a(0)) || std::isnan(a(1)) ? std::nan("") : std::min(a(0), a(1));
-  case ScalarKind::MaxNumF: return std::fmax(a(0), a(1));
-  case ScalarKind::MinNumF: return std::fmin(a(0), a(1));
-  case ScalarKind::Exp: return std::exp(a(0));
-  case ScalarKind::Exp2: return std::exp2(a(0));
-  case ScalarKind::Log: return std::log(a(0));
-  case ScalarKind::Log2: return std::log2(a(0));
-  case ScalarKind::Log1p: return std::log1p(a(0));
-  case ScalarKind::Sqrt: return std::sqrt(a(0));
-  case ScalarKind::Rsqrt: return 1.0 / std::sqrt(a(0));
-  case ScalarKind::Tanh: return std::tanh(a(0));
-  case ScalarKind::AbsF: return std::fabs(a(0));
-  case ScalarKind::Erf: return std::erf(a(0));
-  case ScalarKind::Sin: return std::sin(a(0));
-  case ScalarKind::Cos: return std::cos(a(0));
-  case ScalarKind::PowF: return std::pow(a(0), a(1));
-  case ScalarKind::Fma: return a(0) * a(1) + a(2);
-  case ScalarKind::AddI: return a(0) + a(1);
-  case ScalarKind::SubI: return a(0) - a(1);
-  case ScalarKind::MulI: return a(0) * a(1);
+    return std::isnan(a(0)) || std::isnan(a(1)) ? std::nan("")
+                                                : std::min(a(0), a(1));
+  case ScalarKind::MaxNumF:
+    return std::fmax(a(0), a(1));
+  case ScalarKind::MinNumF:
+    return std::fmin(a(0), a(1));
+  case ScalarKind::Exp:
+    return std::exp(a(0));
+  case ScalarKind::Exp2:
+    return std::exp2(a(0));
+  case ScalarKind::Log:
+    return std::log(a(0));
+  case ScalarKind::Log2:
+    return std::log2(a(0));
+  case ScalarKind::Log1p:
+    return std::log1p(a(0));
+  case ScalarKind::Sqrt:
+    return std::sqrt(a(0));
+  case ScalarKind::Rsqrt:
+    return 1.0 / std::sqrt(a(0));
+  case ScalarKind::Tanh:
+    return std::tanh(a(0));
+  case ScalarKind::AbsF:
+    return std::fabs(a(0));
+  case ScalarKind::Erf:
+    return std::erf(a(0));
+  case ScalarKind::Sin:
+    return std::sin(a(0));
+  case ScalarKind::Cos:
+    return std::cos(a(0));
+  case ScalarKind::PowF:
+    return std::pow(a(0), a(1));
+  case ScalarKind::Fma:
+    return a(0) * a(1) + a(2);
+  case ScalarKind::AddI:
+    return a(0) + a(1);
+  case ScalarKind::SubI:
+    return a(0) - a(1);
+  case ScalarKind::MulI:
+    return a(0) * a(1);
   case ScalarKind::DivSI:
-    return asInt(a(1)) == 0 ? 0 : static_cast<double>(asInt(a(0)) / asInt(a(1)));
+    return asInt(a(1)) == 0 ? 0
+                            : static_cast<double>(asInt(a(0)) / asInt(a(1)));
   case ScalarKind::RemSI:
-    return asInt(a(1)) == 0 ? 0 : static_cast<double>(asInt(a(0)) % asInt(a(1)));
-  case ScalarKind::MaxSI: return std::max(a(0), a(1));
-  case ScalarKind::MinSI: return std::min(a(0), a(1));
-  case ScalarKind::AndI: return static_cast<double>(asInt(a(0)) & asInt(a(1)));
-  case ScalarKind::OrI: return static_cast<double>(asInt(a(0)) | asInt(a(1)));
-  case ScalarKind::XOrI: return static_cast<double>(asInt(a(0)) ^ asInt(a(1)));
+    return asInt(a(1)) == 0 ? 0
+                            : static_cast<double>(asInt(a(0)) % asInt(a(1)));
+  case ScalarKind::MaxSI:
+    return std::max(a(0), a(1));
+  case ScalarKind::MinSI:
+    return std::min(a(0), a(1));
+  case ScalarKind::AndI:
+    return static_cast<double>(asInt(a(0)) & asInt(a(1)));
+  case ScalarKind::OrI:
+    return static_cast<double>(asInt(a(0)) | asInt(a(1)));
+  case ScalarKind::XOrI:
+    return static_cast<double>(asInt(a(0)) ^ asInt(a(1)));
   case ScalarKind::ExtF:
   case ScalarKind::TruncF:
   case ScalarKind::SIToFP:
   case ScalarKind::UIToFP:
   case ScalarKind::IndexCast:
     return a(0);
-  case ScalarKind::FPToSI: return std::trunc(a(0));
-  case ScalarKind::CmpF: return compare(op.predicate, a(0), a(1)) ? 1 : 0;
-  case ScalarKind::CmpI: return compareInt(op.predicate, a(0), a(1)) ? 1 : 0;
-  case ScalarKind::Select: return a(0) != 0 ? a(1) : a(2);
-  case ScalarKind::Constant: return op.constant;
-  case ScalarKind::LoopIndex: return static_cast<double>(loop[op.dim]);
+  case ScalarKind::FPToSI:
+    return std::trunc(a(0));
+  case ScalarKind::CmpF:
+    return compare(op.predicate, a(0), a(1)) ? 1 : 0;
+  case ScalarKind::CmpI:
+    return compareInt(op.predicate, a(0), a(1)) ? 1 : 0;
+  case ScalarKind::Select:
+    return a(0) != 0 ? a(1) : a(2);
+  case ScalarKind::Constant:
+    return op.constant;
+  case ScalarKind::LoopIndex:
+    return static_cast<double>(loop[op.dim]);
   }
   return 0;
 }
 
 double identity(Agg agg) {
   switch (agg) {
-  case Agg::Max: return -kInf;
-  case Agg::Min: return kInf;
-  case Agg::Mul: return 1;
-  default: return 0;
+  case Agg::Max:
+    return -kInf;
+  case Agg::Min:
+    return kInf;
+  case Agg::Mul:
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -160,7 +218,8 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
   for (int64_t s : sizes)
     iterations *= static_cast<double>(s);
   if (iterations > static_cast<double>(options.maxIterations))
-    throw EvalError("needs " + std::to_string(static_cast<int64_t>(iterations)) +
+    throw EvalError("needs " +
+                    std::to_string(static_cast<int64_t>(iterations)) +
                     " iterations; the CPU reference stops at " +
                     std::to_string(options.maxIterations) +
                     " (check large shapes on the GPU)");
@@ -170,7 +229,8 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
   std::vector<double> values(numArgs + op.join.ops.size());
   std::vector<int64_t> loop(numLoops, 0);
   std::vector<int64_t> offset(in.size() + 1, 0);
-  for (int64_t it = 0, total = static_cast<int64_t>(iterations); it < total; ++it) {
+  for (int64_t it = 0, total = static_cast<int64_t>(iterations); it < total;
+       ++it) {
     for (size_t i = 0; i < numArgs; ++i)
       values[i] = in[i]->data[offset[i]];
     for (size_t k = 0; k < op.join.ops.size(); ++k) {
@@ -181,11 +241,21 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
     double y = values[op.join.yield];
     double &acc = out.data[offset[in.size()]];
     switch (op.agg) {
-    case Agg::None: acc = y; break;
-    case Agg::Add: acc += y; break;
-    case Agg::Mul: acc *= y; break;
-    case Agg::Max: acc = std::isnan(y) || std::isnan(acc) ? std::nan("") : std::max(acc, y); break;
-    case Agg::Min: acc = std::isnan(y) || std::isnan(acc) ? std::nan("") : std::min(acc, y); break;
+    case Agg::None:
+      acc = y;
+      break;
+    case Agg::Add:
+      acc += y;
+      break;
+    case Agg::Mul:
+      acc *= y;
+      break;
+    case Agg::Max:
+      acc = std::isnan(y) || std::isnan(acc) ? std::nan("") : std::max(acc, y);
+      break;
+    case Agg::Min:
+      acc = std::isnan(y) || std::isnan(acc) ? std::nan("") : std::min(acc, y);
+      break;
     }
     // Advance the odometer (last loop fastest) and every operand's offset.
     for (int64_t l = numLoops - 1; l >= 0; --l) {
@@ -213,11 +283,13 @@ void softmax(const HostTensor &x, int64_t dim, HostTensor &out) {
     for (int64_t i = 0; i < n; ++i)
       sum += std::exp(x.data[base + i * stride] - mx);
     for (int64_t i = 0; i < n; ++i)
-      out.data[base + i * stride] = std::exp(x.data[base + i * stride] - mx) / sum;
+      out.data[base + i * stride] =
+          std::exp(x.data[base + i * stride] - mx) / sum;
   }
 }
 
-void rmsNorm(const HostTensor &x, const HostTensor &w, double eps, HostTensor &out) {
+void rmsNorm(const HostTensor &x, const HostTensor &w, double eps,
+             HostTensor &out) {
   int64_t width = x.shape.back(), rows = x.numElements() / width;
   for (int64_t r = 0; r < rows; ++r) {
     const double *row = &x.data[r * width];
@@ -361,7 +433,8 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
   std::map<std::string, HostTensor> values;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Argument &arg = program.arguments[i];
-    if (inputs[i].shape != arg.type.shape || inputs[i].dtype != arg.type.dtype ||
+    if (inputs[i].shape != arg.type.shape ||
+        inputs[i].dtype != arg.type.dtype ||
         static_cast<int64_t>(inputs[i].data.size()) != arg.type.numElements()) {
       error = "input " + std::to_string(i) + " ('" + arg.name +
               "') does not have the argument's shape and element type " +

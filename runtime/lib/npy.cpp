@@ -2,18 +2,15 @@
 
 #include "ein/npy.h"
 
+#include "ein/partition.h"
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 namespace ein {
 
-int64_t HostTensor::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
+int64_t HostTensor::numElements() const { return product(shape); }
 
 const char *npyDescriptor(DType type) {
   switch (type) {
@@ -70,8 +67,9 @@ bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
       continue; // the trailing comma of a 1-tuple
     size_t last = item.find_last_not_of(' ');
     std::string digits = item.substr(first, last - first + 1);
-    if (digits.empty() || digits.find_first_not_of("0123456789") !=
-                              std::string::npos || digits.size() > 15)
+    if (digits.empty() ||
+        digits.find_first_not_of("0123456789") != std::string::npos ||
+        digits.size() > 15)
       return false;
     shape.push_back(std::stoll(digits));
   }
@@ -123,8 +121,9 @@ void encode(DType type, double value, unsigned char *p) {
   }
   case DType::F16:
   case DType::BF16: {
-    uint16_t bits = type == DType::F16 ? toHalfBits(static_cast<float>(value))
-                                       : toBFloat16Bits(static_cast<float>(value));
+    uint16_t bits = type == DType::F16
+                        ? toHalfBits(static_cast<float>(value))
+                        : toBFloat16Bits(static_cast<float>(value));
     p[0] = bits & 0xff;
     p[1] = bits >> 8;
     return;
@@ -174,7 +173,8 @@ bool readNpy(const std::string &path, DType declared, HostTensor &out,
       return fail("truncated header");
     headerLength = 0;
     for (int i = 3; i >= 0; --i)
-      headerLength = (headerLength << 8) | static_cast<unsigned char>(bytes[8 + i]);
+      headerLength =
+          (headerLength << 8) | static_cast<unsigned char>(bytes[8 + i]);
     headerStart = 12;
   } else {
     return fail("unsupported format version " + std::to_string(major));
@@ -214,8 +214,8 @@ bool readNpy(const std::string &path, DType declared, HostTensor &out,
                 " data bytes but shape " + shapeText + " needs " +
                 std::to_string(count * width));
   out.data.resize(count);
-  const auto *data = reinterpret_cast<const unsigned char *>(bytes.data()) +
-                     dataStart;
+  const auto *data =
+      reinterpret_cast<const unsigned char *>(bytes.data()) + dataStart;
   for (int64_t i = 0; i < count; ++i)
     out.data[i] = decode(declared, data + i * width);
   return true;

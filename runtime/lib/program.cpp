@@ -2,6 +2,8 @@
 
 #include "ein/program.h"
 
+#include "ein/partition.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,12 +18,7 @@ namespace ein {
 
 using json = nlohmann::json;
 
-int64_t TensorType::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
+int64_t TensorType::numElements() const { return product(shape); }
 
 const char *aggName(Agg agg) {
   switch (agg) {
@@ -160,8 +157,8 @@ TensorType parseType(const Node &node) {
   int64_t elements = 1;
   for (int64_t d : type.shape) {
     if (d < 1)
-      fail(node.path + ".shape", "dimensions must be positive, got " +
-                                     shapeText(type.shape));
+      fail(node.path + ".shape",
+           "dimensions must be positive, got " + shapeText(type.shape));
     if (elements > (int64_t(1) << 48) / d)
       fail(node.path + ".shape", "too many elements");
     elements *= d;
@@ -171,29 +168,50 @@ TensorType parseType(const Node &node) {
 
 const std::map<std::string, ScalarKind> &scalarKinds() {
   static const std::map<std::string, ScalarKind> kinds = {
-      {"arith.addf", ScalarKind::AddF},       {"arith.subf", ScalarKind::SubF},
-      {"arith.mulf", ScalarKind::MulF},       {"arith.divf", ScalarKind::DivF},
-      {"arith.remf", ScalarKind::RemF},       {"arith.negf", ScalarKind::NegF},
+      {"arith.addf", ScalarKind::AddF},
+      {"arith.subf", ScalarKind::SubF},
+      {"arith.mulf", ScalarKind::MulF},
+      {"arith.divf", ScalarKind::DivF},
+      {"arith.remf", ScalarKind::RemF},
+      {"arith.negf", ScalarKind::NegF},
       {"arith.maximumf", ScalarKind::MaximumF},
       {"arith.minimumf", ScalarKind::MinimumF},
-      {"arith.maxnumf", ScalarKind::MaxNumF}, {"arith.minnumf", ScalarKind::MinNumF},
-      {"math.exp", ScalarKind::Exp},          {"math.exp2", ScalarKind::Exp2},
-      {"math.log", ScalarKind::Log},          {"math.log2", ScalarKind::Log2},
-      {"math.log1p", ScalarKind::Log1p},      {"math.sqrt", ScalarKind::Sqrt},
-      {"math.rsqrt", ScalarKind::Rsqrt},      {"math.tanh", ScalarKind::Tanh},
-      {"math.absf", ScalarKind::AbsF},        {"math.erf", ScalarKind::Erf},
-      {"math.sin", ScalarKind::Sin},          {"math.cos", ScalarKind::Cos},
-      {"math.powf", ScalarKind::PowF},        {"math.fma", ScalarKind::Fma},
-      {"arith.addi", ScalarKind::AddI},       {"arith.subi", ScalarKind::SubI},
-      {"arith.muli", ScalarKind::MulI},       {"arith.divsi", ScalarKind::DivSI},
-      {"arith.remsi", ScalarKind::RemSI},     {"arith.maxsi", ScalarKind::MaxSI},
-      {"arith.minsi", ScalarKind::MinSI},     {"arith.andi", ScalarKind::AndI},
-      {"arith.ori", ScalarKind::OrI},         {"arith.xori", ScalarKind::XOrI},
-      {"arith.extf", ScalarKind::ExtF},       {"arith.truncf", ScalarKind::TruncF},
-      {"arith.sitofp", ScalarKind::SIToFP},   {"arith.uitofp", ScalarKind::UIToFP},
-      {"arith.fptosi", ScalarKind::FPToSI},   {"arith.index_cast", ScalarKind::IndexCast},
-      {"arith.cmpf", ScalarKind::CmpF},       {"arith.cmpi", ScalarKind::CmpI},
-      {"arith.select", ScalarKind::Select},   {"arith.constant", ScalarKind::Constant},
+      {"arith.maxnumf", ScalarKind::MaxNumF},
+      {"arith.minnumf", ScalarKind::MinNumF},
+      {"math.exp", ScalarKind::Exp},
+      {"math.exp2", ScalarKind::Exp2},
+      {"math.log", ScalarKind::Log},
+      {"math.log2", ScalarKind::Log2},
+      {"math.log1p", ScalarKind::Log1p},
+      {"math.sqrt", ScalarKind::Sqrt},
+      {"math.rsqrt", ScalarKind::Rsqrt},
+      {"math.tanh", ScalarKind::Tanh},
+      {"math.absf", ScalarKind::AbsF},
+      {"math.erf", ScalarKind::Erf},
+      {"math.sin", ScalarKind::Sin},
+      {"math.cos", ScalarKind::Cos},
+      {"math.powf", ScalarKind::PowF},
+      {"math.fma", ScalarKind::Fma},
+      {"arith.addi", ScalarKind::AddI},
+      {"arith.subi", ScalarKind::SubI},
+      {"arith.muli", ScalarKind::MulI},
+      {"arith.divsi", ScalarKind::DivSI},
+      {"arith.remsi", ScalarKind::RemSI},
+      {"arith.maxsi", ScalarKind::MaxSI},
+      {"arith.minsi", ScalarKind::MinSI},
+      {"arith.andi", ScalarKind::AndI},
+      {"arith.ori", ScalarKind::OrI},
+      {"arith.xori", ScalarKind::XOrI},
+      {"arith.extf", ScalarKind::ExtF},
+      {"arith.truncf", ScalarKind::TruncF},
+      {"arith.sitofp", ScalarKind::SIToFP},
+      {"arith.uitofp", ScalarKind::UIToFP},
+      {"arith.fptosi", ScalarKind::FPToSI},
+      {"arith.index_cast", ScalarKind::IndexCast},
+      {"arith.cmpf", ScalarKind::CmpF},
+      {"arith.cmpi", ScalarKind::CmpI},
+      {"arith.select", ScalarKind::Select},
+      {"arith.constant", ScalarKind::Constant},
       {"ein.index", ScalarKind::LoopIndex}};
   return kinds;
 }
@@ -203,12 +221,24 @@ size_t operandCount(ScalarKind kind) {
   case ScalarKind::Constant:
   case ScalarKind::LoopIndex:
     return 0;
-  case ScalarKind::NegF: case ScalarKind::Exp: case ScalarKind::Exp2:
-  case ScalarKind::Log: case ScalarKind::Log2: case ScalarKind::Log1p:
-  case ScalarKind::Sqrt: case ScalarKind::Rsqrt: case ScalarKind::Tanh:
-  case ScalarKind::AbsF: case ScalarKind::Erf: case ScalarKind::Sin:
-  case ScalarKind::Cos: case ScalarKind::ExtF: case ScalarKind::TruncF:
-  case ScalarKind::SIToFP: case ScalarKind::UIToFP: case ScalarKind::FPToSI:
+  case ScalarKind::NegF:
+  case ScalarKind::Exp:
+  case ScalarKind::Exp2:
+  case ScalarKind::Log:
+  case ScalarKind::Log2:
+  case ScalarKind::Log1p:
+  case ScalarKind::Sqrt:
+  case ScalarKind::Rsqrt:
+  case ScalarKind::Tanh:
+  case ScalarKind::AbsF:
+  case ScalarKind::Erf:
+  case ScalarKind::Sin:
+  case ScalarKind::Cos:
+  case ScalarKind::ExtF:
+  case ScalarKind::TruncF:
+  case ScalarKind::SIToFP:
+  case ScalarKind::UIToFP:
+  case ScalarKind::FPToSI:
   case ScalarKind::IndexCast:
     return 1;
   case ScalarKind::Select:
@@ -222,8 +252,8 @@ size_t operandCount(ScalarKind kind) {
 const std::set<std::string> kCmpFPredicates = {
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
     "ueq",   "ugt", "uge", "ult", "ule", "une", "uno", "true"};
-const std::set<std::string> kCmpIPredicates = {"eq",  "ne",  "slt", "sle", "sgt",
-                                               "sge", "ult", "ule", "ugt", "uge"};
+const std::set<std::string> kCmpIPredicates = {
+    "eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"};
 
 JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
                      int64_t numLoops, DType acc) {
@@ -265,8 +295,8 @@ JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
     }
     if (op.kind == ScalarKind::CmpF || op.kind == ScalarKind::CmpI) {
       op.predicate = n.at("predicate").str();
-      const auto &valid = op.kind == ScalarKind::CmpF ? kCmpFPredicates
-                                                      : kCmpIPredicates;
+      const auto &valid =
+          op.kind == ScalarKind::CmpF ? kCmpFPredicates : kCmpIPredicates;
       if (!valid.count(op.predicate))
         fail(n.path + ".predicate", "unknown predicate '" + op.predicate + "'");
     }
@@ -275,11 +305,12 @@ JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
   }
   int64_t yield = node.at("yield").integer();
   if (yield < 0 || yield >= static_cast<int64_t>(valueTypes.size()))
-    fail(node.path + ".yield", "value " + std::to_string(yield) + " does not exist");
+    fail(node.path + ".yield",
+         "value " + std::to_string(yield) + " does not exist");
   if (valueTypes[yield] != acc)
-    fail(node.path + ".yield", std::string("the join yields ") +
-                                   dtypeName(valueTypes[yield]) +
-                                   " but the accumulator type is " + dtypeName(acc));
+    fail(node.path + ".yield",
+         std::string("the join yields ") + dtypeName(valueTypes[yield]) +
+             " but the accumulator type is " + dtypeName(acc));
   region.yield = static_cast<int>(yield);
   return region;
 }
@@ -289,7 +320,8 @@ Agg parseAgg(const Node &node) {
   for (Agg agg : {Agg::None, Agg::Add, Agg::Max, Agg::Min, Agg::Mul})
     if (name == aggName(agg))
       return agg;
-  fail(node.path, "unknown aggregation '" + name + "'; expected none, add, max, min or mul");
+  fail(node.path, "unknown aggregation '" + name +
+                      "'; expected none, add, max, min or mul");
 }
 
 /// Checks a join-agg's index lists against its operand shapes and returns
@@ -301,10 +333,11 @@ int64_t checkIndices(const std::string &where, const Op &op,
                     std::to_string(op.inputIndices.size()) + " index lists");
   std::map<int64_t, int64_t> sizes;
   auto collect = [&](const std::vector<int64_t> &indices,
-                     const std::vector<int64_t> &shape, const std::string &what) {
+                     const std::vector<int64_t> &shape,
+                     const std::string &what) {
     if (indices.size() != shape.size())
-      fail(where, what + " has rank " + std::to_string(shape.size()) +
-                      " but " + std::to_string(indices.size()) + " indices");
+      fail(where, what + " has rank " + std::to_string(shape.size()) + " but " +
+                      std::to_string(indices.size()) + " indices");
     std::set<int64_t> seen;
     for (size_t d = 0; d < indices.size(); ++d) {
       if (indices[d] < 0 || !seen.insert(indices[d]).second)
@@ -327,7 +360,8 @@ int64_t checkIndices(const std::string &where, const Op &op,
   return numLoops;
 }
 
-void checkReshape(const std::string &where, const Op &op, const TensorType &in) {
+void checkReshape(const std::string &where, const Op &op,
+                  const TensorType &in) {
   bool expand = op.type.shape.size() > in.shape.size();
   const auto &high = expand ? op.type.shape : in.shape;
   const auto &low = expand ? in.shape : op.type.shape;
@@ -352,17 +386,19 @@ void checkReshape(const std::string &where, const Op &op, const TensorType &in) 
     fail(where, "reassociation does not cover every dimension");
 }
 
-void checkOp(const std::string &where, Op &op, const std::vector<TensorType> &in) {
+void checkOp(const std::string &where, Op &op,
+             const std::vector<TensorType> &in) {
   auto expectInputs = [&](size_t n) {
     if (in.size() != n)
       fail(where, std::string(opKindName(op.kind)) + " takes " +
-                      std::to_string(n) + " inputs, got " + std::to_string(in.size()));
+                      std::to_string(n) + " inputs, got " +
+                      std::to_string(in.size()));
   };
   auto expectResult = [&](const std::vector<int64_t> &shape, DType dtype) {
     if (op.type.shape != shape || op.type.dtype != dtype)
-      fail(where, "result must be " + shapeText(shape) + " " + dtypeName(dtype) +
-                      ", got " + shapeText(op.type.shape) + " " +
-                      dtypeName(op.type.dtype));
+      fail(where, "result must be " + shapeText(shape) + " " +
+                      dtypeName(dtype) + ", got " + shapeText(op.type.shape) +
+                      " " + dtypeName(op.type.dtype));
   };
   switch (op.kind) {
   case OpKind::JoinAgg:
@@ -375,8 +411,8 @@ void checkOp(const std::string &where, Op &op, const std::vector<TensorType> &in
     if (op.group < 1 || k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] ||
         q.shape[1] != k.shape[1] * op.group || v.shape[1] != k.shape[1] ||
         v.shape[2] != k.shape[2] || k.shape[3] != q.shape[3])
-      fail(where, "query " + shapeText(q.shape) + ", key " + shapeText(k.shape) +
-                      " and value " + shapeText(v.shape) +
+      fail(where, "query " + shapeText(q.shape) + ", key " +
+                      shapeText(k.shape) + " and value " + shapeText(v.shape) +
                       " do not fit group " + std::to_string(op.group));
     if (!(op.scale > 0) || !std::isfinite(op.scale) || op.queryOffset < 0 ||
         op.keyOffset < 0)
@@ -392,15 +428,18 @@ void checkOp(const std::string &where, Op &op, const std::vector<TensorType> &in
     break;
   case OpKind::RmsNorm:
     expectInputs(2);
-    if (in[0].shape.empty() || in[1].shape != std::vector<int64_t>{in[0].shape.back()})
-      fail(where, "weight must have one element per element of the last dimension");
+    if (in[0].shape.empty() ||
+        in[1].shape != std::vector<int64_t>{in[0].shape.back()})
+      fail(where,
+           "weight must have one element per element of the last dimension");
     if (!(op.eps > 0))
       fail(where, "eps must be positive");
     expectResult(in[0].shape, in[0].dtype);
     break;
   case OpKind::Reshape:
     expectInputs(1);
-    if (op.type.numElements() != in[0].numElements() || op.type.dtype != in[0].dtype)
+    if (op.type.numElements() != in[0].numElements() ||
+        op.type.dtype != in[0].dtype)
       fail(where, "reshape must keep the element count and type");
     checkReshape(where, op, in[0]);
     break;
@@ -410,8 +449,10 @@ void checkOp(const std::string &where, Op &op, const std::vector<TensorType> &in
     if (op.offsets.size() != shape.size() || op.sizes.size() != shape.size())
       fail(where, "offsets and sizes must have one entry per dimension");
     for (size_t d = 0; d < shape.size(); ++d)
-      if (op.offsets[d] < 0 || op.sizes[d] < 1 || op.offsets[d] + op.sizes[d] > shape[d])
-        fail(where, "the slice leaves the source in dimension " + std::to_string(d));
+      if (op.offsets[d] < 0 || op.sizes[d] < 1 ||
+          op.offsets[d] + op.sizes[d] > shape[d])
+        fail(where,
+             "the slice leaves the source in dimension " + std::to_string(d));
     expectResult(op.sizes, in[0].dtype);
     break;
   }
@@ -444,9 +485,9 @@ void checkOp(const std::string &where, Op &op, const std::vector<TensorType> &in
 
 OpKind parseKind(const Node &node) {
   std::string name = node.str();
-  for (OpKind kind : {OpKind::JoinAgg, OpKind::Attention, OpKind::Softmax,
-                      OpKind::RmsNorm, OpKind::Reshape, OpKind::Slice,
-                      OpKind::Concat, OpKind::Constant})
+  for (OpKind kind :
+       {OpKind::JoinAgg, OpKind::Attention, OpKind::Softmax, OpKind::RmsNorm,
+        OpKind::Reshape, OpKind::Slice, OpKind::Concat, OpKind::Constant})
     if (name == opKindName(kind))
       return kind;
   fail(node.path, "unknown op kind '" + name + "'");
@@ -460,7 +501,8 @@ void parse(const json &root, Program &program) {
   if (version != kProgramFormatVersion)
     fail("program.version", "this reader understands version " +
                                 std::to_string(kProgramFormatVersion) +
-                                ", the file has version " + std::to_string(version));
+                                ", the file has version " +
+                                std::to_string(version));
   program.function = top.at("function").str();
 
   std::map<std::string, TensorType> values;
@@ -489,7 +531,8 @@ void parse(const json &root, Program &program) {
       std::string name = inputNames[j].str();
       auto it = values.find(name);
       if (it == values.end())
-        fail(inputNames[j].path, "value '" + name + "' is not defined before use");
+        fail(inputNames[j].path,
+             "value '" + name + "' is not defined before use");
       op.inputs.push_back(name);
       inputs.push_back(it->second);
     }
@@ -553,7 +596,12 @@ void parse(const json &root, Program &program) {
 
 } // namespace
 
-bool parseProgram(const std::string &text, Program &program, std::string &error) {
+bool isScalarOpName(const std::string &name) {
+  return scalarKinds().count(name) != 0;
+}
+
+bool parseProgram(const std::string &text, Program &program,
+                  std::string &error) {
   json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) {
     error = "not valid JSON";
@@ -572,7 +620,8 @@ bool parseProgram(const std::string &text, Program &program, std::string &error)
   return true;
 }
 
-bool readProgram(const std::string &path, Program &program, std::string &error) {
+bool readProgram(const std::string &path, Program &program,
+                 std::string &error) {
   std::ifstream file(path);
   if (!file) {
     error = "cannot open '" + path + "'";

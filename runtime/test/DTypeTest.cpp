@@ -1,4 +1,5 @@
-//===- DTypeTest.cpp - Element types and rounding --------------------------===//
+//===- DTypeTest.cpp - Element types and rounding
+//--------------------------===//
 
 #include "ein/dtype.h"
 
@@ -20,11 +21,12 @@ TEST(DType, NamesRoundTrip) {
 TEST(DType, HalfBits) {
   EXPECT_EQ(toHalfBits(1.0f), 0x3c00);
   EXPECT_EQ(toHalfBits(-2.0f), 0xc000);
-  EXPECT_EQ(toHalfBits(65504.0f), 0x7bff);   // the largest half
-  EXPECT_EQ(toHalfBits(65520.0f), 0x7c00);   // rounds up to infinity
+  EXPECT_EQ(toHalfBits(65504.0f), 0x7bff); // the largest half
+  EXPECT_EQ(toHalfBits(65520.0f), 0x7c00); // rounds up to infinity
   EXPECT_EQ(toHalfBits(5.9604644775390625e-8f), 0x0001); // smallest subnormal
-  EXPECT_EQ(toHalfBits(2.0e-8f), 0x0000);    // below half of it
-  EXPECT_EQ(toHalfBits(std::numeric_limits<float>::quiet_NaN()) & 0x7c00, 0x7c00);
+  EXPECT_EQ(toHalfBits(2.0e-8f), 0x0000);                // below half of it
+  EXPECT_EQ(toHalfBits(std::numeric_limits<float>::quiet_NaN()) & 0x7c00,
+            0x7c00);
   // Ties go to even: 2049 sits between 2048 and 2050.
   EXPECT_EQ(fromHalfBits(toHalfBits(2049.0f)), 2048.0f);
   EXPECT_EQ(fromHalfBits(toHalfBits(2051.0f)), 2052.0f);

@@ -1,7 +1,8 @@
-//===- EvalTest.cpp - The reference evaluator against hand-computed results ===//
+//===- EvalTest.cpp - The reference evaluator against hand-computed results
+//===//
 
-#include "ProgramBuilder.h"
 #include "ein/eval.h"
+#include "ProgramBuilder.h"
 
 #include <gtest/gtest.h>
 
@@ -53,8 +54,11 @@ TEST(Eval, MaxAndSumReductions) {
 }
 
 TEST(Eval, Softmax) {
-  json op = {{"kind", "softmax"}, {"result", "y"}, {"type", type({2, 3})},
-             {"inputs", {"x"}},   {"dim", 1}};
+  json op = {{"kind", "softmax"},
+             {"result", "y"},
+             {"type", type({2, 3})},
+             {"inputs", {"x"}},
+             {"dim", 1}};
   json column = op;
   column["result"] = "z";
   column["dim"] = 0;
@@ -70,9 +74,13 @@ TEST(Eval, Softmax) {
 }
 
 TEST(Eval, RmsNorm) {
-  json op = {{"kind", "rms_norm"}, {"result", "y"}, {"type", type({1, 2})},
-             {"inputs", {"x", "w"}}, {"eps", 1e-6}};
-  auto r = run(program({argument("x", type({1, 2})), argument("w", type({2}))}, {op}, {"y"}),
+  json op = {{"kind", "rms_norm"},
+             {"result", "y"},
+             {"type", type({1, 2})},
+             {"inputs", {"x", "w"}},
+             {"eps", 1e-6}};
+  auto r = run(program({argument("x", type({1, 2})), argument("w", type({2}))},
+                       {op}, {"y"}),
                {tensor({1, 2}, {3, 4}), tensor({2}, {1, 2})});
   double inv = 1 / std::sqrt(12.5 + 1e-6); // mean of 9 and 16
   EXPECT_NEAR(r[0].data[0], 3 * inv, 1e-15);
@@ -82,10 +90,17 @@ TEST(Eval, RmsNorm) {
 TEST(Eval, CausalGqaAttention) {
   // One batch, two query heads sharing one KV head, two tokens, head dim 1,
   // scale 1. Keys 0 and ln 3, values 1 and 5.
-  json op = {{"kind", "attention"}, {"result", "o"}, {"type", type({1, 2, 2, 1})},
-             {"inputs", {"q", "k", "v"}}, {"causal", true}, {"group", 2},
-             {"scale", 1.0}, {"query_offset", 0}, {"key_offset", 0}};
-  json p = program({argument("q", type({1, 2, 2, 1})), argument("k", type({1, 1, 2, 1})),
+  json op = {{"kind", "attention"},
+             {"result", "o"},
+             {"type", type({1, 2, 2, 1})},
+             {"inputs", {"q", "k", "v"}},
+             {"causal", true},
+             {"group", 2},
+             {"scale", 1.0},
+             {"query_offset", 0},
+             {"key_offset", 0}};
+  json p = program({argument("q", type({1, 2, 2, 1})),
+                    argument("k", type({1, 1, 2, 1})),
                     argument("v", type({1, 1, 2, 1}))},
                    {op}, {"o"});
   auto r = run(p, {tensor({1, 2, 2, 1}, {9, 1, 9, 0}),
@@ -128,17 +143,25 @@ TEST(Eval, OnlineSoftmaxCombineEqualsWholeAttention) {
 }
 
 TEST(Eval, ReshapeSliceConcat) {
-  json reshape = {{"kind", "reshape"}, {"result", "r"}, {"type", type({2, 2, 3})},
-                  {"inputs", {"x"}}, {"reassociation", {{0}, {1, 2}}}};
-  json slice = {{"kind", "slice"}, {"result", "s"}, {"type", type({1, 2, 2})},
-                {"inputs", {"r"}}, {"offsets", {1, 0, 1}}, {"sizes", {1, 2, 2}}};
-  json concat = {{"kind", "concat"}, {"result", "c"}, {"type", type({2, 4})},
-                 {"inputs", {"a", "b"}}, {"dim", 1}};
+  json reshape = {{"kind", "reshape"},
+                  {"result", "r"},
+                  {"type", type({2, 2, 3})},
+                  {"inputs", {"x"}},
+                  {"reassociation", {{0}, {1, 2}}}};
+  json slice = {{"kind", "slice"},         {"result", "s"},
+                {"type", type({1, 2, 2})}, {"inputs", {"r"}},
+                {"offsets", {1, 0, 1}},    {"sizes", {1, 2, 2}}};
+  json concat = {{"kind", "concat"},
+                 {"result", "c"},
+                 {"type", type({2, 4})},
+                 {"inputs", {"a", "b"}},
+                 {"dim", 1}};
   json p = program({argument("x", type({2, 6})), argument("a", type({2, 1})),
                     argument("b", type({2, 3}))},
                    {reshape, slice, concat}, {"s", "c"});
-  auto r = run(p, {tensor({2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}),
-                   tensor({2, 1}, {-1, -2}), tensor({2, 3}, {1, 2, 3, 4, 5, 6})});
+  auto r =
+      run(p, {tensor({2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}),
+              tensor({2, 1}, {-1, -2}), tensor({2, 3}, {1, 2, 3, 4, 5, 6})});
   // x as 2x2x3: second row holds [[6 7 8] [9 10 11]]; columns 1..2 of it.
   EXPECT_EQ(r[0].data, (std::vector<double>{7, 8, 10, 11}));
   EXPECT_EQ(r[1].data, (std::vector<double>{-1, 1, 2, 3, -2, 4, 5, 6}));
@@ -146,14 +169,27 @@ TEST(Eval, ReshapeSliceConcat) {
 
 TEST(Eval, CausalMaskReadsLoopIndices) {
   // y[i, j] = j <= i ? x[i, j] : -inf, then a row max.
-  json join = {{"args", {"f32"}},
-               {"ops",
-                {{{"op", "ein.index"}, {"operands", json::array()}, {"type", "index"}, {"dim", 0}},
-                 {{"op", "ein.index"}, {"operands", json::array()}, {"type", "index"}, {"dim", 1}},
-                 {{"op", "arith.cmpi"}, {"operands", {2, 1}}, {"type", "i1"}, {"predicate", "ule"}},
-                 {{"op", "arith.constant"}, {"operands", json::array()}, {"type", "f32"}, {"value", "-inf"}},
-                 {{"op", "arith.select"}, {"operands", {3, 0, 4}}, {"type", "f32"}}}},
-               {"yield", 5}};
+  json join = {
+      {"args", {"f32"}},
+      {"ops",
+       {{{"op", "ein.index"},
+         {"operands", json::array()},
+         {"type", "index"},
+         {"dim", 0}},
+        {{"op", "ein.index"},
+         {"operands", json::array()},
+         {"type", "index"},
+         {"dim", 1}},
+        {{"op", "arith.cmpi"},
+         {"operands", {2, 1}},
+         {"type", "i1"},
+         {"predicate", "ule"}},
+        {{"op", "arith.constant"},
+         {"operands", json::array()},
+         {"type", "f32"},
+         {"value", "-inf"}},
+        {{"op", "arith.select"}, {"operands", {3, 0, 4}}, {"type", "f32"}}}},
+      {"yield", 5}};
   json op = joinAgg("m", type({2}), {"x"}, {{0, 1}}, {0}, "max");
   op["join"] = join;
   auto r = run(program({argument("x", type({2, 2}))}, {op}, {"m"}),
@@ -162,9 +198,11 @@ TEST(Eval, CausalMaskReadsLoopIndices) {
 }
 
 TEST(Eval, RoundIntermediates) {
-  json p = program({argument("a", type({1}, "bf16")), argument("b", type({1}, "bf16"))},
-                   {}, {});
-  json op = joinAgg("c", type({1}, "bf16"), {"a", "b"}, {{0}, {0}}, {0}, "none", "arith.addf");
+  json p = program(
+      {argument("a", type({1}, "bf16")), argument("b", type({1}, "bf16"))}, {},
+      {});
+  json op = joinAgg("c", type({1}, "bf16"), {"a", "b"}, {{0}, {0}}, {0}, "none",
+                    "arith.addf");
   op["join"]["args"] = {"bf16", "bf16"};
   op["join"]["ops"][0]["operands"] = {0, 1};
   p["ops"] = {op};
@@ -198,17 +236,20 @@ TEST(Eval, RandomInputsFollowTheRule) {
 }
 
 TEST(Eval, RefusesHugeWork) {
-  json p = program({argument("a", type({512, 512})), argument("b", type({512, 512}))},
-                   {joinAgg("c", type({512, 512}), {"a", "b"}, {{0, 1}, {1, 2}},
-                            {0, 2}, "add", "arith.mulf")},
-                   {"c"});
+  json p = program(
+      {argument("a", type({512, 512})), argument("b", type({512, 512}))},
+      {joinAgg("c", type({512, 512}), {"a", "b"}, {{0, 1}, {1, 2}}, {0, 2},
+               "add", "arith.mulf")},
+      {"c"});
   Program program;
   std::string error;
   ASSERT_TRUE(parseProgram(p.dump(), program, error)) << error;
   EvalOptions small;
   small.maxIterations = 1000;
-  std::vector<HostTensor> inputs = {randomInput(program.arguments[0].type, 0, 0),
-                                    randomInput(program.arguments[1].type, 0, 1)},
+  std::vector<HostTensor> inputs = {randomInput(program.arguments[0].type, 0,
+                                                0),
+                                    randomInput(program.arguments[1].type, 0,
+                                                1)},
                           results;
   EXPECT_FALSE(evaluate(program, inputs, results, error, small));
   EXPECT_NE(error.find("op 0 (join_agg 'c') needs 134217728 iterations"),

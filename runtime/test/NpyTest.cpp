@@ -1,4 +1,5 @@
-//===- NpyTest.cpp - .npy files ---------------------------------------------===//
+//===- NpyTest.cpp - .npy files
+//---------------------------------------------===//
 
 #include "ein/npy.h"
 
@@ -25,14 +26,16 @@ TEST(Npy, RoundTripsEveryType) {
     ASSERT_TRUE(readNpy(path, t, in, error)) << error;
     EXPECT_EQ(in.shape, out.shape);
     for (size_t i = 0; i < out.data.size(); ++i)
-      EXPECT_EQ(in.data[i], roundTo(t, out.data[i])) << dtypeName(t) << " " << i;
+      EXPECT_EQ(in.data[i], roundTo(t, out.data[i]))
+          << dtypeName(t) << " " << i;
   }
 }
 
 TEST(Npy, ScalarsAndVectors) {
   std::string error;
   for (std::vector<int64_t> shape : {std::vector<int64_t>{}, {5}}) {
-    HostTensor out{DType::F32, shape, std::vector<double>(shape.empty() ? 1 : 5, 2.5)};
+    HostTensor out{DType::F32, shape,
+                   std::vector<double>(shape.empty() ? 1 : 5, 2.5)};
     std::string path = tempPath("shape.npy");
     ASSERT_TRUE(writeNpy(path, out, error)) << error;
     HostTensor in;
@@ -49,9 +52,11 @@ TEST(Npy, HeaderIsWhatNumpyWrites) {
   std::ifstream file(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(file)), {});
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-  EXPECT_NE(bytes.find("{'descr': '<u2', 'fortran_order': False, 'shape': (4,), }"),
-            std::string::npos);
-  EXPECT_EQ(bytes.size() % 64, 8u); // data (8 bytes) starts on a 64-byte boundary
+  EXPECT_NE(
+      bytes.find("{'descr': '<u2', 'fortran_order': False, 'shape': (4,), }"),
+      std::string::npos);
+  EXPECT_EQ(bytes.size() % 64,
+            8u); // data (8 bytes) starts on a 64-byte boundary
 }
 
 TEST(Npy, WrongTypeIsAnError) {
@@ -79,7 +84,8 @@ TEST(Npy, TruncatedAndMissingFiles) {
       << error;
   std::ofstream(path, std::ios::binary) << "not numpy";
   EXPECT_FALSE(readNpy(path, DType::F32, in, error));
-  EXPECT_NE(error.find("missing the \\x93NUMPY magic"), std::string::npos) << error;
+  EXPECT_NE(error.find("missing the \\x93NUMPY magic"), std::string::npos)
+      << error;
   EXPECT_FALSE(readNpy(tempPath("absent.npy"), DType::F32, in, error));
   EXPECT_NE(error.find("cannot open"), std::string::npos);
 }

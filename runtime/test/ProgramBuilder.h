@@ -22,13 +22,14 @@ inline json argument(const std::string &name, json t) {
 
 inline json program(std::vector<json> args, std::vector<json> ops,
                     std::vector<std::string> results) {
-  return {{"format", "ein-program"}, {"version", 1},   {"function", "f"},
-          {"arguments", args},       {"ops", ops},     {"results", results}};
+  return {{"format", "ein-program"}, {"version", 1}, {"function", "f"},
+          {"arguments", args},       {"ops", ops},   {"results", results}};
 }
 
 /// A join whose region applies `scalarOp` to its arguments (or passes the
 /// only argument through when `scalarOp` is empty).
-inline json joinAgg(const std::string &result, json t, std::vector<std::string> inputs,
+inline json joinAgg(const std::string &result, json t,
+                    std::vector<std::string> inputs,
                     std::vector<std::vector<int64_t>> inputIndices,
                     std::vector<int64_t> outputIndices, const std::string &agg,
                     const std::string &scalarOp = "") {
@@ -43,10 +44,14 @@ inline json joinAgg(const std::string &result, json t, std::vector<std::string> 
     ops.push_back({{"op", scalarOp}, {"operands", operands}, {"type", "f32"}});
     yield = static_cast<int>(inputs.size());
   }
-  return {{"kind", "join_agg"},     {"result", result},
-          {"type", t},              {"inputs", inputs},
-          {"input_indices", inputIndices}, {"output_indices", outputIndices},
-          {"agg", agg},             {"acc", "f32"},
+  return {{"kind", "join_agg"},
+          {"result", result},
+          {"type", t},
+          {"inputs", inputs},
+          {"input_indices", inputIndices},
+          {"output_indices", outputIndices},
+          {"agg", agg},
+          {"acc", "f32"},
           {"join", {{"args", args}, {"ops", ops}, {"yield", yield}}}};
 }
 

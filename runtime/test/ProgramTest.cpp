@@ -1,7 +1,8 @@
-//===- ProgramTest.cpp - program.json validation ----------------------------===//
+//===- ProgramTest.cpp - program.json validation
+//----------------------------===//
 
-#include "ProgramBuilder.h"
 #include "ein/program.h"
+#include "ProgramBuilder.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +13,8 @@ namespace {
 
 json matmul() {
   return program({argument("a", type({2, 3})), argument("b", type({3, 2}))},
-                 {joinAgg("c", type({2, 2}), {"a", "b"}, {{0, 1}, {1, 2}}, {0, 2},
-                          "add", "arith.mulf")},
+                 {joinAgg("c", type({2, 2}), {"a", "b"}, {{0, 1}, {1, 2}},
+                          {0, 2}, "add", "arith.mulf")},
                  {"c"});
 }
 
@@ -53,7 +54,8 @@ TEST(Program, RejectsBadDocuments) {
 
   json v = matmul();
   v["version"] = 2;
-  EXPECT_ERROR(v, "program.version: this reader understands version 1, the file has version 2");
+  EXPECT_ERROR(v, "program.version: this reader understands version 1, the "
+                  "file has version 2");
   v = matmul();
   v["format"] = "onnx";
   EXPECT_ERROR(v, "program.format: expected \"ein-program\"");
@@ -65,7 +67,8 @@ TEST(Program, RejectsBadDocuments) {
 TEST(Program, RejectsBadValues) {
   json v = matmul();
   v["ops"][0]["inputs"][1] = "w";
-  EXPECT_ERROR(v, "program.ops[0].inputs[1]: value 'w' is not defined before use");
+  EXPECT_ERROR(v,
+               "program.ops[0].inputs[1]: value 'w' is not defined before use");
   v = matmul();
   v["arguments"][1]["name"] = "a";
   EXPECT_ERROR(v, "program.arguments[1].name: 'a' is defined twice");
@@ -95,7 +98,8 @@ TEST(Program, RejectsBadJoins) {
   EXPECT_ERROR(v, "unknown aggregation 'sum'");
   v = matmul();
   v["ops"][0]["join"]["ops"][0]["op"] = "arith.frobf";
-  EXPECT_ERROR(v, "program.ops[0].join.ops[0].op: unsupported scalar operation 'arith.frobf'");
+  EXPECT_ERROR(v, "program.ops[0].join.ops[0].op: unsupported scalar operation "
+                  "'arith.frobf'");
   v = matmul();
   v["ops"][0]["join"]["ops"][0]["operands"] = {0, 5};
   EXPECT_ERROR(v, "value 5 is not defined before this operation");
@@ -112,20 +116,30 @@ TEST(Program, RejectsBadJoins) {
 }
 
 TEST(Program, RejectsBadComposites) {
-  json attention = {{"kind", "attention"}, {"result", "o"}, {"type", type({1, 4, 8, 2})},
-                    {"inputs", {"q", "k", "k"}}, {"causal", true}, {"group", 3},
-                    {"scale", 0.5}, {"query_offset", 0}, {"key_offset", 0}};
-  json v = program({argument("q", type({1, 4, 8, 2})), argument("k", type({1, 2, 8, 2}))},
-                   {attention}, {"o"});
+  json attention = {{"kind", "attention"},
+                    {"result", "o"},
+                    {"type", type({1, 4, 8, 2})},
+                    {"inputs", {"q", "k", "k"}},
+                    {"causal", true},
+                    {"group", 3},
+                    {"scale", 0.5},
+                    {"query_offset", 0},
+                    {"key_offset", 0}};
+  json v = program(
+      {argument("q", type({1, 4, 8, 2})), argument("k", type({1, 2, 8, 2}))},
+      {attention}, {"o"});
   EXPECT_ERROR(v, "do not fit group 3");
   v["ops"][0]["group"] = 2;
   v["ops"][0]["type"] = type({1, 4, 8, 3});
   EXPECT_ERROR(v, "result must be [1, 4, 8, 2] f32, got [1, 4, 8, 3] f32");
-  json slice = {{"kind", "slice"}, {"result", "s"}, {"type", type({2})},
+  json slice = {{"kind", "slice"}, {"result", "s"},  {"type", type({2})},
                 {"inputs", {"x"}}, {"offsets", {3}}, {"sizes", {2}}};
   EXPECT_ERROR(program({argument("x", type({4}))}, {slice}, {"s"}),
                "the slice leaves the source in dimension 0");
-  json unknown = {{"kind", "conv"}, {"result", "s"}, {"type", type({2})}, {"inputs", {"x"}}};
+  json unknown = {{"kind", "conv"},
+                  {"result", "s"},
+                  {"type", type({2})},
+                  {"inputs", {"x"}}};
   EXPECT_ERROR(program({argument("x", type({4}))}, {unknown}, {"s"}),
                "program.ops[0].kind: unknown op kind 'conv'");
 }

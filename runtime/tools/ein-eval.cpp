@@ -26,7 +26,8 @@ namespace {
 
 const char *kUsage =
     "usage: ein-eval PROGRAM.json [--inputs=a.npy,...] [--outputs=o.npy,...]\n"
-    "                [--seed=S] [--save-inputs=a.npy,...] [--round-intermediates]\n";
+    "                [--seed=S] [--save-inputs=a.npy,...] "
+    "[--round-intermediates]\n";
 
 [[noreturn]] void die(const std::string &message) {
   std::fprintf(stderr, "ein-eval: error: %s\n", message.c_str());
@@ -60,7 +61,8 @@ Options parseArgs(int argc, char **argv) {
     }
     if (arg.rfind("--", 0) != 0) {
       if (!o.program.empty())
-        die("more than one program given ('" + o.program + "' and '" + arg + "')");
+        die("more than one program given ('" + o.program + "' and '" + arg +
+            "')");
       o.program = arg;
       continue;
     }
@@ -77,7 +79,8 @@ Options parseArgs(int argc, char **argv) {
       o.roundIntermediates = true;
       continue;
     }
-    if (key != "inputs" && key != "outputs" && key != "seed" && key != "save-inputs")
+    if (key != "inputs" && key != "outputs" && key != "seed" &&
+        key != "save-inputs")
       die("unknown option '--" + key + "'\n" + kUsage);
     if (!hasValue) {
       if (i + 1 >= argc)
@@ -136,12 +139,14 @@ int run(int argc, char **argv) {
           want += std::to_string(d) + "x";
         for (int64_t d : inputs[i].shape)
           got += std::to_string(d) + "x";
-        die("'" + o.inputs[i] + "' has shape " + got + ein::dtypeName(arg.type.dtype) +
-            " but argument " + std::to_string(i) + " ('" + arg.name + "') is " +
-            want + ein::dtypeName(arg.type.dtype));
+        die("'" + o.inputs[i] + "' has shape " + got +
+            ein::dtypeName(arg.type.dtype) + " but argument " +
+            std::to_string(i) + " ('" + arg.name + "') is " + want +
+            ein::dtypeName(arg.type.dtype));
       }
     }
-    if (!o.saveInputs.empty() && !ein::writeNpy(o.saveInputs[i], inputs[i], error))
+    if (!o.saveInputs.empty() &&
+        !ein::writeNpy(o.saveInputs[i], inputs[i], error))
       die(error);
   }
 
@@ -163,8 +168,9 @@ int run(int argc, char **argv) {
     for (size_t d = 0; d < t.shape.size(); ++d)
       shape += (d ? "x" : "") + std::to_string(t.shape[d]);
     std::printf("result %zu '%s': %s %s max_abs=%.6g sum=%.6g%s\n", r,
-                program.results[r].c_str(), shape.c_str(), ein::dtypeName(t.dtype),
-                maxAbs, sum, finite ? "" : " (not all finite)");
+                program.results[r].c_str(), shape.c_str(),
+                ein::dtypeName(t.dtype), maxAbs, sum,
+                finite ? "" : " (not all finite)");
     if (!o.outputs.empty() && !ein::writeNpy(o.outputs[r], t, error))
       die(error);
   }

@@ -46,12 +46,17 @@ inline std::vector<int64_t> cutPoints(int64_t size, int64_t parts,
   return points;
 }
 
+/// The product of a list of sizes: elements of a shape, blocks of a cut.
+template <typename Container> int64_t product(const Container &sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    n *= s;
+  return n;
+}
+
 /// The number of blocks: the product of the parts.
 template <typename Container> int64_t numBlocks(const Container &parts) {
-  int64_t n = 1;
-  for (int64_t p : parts)
-    n *= p;
-  return n;
+  return product(parts);
 }
 
 /// The block index (one entry per dimension) of the block with row-major

@@ -30,18 +30,56 @@ enum class Agg { None, Add, Max, Min, Mul };
 /// The scalar operations a join region may hold.
 enum class ScalarKind {
   // float arithmetic
-  AddF, SubF, MulF, DivF, RemF, NegF, MaximumF, MinimumF, MaxNumF, MinNumF,
+  AddF,
+  SubF,
+  MulF,
+  DivF,
+  RemF,
+  NegF,
+  MaximumF,
+  MinimumF,
+  MaxNumF,
+  MinNumF,
   // math
-  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, AbsF, Erf, Sin, Cos, PowF,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  AbsF,
+  Erf,
+  Sin,
+  Cos,
+  PowF,
   Fma,
   // integer arithmetic
-  AddI, SubI, MulI, DivSI, RemSI, MaxSI, MinSI, AndI, OrI, XOrI,
+  AddI,
+  SubI,
+  MulI,
+  DivSI,
+  RemSI,
+  MaxSI,
+  MinSI,
+  AndI,
+  OrI,
+  XOrI,
   // conversions
-  ExtF, TruncF, SIToFP, UIToFP, FPToSI, IndexCast,
+  ExtF,
+  TruncF,
+  SIToFP,
+  UIToFP,
+  FPToSI,
+  IndexCast,
   // comparisons and selection
-  CmpF, CmpI, Select,
+  CmpF,
+  CmpI,
+  Select,
   // leaves
-  Constant, LoopIndex,
+  Constant,
+  LoopIndex,
 };
 
 struct ScalarOp {
@@ -60,7 +98,16 @@ struct JoinRegion {
   int yield = 0;
 };
 
-enum class OpKind { JoinAgg, Attention, Softmax, RmsNorm, Reshape, Slice, Concat, Constant };
+enum class OpKind {
+  JoinAgg,
+  Attention,
+  Softmax,
+  RmsNorm,
+  Reshape,
+  Slice,
+  Concat,
+  Constant
+};
 
 struct Op {
   OpKind kind;
@@ -106,10 +153,15 @@ struct Program {
 /// Parses and validates program.json text. On failure returns false and sets
 /// `error` to a sentence naming the offending field (e.g. "ops[3].inputs[1]:
 /// value 'v9' is not defined before use").
-bool parseProgram(const std::string &text, Program &program, std::string &error);
+bool parseProgram(const std::string &text, Program &program,
+                  std::string &error);
 
 /// Reads and parses a program.json file.
 bool readProgram(const std::string &path, Program &program, std::string &error);
+
+/// Whether `name` (an MLIR op name such as "arith.mulf") is a scalar
+/// operation join regions may hold. The exporter and the reader share it.
+bool isScalarOpName(const std::string &name);
 
 const char *aggName(Agg agg);
 const char *opKindName(OpKind kind);

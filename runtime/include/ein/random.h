@@ -30,7 +30,8 @@ inline uint64_t splitmix64(uint64_t x) {
 
 /// A uniform in (0, 1] from (seed, argument, counter).
 inline double uniform(uint64_t seed, uint64_t argument, uint64_t counter) {
-  uint64_t key = splitmix64(splitmix64(seed) ^ (argument * 0xd1b54a32d192ed03ull));
+  uint64_t key =
+      splitmix64(splitmix64(seed) ^ (argument * 0xd1b54a32d192ed03ull));
   uint64_t bits = splitmix64(key ^ splitmix64(counter));
   return (static_cast<double>(bits >> 11) + 1.0) * (1.0 / 9007199254740992.0);
 }
@@ -42,7 +43,8 @@ inline double inputValue(uint64_t seed, uint64_t argument, uint64_t index,
   double u1 = uniform(seed, argument, 2 * index);
   double u2 = uniform(seed, argument, 2 * index + 1);
   double normal = std::sqrt(-2.0 * std::log(u1)) * std::cos(twoPi * u2);
-  return normal / std::sqrt(static_cast<double>(lastDimension > 0 ? lastDimension : 1));
+  return normal /
+         std::sqrt(static_cast<double>(lastDimension > 0 ? lastDimension : 1));
 }
 
 } // namespace ein
