@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# The main job, until ein-compile lands: set up, then take the bundled small
-# LLaMA block, attach an 8-GPU NVSwitch target, verify it, print a summary of
-# every bundled example and the block's IR as ein-opt prints it.
+# The main job, until ein-compile lands: set up, verify every bundled example,
+# attach an 8-GPU NVSwitch target to the small LLaMA block and print it, then
+# export the block to program.json and evaluate it with the float64 reference
+# evaluator on seeded inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 scripts/setup.sh >/dev/null
 EIN_OPT=$BUILD_DIR/bin/ein-opt
+EIN_EVAL=$BUILD_DIR/bin/ein-eval
+OUT=${OUT_DIR:-$BUILD_DIR/demo}
+mkdir -p "$OUT"
 
 echo "== bundled examples (verified by ein-opt)"
 for f in examples/*.mlir; do
@@ -18,3 +22,8 @@ echo
 echo "== examples/llama_block.mlir with ein-attach-target=\"devices=8 topology=nvswitch chip=sm_90\""
 "$EIN_OPT" examples/llama_block.mlir \
   --ein-attach-target="devices=8 topology=nvswitch chip=sm_90" --verify-each
+echo
+echo "== program.json of the block, evaluated in float64 (ein-eval --seed=1)"
+"$EIN_OPT" examples/llama_block.mlir --ein-export-program="$OUT/llama_block.json" -o /dev/null
+"$EIN_EVAL" "$OUT/llama_block.json" --seed=1 --outputs="$OUT/llama_block.out.npy"
+echo "wrote $OUT/llama_block.json and $OUT/llama_block.out.npy"
