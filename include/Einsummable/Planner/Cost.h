@@ -1,0 +1,83 @@
+//===- Cost.h - Specs and the communication-cost proxy ----------*- C++ -*-===//
+//
+// Spec enumeration and the byte proxy of DESIGN §4 with a busiest-GPU
+// compute term; see docs/planner.md for the definitions and how the terms
+// combine.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_PLANNER_COST_H
+#define EINSUMMABLE_PLANNER_COST_H
+
+#include "Einsummable/Planner/Graph.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ein::planner {
+
+/// Parts per loop; their product is the device count.
+using Spec = std::vector<int64_t>;
+
+/// A half-open box: per dimension [begin, end).
+struct Box {
+  std::vector<int64_t> begin, end;
+  int64_t volume() const;
+};
+
+/// A block of a value on a device.
+struct Placed {
+  int64_t device;
+  Box box;
+};
+
+/// What the planner knows of the machine and what it may assume.
+struct Options {
+  int64_t devices = 1;
+  /// Weights may be replicated for free. When false (a memory limit forbids
+  /// replicas), weights are charged like activations.
+  bool weightsReplicable = true;
+  /// Bytes of communication one FLOP on the busiest GPU is worth: the
+  /// ratio of the machine's aggregate link bandwidth (bytes/s, all GPUs
+  /// sending at once) to one GPU's FLOP rate. The default is 8 x H200:
+  /// 8 x 395 GB/s against 750 TFLOP/s (bf16).
+  double bytesPerFlop = 8 * 395e9 / 750e12;
+};
+
+/// Every legal spec of `op` for `devices` GPUs, in lexicographic order of the
+/// parts: products equal `devices`, no loop cut into more parts than it has
+/// elements, uncuttable loops left whole, and every operand dimension that
+/// spans several loops cut at the points an ordinary cut of it would be.
+std::vector<Spec> enumerateSpecs(const Op &op, int64_t devices);
+
+/// Whether `spec` satisfies the rules enumerateSpecs applies.
+bool isLegalSpec(const Op &op, const Spec &spec, int64_t devices);
+
+/// An op under one spec: what each input must hold where, what the result
+/// holds where, and its own cost terms.
+struct OpPlan {
+  /// Per input: each distinct block the join reads, at the lowest join
+  /// block (device) that reads it.
+  std::vector<std::vector<Placed>> needs;
+  /// Per input: bytes of the extra copies the join needs (copies - 1 of
+  /// each block). Zero for replicable weights.
+  std::vector<double> joinBytes;
+  /// The result's blocks after aggregation, each at the lowest join block
+  /// that produces it.
+  std::vector<Placed> holds;
+  int64_t fanIn = 1;
+  double aggBytes = 0;
+  /// FLOPs of the busiest join block.
+  double busiestFlops = 0;
+};
+
+OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
+              const Options &options);
+
+/// Bytes of `needs` not already on their device in `holds`.
+double movedBytes(const std::vector<Placed> &holds,
+                  const std::vector<Placed> &needs, int64_t elementBytes);
+
+} // namespace ein::planner
+
+#endif // EINSUMMABLE_PLANNER_COST_H

@@ -1,0 +1,82 @@
+//===- Graph.h - The planner's view of a program ----------------*- C++ -*-===//
+//
+// The logical optimizer works on this plain C++ model of a program, not on
+// MLIR: values (tensors) and ops over loops. A pass builds it from ein IR
+// (lib/Planner/BuildGraph.cpp); unit tests build it by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_PLANNER_GRAPH_H
+#define EINSUMMABLE_PLANNER_GRAPH_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ein::planner {
+
+/// Where a value comes from, which decides what its layout costs.
+enum class ValueKind {
+  /// A function argument that may arrive in any non-overlapping partition
+  /// for free; replicating it is charged.
+  Activation,
+  /// A function argument laid out ahead of time, in any layout, replicated
+  /// included, for free.
+  Weight,
+  /// The result of an op.
+  Intermediate,
+};
+
+struct Value {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t elementBytes = 4;
+  ValueKind kind = ValueKind::Intermediate;
+};
+
+/// How one operand (or the result) of an op is indexed by its loops.
+struct Access {
+  int value = -1;
+  /// Per dimension, the loops it spans, outermost first (a collapsed
+  /// dimension spans several loops; most span one).
+  std::vector<std::vector<int>> dimLoops;
+  /// For touch ops (slice, concat): per dimension, what to add to a loop
+  /// coordinate to get the operand's coordinate; the region a block needs
+  /// is then clipped to the operand's shape. Empty for ordinary accesses.
+  std::vector<int64_t> shift;
+};
+
+/// Attention's causal structure, for the busiest-GPU compute term.
+struct CausalAttention {
+  int queryLoop = -1, keyLoop = -1;
+  int64_t queryOffset = 0, keyOffset = 0;
+};
+
+struct Op {
+  std::string name;
+  std::vector<int64_t> loopSizes;
+  std::vector<std::string> loopNames;
+  /// Loops a spec may cut (the target's kernels and the op's own rules).
+  std::vector<bool> cuttable;
+  std::vector<Access> inputs;
+  Access output;
+  /// Whether loops absent from the output are aggregated (a join-agg with a
+  /// reduction); the partial outputs move in `accBytes` per element.
+  int64_t accBytes = 4;
+  /// Floating-point work per point of the loop space (a multiply-add is 2).
+  double flopsPerPoint = 0;
+  /// Set for causal attention: only (query, key) pairs with
+  /// key + keyOffset <= query + queryOffset count as work.
+  bool causal = false;
+  CausalAttention attention;
+};
+
+struct Graph {
+  std::vector<Value> values;
+  std::vector<Op> ops; // in a topological order
+  std::vector<int> results;
+};
+
+} // namespace ein::planner
+
+#endif // EINSUMMABLE_PLANNER_GRAPH_H

@@ -1,0 +1,56 @@
+//===- Search.h - Whole-graph spec search -----------------------*- C++ -*-===//
+//
+// Picks one spec per op (and an arrival layout per charged argument) for the
+// whole graph by dynamic programming over a topological order whose state is
+// the choices of the values still live. Exact unless the state cap bites,
+// which the result reports. docs/planner.md describes the method.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_PLANNER_SEARCH_H
+#define EINSUMMABLE_PLANNER_SEARCH_H
+
+#include "Einsummable/Planner/Cost.h"
+
+#include <string>
+#include <vector>
+
+namespace ein::planner {
+
+struct SearchOptions : Options {
+  /// The most DP states kept after each step; beyond it the cheapest are
+  /// kept and the result is marked capped (no longer provably optimal).
+  size_t stateCap = 1 << 14;
+};
+
+/// The cost of one op under its chosen spec, in bytes.
+struct OpCost {
+  double join = 0;        // extra copies of inputs the join needs
+  double aggregation = 0; // (fan-in - 1) x output bytes in the acc type
+  double repartition = 0; // bytes moved to form the inputs' partitions
+  double compute = 0;     // busiest join block's FLOPs x bytesPerFlop
+  double total() const { return join + aggregation + repartition + compute; }
+};
+
+struct Plan {
+  bool feasible = false;
+  /// Why no plan exists (feasible == false): names the op with no legal spec.
+  std::string error;
+  std::vector<Spec> specs;   // per op
+  std::vector<OpCost> costs; // per op
+  double total = 0;
+  /// Whether the state cap bit, and the largest state count seen.
+  bool capped = false;
+  size_t peakStates = 0;
+};
+
+/// The whole-graph search.
+Plan search(const Graph &graph, const SearchOptions &options);
+
+/// Tries every combination of specs and arrival layouts; for tests on small
+/// graphs (exponential).
+Plan bruteForce(const Graph &graph, const Options &options);
+
+} // namespace ein::planner
+
+#endif // EINSUMMABLE_PLANNER_SEARCH_H

@@ -1,0 +1,244 @@
+//===- Cost.cpp - Specs and the communication-cost proxy ------------------===//
+
+#include "Einsummable/Planner/Cost.h"
+
+#include "ein/partition.h"
+
+#include <algorithm>
+#include <map>
+
+namespace ein::planner {
+
+int64_t Box::volume() const {
+  int64_t v = 1;
+  for (size_t d = 0; d < begin.size(); ++d)
+    v *= std::max<int64_t>(0, end[d] - begin[d]);
+  return v;
+}
+
+namespace {
+
+/// Whether the blocks a cut of `loops` induces on a dimension of the
+/// combined size are exactly the blocks of an ordinary (uneven) cut of it.
+bool cutsLikeOneDimension(const std::vector<int> &loops,
+                          const std::vector<int64_t> &sizes, const Spec &spec) {
+  if (loops.size() < 2)
+    return true;
+  std::vector<int64_t> loopParts, strides(loops.size(), 1);
+  int64_t total = 1, parts = 1;
+  for (size_t i = loops.size(); i-- > 0;) {
+    strides[i] = total;
+    total *= sizes[loops[i]];
+  }
+  for (int l : loops) {
+    loopParts.push_back(spec[l]);
+    parts *= spec[l];
+  }
+  for (int64_t k = 0; k < parts; ++k) {
+    std::vector<int64_t> coords = delinearize(k, loopParts);
+    int64_t first = 0, last = 0, count = 1;
+    for (size_t i = 0; i < loops.size(); ++i) {
+      Range r = blockRange(sizes[loops[i]], loopParts[i], coords[i]);
+      first += r.offset * strides[i];
+      last += (r.offset + r.size - 1) * strides[i];
+      count *= r.size;
+    }
+    Range expected = blockRange(total, parts, k);
+    if (last - first + 1 != count || first != expected.offset ||
+        count != expected.size)
+      return false;
+  }
+  return true;
+}
+
+bool accessCutsLegally(const Access &access, const Op &op, const Spec &spec) {
+  for (const std::vector<int> &loops : access.dimLoops)
+    if (!cutsLikeOneDimension(loops, op.loopSizes, spec))
+      return false;
+  return true;
+}
+
+void enumerateInto(const Op &op, int64_t devices, size_t loop, int64_t left,
+                   Spec &current, std::vector<Spec> &out) {
+  if (loop == op.loopSizes.size()) {
+    if (left == 1 && isLegalSpec(op, current, devices))
+      out.push_back(current);
+    return;
+  }
+  int64_t largest = op.cuttable[loop] ? std::min(left, op.loopSizes[loop]) : 1;
+  for (int64_t parts = 1; parts <= largest; ++parts) {
+    if (left % parts)
+      continue;
+    current[loop] = parts;
+    enumerateInto(op, devices, loop + 1, left / parts, current, out);
+  }
+}
+
+/// The box of `access`'s value a join block with these loop blocks reads.
+Box accessBox(const Access &access, const Graph &graph, const Op &op,
+              const Spec &spec, const std::vector<int64_t> &coords) {
+  const std::vector<int64_t> &shape = graph.values[access.value].shape;
+  Box box;
+  for (size_t d = 0; d < access.dimLoops.size(); ++d) {
+    const std::vector<int> &loops = access.dimLoops[d];
+    Range r;
+    if (!access.shift.empty()) {
+      Range loop =
+          blockRange(op.loopSizes[loops[0]], spec[loops[0]], coords[loops[0]]);
+      int64_t lo = std::max<int64_t>(0, loop.offset + access.shift[d]);
+      int64_t hi =
+          std::min(shape[d], loop.offset + loop.size + access.shift[d]);
+      r = {lo, std::max<int64_t>(0, hi - lo)};
+    } else {
+      std::vector<int64_t> loopParts, loopCoords;
+      for (int l : loops) {
+        loopParts.push_back(spec[l]);
+        loopCoords.push_back(coords[l]);
+      }
+      r = blockRange(shape[d], numBlocks(loopParts),
+                     linearize(loopCoords, loopParts));
+    }
+    box.begin.push_back(r.offset);
+    box.end.push_back(r.offset + r.size);
+  }
+  return box;
+}
+
+/// Query-key pairs with t + keyOffset <= s + queryOffset, s in [q0, q1),
+/// t in [k0, k1).
+double visiblePairs(int64_t q0, int64_t q1, int64_t k0, int64_t k1,
+                    int64_t queryOffset, int64_t keyOffset) {
+  // For query s the count is clamp(s + a, 0, width).
+  double a = static_cast<double>(queryOffset - keyOffset - k0 + 1);
+  double width = static_cast<double>(k1 - k0);
+  double lo = static_cast<double>(q0), hi = static_cast<double>(q1 - 1);
+  double total = 0;
+  // Partly visible rows: 0 < s + a < width.
+  double from = std::max(lo, 1 - a), to = std::min(hi, width - a - 1);
+  if (from <= to)
+    total += (to - from + 1) * ((from + a) + (to + a)) / 2;
+  // Fully visible rows: s + a >= width.
+  double full = std::max(lo, width - a);
+  if (full <= hi)
+    total += (hi - full + 1) * width;
+  return total;
+}
+
+double blockFlops(const Op &op, const Spec &spec,
+                  const std::vector<int64_t> &coords) {
+  double points = 1;
+  Range query{0, 0}, key{0, 0};
+  for (size_t l = 0; l < op.loopSizes.size(); ++l) {
+    Range r = blockRange(op.loopSizes[l], spec[l], coords[l]);
+    if (op.causal && static_cast<int>(l) == op.attention.queryLoop)
+      query = r;
+    else if (op.causal && static_cast<int>(l) == op.attention.keyLoop)
+      key = r;
+    else
+      points *= static_cast<double>(r.size);
+  }
+  if (op.causal)
+    points *= visiblePairs(query.offset, query.offset + query.size, key.offset,
+                           key.offset + key.size, op.attention.queryOffset,
+                           op.attention.keyOffset);
+  return op.flopsPerPoint * points;
+}
+
+} // namespace
+
+bool isLegalSpec(const Op &op, const Spec &spec, int64_t devices) {
+  if (spec.size() != op.loopSizes.size())
+    return false;
+  int64_t product = 1;
+  for (size_t l = 0; l < spec.size(); ++l) {
+    if (spec[l] < 1 || spec[l] > op.loopSizes[l] ||
+        (!op.cuttable[l] && spec[l] != 1))
+      return false;
+    product *= spec[l];
+  }
+  if (product != devices)
+    return false;
+  for (const Access &access : op.inputs)
+    if (!accessCutsLegally(access, op, spec))
+      return false;
+  return accessCutsLegally(op.output, op, spec);
+}
+
+std::vector<Spec> enumerateSpecs(const Op &op, int64_t devices) {
+  std::vector<Spec> specs;
+  Spec current(op.loopSizes.size(), 1);
+  if (devices >= 1)
+    enumerateInto(op, devices, 0, devices, current, specs);
+  return specs;
+}
+
+OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
+              const Options &options) {
+  OpPlan plan;
+  int64_t blocks = numBlocks(spec);
+  std::vector<
+      std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t>>
+      seen(op.inputs.size());
+  plan.needs.resize(op.inputs.size());
+  plan.joinBytes.assign(op.inputs.size(), 0);
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t>
+      produced;
+  for (int64_t j = 0; j < blocks; ++j) {
+    std::vector<int64_t> coords = delinearize(j, spec);
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const Access &access = op.inputs[i];
+      Box box = accessBox(access, graph, op, spec, coords);
+      if (box.volume() == 0)
+        continue;
+      const Value &value = graph.values[access.value];
+      if (seen[i].emplace(std::make_pair(box.begin, box.end), j).second) {
+        plan.needs[i].push_back({j, box});
+      } else if (!(value.kind == ValueKind::Weight &&
+                   options.weightsReplicable)) {
+        plan.joinBytes[i] +=
+            static_cast<double>(box.volume() * value.elementBytes);
+      }
+    }
+    Box out = accessBox(op.output, graph, op, spec, coords);
+    auto [it, inserted] =
+        produced.emplace(std::make_pair(out.begin, out.end), 1);
+    if (inserted)
+      plan.holds.push_back({j, out});
+    else
+      ++it->second;
+    plan.busiestFlops =
+        std::max(plan.busiestFlops, blockFlops(op, spec, coords));
+  }
+  plan.fanIn = produced.begin()->second;
+  const Value &result = graph.values[op.output.value];
+  int64_t elements = 1;
+  for (int64_t d : result.shape)
+    elements *= d;
+  plan.aggBytes =
+      static_cast<double>((plan.fanIn - 1) * elements * op.accBytes);
+  return plan;
+}
+
+double movedBytes(const std::vector<Placed> &holds,
+                  const std::vector<Placed> &needs, int64_t elementBytes) {
+  std::map<int64_t, std::vector<const Box *>> byDevice;
+  for (const Placed &h : holds)
+    byDevice[h.device].push_back(&h.box);
+  int64_t moved = 0;
+  for (const Placed &n : needs) {
+    int64_t have = 0;
+    auto it = byDevice.find(n.device);
+    if (it != byDevice.end())
+      for (const Box *h : it->second) {
+        int64_t v = 1;
+        for (size_t d = 0; d < n.box.begin.size(); ++d)
+          v *= std::max<int64_t>(0, std::min(n.box.end[d], h->end[d]) -
+                                        std::max(n.box.begin[d], h->begin[d]));
+        have += v;
+      }
+    moved += n.box.volume() - have;
+  }
+  return static_cast<double>(moved * elementBytes);
+}
+
+} // namespace ein::planner

@@ -1,0 +1,303 @@
+//===- Search.cpp - Whole-graph spec search -------------------------------===//
+
+#include "Einsummable/Planner/Search.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace ein::planner {
+
+namespace {
+
+/// A choice node: an op (its spec) or a charged argument (its arrival
+/// layout).
+struct Node {
+  int op = -1;    // >= 0 for ops
+  int value = -1; // the value it defines
+  double unaryCost(int candidate) const { return unary[candidate]; }
+  std::vector<double> unary;
+  std::vector<std::vector<Placed>> holds; // per candidate
+  std::vector<int> consumers;             // node ids
+};
+
+struct Edge {
+  int producer, consumer, input;
+  std::vector<std::vector<double>>
+      cost; // [producer candidate][consumer candidate]
+};
+
+/// The search problem: nodes, their candidates and every cost table.
+struct Problem {
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+  std::vector<std::vector<int>> edgesInto; // per node
+  std::vector<std::vector<Spec>> specs;    // per op
+  std::vector<std::vector<OpPlan>> plans;  // per op, per spec
+  std::vector<int> opNode;                 // op -> node
+  std::vector<int> order;                  // nodes, topologically
+  std::string error;
+};
+
+bool charged(const Value &value, const Options &options) {
+  return value.kind == ValueKind::Activation ||
+         (value.kind == ValueKind::Weight && !options.weightsReplicable);
+}
+
+Problem build(const Graph &graph, const Options &options) {
+  Problem pb;
+  size_t numOps = graph.ops.size();
+  pb.specs.resize(numOps);
+  pb.plans.resize(numOps);
+  pb.opNode.resize(numOps);
+  std::vector<int> valueNode(graph.values.size(), -1);
+
+  for (size_t o = 0; o < numOps; ++o) {
+    const Op &op = graph.ops[o];
+    pb.specs[o] = enumerateSpecs(op, options.devices);
+    if (pb.specs[o].empty() && pb.error.empty())
+      pb.error = "op '" + op.name + "' has no legal spec for " +
+                 std::to_string(options.devices) + " devices";
+    for (const Spec &s : pb.specs[o])
+      pb.plans[o].push_back(planOp(graph, op, s, options));
+  }
+  if (!pb.error.empty())
+    return pb;
+
+  // Charged arguments become nodes whose candidates are the distinct
+  // layouts their consumers ask for; they go just before their first
+  // consumer in the order.
+  std::vector<std::vector<int>> argumentsBefore(numOps);
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    if (!charged(graph.values[v], options))
+      continue;
+    Node node;
+    node.value = static_cast<int>(v);
+    std::set<std::vector<std::pair<int64_t, std::vector<int64_t>>>> seen;
+    int first = -1;
+    for (size_t o = 0; o < numOps; ++o)
+      for (size_t i = 0; i < graph.ops[o].inputs.size(); ++i) {
+        if (graph.ops[o].inputs[i].value != static_cast<int>(v))
+          continue;
+        if (first < 0)
+          first = static_cast<int>(o);
+        for (const OpPlan &plan : pb.plans[o]) {
+          std::vector<std::pair<int64_t, std::vector<int64_t>>> key;
+          for (const Placed &p : plan.needs[i]) {
+            key.emplace_back(p.device, p.box.begin);
+            key.back().second.insert(key.back().second.end(), p.box.end.begin(),
+                                     p.box.end.end());
+          }
+          if (seen.insert(key).second)
+            node.holds.push_back(plan.needs[i]);
+        }
+      }
+    if (first < 0)
+      continue; // unused argument
+    node.unary.assign(node.holds.size(), 0.0);
+    valueNode[v] = static_cast<int>(pb.nodes.size());
+    argumentsBefore[first].push_back(static_cast<int>(pb.nodes.size()));
+    pb.nodes.push_back(std::move(node));
+  }
+
+  for (size_t o = 0; o < numOps; ++o) {
+    for (int a : argumentsBefore[o])
+      pb.order.push_back(a);
+    Node node;
+    node.op = static_cast<int>(o);
+    node.value = graph.ops[o].output.value;
+    for (const OpPlan &plan : pb.plans[o]) {
+      double join = 0;
+      for (double b : plan.joinBytes)
+        join += b;
+      node.unary.push_back(join + plan.aggBytes +
+                           options.bytesPerFlop * plan.busiestFlops);
+      node.holds.push_back(plan.holds);
+    }
+    pb.opNode[o] = static_cast<int>(pb.nodes.size());
+    valueNode[node.value] = static_cast<int>(pb.nodes.size());
+    pb.order.push_back(static_cast<int>(pb.nodes.size()));
+    pb.nodes.push_back(std::move(node));
+  }
+
+  pb.edgesInto.resize(pb.nodes.size());
+  for (size_t o = 0; o < numOps; ++o) {
+    const Op &op = graph.ops[o];
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      int producer = valueNode[op.inputs[i].value];
+      if (producer < 0)
+        continue; // a replicable weight: free in any layout
+      Edge edge{producer, pb.opNode[o], static_cast<int>(i), {}};
+      int64_t bytes = graph.values[op.inputs[i].value].elementBytes;
+      for (const std::vector<Placed> &holds : pb.nodes[producer].holds) {
+        std::vector<double> row;
+        for (const OpPlan &plan : pb.plans[o])
+          row.push_back(movedBytes(holds, plan.needs[i], bytes));
+        edge.cost.push_back(std::move(row));
+      }
+      pb.nodes[producer].consumers.push_back(pb.opNode[o]);
+      pb.edgesInto[pb.opNode[o]].push_back(static_cast<int>(pb.edges.size()));
+      pb.edges.push_back(std::move(edge));
+    }
+  }
+  return pb;
+}
+
+/// The cost of a full assignment (one candidate per node).
+double assignmentCost(const Problem &pb, const std::vector<int> &choice) {
+  double total = 0;
+  for (size_t n = 0; n < pb.nodes.size(); ++n)
+    total += pb.nodes[n].unary[choice[n]];
+  for (const Edge &e : pb.edges)
+    total += e.cost[choice[e.producer]][choice[e.consumer]];
+  return total;
+}
+
+Plan finish(const Graph &graph, const Problem &pb,
+            const std::vector<int> &choice, const Options &options) {
+  Plan plan;
+  plan.feasible = true;
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    int node = pb.opNode[o];
+    const OpPlan &op = pb.plans[o][choice[node]];
+    plan.specs.push_back(pb.specs[o][choice[node]]);
+    OpCost cost;
+    for (double b : op.joinBytes)
+      cost.join += b;
+    cost.aggregation = op.aggBytes;
+    cost.compute = options.bytesPerFlop * op.busiestFlops;
+    for (int e : pb.edgesInto[node]) {
+      const Edge &edge = pb.edges[e];
+      cost.repartition += edge.cost[choice[edge.producer]][choice[node]];
+    }
+    plan.costs.push_back(cost);
+  }
+  plan.total = assignmentCost(pb, choice);
+  return plan;
+}
+
+/// Orders (cost, choice) pairs: cheaper first, then lexicographically
+/// smaller choices, so ties break the same way every time.
+bool better(double cost, const std::vector<int> &choice, double otherCost,
+            const std::vector<int> &otherChoice) {
+  if (cost != otherCost)
+    return cost < otherCost;
+  return choice < otherChoice;
+}
+
+} // namespace
+
+Plan search(const Graph &graph, const SearchOptions &options) {
+  Problem pb = build(graph, options);
+  if (!pb.error.empty()) {
+    Plan plan;
+    plan.error = pb.error;
+    return plan;
+  }
+  size_t numNodes = pb.nodes.size();
+  std::vector<size_t> position(numNodes);
+  for (size_t i = 0; i < pb.order.size(); ++i)
+    position[pb.order[i]] = i;
+  // The step after which each node's value is no longer needed.
+  std::vector<size_t> lastUse(numNodes, 0);
+  for (size_t n = 0; n < numNodes; ++n)
+    for (int c : pb.nodes[n].consumers)
+      lastUse[n] = std::max(lastUse[n], position[c]);
+
+  struct State {
+    double cost;
+    std::vector<int> choice;
+  };
+  std::map<std::vector<int>, State> states;
+  states.emplace(std::vector<int>{}, State{0, std::vector<int>(numNodes, -1)});
+  std::vector<int> frontier; // nodes whose values are still live, ascending
+  Plan result;
+
+  for (size_t step = 0; step < pb.order.size(); ++step) {
+    int n = pb.order[step];
+    const Node &node = pb.nodes[n];
+    std::vector<int> next;
+    for (int f : frontier)
+      if (lastUse[f] > step)
+        next.push_back(f);
+    if (!node.consumers.empty())
+      next.insert(std::upper_bound(next.begin(), next.end(), n), n);
+
+    std::map<std::vector<int>, State> nextStates;
+    for (const auto &[key, state] : states) {
+      for (int c = 0, e = static_cast<int>(node.unary.size()); c < e; ++c) {
+        double cost = state.cost + node.unary[c];
+        for (int edgeIndex : pb.edgesInto[n]) {
+          const Edge &edge = pb.edges[edgeIndex];
+          cost += edge.cost[state.choice[edge.producer]][c];
+        }
+        std::vector<int> choice = state.choice;
+        choice[n] = c;
+        std::vector<int> nextKey;
+        for (int f : next)
+          nextKey.push_back(choice[f]);
+        auto it = nextStates.find(nextKey);
+        if (it == nextStates.end())
+          nextStates.emplace(std::move(nextKey),
+                             State{cost, std::move(choice)});
+        else if (better(cost, choice, it->second.cost, it->second.choice))
+          it->second = State{cost, std::move(choice)};
+      }
+    }
+    result.peakStates = std::max(result.peakStates, nextStates.size());
+    if (nextStates.size() > options.stateCap) {
+      result.capped = true;
+      std::vector<std::pair<std::vector<int>, State>> all(nextStates.begin(),
+                                                          nextStates.end());
+      std::sort(all.begin(), all.end(), [](const auto &a, const auto &b) {
+        return better(a.second.cost, a.second.choice, b.second.cost,
+                      b.second.choice);
+      });
+      all.resize(options.stateCap);
+      nextStates = std::map<std::vector<int>, State>(all.begin(), all.end());
+    }
+    states = std::move(nextStates);
+    frontier = std::move(next);
+  }
+
+  const State *best = nullptr;
+  for (const auto &[key, state] : states)
+    if (!best || better(state.cost, state.choice, best->cost, best->choice))
+      best = &state;
+  bool capped = result.capped;
+  size_t peak = result.peakStates;
+  result = finish(graph, pb, best->choice, options);
+  result.capped = capped;
+  result.peakStates = peak;
+  return result;
+}
+
+Plan bruteForce(const Graph &graph, const Options &options) {
+  Problem pb = build(graph, options);
+  if (!pb.error.empty()) {
+    Plan plan;
+    plan.error = pb.error;
+    return plan;
+  }
+  std::vector<int> choice(pb.nodes.size(), 0), best;
+  double bestCost = 0;
+  std::function<void(size_t)> visit = [&](size_t n) {
+    if (n == pb.nodes.size()) {
+      double cost = assignmentCost(pb, choice);
+      if (best.empty() || better(cost, choice, bestCost, best)) {
+        best = choice;
+        bestCost = cost;
+      }
+      return;
+    }
+    for (size_t c = 0; c < pb.nodes[n].unary.size(); ++c) {
+      choice[n] = static_cast<int>(c);
+      visit(n + 1);
+    }
+  };
+  visit(0);
+  return finish(graph, pb, best, options);
+}
+
+} // namespace ein::planner

@@ -1,0 +1,318 @@
+//===- PlannerTest.cpp - Spec enumeration, the proxy and the search
+//---------===//
+
+#include "Einsummable/Planner/Search.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace ein::planner;
+
+namespace {
+
+int addValue(Graph &g, std::string name, std::vector<int64_t> shape,
+             ValueKind kind = ValueKind::Intermediate, int64_t bytes = 4) {
+  g.values.push_back({std::move(name), std::move(shape), bytes, kind});
+  return static_cast<int>(g.values.size()) - 1;
+}
+
+Access access(int value, std::vector<std::vector<int>> dims) {
+  return Access{value, std::move(dims), {}};
+}
+
+/// out[i, k] = sum_j a[i, j] b[j, k]; returns the output value.
+int matmul(Graph &g, int a, int b, const std::string &name) {
+  int64_t m = g.values[a].shape[0], k = g.values[a].shape[1],
+          n = g.values[b].shape[1];
+  int out = addValue(g, name, {m, n});
+  Op op;
+  op.name = name;
+  op.loopSizes = {m, k, n};
+  op.loopNames = {"d0", "d1", "d2"};
+  op.cuttable = {true, true, true};
+  op.inputs = {access(a, {{0}, {1}}), access(b, {{1}, {2}})};
+  op.output = access(out, {{0}, {2}});
+  op.flopsPerPoint = 2;
+  g.ops.push_back(op);
+  return out;
+}
+
+/// An elementwise op over 2-D values (one or two inputs).
+int elementwise(Graph &g, std::vector<int> inputs, const std::string &name) {
+  std::vector<int64_t> shape = g.values[inputs[0]].shape;
+  int out = addValue(g, name, shape);
+  Op op;
+  op.name = name;
+  op.loopSizes = shape;
+  op.loopNames = {"d0", "d1"};
+  op.cuttable = {true, true};
+  for (int v : inputs)
+    op.inputs.push_back(access(v, {{0}, {1}}));
+  op.output = access(out, {{0}, {1}});
+  op.flopsPerPoint = 1;
+  g.ops.push_back(op);
+  return out;
+}
+
+SearchOptions bytesOnly(int64_t devices) {
+  SearchOptions o;
+  o.devices = devices;
+  o.bytesPerFlop = 0;
+  return o;
+}
+
+} // namespace
+
+TEST(Planner, EnumeratesFactorisations) {
+  Graph g;
+  int a = addValue(g, "a", {64, 64}, ValueKind::Activation);
+  int b = addValue(g, "b", {64, 64}, ValueKind::Activation);
+  matmul(g, a, b, "c");
+  std::vector<Spec> specs = enumerateSpecs(g.ops[0], 8);
+  // Ordered factorisations of 8 into 3 factors: 10, lexicographic.
+  ASSERT_EQ(specs.size(), 10u);
+  EXPECT_EQ(specs.front(), (Spec{1, 1, 8}));
+  EXPECT_EQ(specs.back(), (Spec{8, 1, 1}));
+  // Uneven cuts are allowed; no loop is cut beyond its size.
+  EXPECT_EQ(enumerateSpecs(g.ops[0], 6).size(), 9u);
+  g.ops[0].loopSizes = {2, 64, 64};
+  for (const Spec &s : enumerateSpecs(g.ops[0], 8))
+    EXPECT_LE(s[0], 2);
+  g.ops[0].cuttable[1] = false;
+  for (const Spec &s : enumerateSpecs(g.ops[0], 8))
+    EXPECT_EQ(s[1], 1);
+}
+
+TEST(Planner, CollapsedDimensionCutsOnlyLikeOneDimension) {
+  // y[(h, g)] over loops h (size 2) and g (size 4): cutting g alone would
+  // make each block a strided set of the collapsed dimension.
+  Graph g;
+  int x = addValue(g, "x", {8}, ValueKind::Activation);
+  int y = addValue(g, "y", {8});
+  Op op;
+  op.name = "copy";
+  op.loopSizes = {2, 4};
+  op.loopNames = {"h", "g"};
+  op.cuttable = {true, true};
+  op.inputs = {access(x, {{0, 1}})};
+  op.output = access(y, {{0, 1}});
+  EXPECT_TRUE(isLegalSpec(op, {2, 1}, 2));
+  EXPECT_FALSE(isLegalSpec(op, {1, 2}, 2));
+  // With the outer loop cut fully, the inner one may be cut too.
+  EXPECT_TRUE(isLegalSpec(op, {2, 2}, 4));
+  // 3 parts of g (4 = 2 + 1 + 1) under h: blocks 2,1,1,2,1,1 are not an
+  // ordinary cut of 8 in 6 parts (2,2,1,1,1,1).
+  EXPECT_FALSE(isLegalSpec(op, {2, 3}, 6));
+}
+
+TEST(Planner, WorkedExampleOfDesign) {
+  // DESIGN §4: C = A B, all n x n, p = 8, activation inputs.
+  const int64_t n = 64, bytes = 4;
+  Graph g;
+  int a = addValue(g, "a", {n, n}, ValueKind::Activation);
+  int b = addValue(g, "b", {n, n}, ValueKind::Activation);
+  matmul(g, a, b, "c");
+  Options o;
+  o.devices = 8;
+  auto cost = [&](Spec s) {
+    OpPlan p = planOp(g, g.ops[0], s, o);
+    return p.joinBytes[0] + p.joinBytes[1] + p.aggBytes;
+  };
+  EXPECT_EQ(cost({2, 2, 2}), 3 * n * n * bytes);
+  EXPECT_EQ(cost({4, 2, 1}), 4 * n * n * bytes);
+  EXPECT_EQ(cost({8, 1, 1}), 7 * n * n * bytes);
+  Plan plan = search(g, bytesOnly(8));
+  ASSERT_TRUE(plan.feasible);
+  EXPECT_EQ(plan.specs[0], (Spec{2, 2, 2}));
+  EXPECT_EQ(plan.total, 3 * n * n * bytes);
+  EXPECT_FALSE(plan.capped);
+}
+
+TEST(Planner, WeightsReplicateForFree) {
+  // With a replicable weight, cutting the rows of the activation is free.
+  Graph g;
+  int x = addValue(g, "x", {64, 32}, ValueKind::Activation);
+  int w = addValue(g, "w", {32, 32}, ValueKind::Weight);
+  matmul(g, x, w, "y");
+  Plan plan = search(g, bytesOnly(4));
+  EXPECT_EQ(plan.specs[0], (Spec{4, 1, 1}));
+  EXPECT_EQ(plan.total, 0);
+}
+
+TEST(Planner, MegatronPairingWhenWeightsMayNotReplicate) {
+  // y = relu(x W1) W2 with big weights that a memory limit keeps from
+  // being replicated: column-split W1, row-split W2, no repartition between.
+  Graph g;
+  int x = addValue(g, "x", {64, 128}, ValueKind::Activation);
+  int w1 = addValue(g, "w1", {128, 512}, ValueKind::Weight);
+  int w2 = addValue(g, "w2", {512, 128}, ValueKind::Weight);
+  int h = matmul(g, x, w1, "h");
+  int r = elementwise(g, {h}, "relu");
+  matmul(g, r, w2, "y");
+  SearchOptions o = bytesOnly(8);
+  o.weightsReplicable = false;
+  Plan plan = search(g, o);
+  ASSERT_TRUE(plan.feasible);
+  EXPECT_EQ(plan.specs[0], (Spec{1, 1, 8}));
+  EXPECT_EQ(plan.specs[1], (Spec{1, 8}));
+  EXPECT_EQ(plan.specs[2], (Spec{1, 8, 1}));
+  EXPECT_EQ(plan.costs[1].repartition, 0);
+  EXPECT_EQ(plan.costs[2].repartition, 0);
+  // x replicated to 8 GPUs, y aggregated from 8 partials.
+  EXPECT_EQ(plan.total, 7.0 * 64 * 128 * 4 * 2);
+}
+
+TEST(Planner, BatchSplitWhenBatchCoversTheDevices) {
+  // A batched matmul b[i, j] w[j, k] over batch 16 with a replicable weight.
+  Graph g;
+  int x = addValue(g, "x", {16, 32, 64}, ValueKind::Activation);
+  int w = addValue(g, "w", {64, 64}, ValueKind::Weight);
+  int y = addValue(g, "y", {16, 32, 64});
+  Op op;
+  op.name = "bmm";
+  op.loopSizes = {16, 32, 64, 64};
+  op.loopNames = {"b", "i", "j", "k"};
+  op.cuttable = {true, true, true, true};
+  op.inputs = {access(x, {{0}, {1}, {2}}), access(w, {{2}, {3}})};
+  op.output = access(y, {{0}, {1}, {3}});
+  op.flopsPerPoint = 2;
+  g.ops.push_back(op);
+  SearchOptions o;
+  o.devices = 8;
+  Plan plan = search(g, o);
+  EXPECT_EQ(plan.specs[0][2], 1); // never cut the contraction
+  EXPECT_EQ(plan.costs[0].join + plan.costs[0].aggregation, 0);
+}
+
+namespace {
+/// Causal GQA attention over loops [batch, kv_head, group, query, key].
+Graph attentionGraph(int64_t heads, int64_t kvHeads, int64_t tokens) {
+  Graph g;
+  int64_t group = heads / kvHeads, d = 16;
+  int q = addValue(g, "q", {1, heads, tokens, d}, ValueKind::Activation, 2);
+  int k = addValue(g, "k", {1, kvHeads, tokens, d}, ValueKind::Activation, 2);
+  int v = addValue(g, "v", {1, kvHeads, tokens, d}, ValueKind::Activation, 2);
+  int o = addValue(g, "o", {1, heads, tokens, d}, ValueKind::Intermediate, 2);
+  Op op;
+  op.name = "attention";
+  op.loopSizes = {1, kvHeads, group, tokens, tokens};
+  op.loopNames = {"batch", "kv_head", "group", "query", "key"};
+  op.cuttable = {true, true, true, true, true};
+  op.inputs = {access(q, {{0}, {1, 2}, {3}, {}}),
+               access(k, {{0}, {1}, {4}, {}}), access(v, {{0}, {1}, {4}, {}})};
+  op.output = access(o, {{0}, {1, 2}, {3}, {}});
+  op.flopsPerPoint = 4.0 * d;
+  op.causal = true;
+  op.attention = {3, 4, 0, 0};
+  g.ops.push_back(op);
+  return g;
+}
+} // namespace
+
+TEST(Planner, GqaHeadInheritance) {
+  // Query heads go with their KV head: cutting kv_head moves nothing, while
+  // a group cut would split query heads across GPUs that then both need
+  // the same KV head.
+  Graph g = attentionGraph(8, 2, 64);
+  SearchOptions o;
+  o.devices = 2;
+  Plan plan = search(g, o);
+  EXPECT_EQ(plan.specs[0], (Spec{1, 2, 1, 1, 1}));
+  EXPECT_EQ(plan.costs[0].join + plan.costs[0].aggregation, 0);
+  o.devices = 4; // more GPUs than KV heads: the group is cut under kv_head
+  plan = search(g, o);
+  EXPECT_EQ(plan.specs[0], (Spec{1, 2, 2, 1, 1}));
+}
+
+TEST(Planner, CausalTokenSplitIsUnbalanced) {
+  Graph g = attentionGraph(1, 1, 8);
+  Options o;
+  o.devices = 2;
+  // Queries 0..3 see 1+2+3+4 = 10 keys, queries 4..7 see 5+6+7+8 = 26.
+  OpPlan plan = planOp(g, g.ops[0], {1, 1, 1, 2, 1}, o);
+  EXPECT_EQ(plan.busiestFlops, 26 * 4.0 * 16);
+  // Cutting keys instead: keys 0..3 are seen in 1+2+3+4+4+4+4+4 = 26 pairs,
+  // keys 4..7 in 10; the halves are combined (fan-in 2).
+  plan = planOp(g, g.ops[0], {1, 1, 1, 1, 2}, o);
+  EXPECT_EQ(plan.busiestFlops, 26 * 4.0 * 16);
+  EXPECT_EQ(plan.fanIn, 2);
+}
+
+TEST(Planner, NoLegalSpecIsAnError) {
+  Graph g;
+  int a = addValue(g, "a", {4, 4}, ValueKind::Activation);
+  int b = addValue(g, "b", {4, 4}, ValueKind::Activation);
+  matmul(g, a, b, "c");
+  Plan plan = search(g, bytesOnly(7));
+  EXPECT_FALSE(plan.feasible);
+  EXPECT_EQ(plan.error, "op 'c' has no legal spec for 7 devices");
+}
+
+TEST(Planner, CapIsReported) {
+  Graph g;
+  int x = addValue(g, "x", {32, 32}, ValueKind::Activation);
+  int w = addValue(g, "w", {32, 32}, ValueKind::Activation);
+  int a = matmul(g, x, w, "a");
+  int b = matmul(g, x, a, "b");
+  elementwise(g, {a, b}, "sum");
+  SearchOptions o = bytesOnly(8);
+  o.stateCap = 1;
+  Plan capped = search(g, o);
+  EXPECT_TRUE(capped.capped);
+  o.stateCap = 1 << 14;
+  Plan exact = search(g, o);
+  EXPECT_FALSE(exact.capped);
+  EXPECT_LE(exact.total, capped.total);
+  EXPECT_EQ(exact.total, bruteForce(g, o).total);
+}
+
+TEST(Planner, MatchesBruteForceOnRandomGraphs) {
+  // Chains, trees (two chains joined by an add) and DAGs (a value used
+  // twice), with random sizes, argument kinds, device counts and weight of
+  // the compute term.
+  std::mt19937 rng(2026);
+  auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  int graphs = 0;
+  for (int trial = 0; trial < 240; ++trial) {
+    Graph g;
+    int shape = trial % 3; // 0 chain, 1 tree, 2 DAG
+    auto size = [&] { return static_cast<int64_t>(pick(2, 9)); };
+    auto kind = [&] {
+      return pick(0, 1) ? ValueKind::Activation : ValueKind::Weight;
+    };
+    int64_t m = size(), k = size(), n = size();
+    int x = addValue(g, "x", {m, k}, kind());
+    int w = addValue(g, "w", {k, n}, kind());
+    int y = matmul(g, x, w, "y");
+    if (shape == 0) {
+      int v = addValue(g, "v", {n, size()}, kind());
+      matmul(g, y, v, "z");
+    } else if (shape == 1) {
+      int u = addValue(g, "u", {m, n}, ValueKind::Activation);
+      int r = elementwise(g, {u}, "r");
+      elementwise(g, {y, r}, "sum");
+    } else {
+      int r = elementwise(g, {y}, "r");
+      elementwise(g, {y, r}, "sum");
+    }
+    SearchOptions o;
+    const int64_t deviceChoices[] = {2, 3, 4, 6};
+    o.devices = deviceChoices[pick(0, 3)];
+    o.weightsReplicable = pick(0, 1);
+    o.bytesPerFlop = pick(0, 1) ? 0.0 : 0.5;
+    Plan fast = search(g, o);
+    Plan slow = bruteForce(g, o);
+    ASSERT_EQ(fast.feasible, slow.feasible);
+    if (!fast.feasible)
+      continue;
+    ++graphs;
+    EXPECT_FALSE(fast.capped);
+    EXPECT_EQ(fast.total, slow.total)
+        << "trial " << trial << " shape " << shape;
+    EXPECT_EQ(fast.specs, slow.specs) << "trial " << trial;
+  }
+  EXPECT_GE(graphs, 200);
+}
