@@ -71,7 +71,7 @@ func.func @g() attributes {ein.weight} {
 
 // -----
 
-// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target'}}
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target' or 'ein.candidates'}}
 module attributes {ein.devices = 8} {}
 
 // -----
@@ -97,3 +97,18 @@ func.func private @weight_result() -> (tensor<4xf32> {ein.weight})
 
 // expected-error @+1 {{unknown ein result attribute 'ein.tie' on result 0}}
 func.func private @unknown_result_attr() -> (tensor<4xf32> {ein.tie = 0 : i64})
+
+// -----
+
+func.func @candidates_not_specs(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ein.candidates' must be an array of #ein.spec, got [1, 2]}}
+  %y = ein.softmax %x dim 0 {ein.candidates = [1, 2]} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'ein.candidates' belongs on an op a spec can cut, not on 'func.func'}}
+func.func @candidates_on_func() attributes {ein.candidates = [#ein.spec<[1]>]} {
+  return
+}

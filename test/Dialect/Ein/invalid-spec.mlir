@@ -42,3 +42,31 @@ func.func @zero_parts(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = ein.softmax %x dim 1 {spec = #ein.spec<[1, 0]>} : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// Layout ops take specs over their loops too: a reshape's are the
+// higher-rank side's dimensions, a slice's and a concat's the result's.
+func.func @reshape_spec(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{spec has 1 parts but the op has 2 loops}}
+  %y = ein.reshape %x [[0, 1]] {spec = #ein.spec<[2]>} : tensor<4x8xf32> -> tensor<32xf32>
+  return %y : tensor<32xf32>
+}
+
+// -----
+
+func.func @slice_spec(%x: tensor<8x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{spec cuts loop 'd0' of size 2 into 4 parts}}
+  %y = ein.slice %x [0, 0] [2, 8] {spec = #ein.spec<[4, 1]>} : tensor<8x8xf32> -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @concat_spec(%a: tensor<8x4xf32>) -> tensor<8x8xf32> {
+    // expected-error @+1 {{spec makes 2 join blocks but the target has 4 devices}}
+    %y = ein.concat dim 1 %a, %a {spec = #ein.spec<[2, 1]>} : tensor<8x4xf32>, tensor<8x4xf32> -> tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+  }
+}

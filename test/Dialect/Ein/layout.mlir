@@ -32,3 +32,19 @@ func.func @rotate_half(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %r = ein.concat dim 1 %hi, %lo : tensor<8x4xf32>, tensor<8x4xf32> -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+// Specs on layout ops.
+// CHECK-LABEL: func.func @layout_specs
+// CHECK: ein.reshape %{{.*}} {{\[}}[0, 1], [2]] {spec = #ein.spec<[2, 1, 1]>}
+// CHECK: ein.slice %{{.*}} [0, 0] [32, 8] {spec = #ein.spec<[1, 2]>}
+// CHECK: ein.concat dim 1 %{{.*}}, %{{.*}} {spec = #ein.spec<[2, 1]>}
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @layout_specs(%x: tensor<4x8x16xf32>) -> tensor<32x16xf32> {
+    %c = ein.reshape %x [[0, 1], [2]] {spec = #ein.spec<[2, 1, 1]>} : tensor<4x8x16xf32> -> tensor<32x16xf32>
+    %s = ein.slice %c [0, 0] [32, 8] {spec = #ein.spec<[1, 2]>} : tensor<32x16xf32> -> tensor<32x8xf32>
+    %r = ein.concat dim 1 %s, %s {spec = #ein.spec<[2, 1]>} : tensor<32x8xf32>, tensor<32x8xf32> -> tensor<32x16xf32>
+    return %r : tensor<32x16xf32>
+  }
+}

@@ -32,12 +32,26 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                              << op->getName() << "'";
     return success();
   }
+  if (attr.getName() == getCandidatesAttrName()) {
+    auto candidates = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!candidates ||
+        !llvm::all_of(candidates, [](Attribute a) { return isa<SpecAttr>(a); }))
+      return op->emitError() << "'" << getCandidatesAttrName()
+                             << "' must be an array of #ein.spec, got "
+                             << attr.getValue();
+    if (!isa<SpecOpInterface>(op))
+      return op->emitError() << "'" << getCandidatesAttrName()
+                             << "' belongs on an op a spec can cut, not on '"
+                             << op->getName() << "'";
+    return success();
+  }
   if (attr.getName() == getWeightAttrName())
     return op->emitError() << "'" << getWeightAttrName()
                            << "' marks a function argument, not an operation";
   return op->emitError() << "unknown ein attribute '"
                          << attr.getName().getValue() << "'; expected '"
-                         << getTargetAttrName() << "'";
+                         << getTargetAttrName() << "' or '"
+                         << getCandidatesAttrName() << "'";
 }
 
 LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,

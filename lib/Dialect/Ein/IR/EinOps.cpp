@@ -677,9 +677,20 @@ LogicalResult ReshapeOp::verify() {
                          << high.size()
                          << " dimensions of the higher-rank side";
   if (auto highRelation = dyn_cast<RelationType>(highType))
-    return verifyRelationReshape(*this, highRelation,
-                                 cast<RelationType>(lowType), groups);
-  return success();
+    if (failed(verifyRelationReshape(*this, highRelation,
+                                     cast<RelationType>(lowType), groups)))
+      return failure();
+  return verifySpec(*this);
+}
+
+SmallVector<int64_t> ReshapeOp::getLoopSizes() {
+  ArrayRef<int64_t> source = shapeOf(getSource().getType());
+  ArrayRef<int64_t> result = shapeOf(getType());
+  return llvm::to_vector(source.size() > result.size() ? source : result);
+}
+
+SmallVector<std::string> ReshapeOp::getLoopNames() {
+  return defaultLoopNames(getLoopSizes().size());
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
@@ -692,8 +703,18 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
 }
 
 LogicalResult SliceOp::verify() {
-  return verifyStaticRegion(*this, getSource().getType(), getOffsets(),
-                            getSizes(), getType(), "slice", "source");
+  if (failed(verifyStaticRegion(*this, getSource().getType(), getOffsets(),
+                                getSizes(), getType(), "slice", "source")))
+    return failure();
+  return verifySpec(*this);
+}
+
+SmallVector<int64_t> SliceOp::getLoopSizes() {
+  return llvm::to_vector(getType().getShape());
+}
+
+SmallVector<std::string> SliceOp::getLoopNames() {
+  return defaultLoopNames(getType().getRank());
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
@@ -729,7 +750,15 @@ LogicalResult ConcatOp::verify() {
   if (getType() != expected)
     return emitOpError() << "result must be " << expected << ", got "
                          << getType();
-  return success();
+  return verifySpec(*this);
+}
+
+SmallVector<int64_t> ConcatOp::getLoopSizes() {
+  return llvm::to_vector(getType().getShape());
+}
+
+SmallVector<std::string> ConcatOp::getLoopNames() {
+  return defaultLoopNames(getType().getRank());
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor) {

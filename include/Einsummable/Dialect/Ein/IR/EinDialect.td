@@ -47,6 +47,10 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getTargetAttrName() {
       return "ein.target";
     }
+    /// The legal specs of an op, as ein-enumerate-specs lists them.
+    static constexpr ::llvm::StringLiteral getCandidatesAttrName() {
+      return "ein.candidates";
+    }
     /// Unit attribute on a function argument: a weight, laid out for free.
     static constexpr ::llvm::StringLiteral getWeightAttrName() {
       return "ein.weight";

@@ -212,12 +212,14 @@ def Ein_RmsNormOp : Ein_CompositeOp<"rms_norm", [AllTypesMatch<["input", "result
 // Layout ops
 //===----------------------------------------------------------------------===//
 
-def Ein_ReshapeOp : Ein_Op<"reshape", [Pure]> {
+def Ein_ReshapeOp : Ein_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Ein_SpecOpInterface, ["getLoopSizes", "getLoopNames"]>]> {
   let summary = "Expand or collapse dimensions";
   let description = [{
     `reassociation` groups the dimensions of the higher-rank side; each group
     becomes one dimension of the lower-rank side. The result collapses when
     its rank is lower than the operand's and expands otherwise.
+
+    Its loops, for a spec, are the dimensions of the higher-rank side.
 
     On relations nothing moves: a collapsed group may be cut only on its
     outermost dimension (and an expanded dimension only on its outermost
@@ -229,7 +231,8 @@ def Ein_ReshapeOp : Ein_Op<"reshape", [Pure]> {
     ```
   }];
   let arguments = (ins Ein_AnyTensorOrRelation:$source,
-                       Ein_ReassociationAttr:$reassociation);
+                       Ein_ReassociationAttr:$reassociation,
+                       OptionalAttr<Ein_SpecAttr>:$spec);
   let results = (outs Ein_AnyTensorOrRelation:$result);
   let assemblyFormat = [{
     $source $reassociation attr-dict `:` qualified(type($source)) `->` qualified(type($result))
@@ -238,18 +241,18 @@ def Ein_ReshapeOp : Ein_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Ein_SliceOp : Ein_Op<"slice", [Pure]> {
+def Ein_SliceOp : Ein_Op<"slice", [Pure, DeclareOpInterfaceMethods<Ein_SpecOpInterface, ["getLoopSizes", "getLoopNames"]>]> {
   let summary = "A static, unit-stride hyper-rectangle of a tensor";
   let description = [{
-    A touch op: under a plan its blocks map to the operand's by
-    hyper-rectangle intersection.
+    A touch op: its loops, for a spec, are the result's dimensions, and under
+    a plan its blocks map to the operand's by hyper-rectangle intersection.
 
     ```mlir
     %y = ein.slice %x [0, 4] [8, 4] : tensor<8x16xf32> -> tensor<8x4xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$source, DenseI64ArrayAttr:$offsets,
-                       DenseI64ArrayAttr:$sizes);
+                       DenseI64ArrayAttr:$sizes, OptionalAttr<Ein_SpecAttr>:$spec);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $source $offsets $sizes attr-dict `:` qualified(type($source)) `->` qualified(type($result))
@@ -258,16 +261,17 @@ def Ein_SliceOp : Ein_Op<"slice", [Pure]> {
   let hasFolder = 1;
 }
 
-def Ein_ConcatOp : Ein_Op<"concat", [Pure]> {
+def Ein_ConcatOp : Ein_Op<"concat", [Pure, DeclareOpInterfaceMethods<Ein_SpecOpInterface, ["getLoopSizes", "getLoopNames"]>]> {
   let summary = "Concatenate tensors along one dimension";
   let description = [{
-    A touch op, like `ein.slice`.
+    A touch op, like `ein.slice`: its loops are the result's dimensions.
 
     ```mlir
     %y = ein.concat dim 1 %a, %b : tensor<8x4xf32>, tensor<8x12xf32> -> tensor<8x16xf32>
     ```
   }];
-  let arguments = (ins I64Attr:$dim, Variadic<AnyRankedTensor>:$inputs);
+  let arguments = (ins I64Attr:$dim, Variadic<AnyRankedTensor>:$inputs,
+                       OptionalAttr<Ein_SpecAttr>:$spec);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     `dim` $dim $inputs attr-dict `:` type($inputs) `->` qualified(type($result))
