@@ -66,7 +66,7 @@ void enumerateInto(const Op &op, int64_t devices, size_t loop, int64_t left,
     return;
   }
   int64_t largest = op.cuttable[loop] ? std::min(left, op.loopSizes[loop]) : 1;
-  for (int64_t parts = 1; parts <= largest; ++parts) {
+  for (int64_t parts = largest; parts >= 1; --parts) {
     if (left % parts)
       continue;
     current[loop] = parts;

@@ -13,7 +13,7 @@ using namespace mlir::ein;
 
 namespace {
 struct EinAttachTargetPass
-    : public ein::impl::EinAttachTargetBase<EinAttachTargetPass> {
+    : public mlir::ein::impl::EinAttachTargetBase<EinAttachTargetPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -17,7 +17,7 @@ using namespace mlir::ein;
 
 namespace {
 struct EinExportProgramPass
-    : public ein::impl::EinExportProgramBase<EinExportProgramPass> {
+    : public mlir::ein::impl::EinExportProgramBase<EinExportProgramPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -44,8 +44,10 @@ struct Options {
   double bytesPerFlop = 8 * 395e9 / 750e12;
 };
 
-/// Every legal spec of `op` for `devices` GPUs, in lexicographic order of the
-/// parts: products equal `devices`, no loop cut into more parts than it has
+/// Every legal spec of `op` for `devices` GPUs, in decreasing lexicographic
+/// order of the parts (outer loops cut most first, which is also how the
+/// search breaks ties): products equal `devices`, no loop cut into more
+/// parts than it has
 /// elements, uncuttable loops left whole, and every operand dimension that
 /// spans several loops cut at the points an ordinary cut of it would be.
 std::vector<Spec> enumerateSpecs(const Op &op, int64_t devices);

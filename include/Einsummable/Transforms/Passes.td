@@ -54,4 +54,52 @@ def EinExportProgram : Pass<"ein-export-program", "::mlir::ModuleOp"> {
   ];
 }
 
+def EinEnumerateSpecs : Pass<"ein-enumerate-specs", "::mlir::ModuleOp"> {
+  let summary = "List every legal spec of every op as ein.candidates";
+  let description = [{
+    For each op of each function (join-aggs, composites and layout ops),
+    attaches `ein.candidates = [#ein.spec<...>, ...]`: every cut of its loops
+    into parts whose product is the target's device count, with no loop cut
+    beyond its size, the composites' whole dimensions left whole (attention's
+    key loop only where the target can combine key blocks; softmax's
+    dimension; RMSNorm's last dimension), and each collapsed dimension cut
+    only where an ordinary cut of it would be. Candidates are in decreasing
+    lexicographic order (outer loops cut most first), the order in which the
+    search breaks ties. `ein-decompose` searches over the same sets; this
+    pass shows them.
+
+    Needs the module's `#ein.target` (`ein-attach-target`).
+  }];
+}
+
+def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
+  let summary = "Choose a spec for every op by whole-graph search on the byte proxy";
+  let description = [{
+    Builds the planner's graph of each function and runs the whole-graph
+    search of `docs/planner.md`: dynamic programming over a topological
+    order whose state is the specs of the live values, exact unless the
+    state cap bites (a warning says so). The cost is the byte proxy of
+    DESIGN §4 (join copies, aggregation in the accumulator type,
+    repartition between producer and consumer) plus the busiest GPU's FLOPs
+    converted to bytes. Activation arguments arrive free in any
+    non-overlapping partition; weights (`ein.weight`) are free in any
+    layout, replicas included, unless `weights-replicable=false`.
+
+    Sets `spec` on every op and drops `ein.candidates`. With `remarks`, each
+    op gets a remark with its spec and cost terms.
+  }];
+  let options = [
+    Option<"weightsReplicable", "weights-replicable", "bool", "true",
+           "Weights may be replicated for free (false: a memory limit forbids "
+           "replicas, so they are charged like activations)">,
+    Option<"stateCap", "state-cap", "int64_t", "16384",
+           "The most search states kept per step">,
+    Option<"bytesPerFlop", "bytes-per-flop", "double", "-1",
+           "Bytes one FLOP of the busiest GPU is worth (default: devices x "
+           "395 GB/s over 750 TFLOP/s, the H200)">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark per op with its spec and cost terms">,
+  ];
+}
+
 #endif // EINSUMMABLE_TRANSFORMS_PASSES_TD

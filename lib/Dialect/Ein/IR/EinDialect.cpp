@@ -36,9 +36,9 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
     auto candidates = dyn_cast<ArrayAttr>(attr.getValue());
     if (!candidates ||
         !llvm::all_of(candidates, [](Attribute a) { return isa<SpecAttr>(a); }))
-      return op->emitError() << "'" << getCandidatesAttrName()
-                             << "' must be an array of #ein.spec, got "
-                             << attr.getValue();
+      return op->emitError()
+             << "'" << getCandidatesAttrName()
+             << "' must be an array of #ein.spec, got " << attr.getValue();
     if (!isa<SpecOpInterface>(op))
       return op->emitError() << "'" << getCandidatesAttrName()
                              << "' belongs on an op a spec can cut, not on '"

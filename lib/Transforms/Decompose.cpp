@@ -1,0 +1,92 @@
+//===- Decompose.cpp - ein-decompose ------------------------------------===//
+
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Planner/Search.h"
+#include "Einsummable/Transforms/Passes.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINDECOMPOSE
+#include "Einsummable/Transforms/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein;
+namespace planner = ::ein::planner;
+
+namespace {
+
+/// Bytes in a short human form: 1.5 MiB.
+std::string humanBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return llvm::formatv("{0:F1} {1}", bytes, units[unit]).str();
+}
+
+struct EinDecomposePass
+    : public mlir::ein::impl::EinDecomposeBase<EinDecomposePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    TargetAttr target = getTarget(module);
+    if (!target) {
+      module.emitError() << "ein-decompose needs the module's #ein.target; "
+                            "run ein-attach-target first";
+      return signalPassFailure();
+    }
+    if (stateCap < 1) {
+      module.emitError() << "state-cap must be at least 1, got " << stateCap;
+      return signalPassFailure();
+    }
+    planner::SearchOptions options;
+    options.devices = target.getDevices();
+    options.weightsReplicable = weightsReplicable;
+    options.stateCap = static_cast<size_t>(stateCap);
+    options.bytesPerFlop = bytesPerFlop >= 0 ? double(bytesPerFlop)
+                                             : options.devices * 395e9 / 750e12;
+    auto info = planner::getTargetInfo(target.getChip().str());
+
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      FailureOr<PlannerGraph> graph = buildPlannerGraph(func, *info);
+      if (failed(graph))
+        return signalPassFailure();
+      planner::Plan plan = planner::search(graph->graph, options);
+      if (!plan.feasible) {
+        func.emitOpError() << "has no plan: " << plan.error;
+        return signalPassFailure();
+      }
+      if (plan.capped)
+        func.emitWarning() << "the search kept only the " << options.stateCap
+                           << " cheapest states at some step (it saw "
+                           << plan.peakStates
+                           << "): the plan may not be optimal; raise state-cap";
+      for (size_t i = 0; i < graph->ops.size(); ++i) {
+        Operation *op = graph->ops[i];
+        op->removeAttr(EinDialect::getCandidatesAttrName());
+        op->setAttr("spec", SpecAttr::get(&getContext(), plan.specs[i]));
+        if (remarks) {
+          const planner::OpCost &c = plan.costs[i];
+          op->emitRemark() << "spec "
+                           << SpecAttr::get(&getContext(), plan.specs[i])
+                           << ": join " << humanBytes(c.join)
+                           << ", aggregation " << humanBytes(c.aggregation)
+                           << ", repartition " << humanBytes(c.repartition)
+                           << ", compute " << humanBytes(c.compute);
+        }
+      }
+      if (remarks)
+        func.emitRemark() << "plan total " << humanBytes(plan.total) << " over "
+                          << graph->ops.size() << " ops";
+    }
+  }
+};
+} // namespace

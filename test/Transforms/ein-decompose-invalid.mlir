@@ -1,0 +1,49 @@
+// RUN: ein-opt %s -split-input-file -ein-decompose -verify-diagnostics
+// RUN: not ein-opt %s -split-input-file -ein-decompose=state-cap=0 2>&1 | FileCheck %s --check-prefix=CAP
+// CAP: error: state-cap must be at least 1, got 0
+
+// expected-error @+1 {{ein-decompose needs the module's #ein.target; run ein-attach-target first}}
+module {
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 7>} {
+  // expected-error @+1 {{'func.func' op has no plan: op 'ein.join_agg #0' has no legal spec for 7 devices}}
+  func.func @too_small(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    %c = ein.join_agg none ins(%a[d0, d1] : tensor<4x4xf32>) out[d0, d1] : tensor<4x4xf32> {
+    ^bb0(%x: f32):
+      ein.yield %x : f32
+    }
+    return %c : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  // expected-error @+1 {{the planner takes ranked tensors of integers or floats, got '!ein.rel<4xf32, parts = [2]>'}}
+  func.func @planned(%a: !ein.rel<4xf32, parts = [2]>) -> !ein.rel<4xf32, parts = [2]> {
+    return %a : !ein.rel<4xf32, parts = [2]>
+  }
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @block_kernel(%a: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{is a device-level block kernel; the planner takes the logical program}}
+    %s = ein.softmax %a dim 0 {device = 1 : i64} : tensor<4xf32>
+    return %s : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @not_ein(%a: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{cannot be planned; the planner takes logical ein ops on tensors}}
+    %e = tensor.empty() : tensor<4xf32>
+    return %e : tensor<4xf32>
+  }
+}
