@@ -35,14 +35,15 @@ struct EinDecomposePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (stateCap < 1) {
+      module.emitError() << "state-cap must be at least 1, got "
+                         << int64_t(stateCap);
+      return signalPassFailure();
+    }
     TargetAttr target = getTarget(module);
     if (!target) {
       module.emitError() << "ein-decompose needs the module's #ein.target; "
                             "run ein-attach-target first";
-      return signalPassFailure();
-    }
-    if (stateCap < 1) {
-      module.emitError() << "state-cap must be at least 1, got " << stateCap;
       return signalPassFailure();
     }
     planner::SearchOptions options;
