@@ -141,6 +141,37 @@ Problem build(const Graph &graph, const Options &options) {
       pb.edges.push_back(std::move(edge));
     }
   }
+
+  // A tie moves the result into the layout its argument arrived in; the
+  // argument is placed first, so the edge runs from it to the result's
+  // producer and charges the move there.
+  for (const Tie &tie : graph.ties) {
+    int argument = valueNode[tie.argument];
+    int producer = valueNode[tie.result];
+    if (argument < 0 || pb.nodes[argument].op >= 0 ||
+        !charged(graph.values[tie.argument], options)) {
+      pb.error = "value '" + graph.values[tie.argument].name +
+                 "' is not an activation argument its consumers read, so "
+                 "no result can be tied to its layout";
+      return pb;
+    }
+    if (producer < 0 || pb.nodes[producer].op < 0) {
+      pb.error = "value '" + graph.values[tie.result].name +
+                 "' is not the result of an op, so it cannot be tied";
+      return pb;
+    }
+    Edge edge{argument, producer, -1, {}};
+    int64_t bytes = graph.values[tie.result].elementBytes;
+    for (const std::vector<Placed> &layout : pb.nodes[argument].holds) {
+      std::vector<double> row;
+      for (const std::vector<Placed> &holds : pb.nodes[producer].holds)
+        row.push_back(movedBytes(holds, layout, bytes));
+      edge.cost.push_back(std::move(row));
+    }
+    pb.nodes[argument].consumers.push_back(producer);
+    pb.edgesInto[producer].push_back(static_cast<int>(pb.edges.size()));
+    pb.edges.push_back(std::move(edge));
+  }
   return pb;
 }
 

@@ -57,7 +57,7 @@ struct EinDecomposePass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      FailureOr<PlannerGraph> graph = buildPlannerGraph(func, *info);
+      FailureOr<PlannerGraph> graph = buildPlannerGraph(func, *info, tieLayout);
       if (failed(graph))
         return signalPassFailure();
       planner::Plan plan = planner::search(graph->graph, options);

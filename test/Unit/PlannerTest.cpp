@@ -317,3 +317,34 @@ TEST(Planner, MatchesBruteForceOnRandomGraphs) {
   }
   EXPECT_GE(graphs, 200);
 }
+
+TEST(Planner, TiedResultPaysToLeaveInItsArgumentsLayout) {
+  // y = x^T for a square x: whatever the cut, y's blocks are x's mirrored,
+  // so leaving in x's layout moves all but the diagonal blocks.
+  Graph g;
+  int x = addValue(g, "x", {64, 64}, ValueKind::Activation);
+  int y = addValue(g, "y", {64, 64});
+  Op op;
+  op.name = "transpose";
+  op.loopSizes = {64, 64};
+  op.loopNames = {"d0", "d1"};
+  op.cuttable = {true, true};
+  op.inputs = {access(x, {{0}, {1}})};
+  op.output = access(y, {{1}, {0}});
+  g.ops.push_back(op);
+  g.results = {y};
+  EXPECT_EQ(search(g, bytesOnly(4)).total, 0);
+  g.ties = {{x, y}};
+  Plan tied = search(g, bytesOnly(4));
+  // Cut 2 x 2: the two off-diagonal quarters swap GPUs.
+  EXPECT_EQ(tied.specs[0], (Spec{2, 2}));
+  EXPECT_EQ(tied.total, 2 * 32 * 32 * 4);
+  EXPECT_EQ(tied.costs[0].repartition, tied.total);
+  EXPECT_EQ(tied.total, bruteForce(g, bytesOnly(4)).total);
+  // A weight cannot be tied.
+  g.values[x].kind = ValueKind::Weight;
+  Plan bad = search(g, bytesOnly(4));
+  EXPECT_FALSE(bad.feasible);
+  EXPECT_EQ(bad.error, "value 'x' is not an activation argument its consumers "
+                       "read, so no result can be tied to its layout");
+}

@@ -20,10 +20,13 @@ struct PlannerGraph {
 };
 
 /// Builds the graph of `func`: arguments marked ein.weight are weights, the
-/// others activations; tensor constants are free like weights. Emits a
+/// others activations; tensor constants are free like weights. With
+/// `tieLayout`, each result is tied to the first activation argument of its
+/// type (it must leave in the layout that argument arrived in). Emits a
 /// diagnostic on an op the planner cannot take and fails.
 FailureOr<PlannerGraph>
-buildPlannerGraph(func::FuncOp func, const ::ein::planner::TargetInfo &target);
+buildPlannerGraph(func::FuncOp func, const ::ein::planner::TargetInfo &target,
+                  bool tieLayout = false);
 
 } // namespace mlir::ein
 

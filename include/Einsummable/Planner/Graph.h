@@ -71,10 +71,18 @@ struct Op {
   CausalAttention attention;
 };
 
+/// A result that must leave in the layout its paired activation argument
+/// arrived in, so stacked blocks compose (--tie-layout).
+struct Tie {
+  int argument = -1;
+  int result = -1;
+};
+
 struct Graph {
   std::vector<Value> values;
   std::vector<Op> ops; // in a topological order
   std::vector<int> results;
+  std::vector<Tie> ties;
 };
 
 } // namespace ein::planner

@@ -27,7 +27,8 @@ struct SearchOptions : Options {
 struct OpCost {
   double join = 0;        // extra copies of inputs the join needs
   double aggregation = 0; // (fan-in - 1) x output bytes in the acc type
-  double repartition = 0; // bytes moved to form the inputs' partitions
+  double repartition = 0; // bytes moved to form the inputs' partitions (and,
+                          // for a tied result, to leave in its layout)
   double compute = 0;     // busiest join block's FLOPs x bytesPerFlop
   double total() const { return join + aggregation + repartition + compute; }
 };

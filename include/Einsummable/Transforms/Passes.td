@@ -99,6 +99,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "395 GB/s over 750 TFLOP/s, the H200)">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark per op with its spec and cost terms">,
+    Option<"tieLayout", "tie-layout", "bool", "false",
+           "Each result must leave in the layout of the first activation "
+           "argument of its type (so stacked blocks compose); the move is "
+           "charged to the result's producer">,
   ];
 }
 

@@ -48,6 +48,8 @@ public:
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (Value v : ret.getOperands())
           result.graph.results.push_back(values.lookup(v));
+        if (tieLayout && failed(tieResults(func, ret)))
+          return failure();
         continue;
       }
       if (auto constant = dyn_cast<arith::ConstantOp>(op);
@@ -65,7 +67,34 @@ public:
     return std::move(result);
   }
 
+  bool tieLayout = false;
+
 private:
+  /// Ties each result to the first activation argument of its type.
+  LogicalResult tieResults(func::FuncOp func, func::ReturnOp ret) {
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      BlockArgument match;
+      for (BlockArgument arg : func.getArguments())
+        if (arg.getType() == v.getType() &&
+            !func.getArgAttr(arg.getArgNumber(),
+                             EinDialect::getWeightAttrName())) {
+          match = arg;
+          break;
+        }
+      if (!match)
+        return ret.emitOpError()
+               << "result " << i << " (" << v.getType()
+               << ") has no activation argument of its type to tie its "
+                  "layout to";
+      if (isa<BlockArgument>(v))
+        return ret.emitOpError() << "result " << i
+                                 << " is an argument itself; it already "
+                                    "leaves in its own layout";
+      result.graph.ties.push_back({values.lookup(match), values.lookup(v)});
+    }
+    return success();
+  }
+
   LogicalResult addValue(Operation *where, Value value, std::string name,
                          planner::ValueKind kind) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -214,10 +243,11 @@ private:
 
 } // namespace
 
-FailureOr<PlannerGraph>
-mlir::ein::buildPlannerGraph(func::FuncOp func,
-                             const planner::TargetInfo &target) {
+FailureOr<PlannerGraph> mlir::ein::buildPlannerGraph(
+    func::FuncOp func, const planner::TargetInfo &target, bool tieLayout) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitOpError() << "the planner takes a function with one block";
-  return GraphBuilder(target).run(func);
+  GraphBuilder builder(target);
+  builder.tieLayout = tieLayout;
+  return builder.run(func);
 }
