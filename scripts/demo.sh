@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job, until ein-compile lands: set up, verify every bundled example,
-# attach an 8-GPU NVSwitch target to the small LLaMA block and print it, then
+# attach an 8-GPU NVSwitch target to the small LLaMA block and print it,
 # export the block to program.json and evaluate it with the float64 reference
-# evaluator on seeded inputs.
+# evaluator on seeded inputs, then plan it for 8 GPUs and list each op's spec.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -27,3 +27,8 @@ echo "== program.json of the block, evaluated in float64 (ein-eval --seed=1)"
 "$EIN_OPT" examples/llama_block.mlir --ein-export-program="$OUT/llama_block.json" -o /dev/null
 "$EIN_EVAL" "$OUT/llama_block.json" --seed=1 --outputs="$OUT/llama_block.out.npy"
 echo "wrote $OUT/llama_block.json and $OUT/llama_block.out.npy"
+echo
+echo "== the block planned for 8 GPUs (ein-decompose, one spec per op)"
+"$EIN_OPT" examples/llama_block.mlir --ein-attach-target="devices=8" --ein-decompose -o "$OUT/llama_block.plan.mlir"
+grep -o 'ein\.[a-z_]* .*spec = #ein.spec<\[[0-9, ]*\]>' "$OUT/llama_block.plan.mlir" |
+  sed -E 's/^(ein\.[a-z_]*).*(#ein.spec<\[[0-9, ]*\]>)$/  \1 \2/'
