@@ -18,42 +18,23 @@ int64_t Box::volume() const {
 
 namespace {
 
-/// Whether the blocks a cut of `loops` induces on a dimension of the
-/// combined size are exactly the blocks of an ordinary (uneven) cut of it.
-bool cutsLikeOneDimension(const std::vector<int> &loops,
+/// Whether the blocks a cut of `loops` induces on a dimension spanning them
+/// are those of an ordinary cut of that dimension.
+bool dimensionCutsLegally(const std::vector<int> &loops,
                           const std::vector<int64_t> &sizes, const Spec &spec) {
   if (loops.size() < 2)
     return true;
-  std::vector<int64_t> loopParts, strides(loops.size(), 1);
-  int64_t total = 1, parts = 1;
-  for (size_t i = loops.size(); i-- > 0;) {
-    strides[i] = total;
-    total *= sizes[loops[i]];
-  }
+  std::vector<int64_t> loopSizes, loopParts;
   for (int l : loops) {
+    loopSizes.push_back(sizes[l]);
     loopParts.push_back(spec[l]);
-    parts *= spec[l];
   }
-  for (int64_t k = 0; k < parts; ++k) {
-    std::vector<int64_t> coords = delinearize(k, loopParts);
-    int64_t first = 0, last = 0, count = 1;
-    for (size_t i = 0; i < loops.size(); ++i) {
-      Range r = blockRange(sizes[loops[i]], loopParts[i], coords[i]);
-      first += r.offset * strides[i];
-      last += (r.offset + r.size - 1) * strides[i];
-      count *= r.size;
-    }
-    Range expected = blockRange(total, parts, k);
-    if (last - first + 1 != count || first != expected.offset ||
-        count != expected.size)
-      return false;
-  }
-  return true;
+  return cutsLikeOneDimension(loopSizes, loopParts);
 }
 
 bool accessCutsLegally(const Access &access, const Op &op, const Spec &spec) {
   for (const std::vector<int> &loops : access.dimLoops)
-    if (!cutsLikeOneDimension(loops, op.loopSizes, spec))
+    if (!dimensionCutsLegally(loops, op.loopSizes, spec))
       return false;
   return true;
 }
@@ -193,8 +174,9 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
       const Value &value = graph.values[access.value];
       if (seen[i].emplace(std::make_pair(box.begin, box.end), j).second) {
         plan.needs[i].push_back({j, box});
-      } else if (!(value.kind == ValueKind::Weight &&
-                   options.weightsReplicable)) {
+      } else if (!(value.kind == ValueKind::Constant ||
+                   (value.kind == ValueKind::Weight &&
+                    options.weightsReplicable))) {
         plan.joinBytes[i] +=
             static_cast<double>(box.volume() * value.elementBytes);
       }

@@ -3,6 +3,7 @@
 #include "Einsummable/Planner/Search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -40,6 +41,13 @@ struct Problem {
   std::string error;
 };
 
+/// The compute term in whole bytes, so that every cost is an integer and
+/// sums are exact whatever order the search adds them in (ties then break
+/// on the choice, not on rounding).
+double computeBytes(const OpPlan &plan, const Options &options) {
+  return std::round(options.bytesPerFlop * plan.busiestFlops);
+}
+
 bool charged(const Value &value, const Options &options) {
   return value.kind == ValueKind::Activation ||
          (value.kind == ValueKind::Weight && !options.weightsReplicable);
@@ -75,12 +83,22 @@ Problem build(const Graph &graph, const Options &options) {
     Node node;
     node.value = static_cast<int>(v);
     std::set<std::vector<std::pair<int64_t, std::vector<int64_t>>>> seen;
+    // It must come before its first reader and before the producer of any
+    // result tied to its layout.
     int first = -1;
+    for (const Tie &tie : graph.ties)
+      if (tie.argument == static_cast<int>(v))
+        for (size_t o = 0; o < numOps; ++o)
+          if (graph.ops[o].output.value == tie.result &&
+              (first < 0 || static_cast<int>(o) < first))
+            first = static_cast<int>(o);
+    bool read = false;
     for (size_t o = 0; o < numOps; ++o)
       for (size_t i = 0; i < graph.ops[o].inputs.size(); ++i) {
         if (graph.ops[o].inputs[i].value != static_cast<int>(v))
           continue;
-        if (first < 0)
+        read = true;
+        if (first < 0 || static_cast<int>(o) < first)
           first = static_cast<int>(o);
         for (const OpPlan &plan : pb.plans[o]) {
           std::vector<std::pair<int64_t, std::vector<int64_t>>> key;
@@ -93,8 +111,8 @@ Problem build(const Graph &graph, const Options &options) {
             node.holds.push_back(plan.needs[i]);
         }
       }
-    if (first < 0)
-      continue; // unused argument
+    if (!read)
+      continue; // unused argument: no layout to choose
     node.unary.assign(node.holds.size(), 0.0);
     valueNode[v] = static_cast<int>(pb.nodes.size());
     argumentsBefore[first].push_back(static_cast<int>(pb.nodes.size()));
@@ -111,8 +129,7 @@ Problem build(const Graph &graph, const Options &options) {
       double join = 0;
       for (double b : plan.joinBytes)
         join += b;
-      node.unary.push_back(join + plan.aggBytes +
-                           options.bytesPerFlop * plan.busiestFlops);
+      node.unary.push_back(join + plan.aggBytes + computeBytes(plan, options));
       node.holds.push_back(plan.holds);
     }
     pb.opNode[o] = static_cast<int>(pb.nodes.size());
@@ -197,7 +214,7 @@ Plan finish(const Graph &graph, const Problem &pb,
     for (double b : op.joinBytes)
       cost.join += b;
     cost.aggregation = op.aggBytes;
-    cost.compute = options.bytesPerFlop * op.busiestFlops;
+    cost.compute = computeBytes(op, options);
     for (int e : pb.edgesInto[node]) {
       const Edge &edge = pb.edges[e];
       cost.repartition += edge.cost[choice[edge.producer]][choice[node]];
@@ -277,7 +294,7 @@ Plan search(const Graph &graph, const SearchOptions &options) {
       }
     }
     result.peakStates = std::max(result.peakStates, nextStates.size());
-    if (nextStates.size() > options.stateCap) {
+    if (nextStates.size() > std::max<size_t>(options.stateCap, 1)) {
       result.capped = true;
       std::vector<std::pair<std::vector<int>, State>> all(nextStates.begin(),
                                                           nextStates.end());
@@ -285,7 +302,7 @@ Plan search(const Graph &graph, const SearchOptions &options) {
         return better(a.second.cost, a.second.choice, b.second.cost,
                       b.second.choice);
       });
-      all.resize(options.stateCap);
+      all.resize(std::max<size_t>(options.stateCap, 1));
       nextStates = std::map<std::vector<int>, State>(all.begin(), all.end());
     }
     states = std::move(nextStates);

@@ -22,7 +22,7 @@ module attributes {ein.target = #ein.target<devices = 7>} {
 // -----
 
 module attributes {ein.target = #ein.target<devices = 2>} {
-  // expected-error @+1 {{the planner takes ranked tensors of integers or floats, got '!ein.rel<4xf32, parts = [2]>'}}
+  // expected-error @+1 {{the planner takes ranked tensors of static shape, of integers or floats, got '!ein.rel<4xf32, parts = [2]>'}}
   func.func @planned(%a: !ein.rel<4xf32, parts = [2]>) -> !ein.rel<4xf32, parts = [2]> {
     return %a : !ein.rel<4xf32, parts = [2]>
   }
@@ -45,5 +45,14 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     // expected-error @+1 {{cannot be planned; the planner takes logical ein ops on tensors}}
     %e = tensor.empty() : tensor<4xf32>
     return %e : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  // expected-error @+1 {{the planner takes ranked tensors of static shape, of integers or floats, got 'tensor<?xf32>'}}
+  func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> {
+    return %a : tensor<?xf32>
   }
 }

@@ -348,3 +348,27 @@ TEST(Planner, TiedResultPaysToLeaveInItsArgumentsLayout) {
   EXPECT_EQ(bad.error, "value 'x' is not an activation argument its consumers "
                        "read, so no result can be tied to its layout");
 }
+
+TEST(Planner, TiedArgumentIsPlacedBeforeTheTiedProducer) {
+  // The producer of the tied result comes before the argument's first
+  // reader: the argument's layout must still be chosen first.
+  Graph g;
+  int x = addValue(g, "x", {8, 8}, ValueKind::Activation);
+  int w = addValue(g, "w", {8, 8}, ValueKind::Weight);
+  int a = elementwise(g, {w}, "a");
+  elementwise(g, {x}, "b");
+  g.ties = {{x, a}};
+  Plan fast = search(g, bytesOnly(2));
+  ASSERT_TRUE(fast.feasible);
+  EXPECT_EQ(fast.total, bruteForce(g, bytesOnly(2)).total);
+}
+
+TEST(Planner, ConstantsAreFreeEvenWhenWeightsAreNot) {
+  Graph g;
+  int x = addValue(g, "x", {64, 32}, ValueKind::Activation);
+  int c = addValue(g, "c", {32, 32}, ValueKind::Constant);
+  matmul(g, x, c, "y");
+  SearchOptions o = bytesOnly(4);
+  o.weightsReplicable = false;
+  EXPECT_EQ(search(g, o).total, 0);
+}

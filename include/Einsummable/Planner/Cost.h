@@ -39,8 +39,9 @@ struct Options {
   bool weightsReplicable = true;
   /// Bytes of communication one FLOP on the busiest GPU is worth: the
   /// ratio of the machine's aggregate link bandwidth (bytes/s, all GPUs
-  /// sending at once) to one GPU's FLOP rate. The default is 8 x H200:
-  /// 8 x 395 GB/s against 750 TFLOP/s (bf16).
+  /// sending at once) to one GPU's FLOP rate. This default is for 8 H200s
+  /// (8 x 395 GB/s against 750 TFLOP/s, bf16); ein-decompose scales it to
+  /// the target's device count.
   double bytesPerFlop = 8 * 395e9 / 750e12;
 };
 

@@ -23,6 +23,9 @@ enum class ValueKind {
   /// A function argument laid out ahead of time, in any layout, replicated
   /// included, for free.
   Weight,
+  /// A tensor constant: materialised wherever it is needed, for free,
+  /// whatever the options say of weights.
+  Constant,
   /// The result of an op.
   Intermediate,
 };
@@ -63,7 +66,8 @@ struct Op {
   /// Whether loops absent from the output are aggregated (a join-agg with a
   /// reduction); the partial outputs move in `accBytes` per element.
   int64_t accBytes = 4;
-  /// Floating-point work per point of the loop space (a multiply-add is 2).
+  /// Floating-point work per point of the loop space (a multiply-add is 2;
+  /// an aggregation counts as one operation).
   double flopsPerPoint = 0;
   /// Set for causal attention: only (query, key) pairs with
   /// key + keyOffset <= query + queryOffset count as work.

@@ -18,8 +18,9 @@
 namespace ein::planner {
 
 struct SearchOptions : Options {
-  /// The most DP states kept after each step; beyond it the cheapest are
-  /// kept and the result is marked capped (no longer provably optimal).
+  /// The most DP states kept after each step (at least 1); beyond it the
+  /// cheapest are kept and the result is marked capped (no longer provably
+  /// optimal).
   size_t stateCap = 1 << 14;
 };
 

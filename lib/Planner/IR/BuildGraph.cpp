@@ -57,7 +57,7 @@ public:
         // Constants are materialised wherever they are needed, for free.
         if (failed(addValue(&op, constant.getResult(),
                             "v" + std::to_string(next++),
-                            planner::ValueKind::Weight)))
+                            planner::ValueKind::Constant)))
           return failure();
         continue;
       }
@@ -98,10 +98,11 @@ private:
   LogicalResult addValue(Operation *where, Value value, std::string name,
                          planner::ValueKind kind) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || !type.getElementType().isIntOrFloat())
-      return where->emitOpError()
-             << "the planner takes ranked tensors of integers or floats, got "
-             << value.getType();
+    if (!type || !type.hasStaticShape() ||
+        !type.getElementType().isIntOrFloat())
+      return where->emitOpError() << "the planner takes ranked tensors of "
+                                     "static shape, of integers or floats, got "
+                                  << value.getType();
     planner::Value v;
     v.name = std::move(name);
     v.shape.assign(type.getShape().begin(), type.getShape().end());
@@ -158,10 +159,14 @@ private:
             dims.push_back({static_cast<int>(l)});
           node.output = access(out, dims);
           node.accBytes = elementBytes(join.getAccType());
-          node.flopsPerPoint =
-              std::max<double>(1, std::distance(join.getJoin().front().begin(),
-                                                join.getJoin().front().end()) -
-                                      1);
+          // One operation per arithmetic op of the join, plus the
+          // aggregation's combine.
+          double ops = 0;
+          for (Operation &scalar : join.getJoin().front().without_terminator())
+            if (!isa<arith::ConstantOp, IndexOp>(scalar))
+              ++ops;
+          node.flopsPerPoint = std::max<double>(1, ops) +
+                               (join.getAggregatedLoops().empty() ? 0 : 1);
         })
         .Case([&](AttentionOp attention) {
           // Loops: batch, kv_head, group, query, key; head dims stay whole.

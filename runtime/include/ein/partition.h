@@ -91,6 +91,39 @@ std::vector<int64_t> blockShape(const ShapeContainer &shape,
   return result;
 }
 
+/// Whether cutting the factors of a collapsed dimension (`sizes`, outermost
+/// first, into `parts` each) gives exactly the blocks of an ordinary cut of
+/// the collapsed dimension into the product of the parts: every block
+/// contiguous, in order, where blockRange puts it. A cut of the outermost
+/// factor alone qualifies when the cut points agree; an inner factor may be
+/// cut only under a fully cut outer one.
+template <typename Container>
+bool cutsLikeOneDimension(const Container &sizes, const Container &parts) {
+  size_t n = sizes.size();
+  std::vector<int64_t> strides(n, 1);
+  int64_t total = 1;
+  for (size_t i = n; i-- > 0;) {
+    strides[i] = total;
+    total *= sizes[i];
+  }
+  int64_t blocks = product(parts);
+  for (int64_t k = 0; k < blocks; ++k) {
+    std::vector<int64_t> coords = delinearize(k, parts);
+    int64_t first = 0, last = 0, count = 1;
+    for (size_t i = 0; i < n; ++i) {
+      Range r = blockRange(sizes[i], parts[i], coords[i]);
+      first += r.offset * strides[i];
+      last += (r.offset + r.size - 1) * strides[i];
+      count *= r.size;
+    }
+    Range expected = blockRange(total, blocks, k);
+    if (last - first + 1 != count || first != expected.offset ||
+        count != expected.size)
+      return false;
+  }
+  return true;
+}
+
 } // namespace ein
 
 #endif // EIN_PARTITION_H

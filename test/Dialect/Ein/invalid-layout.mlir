@@ -65,7 +65,7 @@ func.func @reshape_moves_data(%x: !ein.rel<4x8xf32, parts = [2, 1], devices = [0
 // -----
 
 func.func @reshape_inner_cut(%x: !ein.rel<4x8xf32, parts = [1, 2]>) -> !ein.rel<32xf32, parts = [2]> {
-  // expected-error @+1 {{only the outermost dimension of group 0 may be cut, but dimension 1 is cut into 2 parts}}
+  // expected-error @+1 {{the cut of group 0 ([1, 2] parts of [4, 8]) is not an ordinary cut of dimension 0 of size 32}}
   %y = ein.reshape %x [[0, 1]] : !ein.rel<4x8xf32, parts = [1, 2]> -> !ein.rel<32xf32, parts = [2]>
   return %y : !ein.rel<32xf32, parts = [2]>
 }
@@ -73,7 +73,7 @@ func.func @reshape_inner_cut(%x: !ein.rel<4x8xf32, parts = [1, 2]>) -> !ein.rel<
 // -----
 
 func.func @reshape_outer_parts(%x: !ein.rel<4x8xf32, parts = [4, 1]>) -> !ein.rel<32xf32, parts = [2]> {
-  // expected-error @+1 {{dimension 0 of the lower-rank side is cut into 2 parts but its outermost dimension 0 into 4}}
+  // expected-error @+1 {{dimension 0 of the lower-rank side is cut into 2 parts but its group into 4}}
   %y = ein.reshape %x [[0, 1]] : !ein.rel<4x8xf32, parts = [4, 1]> -> !ein.rel<32xf32, parts = [2]>
   return %y : !ein.rel<32xf32, parts = [2]>
 }
@@ -82,7 +82,7 @@ func.func @reshape_outer_parts(%x: !ein.rel<4x8xf32, parts = [4, 1]>) -> !ein.re
 
 // 12 in 2 parts splits at 6; 3 x 4 cut on the 3 splits at 2 x 4 = 8.
 func.func @reshape_uneven(%x: !ein.rel<12xf32, parts = [2]>) -> !ein.rel<3x4xf32, parts = [2, 1]> {
-  // expected-error @+1 {{uneven cuts disagree: dimension 0 of size 12 in 2 parts does not split where dimension 0 of size 3 does}}
+  // expected-error @+1 {{the cut of group 0 ([2, 1] parts of [3, 4]) is not an ordinary cut of dimension 0 of size 12}}
   %y = ein.reshape %x [[0, 1]] : !ein.rel<12xf32, parts = [2]> -> !ein.rel<3x4xf32, parts = [2, 1]>
   return %y : !ein.rel<3x4xf32, parts = [2, 1]>
 }

@@ -48,3 +48,14 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     return %r : tensor<32x16xf32>
   }
 }
+
+// -----
+
+// A leading batch of 1 collapses with the tokens cut: the inner dimension
+// may be cut when every outer one is cut fully (here, a size-1 batch).
+// CHECK-LABEL: func.func @inner_cut_under_unit_batch
+// CHECK: ein.reshape %{{.*}} {{\[}}[0, 1]] : !ein.rel<1x8xf32, parts = [1, 2]> -> !ein.rel<8xf32, parts = [2]>
+func.func @inner_cut_under_unit_batch(%x: !ein.rel<1x8xf32, parts = [1, 2]>) -> !ein.rel<8xf32, parts = [2]> {
+  %r = ein.reshape %x [[0, 1]] : !ein.rel<1x8xf32, parts = [1, 2]> -> !ein.rel<8xf32, parts = [2]>
+  return %r : !ein.rel<8xf32, parts = [2]>
+}

@@ -590,8 +590,10 @@ SmallVector<std::string> RmsNormOp::getLoopNames() {
 // Layout ops
 //===----------------------------------------------------------------------===//
 
-/// A reshape of relations moves no data: each group may be cut only on its
-/// outermost dimension, and the cut points must agree on both sides.
+/// A reshape of relations moves no data: each group's cut must be an
+/// ordinary cut of the dimension it collapses into (its outermost dimension
+/// cut with agreeing cut points, or inner ones only under fully cut outer
+/// ones), with the same replicas, partials and devices.
 static LogicalResult
 verifyRelationReshape(ReshapeOp op, RelationType high, RelationType low,
                       ArrayRef<SmallVector<int64_t>> groups) {
@@ -601,29 +603,22 @@ verifyRelationReshape(ReshapeOp op, RelationType high, RelationType low,
     return op.emitOpError() << "moves no data: replicas, partials and devices "
                                "of the result must match the source's";
   for (auto [g, group] : llvm::enumerate(groups)) {
-    int64_t outer = group.front();
-    for (int64_t d : ArrayRef<int64_t>(group).drop_front())
-      if (high.getParts()[d] != 1)
-        return op.emitOpError()
-               << "only the outermost dimension of group " << g
-               << " may be cut, but dimension " << d << " is cut into "
-               << high.getParts()[d] << " parts";
-    int64_t parts = low.getParts()[g];
-    if (high.getParts()[outer] != parts)
+    std::vector<int64_t> sizes, parts;
+    for (int64_t d : group) {
+      sizes.push_back(high.getShape()[d]);
+      parts.push_back(high.getParts()[d]);
+    }
+    int64_t total = ::ein::product(parts);
+    if (total != low.getParts()[g])
       return op.emitOpError()
              << "dimension " << g << " of the lower-rank side is cut into "
-             << parts << " parts but its outermost dimension " << outer
-             << " into " << high.getParts()[outer];
-    int64_t inner = 1;
-    for (int64_t d : ArrayRef<int64_t>(group).drop_front())
-      inner *= high.getShape()[d];
-    if (::ein::cutPoints(high.getShape()[outer], parts, inner) !=
-        ::ein::cutPoints(low.getShape()[g], parts))
+             << low.getParts()[g] << " parts but its group into " << total;
+    if (!::ein::cutsLikeOneDimension(sizes, parts))
       return op.emitOpError()
-             << "uneven cuts disagree: dimension " << g << " of size "
-             << low.getShape()[g] << " in " << parts
-             << " parts does not split where dimension " << outer << " of size "
-             << high.getShape()[outer] << " does";
+             << "the cut of group " << g << " (" << shapeString(parts)
+             << " parts of " << shapeString(sizes)
+             << ") is not an ordinary cut of dimension " << g << " of size "
+             << low.getShape()[g];
   }
   return success();
 }

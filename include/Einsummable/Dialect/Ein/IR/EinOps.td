@@ -221,10 +221,11 @@ def Ein_ReshapeOp : Ein_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Ein_SpecO
 
     Its loops, for a spec, are the dimensions of the higher-rank side.
 
-    On relations nothing moves: a collapsed group may be cut only on its
-    outermost dimension (and an expanded dimension only on its outermost
-    factor), with block boundaries that agree on both sides. Replicas,
-    partials and devices carry over.
+    On relations nothing moves: each group's cut must be an ordinary cut of
+    the dimension it collapses into (its outermost dimension cut where the
+    collapsed dimension's cut points fall, an inner one only under fully cut
+    outer ones, such as a batch of 1). Replicas, partials and devices carry
+    over.
 
     ```mlir
     %y = ein.reshape %x [[0, 1], [2]] : tensor<4x8x16xf32> -> tensor<32x16xf32>
