@@ -76,6 +76,12 @@ FailureOr<json::Object> Exporter::tensorType(Operation *where, Type type) {
            << "has type " << type
            << "; program.json describes the logical program, on ranked "
               "tensors (export before planning)";
+  if (!tensor.hasStaticShape() ||
+      llvm::any_of(tensor.getShape(), [](int64_t d) { return d < 1; }))
+    return where->emitOpError()
+           << "has type " << type
+           << "; program.json holds static shapes with every dimension at "
+              "least 1";
   FailureOr<StringRef> dtype = dtypeName(tensor.getElementType());
   if (failed(dtype))
     return where->emitOpError() << "element type " << tensor.getElementType()
@@ -235,6 +241,9 @@ FailureOr<json::Object> Exporter::exportOp(Operation *op) {
             auto add = [&](Attribute a) {
               if (auto f = dyn_cast<FloatAttr>(a))
                 values.push_back(number(f.getValueAsDouble()));
+              else if (cast<IntegerAttr>(a).getType().isInteger(1))
+                values.push_back(
+                    int64_t(cast<IntegerAttr>(a).getValue().getBoolValue()));
               else
                 values.push_back(
                     cast<IntegerAttr>(a).getValue().getSExtValue());

@@ -93,6 +93,35 @@ float fromHalfBits(uint16_t bits) {
   return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
+float narrowForHalf(double value) {
+  // Round to odd: truncate toward zero and keep inexactness in the last
+  // bit, so that rounding the float to 16 bits later rounds only once.
+  float f = static_cast<float>(value);
+  if (!std::isfinite(value) || static_cast<double>(f) == value)
+    return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(value))
+    f = std::nextafter(f, 0.0f);
+  uint32_t bits = floatBits(f) | 1u;
+  return bitsFloat(bits);
+}
+
+/// `value` truncated toward zero and wrapped to a signed integer of `bits`
+/// bits (two's complement); non-finite values give 0.
+int64_t wrapInteger(double value, int bits) {
+  if (!std::isfinite(value))
+    return 0;
+  double t = std::trunc(value), half = std::ldexp(1.0, bits - 1);
+  if (t >= -half && t < half)
+    return static_cast<int64_t>(t);
+  // Out of range: reduce modulo 2^bits (exact for these magnitudes).
+  double wrapped = std::fmod(t, 2 * half);
+  if (wrapped >= half)
+    wrapped -= 2 * half;
+  else if (wrapped < -half)
+    wrapped += 2 * half;
+  return static_cast<int64_t>(wrapped);
+}
+
 double roundTo(DType type, double value) {
   switch (type) {
   case DType::F64:
@@ -100,18 +129,16 @@ double roundTo(DType type, double value) {
   case DType::F32:
     return static_cast<float>(value);
   case DType::F16:
-    return fromHalfBits(toHalfBits(static_cast<float>(value)));
+    return fromHalfBits(toHalfBits(narrowForHalf(value)));
   case DType::BF16:
-    return fromBFloat16Bits(toBFloat16Bits(static_cast<float>(value)));
+    return fromBFloat16Bits(toBFloat16Bits(narrowForHalf(value)));
   case DType::I1:
     return value != 0 ? 1 : 0;
   case DType::I32:
-    return static_cast<double>(static_cast<int32_t>(
-        static_cast<int64_t>(std::isfinite(value) ? std::trunc(value) : 0)));
+    return static_cast<double>(wrapInteger(value, 32));
   case DType::I64:
   case DType::Index:
-    return static_cast<double>(
-        static_cast<int64_t>(std::isfinite(value) ? std::trunc(value) : 0));
+    return static_cast<double>(wrapInteger(value, 64));
   }
   return value;
 }

@@ -81,7 +81,7 @@ bool compareInt(const std::string &p, double a, double b) {
 double scalar(const ScalarOp &op, const std::vector<double> &v,
               const std::vector<int64_t> &loop) {
   auto a = [&](int i) { return v[op.operands[i]]; };
-  auto asInt = [](double x) { return static_cast<int64_t>(x); };
+  auto asInt = [](double x) { return wrapInteger(x, 64); };
   switch (op.kind) {
   case ScalarKind::AddF:
     return a(0) + a(1);
@@ -140,11 +140,16 @@ double scalar(const ScalarOp &op, const std::vector<double> &v,
   case ScalarKind::MulI:
     return a(0) * a(1);
   case ScalarKind::DivSI:
-    return asInt(a(1)) == 0 ? 0
-                            : static_cast<double>(asInt(a(0)) / asInt(a(1)));
-  case ScalarKind::RemSI:
-    return asInt(a(1)) == 0 ? 0
-                            : static_cast<double>(asInt(a(0)) % asInt(a(1)));
+  case ScalarKind::RemSI: {
+    // Division by zero is undefined in MLIR; here it gives 0. The one
+    // overflowing quotient, INT64_MIN / -1, wraps (and its remainder is 0).
+    int64_t x = asInt(a(0)), y = asInt(a(1));
+    if (y == 0 || y == -1)
+      return op.kind == ScalarKind::RemSI || y == 0
+                 ? 0.0
+                 : static_cast<double>(wrapInteger(-a(0), 64));
+    return static_cast<double>(op.kind == ScalarKind::DivSI ? x / y : x % y);
+  }
   case ScalarKind::MaxSI:
     return std::max(a(0), a(1));
   case ScalarKind::MinSI:
@@ -240,6 +245,8 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
     }
     double y = values[op.join.yield];
     double &acc = out.data[offset[in.size()]];
+    if (options.roundIntermediates && op.agg != Agg::None)
+      y = roundTo(op.acc, y);
     switch (op.agg) {
     case Agg::None:
       acc = y;
@@ -257,6 +264,8 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
       acc = std::isnan(y) || std::isnan(acc) ? std::nan("") : std::min(acc, y);
       break;
     }
+    if (options.roundIntermediates && op.agg != Agg::None)
+      acc = roundTo(op.acc, acc);
     // Advance the odometer (last loop fastest) and every operand's offset.
     for (int64_t l = numLoops - 1; l >= 0; --l) {
       if (++loop[l] < sizes[l]) {
@@ -367,22 +376,31 @@ void attention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
           for (int64_t d = 0; d < D; ++d)
             dot += Q[d] * K[t * D + d];
           scores[t] = dot * scale;
-          mx = std::max(mx, scores[t]);
+          mx = std::isnan(scores[t]) ? scores[t] : std::max(mx, scores[t]);
+          if (std::isnan(mx))
+            break;
+        }
+        double *Out = &out.data[((b * H + h) * S + s) * Dv];
+        if (std::isnan(mx)) { // a NaN score poisons its row, as it would
+          for (int64_t d = 0; d < Dv; ++d)
+            Out[d] = mx;
+          if (lse)
+            lse->data[(b * H + h) * S + s] = mx;
+          continue;
         }
         if (mx == -kInf)
           continue; // no visible key: output 0, lse -inf
         double sum = 0;
-        double *O = &out.data[((b * H + h) * S + s) * Dv];
         for (int64_t t = 0; t < T; ++t) {
           if (scores[t] == -kInf)
             continue;
           double p = std::exp(scores[t] - mx);
           sum += p;
           for (int64_t d = 0; d < Dv; ++d)
-            O[d] += p * V[t * Dv + d];
+            Out[d] += p * V[t * Dv + d];
         }
         for (int64_t d = 0; d < Dv; ++d)
-          O[d] /= sum;
+          Out[d] /= sum;
         if (lse)
           lse->data[(b * H + h) * S + s] = mx + std::log(sum);
       }
@@ -402,7 +420,15 @@ void combineAttention(const std::vector<HostTensor> &outs,
   for (int64_t r = 0; r < rows; ++r) {
     double mx = -kInf;
     for (const HostTensor &l : lses)
-      mx = std::max(mx, l.data[r]);
+      mx = std::isnan(l.data[r]) || std::isnan(mx) ? std::nan("")
+                                                   : std::max(mx, l.data[r]);
+    if (std::isnan(mx)) {
+      for (int64_t d = 0; d < width; ++d)
+        out.data[r * width + d] = mx;
+      if (lse)
+        lse->data[r] = mx;
+      continue;
+    }
     if (mx == -kInf) {
       if (lse)
         lse->data[r] = -kInf;
@@ -430,6 +456,15 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
             " inputs, got " + std::to_string(inputs.size());
     return false;
   }
+  for (const Argument &arg : program.arguments)
+    if (arg.type.numElements() > options.maxElements) {
+      error = "argument '" + arg.name + "' has " +
+              std::to_string(arg.type.numElements()) +
+              " elements; the CPU reference stops at " +
+              std::to_string(options.maxElements) +
+              " (check large shapes on the GPU)";
+      return false;
+    }
   std::map<std::string, HostTensor> values;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Argument &arg = program.arguments[i];
@@ -448,6 +483,27 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
     std::vector<const HostTensor *> in;
     for (const std::string &name : op.inputs)
       in.push_back(&values.at(name));
+    try {
+      if (op.type.numElements() > options.maxElements)
+        throw EvalError("has " + std::to_string(op.type.numElements()) +
+                        " elements; the CPU reference stops at " +
+                        std::to_string(options.maxElements) +
+                        " (check large shapes on the GPU)");
+      if (op.kind == OpKind::Attention) {
+        const auto &q = in[0]->shape, &k = in[1]->shape, &v = in[2]->shape;
+        double work = static_cast<double>(q[0]) * q[1] * q[2] * k[2] *
+                      static_cast<double>(q[3] + v[3]);
+        if (work > static_cast<double>(options.maxIterations))
+          throw EvalError("needs about " + std::to_string(int64_t(work)) +
+                          " multiply-adds; the CPU reference stops at " +
+                          std::to_string(options.maxIterations) +
+                          " (check large shapes on the GPU)");
+      }
+    } catch (const EvalError &e) {
+      error = "op " + std::to_string(index) + " (" + opKindName(op.kind) +
+              " '" + op.result + "') " + e.what();
+      return false;
+    }
     HostTensor out = makeTensor(op.type);
     try {
       switch (op.kind) {

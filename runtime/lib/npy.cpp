@@ -121,21 +121,20 @@ void encode(DType type, double value, unsigned char *p) {
   }
   case DType::F16:
   case DType::BF16: {
-    uint16_t bits = type == DType::F16
-                        ? toHalfBits(static_cast<float>(value))
-                        : toBFloat16Bits(static_cast<float>(value));
+    uint16_t bits = type == DType::F16 ? toHalfBits(narrowForHalf(value))
+                                       : toBFloat16Bits(narrowForHalf(value));
     p[0] = bits & 0xff;
     p[1] = bits >> 8;
     return;
   }
   case DType::I64:
   case DType::Index: {
-    int64_t v = static_cast<int64_t>(roundTo(DType::I64, value));
+    int64_t v = wrapInteger(value, 64);
     std::memcpy(p, &v, 8);
     return;
   }
   case DType::I32: {
-    int32_t v = static_cast<int32_t>(roundTo(DType::I32, value));
+    int32_t v = static_cast<int32_t>(wrapInteger(value, 32));
     std::memcpy(p, &v, 4);
     return;
   }

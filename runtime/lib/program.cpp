@@ -60,6 +60,9 @@ const char *opKindName(OpKind kind) {
 
 namespace {
 
+constexpr size_t kMaxRank = 64;
+constexpr int64_t kMaxOffset = int64_t(1) << 48;
+
 struct ProgramError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -80,6 +83,16 @@ struct Node {
     if (it == value.end())
       fail(path, "missing field '" + key + "'");
     return {*it, path + "." + key};
+  }
+  /// Fails on a key not in `known`: a misspelt field is an error, not a
+  /// silently ignored one.
+  void only(std::initializer_list<const char *> known) const {
+    if (!value.is_object())
+      fail(path, "expected an object");
+    for (auto it = value.begin(); it != value.end(); ++it)
+      if (std::none_of(known.begin(), known.end(),
+                       [&](const char *k) { return it.key() == k; }))
+        fail(path, "unknown field '" + it.key() + "'");
   }
   bool has(const std::string &key) const {
     return value.is_object() && value.contains(key);
@@ -151,9 +164,13 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 TensorType parseType(const Node &node) {
+  node.only({"dtype", "shape"});
   TensorType type;
   type.dtype = node.at("dtype").dtype();
   type.shape = node.at("shape").integers();
+  if (type.shape.size() > kMaxRank)
+    fail(node.path + ".shape", "rank " + std::to_string(type.shape.size()) +
+                                   " exceeds " + std::to_string(kMaxRank));
   int64_t elements = 1;
   for (int64_t d : type.shape) {
     if (d < 1)
@@ -257,6 +274,7 @@ const std::set<std::string> kCmpIPredicates = {
 
 JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
                      int64_t numLoops, DType acc) {
+  node.only({"args", "ops", "yield"});
   JoinRegion region;
   Node args = node.at("args");
   for (size_t i = 0, e = args.size(); i < e; ++i)
@@ -267,6 +285,7 @@ JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
   Node ops = node.at("ops");
   for (size_t i = 0, e = ops.size(); i < e; ++i) {
     Node n = ops[i];
+    n.only({"op", "operands", "type", "value", "predicate", "dim"});
     ScalarOp op;
     op.name = n.at("op").str();
     auto it = scalarKinds().find(op.name);
@@ -285,7 +304,7 @@ JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
       fail(n.path, op.name + " takes " + std::to_string(operandCount(op.kind)) +
                        " operands, got " + std::to_string(op.operands.size()));
     if (op.kind == ScalarKind::Constant)
-      op.constant = n.at("value").number();
+      op.constant = roundTo(op.type, n.at("value").number());
     if (op.kind == ScalarKind::LoopIndex) {
       op.dim = n.at("dim").integer();
       if (op.dim < 0 || op.dim >= numLoops)
@@ -408,15 +427,17 @@ void checkOp(const std::string &where, Op &op,
     const TensorType &q = in[0], &k = in[1], &v = in[2];
     if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4)
       fail(where, "query, key and value must have rank 4");
-    if (op.group < 1 || k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] ||
-        q.shape[1] != k.shape[1] * op.group || v.shape[1] != k.shape[1] ||
+    if (op.group < 1 || op.group > q.shape[1] || q.shape[1] % op.group ||
+        q.shape[1] / op.group != k.shape[1] || k.shape[0] != q.shape[0] ||
+        v.shape[0] != q.shape[0] || v.shape[1] != k.shape[1] ||
         v.shape[2] != k.shape[2] || k.shape[3] != q.shape[3])
       fail(where, "query " + shapeText(q.shape) + ", key " +
                       shapeText(k.shape) + " and value " + shapeText(v.shape) +
                       " do not fit group " + std::to_string(op.group));
     if (!(op.scale > 0) || !std::isfinite(op.scale) || op.queryOffset < 0 ||
-        op.keyOffset < 0)
-      fail(where, "scale must be positive and offsets non-negative");
+        op.keyOffset < 0 || op.queryOffset > kMaxOffset ||
+        op.keyOffset > kMaxOffset)
+      fail(where, "scale must be positive and offsets between 0 and 2^48");
     expectResult({q.shape[0], q.shape[1], q.shape[2], v.shape[3]}, q.dtype);
     break;
   }
@@ -449,8 +470,8 @@ void checkOp(const std::string &where, Op &op,
     if (op.offsets.size() != shape.size() || op.sizes.size() != shape.size())
       fail(where, "offsets and sizes must have one entry per dimension");
     for (size_t d = 0; d < shape.size(); ++d)
-      if (op.offsets[d] < 0 || op.sizes[d] < 1 ||
-          op.offsets[d] + op.sizes[d] > shape[d])
+      if (op.offsets[d] < 0 || op.sizes[d] < 1 || op.sizes[d] > shape[d] ||
+          op.offsets[d] > shape[d] - op.sizes[d])
         fail(where,
              "the slice leaves the source in dimension " + std::to_string(d));
     expectResult(op.sizes, in[0].dtype);
@@ -495,6 +516,7 @@ OpKind parseKind(const Node &node) {
 
 void parse(const json &root, Program &program) {
   Node top{root, "program"};
+  top.only({"format", "version", "function", "arguments", "ops", "results"});
   if (top.at("format").str() != "ein-program")
     fail("program.format", "expected \"ein-program\"");
   int64_t version = top.at("version").integer();
@@ -509,6 +531,7 @@ void parse(const json &root, Program &program) {
   Node args = top.at("arguments");
   for (size_t i = 0, e = args.size(); i < e; ++i) {
     Argument arg;
+    args[i].only({"name", "type", "weight"});
     arg.name = args[i].at("name").str();
     arg.type = parseType(args[i].at("type"));
     if (args[i].has("weight"))
@@ -523,6 +546,32 @@ void parse(const json &root, Program &program) {
     Node n = ops[i];
     Op op;
     op.kind = parseKind(n.at("kind"));
+    switch (op.kind) {
+    case OpKind::JoinAgg:
+      n.only({"kind", "result", "type", "inputs", "input_indices",
+              "output_indices", "agg", "acc", "join"});
+      break;
+    case OpKind::Attention:
+      n.only({"kind", "result", "type", "inputs", "causal", "group", "scale",
+              "query_offset", "key_offset"});
+      break;
+    case OpKind::Softmax:
+    case OpKind::Concat:
+      n.only({"kind", "result", "type", "inputs", "dim"});
+      break;
+    case OpKind::RmsNorm:
+      n.only({"kind", "result", "type", "inputs", "eps"});
+      break;
+    case OpKind::Reshape:
+      n.only({"kind", "result", "type", "inputs", "reassociation"});
+      break;
+    case OpKind::Slice:
+      n.only({"kind", "result", "type", "inputs", "offsets", "sizes"});
+      break;
+    case OpKind::Constant:
+      n.only({"kind", "result", "type", "inputs", "values"});
+      break;
+    }
     op.result = n.at("result").str();
     op.type = parseType(n.at("type"));
     std::vector<TensorType> inputs;
@@ -573,7 +622,7 @@ void parse(const json &root, Program &program) {
     case OpKind::Constant: {
       Node v = n.at("values");
       for (size_t j = 0, f = v.size(); j < f; ++j)
-        op.values.push_back(v[j].number());
+        op.values.push_back(roundTo(op.type.dtype, v[j].number()));
       break;
     }
     }

@@ -51,3 +51,25 @@ TEST(DType, RoundTo) {
   EXPECT_EQ(roundTo(DType::I32, -2.7), -2);
   EXPECT_EQ(roundTo(DType::I1, 0.5), 1);
 }
+
+TEST(DType, RoundsOnceFromDouble) {
+  // Just above a tie between two bf16 (f16) values: going through float
+  // first would land on the tie and round to even; one rounding goes up.
+  EXPECT_EQ(
+      roundTo(DType::BF16, 1 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30)),
+      1.0078125);
+  EXPECT_EQ(
+      roundTo(DType::F16, 1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)),
+      1.0009765625);
+  EXPECT_EQ(roundTo(DType::BF16, 1 + std::ldexp(1.0, -8)), 1.0); // a true tie
+}
+
+TEST(DType, IntegersWrap) {
+  EXPECT_EQ(wrapInteger(4294967296.0 + 5, 32), 5);
+  EXPECT_EQ(wrapInteger(2147483648.0, 32), -2147483648LL);
+  EXPECT_EQ(wrapInteger(std::ldexp(1.0, 63), 64), INT64_MIN);
+  EXPECT_EQ(wrapInteger(-7.9, 64), -7);
+  EXPECT_EQ(wrapInteger(std::numeric_limits<double>::infinity(), 64), 0);
+  EXPECT_EQ(roundTo(DType::I32, 1e30),
+            static_cast<double>(wrapInteger(1e30, 32)));
+}

@@ -256,3 +256,109 @@ TEST(Eval, RefusesHugeWork) {
             std::string::npos)
       << error;
 }
+
+namespace {
+/// A join with no inputs computing `op` on two i64 constants.
+json integerOp(const std::string &opName, int64_t a, int64_t b) {
+  json join = {{"args", json::array()},
+               {"ops",
+                {{{"op", "arith.constant"},
+                  {"operands", json::array()},
+                  {"type", "i64"},
+                  {"value", a}},
+                 {{"op", "arith.constant"},
+                  {"operands", json::array()},
+                  {"type", "i64"},
+                  {"value", b}},
+                 {{"op", opName}, {"operands", {0, 1}}, {"type", "i64"}}}},
+               {"yield", 2}};
+  json op = {{"kind", "join_agg"},
+             {"result", "r"},
+             {"type", type({1}, "i64")},
+             {"inputs", json::array()},
+             {"input_indices", json::array()},
+             {"output_indices", {0}},
+             {"agg", "none"},
+             {"acc", "i64"},
+             {"join", join}};
+  return program({}, {op}, {"r"});
+}
+} // namespace
+
+TEST(Eval, IntegerDivisionNeverTraps) {
+  EXPECT_EQ(run(integerOp("arith.divsi", INT64_MIN, -1), {})[0].data[0],
+            static_cast<double>(INT64_MIN));
+  EXPECT_EQ(run(integerOp("arith.remsi", INT64_MIN, -1), {})[0].data[0], 0);
+  EXPECT_EQ(run(integerOp("arith.divsi", 7, 0), {})[0].data[0], 0);
+  EXPECT_EQ(run(integerOp("arith.divsi", -7, 2), {})[0].data[0], -3);
+  EXPECT_EQ(run(integerOp("arith.remsi", -7, 2), {})[0].data[0], -1);
+}
+
+TEST(Eval, NanPoisonsItsAttentionRow) {
+  json op = {{"kind", "attention"},
+             {"result", "o"},
+             {"type", type({1, 1, 2, 1})},
+             {"inputs", {"q", "k", "v"}},
+             {"causal", false},
+             {"group", 1},
+             {"scale", 1.0},
+             {"query_offset", 0},
+             {"key_offset", 0}};
+  json p = program({argument("q", type({1, 1, 2, 1})),
+                    argument("k", type({1, 1, 2, 1})),
+                    argument("v", type({1, 1, 2, 1}))},
+                   {op}, {"o"});
+  auto r = run(p, {tensor({1, 1, 2, 1}, {std::nan(""), 1}),
+                   tensor({1, 1, 2, 1}, {0, 1}), tensor({1, 1, 2, 1}, {1, 5})});
+  EXPECT_TRUE(std::isnan(r[0].data[0]));
+  EXPECT_FALSE(std::isnan(r[0].data[1]));
+}
+
+TEST(Eval, RefusesHugeAttentionAndTensors) {
+  json op = {{"kind", "attention"},
+             {"result", "o"},
+             {"type", type({1, 1, 64, 8})},
+             {"inputs", {"q", "q", "q"}},
+             {"causal", false},
+             {"group", 1},
+             {"scale", 1.0},
+             {"query_offset", 0},
+             {"key_offset", 0}};
+  Program program;
+  std::string error;
+  ASSERT_TRUE(parseProgram(
+      ein::test::program({argument("q", type({1, 1, 64, 8}))}, {op}, {"o"})
+          .dump(),
+      program, error))
+      << error;
+  EvalOptions small;
+  small.maxIterations = 1000;
+  std::vector<HostTensor> results;
+  EXPECT_FALSE(evaluate(program, {randomInput(program.arguments[0].type, 0, 0)},
+                        results, error, small));
+  EXPECT_NE(error.find("op 0 (attention 'o') needs about 65536 multiply-adds"),
+            std::string::npos)
+      << error;
+  small.maxElements = 100;
+  EXPECT_FALSE(evaluate(program, {randomInput(program.arguments[0].type, 0, 0)},
+                        results, error, small));
+  EXPECT_NE(
+      error.find(
+          "argument 'q' has 512 elements; the CPU reference stops at 100"),
+      std::string::npos)
+      << error;
+}
+
+TEST(Eval, RoundIntermediatesRoundsTheAccumulator) {
+  // 512 ones summed in a bf16 accumulator stop at 256 (256 + 1 rounds back).
+  json p =
+      program({argument("x", type({512}, "bf16"))},
+              {joinAgg("s", type({}, "bf16"), {"x"}, {{0}}, {}, "add")}, {"s"});
+  p["ops"][0]["acc"] = "bf16";
+  p["ops"][0]["join"]["args"] = {"bf16"};
+  HostTensor ones{DType::BF16, {512}, std::vector<double>(512, 1.0)};
+  EXPECT_EQ(run(p, {ones})[0].data[0], 512);
+  EvalOptions rounding;
+  rounding.roundIntermediates = true;
+  EXPECT_EQ(run(p, {ones}, rounding)[0].data[0], 256);
+}

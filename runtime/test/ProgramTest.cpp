@@ -143,3 +143,37 @@ TEST(Program, RejectsBadComposites) {
   EXPECT_ERROR(program({argument("x", type({4}))}, {unknown}, {"s"}),
                "program.ops[0].kind: unknown op kind 'conv'");
 }
+
+TEST(Program, RejectsOverflowingAndUnknownFields) {
+  json slice = {{"kind", "slice"},
+                {"result", "s"},
+                {"type", type({16})},
+                {"inputs", {"x"}},
+                {"offsets", {9223372036854775800LL}},
+                {"sizes", {16}}};
+  EXPECT_ERROR(program({argument("x", type({4}))}, {slice}, {"s"}),
+               "the slice leaves the source in dimension 0");
+  json attention = {{"kind", "attention"},
+                    {"result", "o"},
+                    {"type", type({1, 4, 1, 1})},
+                    {"inputs", {"q", "q", "q"}},
+                    {"causal", true},
+                    {"group", 4611686018427387905LL},
+                    {"scale", 0.5},
+                    {"query_offset", 0},
+                    {"key_offset", 0}};
+  json v = program({argument("q", type({1, 4, 1, 1}))}, {attention}, {"o"});
+  EXPECT_ERROR(v, "do not fit group 4611686018427387905");
+  v["ops"][0]["group"] = 1;
+  v["ops"][0]["key_offset"] = 9223372036854775807LL;
+  EXPECT_ERROR(v, "offsets between 0 and 2^48");
+  json big = matmul();
+  big["arguments"][0]["type"]["shape"] = std::vector<int64_t>(65, 1);
+  EXPECT_ERROR(big, "program.arguments[0].type.shape: rank 65 exceeds 64");
+  json typo = matmul();
+  typo["arguments"][1]["wieght"] = true;
+  EXPECT_ERROR(typo, "program.arguments[1]: unknown field 'wieght'");
+  typo = matmul();
+  typo["ops"][0]["causal"] = true;
+  EXPECT_ERROR(typo, "program.ops[0]: unknown field 'causal'");
+}

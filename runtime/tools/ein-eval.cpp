@@ -34,14 +34,22 @@ const char *kUsage =
   std::exit(1);
 }
 
-std::vector<std::string> splitList(const std::string &text) {
+/// A comma-separated list of files; an empty list or an empty item is an
+/// error (it would silently shift files onto the wrong arguments).
+std::vector<std::string> splitList(const std::string &option,
+                                   const std::string &text) {
   std::vector<std::string> items;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty())
-      items.push_back(item);
-  return items;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma - start);
+    if (item.empty())
+      die("--" + option + " has an empty file name in '" + text + "'");
+    items.push_back(item);
+    if (comma == std::string::npos)
+      return items;
+    start = comma + 1;
+  }
 }
 
 struct Options {
@@ -88,11 +96,11 @@ Options parseArgs(int argc, char **argv) {
       value = argv[++i];
     }
     if (key == "inputs")
-      o.inputs = splitList(value);
+      o.inputs = splitList(key, value);
     else if (key == "outputs")
-      o.outputs = splitList(value);
+      o.outputs = splitList(key, value);
     else if (key == "save-inputs")
-      o.saveInputs = splitList(value);
+      o.saveInputs = splitList(key, value);
     else {
       char *end = nullptr;
       unsigned long long seed = std::strtoull(value.c_str(), &end, 10);
@@ -125,9 +133,17 @@ int run(int argc, char **argv) {
         program.function + "' has " + std::to_string(program.results.size()) +
         " results");
 
+  ein::EvalOptions options;
+  options.roundIntermediates = o.roundIntermediates;
   std::vector<ein::HostTensor> inputs(count);
   for (size_t i = 0; i < count; ++i) {
     const ein::Argument &arg = program.arguments[i];
+    if (arg.type.numElements() > options.maxElements)
+      die("argument " + std::to_string(i) + " ('" + arg.name + "') has " +
+          std::to_string(arg.type.numElements()) +
+          " elements; the CPU reference stops at " +
+          std::to_string(options.maxElements) +
+          " (check large shapes on the GPU)");
     if (o.inputs.empty()) {
       inputs[i] = ein::randomInput(arg.type, o.seed, static_cast<int>(i));
     } else {
@@ -150,8 +166,6 @@ int run(int argc, char **argv) {
       die(error);
   }
 
-  ein::EvalOptions options;
-  options.roundIntermediates = o.roundIntermediates;
   std::vector<ein::HostTensor> results;
   if (!ein::evaluate(program, inputs, results, error, options))
     die(error);

@@ -102,3 +102,17 @@ func.func @layers(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %w: tensor
   %k5 = arith.constant dense<5> : tensor<2x2xi32>
   return %f, %c, %k5 : tensor<32x16xf32>, tensor<32x16xf32>, tensor<2x2xi32>
 }
+
+// -----
+
+// i1 constants are written as 0 and 1.
+// CHECK-LABEL: "function": "flags"
+// CHECK: "kind": "constant",
+// CHECK: "values": [
+// CHECK-NEXT: 1,
+// CHECK-NEXT: 0
+// CHECK-NEXT: ]
+func.func @flags() -> tensor<2xi1> {
+  %f = arith.constant dense<[true, false]> : tensor<2xi1>
+  return %f : tensor<2xi1>
+}

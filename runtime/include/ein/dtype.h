@@ -38,8 +38,17 @@ float fromHalfBits(uint16_t bits);
 uint16_t toBFloat16Bits(float value);
 float fromBFloat16Bits(uint16_t bits);
 
+/// `value` as a float rounded to odd, the exact first step of rounding a
+/// double to a 16-bit float through float (no double rounding).
+float narrowForHalf(double value);
+
+/// `value` truncated toward zero and wrapped to `bits` bits (two's
+/// complement); non-finite values give 0.
+int64_t wrapInteger(double value, int bits);
+
 /// `value` rounded to what `type` can hold (floats round to nearest even,
-/// integers truncate toward zero and wrap, i1 is value != 0).
+/// once, from the double; integers truncate toward zero and wrap; i1 is
+/// value != 0).
 double roundTo(DType type, double value);
 
 } // namespace ein

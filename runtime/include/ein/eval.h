@@ -23,12 +23,18 @@ namespace ein {
 
 struct EvalOptions {
   bool roundIntermediates = false;
-  /// The most loop iterations one op may take; beyond it evaluation stops
-  /// with an error instead of running for hours.
+  /// The most loop iterations (attention: multiply-adds) one op may take;
+  /// beyond it evaluation stops with an error instead of running for hours.
   int64_t maxIterations = int64_t(1) << 33;
+  /// The most elements one argument or op result may hold (8 bytes each
+  /// here); beyond it evaluation stops with an error instead of exhausting
+  /// memory.
+  int64_t maxElements = int64_t(1) << 31;
 };
 
 /// Input `argument` of type `type`, drawn as DESIGN §3 says (ein/random.h).
+/// The caller bounds its size (evaluate checks arguments against
+/// maxElements before anything is drawn or read).
 HostTensor randomInput(const TensorType &type, uint64_t seed, int argument);
 
 /// Evaluates `program` on `inputs` (one per argument, matching its type).

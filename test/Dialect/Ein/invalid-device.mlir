@@ -83,7 +83,7 @@ func.func @transfer_rank(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @transfer_bounds(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{region [6, 10) of dimension 0 is empty or outside the block's size 8}}
+  // expected-error @+1 {{region of size 4 at offset 6 in dimension 0 is empty or outside the block's size 8}}
   %b, %t = ein.transfer %x [6, 0] [4, 8] from 0 to 1 : tensor<8x8xf32> -> tensor<4x8xf32>
   return %b : tensor<4x8xf32>
 }

@@ -98,8 +98,16 @@ func.func @slice_rank(%x: tensor<8x8xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @slice_bounds(%x: tensor<8x8xf32>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{slice [6, 10) of dimension 1 is empty or outside the source's size 8}}
+  // expected-error @+1 {{slice of size 4 at offset 6 in dimension 1 is empty or outside the source's size 8}}
   %y = ein.slice %x [0, 6] [8, 4] : tensor<8x8xf32> -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @slice_offset_overflow(%x: tensor<8x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{slice of size 4 at offset 9223372036854775806 in dimension 1 is empty or outside the source's size 8}}
+  %y = ein.slice %x [0, 9223372036854775806] [8, 4] : tensor<8x8xf32> -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
 }
 

@@ -79,11 +79,11 @@ static LogicalResult verifyStaticRegion(Operation *op, Type sourceType,
            << sizes.size() << " sizes for a " << container << " of rank "
            << source.getRank();
   for (int64_t d = 0; d < source.getRank(); ++d)
-    if (offsets[d] < 0 || sizes[d] < 1 ||
-        offsets[d] + sizes[d] > source.getDimSize(d))
+    if (offsets[d] < 0 || sizes[d] < 1 || sizes[d] > source.getDimSize(d) ||
+        offsets[d] > source.getDimSize(d) - sizes[d])
       return op->emitOpError()
-             << noun << " [" << offsets[d] << ", " << offsets[d] + sizes[d]
-             << ") of dimension " << d << " is empty or outside the "
+             << noun << " of size " << sizes[d] << " at offset " << offsets[d]
+             << " in dimension " << d << " is empty or outside the "
              << container << "'s size " << source.getDimSize(d);
   auto expected = RankedTensorType::get(sizes, source.getElementType());
   if (result != expected)
