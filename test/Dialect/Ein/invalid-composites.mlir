@@ -145,7 +145,7 @@ func.func @rms_norm_integer(%x: tensor<4x8xi32>, %w: tensor<8xi32>) -> tensor<4x
 // -----
 
 func.func @rms_norm_weight(%x: tensor<4x8xf32>, %w: tensor<4xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{weight must be 'tensor<8xf32>', one scale per element of the last dimension, got 'tensor<4xf32>'}}
+  // expected-error @+1 {{weight must hold 8 elements of 'f32', one scale per element of the last dimension, got 'tensor<4xf32>'}}
   %y = ein.rms_norm %x, %w eps 1.0e-5 : tensor<4x8xf32>, tensor<4xf32>
   return %y : tensor<4x8xf32>
 }

@@ -14,9 +14,9 @@ func.func @reshapes(%x: tensor<4x8x16xf32>) -> tensor<32x4x4xf32> {
 // Collapsing heads into the hidden dimension keeps a head-wise cut: only the
 // outermost dimension of the group is cut.
 // CHECK-LABEL: func.func @relation_reshape
-// CHECK: ein.reshape %{{.*}} {{\[}}[0], [1, 2]] : !ein.rel<16x4x8xf32, parts = [1, 2, 1], devices = [0, 1]> -> !ein.rel<16x32xf32, parts = [1, 2], devices = [0, 1]>
+// CHECK: ein.reshape %{{.*}} {{\[}}[0], [1, 2]] {spec = #ein.spec<[1, 2, 1]>} : !ein.rel<16x4x8xf32, parts = [1, 2, 1], devices = [0, 1]> -> !ein.rel<16x32xf32, parts = [1, 2], devices = [0, 1]>
 func.func @relation_reshape(%x: !ein.rel<16x4x8xf32, parts = [1, 2, 1], devices = [0, 1]>) -> !ein.rel<16x32xf32, parts = [1, 2], devices = [0, 1]> {
-  %r = ein.reshape %x [[0], [1, 2]] : !ein.rel<16x4x8xf32, parts = [1, 2, 1], devices = [0, 1]> -> !ein.rel<16x32xf32, parts = [1, 2], devices = [0, 1]>
+  %r = ein.reshape %x [[0], [1, 2]] {spec = #ein.spec<[1, 2, 1]>} : !ein.rel<16x4x8xf32, parts = [1, 2, 1], devices = [0, 1]> -> !ein.rel<16x32xf32, parts = [1, 2], devices = [0, 1]>
   return %r : !ein.rel<16x32xf32, parts = [1, 2], devices = [0, 1]>
 }
 
@@ -54,8 +54,8 @@ module attributes {ein.target = #ein.target<devices = 2>} {
 // A leading batch of 1 collapses with the tokens cut: the inner dimension
 // may be cut when every outer one is cut fully (here, a size-1 batch).
 // CHECK-LABEL: func.func @inner_cut_under_unit_batch
-// CHECK: ein.reshape %{{.*}} {{\[}}[0, 1]] : !ein.rel<1x8xf32, parts = [1, 2]> -> !ein.rel<8xf32, parts = [2]>
+// CHECK: ein.reshape %{{.*}} {{\[}}[0, 1]] {spec = #ein.spec<[1, 2]>} : !ein.rel<1x8xf32, parts = [1, 2]> -> !ein.rel<8xf32, parts = [2]>
 func.func @inner_cut_under_unit_batch(%x: !ein.rel<1x8xf32, parts = [1, 2]>) -> !ein.rel<8xf32, parts = [2]> {
-  %r = ein.reshape %x [[0, 1]] : !ein.rel<1x8xf32, parts = [1, 2]> -> !ein.rel<8xf32, parts = [2]>
+  %r = ein.reshape %x [[0, 1]] {spec = #ein.spec<[1, 2]>} : !ein.rel<1x8xf32, parts = [1, 2]> -> !ein.rel<8xf32, parts = [2]>
   return %r : !ein.rel<8xf32, parts = [2]>
 }

@@ -7,6 +7,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -48,30 +49,45 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
          "]";
 }
 
-/// Verifies the `spec` and `device` every compute op may carry.
-static LogicalResult verifySpecAndDevice(SpecOpInterface op,
-                                         std::optional<int64_t> device) {
-  if (failed(verifySpec(op)))
-    return failure();
-  if (device)
-    return verifyDevice(op, *device, "device");
+/// Checks that an op's operands and result are all tensors or all
+/// relations.
+static LogicalResult verifySameLevel(Operation *op) {
+  bool onRelations = isa<RelationType>(op->getResult(0).getType());
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (isa<RelationType>(operand.getType()) != onRelations)
+      return op->emitOpError()
+             << "mixes tensors and relations: input " << i << " is "
+             << operand.getType() << " but the result is "
+             << op->getResult(0).getType();
   return success();
-}
-
-static std::optional<int64_t> deviceOf(IntegerAttr attr) {
-  if (!attr)
-    return std::nullopt;
-  return attr.getInt();
 }
 
 /// Checks a static, unit-stride hyper-rectangle of `source` (`noun` names it,
 /// `container` the tensor it lies in) and that `result` is exactly that
 /// region.
+/// Checks that `result` holds `shape` elements of `element`: exactly that
+/// tensor type, or a relation (cut any way) of that shape.
+static LogicalResult verifyResultShape(Operation *op, Type result,
+                                       ArrayRef<int64_t> shape, Type element) {
+  if (isa<RelationType>(result)) {
+    auto relation = cast<RelationType>(result);
+    if (relation.getShape() != shape || relation.getElementType() != element)
+      return op->emitOpError() << "result must hold " << shapeString(shape)
+                               << " of " << element << ", got " << result;
+    return success();
+  }
+  auto expected = RankedTensorType::get(shape, element);
+  if (result != expected)
+    return op->emitOpError()
+           << "result must be " << expected << ", got " << result;
+  return success();
+}
+
 static LogicalResult verifyStaticRegion(Operation *op, Type sourceType,
                                         ArrayRef<int64_t> offsets,
                                         ArrayRef<int64_t> sizes, Type result,
                                         StringRef noun, StringRef container) {
-  auto source = cast<RankedTensorType>(sourceType);
+  auto source = cast<ShapedType>(sourceType);
   if (static_cast<int64_t>(offsets.size()) != source.getRank() ||
       static_cast<int64_t>(sizes.size()) != source.getRank())
     return op->emitOpError()
@@ -85,11 +101,7 @@ static LogicalResult verifyStaticRegion(Operation *op, Type sourceType,
              << noun << " of size " << sizes[d] << " at offset " << offsets[d]
              << " in dimension " << d << " is empty or outside the "
              << container << "'s size " << source.getDimSize(d);
-  auto expected = RankedTensorType::get(sizes, source.getElementType());
-  if (result != expected)
-    return op->emitOpError()
-           << "result must be " << expected << ", got " << result;
-  return success();
+  return verifyResultShape(op, result, sizes, source.getElementType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -245,81 +257,12 @@ SmallVector<std::string> JoinAggOp::getLoopNames() {
   return defaultLoopNames(getNumLoops());
 }
 
-/// Checks that a planned join-agg's relations are cut the way its spec says.
-static LogicalResult verifyRelationsAgainstSpec(JoinAggOp op) {
-  SpecAttr spec = op.getSpecAttr();
-  ArrayRef<int64_t> parts = spec.getParts();
-  int64_t numLoops = op.getNumLoops();
-
-  auto verifyCuts = [&](RelationType relation, ArrayRef<int64_t> indices,
-                        const Twine &what) -> LogicalResult {
-    for (auto [d, index] : llvm::enumerate(indices))
-      if (relation.getParts()[d] != parts[index])
-        return op.emitOpError()
-               << "spec cuts loop " << loopName(index) << " into "
-               << parts[index] << " parts but " << what << " is cut into "
-               << relation.getParts()[d] << " along dimension " << d;
-    return success();
-  };
-
-  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
-    auto relation = cast<RelationType>(input.getType());
-    ArrayRef<int64_t> indices = op.getIndicesOfInput(i);
-    if (relation.isPartial())
-      return op.emitOpError()
-             << "input " << i << " still holds pending partial<"
-             << stringifyAggKind(relation.getPartial())
-             << "> results; aggregate them first";
-    if (failed(verifyCuts(relation, indices, "input " + Twine(i))))
-      return failure();
-    int64_t copies = 1;
-    for (int64_t loop = 0; loop < numLoops; ++loop)
-      if (!llvm::is_contained(indices, loop))
-        copies *= parts[loop];
-    if (relation.getReplicas() != copies)
-      return op.emitOpError() << "input " << i << " must arrive with " << copies
-                              << " replicas under spec " << spec
-                              << " (one per join block that reads it) but has "
-                              << relation.getReplicas();
-  }
-
-  auto result = cast<RelationType>(op.getType());
-  if (failed(verifyCuts(result, op.getOutputIndices(), "the result")))
-    return failure();
-  int64_t fanIn = 1;
-  for (int64_t loop : op.getAggregatedLoops())
-    fanIn *= parts[loop];
-  AggKind expected = fanIn > 1 ? op.getAgg() : AggKind::None;
-  if (result.getReplicas() != fanIn || result.getPartial() != expected) {
-    InFlightDiagnostic diag = op.emitOpError()
-                              << "under spec " << spec
-                              << " the result holds an aggregation fan-in of "
-                              << fanIn << ": it must be ";
-    if (fanIn > 1)
-      diag << "partial = " << stringifyAggKind(expected)
-           << " with replicas = " << fanIn;
-    else
-      diag << "complete with replicas = 1";
-    return diag << ", got " << result;
-  }
-  if (fanIn > 1 && result.getElementType() != op.getAccType())
-    return op.emitOpError()
-           << "pending partials are kept in the accumulator type "
-           << op.getAccType() << " but the result holds "
-           << result.getElementType();
-  return success();
-}
-
 LogicalResult JoinAggOp::verify() {
   if (getInputIndices().size() != getInputs().size())
     return emitOpError() << "has " << getInputs().size() << " inputs but "
                          << getInputIndices().size() << " index lists";
-  bool onRelations = isa<RelationType>(getType());
-  for (auto [i, input] : llvm::enumerate(getInputs()))
-    if (isa<RelationType>(input.getType()) != onRelations)
-      return emitOpError() << "mixes tensors and relations: input " << i
-                           << " is " << input.getType() << " but the result is "
-                           << getType();
+  if (failed(verifySameLevel(*this)))
+    return failure();
 
   // Every use of a loop index must agree on its size.
   llvm::DenseMap<int64_t, std::pair<int64_t, std::string>> sizes;
@@ -384,17 +327,7 @@ LogicalResult JoinAggOp::verify() {
                            << element;
   }
 
-  if (!onRelations)
-    return verifySpecAndDevice(*this, deviceOf(getDeviceAttr()));
-  if (getDeviceAttr())
-    return emitOpError() << "'device' marks block kernels on tensors, not "
-                            "planned ops on relations";
-  if (!getSpecAttr())
-    return emitOpError() << "operates on relations but has no spec; a planned "
-                            "op needs one";
-  if (failed(verifySpec(*this)))
-    return failure();
-  return verifyRelationsAgainstSpec(*this);
+  return verifyPlanned(*this);
 }
 
 LogicalResult JoinAggOp::verifyRegions() {
@@ -452,12 +385,14 @@ static LogicalResult verifyFloatElements(Operation *op, Type element) {
 }
 
 LogicalResult AttentionOp::verify() {
-  auto q = cast<RankedTensorType>(getQuery().getType());
-  auto k = cast<RankedTensorType>(getKey().getType());
-  auto v = cast<RankedTensorType>(getValue().getType());
-  auto out = cast<RankedTensorType>(getType());
+  if (failed(verifySameLevel(*this)))
+    return failure();
+  auto q = cast<ShapedType>(getQuery().getType());
+  auto k = cast<ShapedType>(getKey().getType());
+  auto v = cast<ShapedType>(getValue().getType());
+  auto out = cast<ShapedType>(getType());
   struct Operand {
-    RankedTensorType type;
+    ShapedType type;
     const char *name, *layout;
   };
   for (const Operand &o :
@@ -468,7 +403,11 @@ LogicalResult AttentionOp::verify() {
     if (o.type.getRank() != 4)
       return emitOpError() << o.name << " must be " << o.layout << ", got rank "
                            << o.type.getRank();
-    if (o.type.getElementType() != q.getElementType())
+    // A partial result holds its partials in the accumulator type, which
+    // verifyPlanned checks.
+    auto relation = dyn_cast<RelationType>(o.type);
+    if (o.type.getElementType() != q.getElementType() &&
+        !(relation && relation.isPartial()))
       return emitOpError() << o.name << " element type "
                            << o.type.getElementType()
                            << " differs from the query's "
@@ -518,19 +457,19 @@ LogicalResult AttentionOp::verify() {
   if (!getCausal() && (queryOffset != 0 || keyOffset != 0))
     return emitOpError() << "query_offset and key_offset place a causal mask; "
                             "without 'causal' they must be 0";
-  return verifySpecAndDevice(*this, deviceOf(getDeviceAttr()));
+  return verifyPlanned(*this);
 }
 
 double AttentionOp::getScaleOrDefault() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToDouble();
-  int64_t headDim = cast<RankedTensorType>(getQuery().getType()).getDimSize(3);
+  int64_t headDim = cast<ShapedType>(getQuery().getType()).getDimSize(3);
   return 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
 SmallVector<int64_t> AttentionOp::getLoopSizes() {
-  auto q = cast<RankedTensorType>(getQuery().getType());
-  auto k = cast<RankedTensorType>(getKey().getType());
+  auto q = cast<ShapedType>(getQuery().getType());
+  auto k = cast<ShapedType>(getKey().getType());
   return {q.getDimSize(0), k.getDimSize(1), getGroupAttr().getInt(),
           q.getDimSize(2), k.getDimSize(2)};
 }
@@ -540,50 +479,55 @@ SmallVector<std::string> AttentionOp::getLoopNames() {
 }
 
 LogicalResult SoftmaxOp::verify() {
-  auto type = cast<RankedTensorType>(getType());
+  if (failed(verifySameLevel(*this)))
+    return failure();
+  auto type = cast<ShapedType>(getType());
   int64_t dim = getDimAttr().getInt();
   if (dim < 0 || dim >= type.getRank())
     return emitOpError() << "dim " << dim << " is out of range for rank "
                          << type.getRank();
   if (failed(verifyFloatElements(*this, type.getElementType())))
     return failure();
-  return verifySpecAndDevice(*this, deviceOf(getDeviceAttr()));
+  return verifyPlanned(*this);
 }
 
 SmallVector<int64_t> SoftmaxOp::getLoopSizes() {
-  return llvm::to_vector(cast<RankedTensorType>(getType()).getShape());
+  return llvm::to_vector(cast<ShapedType>(getType()).getShape());
 }
 
 SmallVector<std::string> SoftmaxOp::getLoopNames() {
-  return defaultLoopNames(cast<RankedTensorType>(getType()).getRank());
+  return defaultLoopNames(cast<ShapedType>(getType()).getRank());
 }
 
 LogicalResult RmsNormOp::verify() {
-  auto type = cast<RankedTensorType>(getInput().getType());
-  auto weight = cast<RankedTensorType>(getWeight().getType());
+  if (failed(verifySameLevel(*this)))
+    return failure();
+  auto type = cast<ShapedType>(getInput().getType());
+  auto weight = cast<ShapedType>(getWeight().getType());
   if (type.getRank() < 1)
     return emitOpError() << "needs an input of rank 1 or more";
   if (failed(verifyFloatElements(*this, type.getElementType())))
     return failure();
   int64_t width = type.getShape().back();
-  auto expected = RankedTensorType::get({width}, type.getElementType());
-  if (weight != expected)
-    return emitOpError() << "weight must be " << expected
+  if (weight.getShape() != ArrayRef<int64_t>{width} ||
+      weight.getElementType() != type.getElementType())
+    return emitOpError() << "weight must hold " << width << " elements of "
+                         << type.getElementType()
                          << ", one scale per element of the last dimension, "
                             "got "
                          << weight;
   double eps = getEps().convertToDouble();
   if (!(eps > 0) || !std::isfinite(eps))
     return emitOpError() << "eps must be positive and finite, got " << eps;
-  return verifySpecAndDevice(*this, deviceOf(getDeviceAttr()));
+  return verifyPlanned(*this);
 }
 
 SmallVector<int64_t> RmsNormOp::getLoopSizes() {
-  return llvm::to_vector(cast<RankedTensorType>(getType()).getShape());
+  return llvm::to_vector(cast<ShapedType>(getType()).getShape());
 }
 
 SmallVector<std::string> RmsNormOp::getLoopNames() {
-  return defaultLoopNames(cast<RankedTensorType>(getType()).getRank());
+  return defaultLoopNames(cast<ShapedType>(getType()).getRank());
 }
 
 //===----------------------------------------------------------------------===//
@@ -675,7 +619,7 @@ LogicalResult ReshapeOp::verify() {
     if (failed(verifyRelationReshape(*this, highRelation,
                                      cast<RelationType>(lowType), groups)))
       return failure();
-  return verifySpec(*this);
+  return verifyPlanned(*this);
 }
 
 SmallVector<int64_t> ReshapeOp::getLoopSizes() {
@@ -698,18 +642,19 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
 }
 
 LogicalResult SliceOp::verify() {
-  if (failed(verifyStaticRegion(*this, getSource().getType(), getOffsets(),
+  if (failed(verifySameLevel(*this)) ||
+      failed(verifyStaticRegion(*this, getSource().getType(), getOffsets(),
                                 getSizes(), getType(), "slice", "source")))
     return failure();
-  return verifySpec(*this);
+  return verifyPlanned(*this);
 }
 
 SmallVector<int64_t> SliceOp::getLoopSizes() {
-  return llvm::to_vector(getType().getShape());
+  return llvm::to_vector(shapeOf(getType()));
 }
 
 SmallVector<std::string> SliceOp::getLoopNames() {
-  return defaultLoopNames(getType().getRank());
+  return defaultLoopNames(shapeOf(getType()).size());
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
@@ -719,9 +664,11 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
 }
 
 LogicalResult ConcatOp::verify() {
+  if (failed(verifySameLevel(*this)))
+    return failure();
   if (getInputs().empty())
     return emitOpError() << "needs at least one input";
-  auto first = cast<RankedTensorType>(getInputs().front().getType());
+  auto first = cast<ShapedType>(getInputs().front().getType());
   int64_t dim = getDimAttr().getInt();
   if (dim < 0 || dim >= first.getRank())
     return emitOpError() << "dim " << dim << " is out of range for rank "
@@ -729,7 +676,7 @@ LogicalResult ConcatOp::verify() {
   SmallVector<int64_t> shape = llvm::to_vector(first.getShape());
   shape[dim] = 0;
   for (auto [i, input] : llvm::enumerate(getInputs())) {
-    auto type = cast<RankedTensorType>(input.getType());
+    auto type = cast<ShapedType>(input.getType());
     if (type.getRank() != first.getRank() ||
         type.getElementType() != first.getElementType())
       return emitOpError() << "input " << i << " is " << type
@@ -741,19 +688,18 @@ LogicalResult ConcatOp::verify() {
                              << " but input 0 has " << first.getDimSize(d);
     shape[dim] += type.getDimSize(dim);
   }
-  auto expected = RankedTensorType::get(shape, first.getElementType());
-  if (getType() != expected)
-    return emitOpError() << "result must be " << expected << ", got "
-                         << getType();
-  return verifySpec(*this);
+  if (failed(
+          verifyResultShape(*this, getType(), shape, first.getElementType())))
+    return failure();
+  return verifyPlanned(*this);
 }
 
 SmallVector<int64_t> ConcatOp::getLoopSizes() {
-  return llvm::to_vector(getType().getShape());
+  return llvm::to_vector(shapeOf(getType()));
 }
 
 SmallVector<std::string> ConcatOp::getLoopNames() {
-  return defaultLoopNames(getType().getRank());
+  return defaultLoopNames(shapeOf(getType()).size());
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor) {
@@ -969,6 +915,198 @@ LogicalResult AggregateOp::verify() {
                             "wider, got "
                          << from << " to " << to;
   return verifyDevice(*this, getDeviceAttr().getInt(), "device");
+}
+
+//===----------------------------------------------------------------------===//
+// Accesses and the planned form
+//===----------------------------------------------------------------------===//
+
+/// Every dimension read by the loop of the same number.
+static OperandAccess identityAccess(int64_t rank) {
+  OperandAccess access;
+  for (int64_t d = 0; d < rank; ++d)
+    access.dimLoops.push_back({d});
+  return access;
+}
+
+OpAccesses mlir::ein::getAccesses(SpecOpInterface op) {
+  OpAccesses a;
+  Type resultType = op->getResult(0).getType();
+  int64_t rank = shapeOf(resultType).size();
+  a.accumulator = elementTypeOf(resultType);
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](JoinAggOp join) {
+        for (unsigned i = 0, e = join.getInputs().size(); i < e; ++i) {
+          OperandAccess access;
+          for (int64_t l : join.getIndicesOfInput(i))
+            access.dimLoops.push_back({l});
+          a.inputs.push_back(access);
+        }
+        for (int64_t l : join.getOutputIndices())
+          a.result.dimLoops.push_back({l});
+        a.aggregation = join.getAgg();
+        a.accumulator = join.getAccType();
+      })
+      .Case([&](AttentionOp) {
+        // Loops: batch, kv_head, group, query, key; head dims stay whole.
+        OperandAccess heads, keys;
+        heads.dimLoops = {{0}, {1, 2}, {3}, {}};
+        keys.dimLoops = {{0}, {1}, {4}, {}};
+        a.inputs = {heads, keys, keys};
+        a.result = heads;
+        a.aggregation = AggKind::OnlineSoftmax;
+        a.accumulator = Float32Type::get(op->getContext());
+      })
+      .Case([&](SoftmaxOp) {
+        a.inputs = {identityAccess(rank)};
+        a.result = identityAccess(rank);
+      })
+      .Case([&](RmsNormOp) {
+        OperandAccess weight;
+        weight.dimLoops = {{rank - 1}};
+        a.inputs = {identityAccess(rank), weight};
+        a.result = identityAccess(rank);
+      })
+      .Case([&](ReshapeOp reshape) {
+        // Loops are the higher-rank side's dimensions; each dimension of the
+        // lower-rank side spans its group.
+        int64_t sourceRank = shapeOf(reshape.getSource().getType()).size();
+        OperandAccess groups;
+        for (Attribute group : reshape.getReassociation()) {
+          groups.dimLoops.emplace_back();
+          for (Attribute d : cast<ArrayAttr>(group))
+            groups.dimLoops.back().push_back(cast<IntegerAttr>(d).getInt());
+        }
+        bool expand = rank > sourceRank;
+        a.inputs = {expand ? groups : identityAccess(sourceRank)};
+        a.result = expand ? identityAccess(rank) : groups;
+      })
+      .Case([&](SliceOp slice) {
+        OperandAccess source = identityAccess(rank);
+        source.shift = llvm::to_vector(slice.getOffsets());
+        a.inputs = {source};
+        a.result = identityAccess(rank);
+      })
+      .Case([&](ConcatOp concat) {
+        int64_t dim = concat.getDimAttr().getInt(), at = 0;
+        for (Value input : concat.getInputs()) {
+          OperandAccess access = identityAccess(rank);
+          access.shift.assign(rank, 0);
+          access.shift[dim] = -at;
+          at += shapeOf(input.getType())[dim];
+          a.inputs.push_back(access);
+        }
+        a.result = identityAccess(rank);
+      });
+  return a;
+}
+
+/// "loop d1" or "loops kv_head x group".
+static std::string describeLoops(ArrayRef<int64_t> loops,
+                                 ArrayRef<std::string> names) {
+  std::string text = loops.size() == 1 ? "loop " : "loops ";
+  for (auto [i, l] : llvm::enumerate(loops))
+    text += (i ? " x " : "") + names[l];
+  return text;
+}
+
+LogicalResult mlir::ein::verifyPlanned(SpecOpInterface op) {
+  Operation *operation = op;
+  if (!isa<RelationType>(operation->getResult(0).getType())) {
+    if (failed(verifySpec(op)))
+      return failure();
+    if (auto device = operation->getAttrOfType<IntegerAttr>("device"))
+      return verifyDevice(operation, device.getInt(), "device");
+    return success();
+  }
+  if (operation->getAttr("device"))
+    return op->emitOpError() << "'device' marks block kernels on tensors, not "
+                                "planned ops on relations";
+  SpecAttr spec = op.getSpecAttr();
+  if (!spec)
+    return op->emitOpError() << "operates on relations but has no spec; a "
+                                "planned op needs one";
+  if (failed(verifySpec(op)))
+    return failure();
+
+  ArrayRef<int64_t> parts = spec.getParts();
+  SmallVector<std::string> names = op.getLoopNames();
+  OpAccesses accesses = getAccesses(op);
+  // Checks a relation's cut against the spec; returns the product of the
+  // parts of the loops the access does not span (its copies, or fan-in).
+  auto verifyCut = [&](RelationType relation, const OperandAccess &access,
+                       const Twine &what) -> FailureOr<int64_t> {
+    llvm::SmallDenseSet<int64_t> spanned;
+    for (auto [d, loops] : llvm::enumerate(access.dimLoops)) {
+      int64_t expected = 1;
+      for (int64_t l : loops) {
+        expected *= parts[l];
+        spanned.insert(l);
+      }
+      if (relation.getParts()[d] == expected)
+        continue;
+      InFlightDiagnostic diag = op->emitOpError();
+      if (loops.empty())
+        diag << "dimension " << d << " of " << what
+             << " may not be cut, but it is cut into "
+             << relation.getParts()[d];
+      else
+        diag << "spec cuts " << describeLoops(loops, names) << " into "
+             << expected << " parts but " << what << " is cut into "
+             << relation.getParts()[d] << " along dimension " << d;
+      return diag;
+    }
+    int64_t others = 1;
+    for (int64_t l = 0, e = parts.size(); l < e; ++l)
+      if (!spanned.contains(l))
+        others *= parts[l];
+    return others;
+  };
+
+  for (auto [i, input] : llvm::enumerate(operation->getOperands())) {
+    auto relation = cast<RelationType>(input.getType());
+    if (relation.isPartial())
+      return op->emitOpError()
+             << "input " << i << " still holds pending partial<"
+             << stringifyAggKind(relation.getPartial())
+             << "> results; aggregate them first";
+    const OperandAccess &access = accesses.inputs[i];
+    if (!access.shift.empty())
+      continue; // a touched input maps by intersection, cut any way
+    FailureOr<int64_t> copies =
+        verifyCut(relation, access, "input " + Twine(i));
+    if (failed(copies))
+      return failure();
+    if (relation.getReplicas() != *copies)
+      return op->emitOpError() << "input " << i << " must arrive with "
+                               << *copies << " replicas under spec " << spec
+                               << " (one per join block that reads it) but has "
+                               << relation.getReplicas();
+  }
+
+  auto result = cast<RelationType>(operation->getResult(0).getType());
+  FailureOr<int64_t> fanIn = verifyCut(result, accesses.result, "the result");
+  if (failed(fanIn))
+    return failure();
+  AggKind expected = *fanIn > 1 ? accesses.aggregation : AggKind::None;
+  if (result.getReplicas() != *fanIn || result.getPartial() != expected) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "under spec " << spec
+                              << " the result holds an aggregation fan-in of "
+                              << *fanIn << ": it must be ";
+    if (*fanIn > 1)
+      diag << "partial = " << stringifyAggKind(expected)
+           << " with replicas = " << *fanIn;
+    else
+      diag << "complete with replicas = 1";
+    return diag << ", got " << result;
+  }
+  if (*fanIn > 1 && result.getElementType() != accesses.accumulator)
+    return op->emitOpError()
+           << "pending partials are kept in the accumulator type "
+           << accesses.accumulator << " but the result holds "
+           << result.getElementType();
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -162,6 +162,18 @@ LogicalResult RelationType::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+ShapedType RelationType::cloneWith(std::optional<ArrayRef<int64_t>> shape,
+                                   Type elementType) const {
+  ArrayRef<int64_t> newShape = shape ? *shape : getShape();
+  // The cut carries over when the rank does; otherwise the clone is whole.
+  if (newShape.size() == getShape().size())
+    return RelationType::get(getContext(), newShape, elementType, getParts(),
+                             getReplicas(), getPartial(), getDevices());
+  return RelationType::get(getContext(), newShape, elementType,
+                           SmallVector<int64_t>(newShape.size(), 1), 1,
+                           AggKind::None, {});
+}
+
 int64_t RelationType::getNumBlocks() const {
   return ::ein::numBlocks(getParts());
 }

@@ -15,6 +15,38 @@ namespace mlir::ein {
 /// per device of the enclosing target.
 LogicalResult verifySpec(SpecOpInterface op);
 
+/// How an operand or the result of an op is indexed by its loops: per
+/// dimension, the loops it spans, outermost first (none for a dimension no
+/// spec may cut, such as attention's head dimension). Touch ops (slice,
+/// concat) add, per dimension, what to add to a loop coordinate to get the
+/// operand's; their blocks map by hyper-rectangle intersection.
+struct OperandAccess {
+  SmallVector<SmallVector<int64_t, 2>> dimLoops;
+  SmallVector<int64_t> shift;
+};
+
+/// The loop structure of an op a spec can cut: what the planner and the
+/// planned-form verifier both read.
+struct OpAccesses {
+  SmallVector<OperandAccess> inputs;
+  OperandAccess result;
+  /// How partial results over the loops absent from the result combine.
+  AggKind aggregation = AggKind::None;
+  /// The element type partial results move and combine in.
+  Type accumulator;
+};
+
+/// The accesses of any op implementing SpecOpInterface (of a verified op).
+OpAccesses getAccesses(SpecOpInterface op);
+
+/// Verifies an op's spec, and when it operates on relations (the planned
+/// form) that every relation is cut as the spec dictates: each input cut by
+/// the parts of its loops with one replica per join block that reads each
+/// block and no pending partials; the result cut likewise, holding the
+/// aggregation fan-in as pending partials in the accumulator type. On
+/// tensors it checks the optional `device` instead.
+LogicalResult verifyPlanned(SpecOpInterface op);
+
 } // namespace mlir::ein
 
 #endif // EINSUMMABLE_DIALECT_EIN_IR_EININTERFACES_H

@@ -149,7 +149,8 @@ def Ein_AttentionOp : Ein_CompositeOp<"attention"> {
     ```
   }];
   let arguments = (ins
-    AnyRankedTensor:$query, AnyRankedTensor:$key, AnyRankedTensor:$value,
+    Ein_AnyTensorOrRelation:$query, Ein_AnyTensorOrRelation:$key,
+    Ein_AnyTensorOrRelation:$value,
     UnitAttr:$causal,
     DefaultValuedAttr<I64Attr, "1">:$group,
     OptionalAttr<F64Attr>:$scale,
@@ -157,10 +158,11 @@ def Ein_AttentionOp : Ein_CompositeOp<"attention"> {
     DefaultValuedAttr<I64Attr, "0">:$key_offset,
     OptionalAttr<Ein_SpecAttr>:$spec,
     OptionalAttr<I64Attr>:$device);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,`
-    type($value) `->` qualified(type($result))
+    $query `,` $key `,` $value attr-dict `:` qualified(type($query)) `,`
+    qualified(type($key)) `,` qualified(type($value)) `->`
+    qualified(type($result))
   }];
   let extraClassDeclaration = [{
     /// `scale` if set, else 1 / sqrt(head_dim).
@@ -178,10 +180,10 @@ def Ein_SoftmaxOp : Ein_CompositeOp<"softmax", [SameOperandsAndResultType]> {
     %y = ein.softmax %x dim 1 : tensor<4x128xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, I64Attr:$dim,
+  let arguments = (ins Ein_AnyTensorOrRelation:$input, I64Attr:$dim,
                    OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
-  let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$input `dim` $dim attr-dict `:` type($input)";
+  let results = (outs Ein_AnyTensorOrRelation:$result);
+  let assemblyFormat = "$input `dim` $dim attr-dict `:` qualified(type($input))";
 }
 
 def Ein_RmsNormOp : Ein_CompositeOp<"rms_norm", [AllTypesMatch<["input", "result"]>]> {
@@ -194,12 +196,14 @@ def Ein_RmsNormOp : Ein_CompositeOp<"rms_norm", [AllTypesMatch<["input", "result
     %y = ein.rms_norm %x, %w eps 1.0e-05 : tensor<4x64xbf16>, tensor<64xbf16>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight,
+  let arguments = (ins Ein_AnyTensorOrRelation:$input,
+                   Ein_AnyTensorOrRelation:$weight,
                    F64Attr:$eps,
                    OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
   let assemblyFormat = [{
-    $input `,` $weight `eps` $eps attr-dict `:` type($input) `,` type($weight)
+    $input `,` $weight `eps` $eps attr-dict `:` qualified(type($input)) `,`
+    qualified(type($weight))
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight, "double":$eps), [{
@@ -252,9 +256,10 @@ def Ein_SliceOp : Ein_Op<"slice", [Pure, DeclareOpInterfaceMethods<Ein_SpecOpInt
     %y = ein.slice %x [0, 4] [8, 4] : tensor<8x16xf32> -> tensor<8x4xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$source, DenseI64ArrayAttr:$offsets,
-                       DenseI64ArrayAttr:$sizes, OptionalAttr<Ein_SpecAttr>:$spec);
-  let results = (outs AnyRankedTensor:$result);
+  let arguments = (ins Ein_AnyTensorOrRelation:$source,
+                       DenseI64ArrayAttr:$offsets, DenseI64ArrayAttr:$sizes,
+                       OptionalAttr<Ein_SpecAttr>:$spec);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
   let assemblyFormat = [{
     $source $offsets $sizes attr-dict `:` qualified(type($source)) `->` qualified(type($result))
   }];
@@ -271,11 +276,12 @@ def Ein_ConcatOp : Ein_Op<"concat", [Pure, DeclareOpInterfaceMethods<Ein_SpecOpI
     %y = ein.concat dim 1 %a, %b : tensor<8x4xf32>, tensor<8x12xf32> -> tensor<8x16xf32>
     ```
   }];
-  let arguments = (ins I64Attr:$dim, Variadic<AnyRankedTensor>:$inputs,
+  let arguments = (ins I64Attr:$dim, Variadic<Ein_AnyTensorOrRelation>:$inputs,
                        OptionalAttr<Ein_SpecAttr>:$spec);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
   let assemblyFormat = [{
-    `dim` $dim $inputs attr-dict `:` type($inputs) `->` qualified(type($result))
+    `dim` $dim $inputs attr-dict `:` qualified(type($inputs)) `->`
+    qualified(type($result))
   }];
   let hasVerifier = 1;
   let hasFolder = 1;

@@ -5,13 +5,14 @@
 
 include "Einsummable/Dialect/Ein/IR/EinAttrs.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
 
 class Ein_Type<string name, string typeMnemonic, list<Trait> traits = []>
     : TypeDef<Ein_Dialect, name, traits> {
   let mnemonic = typeMnemonic;
 }
 
-def Ein_RelationType : Ein_Type<"Relation", "rel"> {
+def Ein_RelationType : Ein_Type<"Relation", "rel", [ShapedTypeInterface]> {
   let summary = "A tensor relation: a tensor cut into blocks";
   let description = [{
     A tensor of static `shape` and `elementType` cut into `parts[d]` blocks
@@ -47,7 +48,10 @@ def Ein_RelationType : Ein_Type<"Relation", "rel"> {
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    int64_t getRank() const { return getShape().size(); }
+    // ShapedTypeInterface: a relation has the shape of the tensor it cuts.
+    bool hasRank() const { return true; }
+    ::mlir::ShapedType cloneWith(::std::optional<::llvm::ArrayRef<int64_t>> shape,
+                                 ::mlir::Type elementType) const;
     /// The number of distinct blocks: the product of the parts.
     int64_t getNumBlocks() const;
     /// Whether the replicas of each block are pending partial results.

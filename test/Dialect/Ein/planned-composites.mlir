@@ -1,0 +1,55 @@
+// RUN: ein-opt %s -split-input-file -verify-roundtrip | FileCheck %s
+
+// Attention cut by KV head on 2 GPUs: each query block carries its KV
+// head's group; nothing is replicated or partial.
+// CHECK-LABEL: func.func @attention_by_heads
+// CHECK: ein.attention {{.*}} {causal, group = 4 : i64, spec = #ein.spec<[1, 2, 1, 1, 1]>} : !ein.rel<1x8x16x8xf32, parts = [1, 2, 1, 1]>, !ein.rel<1x2x16x8xf32, parts = [1, 2, 1, 1]>, !ein.rel<1x2x16x8xf32, parts = [1, 2, 1, 1]> -> !ein.rel<1x8x16x8xf32, parts = [1, 2, 1, 1]>
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @attention_by_heads(%q: !ein.rel<1x8x16x8xf32, parts = [1, 2, 1, 1]>, %k: !ein.rel<1x2x16x8xf32, parts = [1, 2, 1, 1]>, %v: !ein.rel<1x2x16x8xf32, parts = [1, 2, 1, 1]>) -> !ein.rel<1x8x16x8xf32, parts = [1, 2, 1, 1]> {
+    %o = ein.attention %q, %k, %v {causal, group = 4 : i64, spec = #ein.spec<[1, 2, 1, 1, 1]>} : !ein.rel<1x8x16x8xf32, parts = [1, 2, 1, 1]>, !ein.rel<1x2x16x8xf32, parts = [1, 2, 1, 1]>, !ein.rel<1x2x16x8xf32, parts = [1, 2, 1, 1]> -> !ein.rel<1x8x16x8xf32, parts = [1, 2, 1, 1]>
+    return %o : !ein.rel<1x8x16x8xf32, parts = [1, 2, 1, 1]>
+  }
+}
+
+// -----
+
+// Attention cut along its keys (a target that can combine key blocks): every
+// query block is read by both halves and the result holds two online-softmax
+// partials in f32.
+// CHECK-LABEL: func.func @attention_by_keys
+// CHECK-SAME: -> !ein.rel<1x4x16x8xf32, parts = [1, 1, 1, 1], replicas = 2, partial = online_softmax>
+module attributes {ein.target = #ein.target<devices = 2, chip = "host">} {
+  func.func @attention_by_keys(%q: !ein.rel<1x4x16x8xbf16, parts = [1, 1, 1, 1], replicas = 2>, %k: !ein.rel<1x4x16x8xbf16, parts = [1, 1, 2, 1]>) -> !ein.rel<1x4x16x8xf32, parts = [1, 1, 1, 1], replicas = 2, partial = online_softmax> {
+    %o = ein.attention %q, %k, %k {spec = #ein.spec<[1, 1, 1, 1, 2]>} : !ein.rel<1x4x16x8xbf16, parts = [1, 1, 1, 1], replicas = 2>, !ein.rel<1x4x16x8xbf16, parts = [1, 1, 2, 1]>, !ein.rel<1x4x16x8xbf16, parts = [1, 1, 2, 1]> -> !ein.rel<1x4x16x8xf32, parts = [1, 1, 1, 1], replicas = 2, partial = online_softmax>
+    return %o : !ein.rel<1x4x16x8xf32, parts = [1, 1, 1, 1], replicas = 2, partial = online_softmax>
+  }
+}
+
+// -----
+
+// Softmax and RMSNorm by rows; RMSNorm's weight is read by every row block.
+// CHECK-LABEL: func.func @rows
+// CHECK: ein.softmax %{{.*}} dim 1 {spec = #ein.spec<[4, 1]>} : !ein.rel<8x16xf32, parts = [4, 1]>
+// CHECK: ein.rms_norm %{{.*}}, %{{.*}} eps {{.*}} {spec = #ein.spec<[4, 1]>} : !ein.rel<8x16xf32, parts = [4, 1]>, !ein.rel<16xf32, parts = [1], replicas = 4>
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @rows(%x: !ein.rel<8x16xf32, parts = [4, 1]>, %w: !ein.rel<16xf32, parts = [1], replicas = 4>) -> !ein.rel<8x16xf32, parts = [4, 1]> {
+    %s = ein.softmax %x dim 1 {spec = #ein.spec<[4, 1]>} : !ein.rel<8x16xf32, parts = [4, 1]>
+    %n = ein.rms_norm %s, %w eps 1.0e-5 {spec = #ein.spec<[4, 1]>} : !ein.rel<8x16xf32, parts = [4, 1]>, !ein.rel<16xf32, parts = [1], replicas = 4>
+    return %n : !ein.rel<8x16xf32, parts = [4, 1]>
+  }
+}
+
+// -----
+
+// Touch ops: a slice and a concat read their inputs cut any way (blocks map
+// by intersection); their results are cut by their specs.
+// CHECK-LABEL: func.func @touch
+// CHECK: ein.slice %{{.*}} [0, 4] [8, 4] {spec = #ein.spec<[2, 1]>} : !ein.rel<8x8xf32, parts = [1, 2]> -> !ein.rel<8x4xf32, parts = [2, 1]>
+// CHECK: ein.concat dim 1 %{{.*}}, %{{.*}} {spec = #ein.spec<[1, 2]>} : !ein.rel<8x4xf32, parts = [2, 1]>, !ein.rel<8x4xf32, parts = [2, 1]> -> !ein.rel<8x8xf32, parts = [1, 2]>
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @touch(%x: !ein.rel<8x8xf32, parts = [1, 2]>) -> !ein.rel<8x8xf32, parts = [1, 2]> {
+    %s = ein.slice %x [0, 4] [8, 4] {spec = #ein.spec<[2, 1]>} : !ein.rel<8x8xf32, parts = [1, 2]> -> !ein.rel<8x4xf32, parts = [2, 1]>
+    %c = ein.concat dim 1 %s, %s {spec = #ein.spec<[1, 2]>} : !ein.rel<8x4xf32, parts = [2, 1]>, !ein.rel<8x4xf32, parts = [2, 1]> -> !ein.rel<8x8xf32, parts = [1, 2]>
+    return %c : !ein.rel<8x8xf32, parts = [1, 2]>
+  }
+}
