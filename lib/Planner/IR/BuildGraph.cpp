@@ -18,14 +18,6 @@ int64_t elementBytes(Type type) {
   return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
 }
 
-/// Every dimension read by the loop of the same number.
-std::vector<std::vector<int>> identity(int64_t rank) {
-  std::vector<std::vector<int>> dims;
-  for (int d = 0; d < rank; ++d)
-    dims.push_back({d});
-  return dims;
-}
-
 std::vector<std::string> loopNames(SpecOpInterface op) {
   SmallVector<std::string> names = op.getLoopNames();
   return std::vector<std::string>(names.begin(), names.end());
@@ -144,21 +136,26 @@ private:
                         planner::ValueKind::Intermediate)))
       return failure();
     auto outType = cast<RankedTensorType>(out.getType());
-    node.accBytes = elementBytes(outType.getElementType());
 
+    // Operand and result accesses come from the dialect, so the planner
+    // and the planned-form verifier read one definition.
+    OpAccesses accesses = getAccesses(spec);
+    auto convert = [&](Value value, const OperandAccess &access) {
+      std::vector<std::vector<int>> dims;
+      for (const auto &loops : access.dimLoops)
+        dims.emplace_back(loops.begin(), loops.end());
+      return this->access(
+          value, dims,
+          std::vector<int64_t>(access.shift.begin(), access.shift.end()));
+    };
+    for (auto [operand, access] : llvm::zip(op->getOperands(), accesses.inputs))
+      node.inputs.push_back(convert(operand, access));
+    node.output = convert(out, accesses.result);
+    node.accBytes = elementBytes(accesses.accumulator);
+
+    // What only the planner needs: loops the kernels keep whole, and work.
     llvm::TypeSwitch<Operation *>(op)
         .Case([&](JoinAggOp join) {
-          for (unsigned i = 0, e = join.getInputs().size(); i < e; ++i) {
-            std::vector<std::vector<int>> dims;
-            for (int64_t l : join.getIndicesOfInput(i))
-              dims.push_back({static_cast<int>(l)});
-            node.inputs.push_back(access(join.getInputs()[i], dims));
-          }
-          std::vector<std::vector<int>> dims;
-          for (int64_t l : join.getOutputIndices())
-            dims.push_back({static_cast<int>(l)});
-          node.output = access(out, dims);
-          node.accBytes = elementBytes(join.getAccType());
           // One operation per arithmetic op of the join, plus the
           // aggregation's combine.
           double ops = 0;
@@ -169,15 +166,9 @@ private:
                                (join.getAggregatedLoops().empty() ? 0 : 1);
         })
         .Case([&](AttentionOp attention) {
-          // Loops: batch, kv_head, group, query, key; head dims stay whole.
           auto v = cast<RankedTensorType>(attention.getValue().getType());
           auto q = cast<RankedTensorType>(attention.getQuery().getType());
           node.cuttable[4] = target.canCutAttentionKeys();
-          node.inputs = {access(attention.getQuery(), {{0}, {1, 2}, {3}, {}}),
-                         access(attention.getKey(), {{0}, {1}, {4}, {}}),
-                         access(attention.getValue(), {{0}, {1}, {4}, {}})};
-          node.output = access(out, {{0}, {1, 2}, {3}, {}});
-          node.accBytes = 4; // partial outputs combine in f32
           node.flopsPerPoint = 2.0 * (q.getDimSize(3) + v.getDimSize(3));
           node.causal = attention.getCausal();
           node.attention = {3, 4, attention.getQueryOffsetAttr().getInt(),
@@ -186,54 +177,12 @@ private:
         .Case([&](SoftmaxOp softmax) {
           // The softmax dimension stays whole: its fused kernel reduces it.
           node.cuttable[softmax.getDimAttr().getInt()] = false;
-          node.inputs = {
-              access(softmax.getInput(), identity(outType.getRank()))};
-          node.output = access(out, identity(outType.getRank()));
           node.flopsPerPoint = 4;
         })
-        .Case([&](RmsNormOp norm) {
+        .Case([&](RmsNormOp) {
           // The normalised (last) dimension stays whole.
-          int last = static_cast<int>(outType.getRank()) - 1;
-          node.cuttable[last] = false;
-          node.inputs = {access(norm.getInput(), identity(outType.getRank())),
-                         access(norm.getWeight(), {{last}})};
-          node.output = access(out, identity(outType.getRank()));
+          node.cuttable[outType.getRank() - 1] = false;
           node.flopsPerPoint = 3;
-        })
-        .Case([&](ReshapeOp reshape) {
-          // Loops are the higher-rank side's dimensions; each dimension of
-          // the lower-rank side spans its group.
-          Value source = reshape.getSource();
-          bool expand = outType.getRank() >
-                        cast<RankedTensorType>(source.getType()).getRank();
-          std::vector<std::vector<int>> groups;
-          for (Attribute group : reshape.getReassociation()) {
-            groups.emplace_back();
-            for (Attribute d : cast<ArrayAttr>(group))
-              groups.back().push_back(
-                  static_cast<int>(cast<IntegerAttr>(d).getInt()));
-          }
-          std::vector<std::vector<int>> high = identity(node.loopSizes.size());
-          node.inputs = {access(source, expand ? groups : high)};
-          node.output = access(out, expand ? high : groups);
-        })
-        .Case([&](SliceOp slice) {
-          node.inputs = {
-              access(slice.getSource(), identity(outType.getRank()),
-                     std::vector<int64_t>(slice.getOffsets().begin(),
-                                          slice.getOffsets().end()))};
-          node.output = access(out, identity(outType.getRank()));
-        })
-        .Case([&](ConcatOp concat) {
-          int64_t dim = concat.getDimAttr().getInt(), at = 0;
-          for (Value input : concat.getInputs()) {
-            std::vector<int64_t> shift(outType.getRank(), 0);
-            shift[dim] = -at;
-            at += cast<RankedTensorType>(input.getType()).getDimSize(dim);
-            node.inputs.push_back(
-                access(input, identity(outType.getRank()), shift));
-          }
-          node.output = access(out, identity(outType.getRank()));
         });
     result.graph.ops.push_back(std::move(node));
     result.ops.push_back(op);
