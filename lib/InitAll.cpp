@@ -27,6 +27,7 @@ void mlir::ein::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::ein::registerAllPasses() {
   ein::registerEinPasses();
+  ein::registerEinPipelines();
   // Upstream cleanups that pipelines and tests use.
   registerCanonicalizerPass();
   registerCSEPass();

@@ -28,7 +28,8 @@ echo "== program.json of the block, evaluated in float64 (ein-eval --seed=1)"
 "$EIN_EVAL" "$OUT/llama_block.json" --seed=1 --outputs="$OUT/llama_block.out.npy"
 echo "wrote $OUT/llama_block.json and $OUT/llama_block.out.npy"
 echo
-echo "== the block planned for 8 GPUs (ein-decompose, one spec per op)"
-"$EIN_OPT" examples/llama_block.mlir --ein-attach-target="devices=8" --ein-decompose -o "$OUT/llama_block.plan.mlir"
+echo "== the block planned for 8 GPUs (ein-plan: one spec per op, relations, exchanges)"
+"$EIN_OPT" examples/llama_block.mlir --ein-attach-target="devices=8" --ein-plan -o "$OUT/llama_block.plan.mlir"
 grep -o 'ein\.[a-z_]* .*spec = #ein.spec<\[[0-9, ]*\]>' "$OUT/llama_block.plan.mlir" |
   sed -E 's/^(ein\.[a-z_]*).*(#ein.spec<\[[0-9, ]*\]>)$/  \1 \2/'
+echo "  ($(grep -c 'ein.repartition' "$OUT/llama_block.plan.mlir") repartitions; the planned IR is $OUT/llama_block.plan.mlir)"

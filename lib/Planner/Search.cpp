@@ -20,7 +20,11 @@ struct Node {
   double unaryCost(int candidate) const { return unary[candidate]; }
   std::vector<double> unary;
   std::vector<std::vector<Placed>> holds; // per candidate
-  std::vector<int> consumers;             // node ids
+  /// Per candidate, the id of its layout: candidates that leave the value
+  /// in the same blocks on the same devices share one, and the search need
+  /// not tell them apart once the node is placed.
+  std::vector<int> layout;
+  std::vector<int> consumers; // node ids
 };
 
 struct Edge {
@@ -73,6 +77,29 @@ Problem build(const Graph &graph, const Options &options) {
   if (!pb.error.empty())
     return pb;
 
+  // Visit ops depth first from the results (each op after its operands'
+  // producers): a branch is finished before the next begins, which keeps
+  // few values live and the search's states few.
+  std::vector<int> producer(graph.values.size(), -1);
+  for (size_t o = 0; o < numOps; ++o)
+    producer[graph.ops[o].output.value] = static_cast<int>(o);
+  std::vector<int> opOrder, rank(numOps, -1);
+  std::vector<bool> visited(numOps, false);
+  std::function<void(int)> visit = [&](int o) {
+    if (o < 0 || visited[o])
+      return;
+    visited[o] = true;
+    for (const Access &input : graph.ops[o].inputs)
+      visit(producer[input.value]);
+    rank[o] = static_cast<int>(opOrder.size());
+    opOrder.push_back(o);
+  };
+  for (int result : graph.results)
+    visit(producer[result]);
+  for (size_t o = 0; o < numOps; ++o)
+    visit(static_cast<int>(o));
+  auto earlier = [&](int a, int b) { return b < 0 || rank[a] < rank[b]; };
+
   // Charged arguments become nodes whose candidates are the distinct
   // layouts their consumers ask for; they go just before their first
   // consumer in the order.
@@ -90,7 +117,7 @@ Problem build(const Graph &graph, const Options &options) {
       if (tie.argument == static_cast<int>(v))
         for (size_t o = 0; o < numOps; ++o)
           if (graph.ops[o].output.value == tie.result &&
-              (first < 0 || static_cast<int>(o) < first))
+              earlier(static_cast<int>(o), first))
             first = static_cast<int>(o);
     bool read = false;
     for (size_t o = 0; o < numOps; ++o)
@@ -98,7 +125,7 @@ Problem build(const Graph &graph, const Options &options) {
         if (graph.ops[o].inputs[i].value != static_cast<int>(v))
           continue;
         read = true;
-        if (first < 0 || static_cast<int>(o) < first)
+        if (earlier(static_cast<int>(o), first))
           first = static_cast<int>(o);
         for (const OpPlan &plan : pb.plans[o]) {
           std::vector<std::pair<int64_t, std::vector<int64_t>>> key;
@@ -119,7 +146,7 @@ Problem build(const Graph &graph, const Options &options) {
     pb.nodes.push_back(std::move(node));
   }
 
-  for (size_t o = 0; o < numOps; ++o) {
+  for (int o : opOrder) {
     for (int a : argumentsBefore[o])
       pb.order.push_back(a);
     Node node;
@@ -188,6 +215,22 @@ Problem build(const Graph &graph, const Options &options) {
     pb.nodes[argument].consumers.push_back(producer);
     pb.edgesInto[producer].push_back(static_cast<int>(pb.edges.size()));
     pb.edges.push_back(std::move(edge));
+  }
+
+  for (Node &node : pb.nodes) {
+    std::map<std::vector<std::vector<int64_t>>, int> ids;
+    for (const std::vector<Placed> &holds : node.holds) {
+      std::vector<std::vector<int64_t>> key;
+      for (const Placed &p : holds) {
+        key.push_back({p.device});
+        key.back().insert(key.back().end(), p.box.begin.begin(),
+                          p.box.begin.end());
+        key.back().insert(key.back().end(), p.box.end.begin(), p.box.end.end());
+      }
+      node.layout.push_back(
+          ids.emplace(std::move(key), static_cast<int>(ids.size()))
+              .first->second);
+    }
   }
   return pb;
 }
@@ -282,9 +325,10 @@ Plan search(const Graph &graph, const SearchOptions &options) {
         }
         std::vector<int> choice = state.choice;
         choice[n] = c;
+        // Later costs depend on a live node only through its layout.
         std::vector<int> nextKey;
         for (int f : next)
-          nextKey.push_back(choice[f]);
+          nextKey.push_back(pb.nodes[f].layout[choice[f]]);
         auto it = nextStates.find(nextKey);
         if (it == nextStates.end())
           nextStates.emplace(std::move(nextKey),

@@ -6,6 +6,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::ein {
 
@@ -14,6 +15,30 @@ namespace mlir::ein {
 
 #define GEN_PASS_REGISTRATION
 #include "Einsummable/Transforms/Passes.h.inc"
+
+/// Options of the `ein-plan` pipeline.
+struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
+  PassOptions::Option<bool> weightsReplicable{
+      *this, "weights-replicable",
+      llvm::cl::desc("Weights may be replicated for free"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> tieLayout{
+      *this, "tie-layout",
+      llvm::cl::desc("Results leave in the layout of the first activation "
+                     "argument of their type"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> stateCap{
+      *this, "state-cap",
+      llvm::cl::desc("The most search states kept per step"),
+      llvm::cl::init(65536)};
+};
+
+/// ein-plan: ein-enumerate-specs, ein-decompose, ein-insert-exchanges. Each
+/// stage is also a pass of its own, so any of them can be replayed.
+void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
+
+/// Registers the ein pipelines with the pass registry (ein-opt).
+void registerEinPipelines();
 
 } // namespace mlir::ein
 

@@ -92,7 +92,7 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     Option<"weightsReplicable", "weights-replicable", "bool", "true",
            "Weights may be replicated for free (false: a memory limit forbids "
            "replicas, so they are charged like activations)">,
-    Option<"stateCap", "state-cap", "int64_t", "16384",
+    Option<"stateCap", "state-cap", "int64_t", "65536",
            "The most search states kept per step">,
     Option<"bytesPerFlop", "bytes-per-flop", "double", "-1",
            "Bytes one FLOP of the busiest GPU is worth (default: devices x "
@@ -104,6 +104,22 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "argument of its type (so stacked blocks compose); the move is "
            "charged to the result's producer">,
   ];
+}
+
+def EinInsertExchanges : Pass<"ein-insert-exchanges", "::mlir::ModuleOp"> {
+  let summary = "Rewrite a decomposed program into relations with explicit exchanges";
+  let description = [{
+    Takes a logical program whose ops carry specs (`ein-decompose`) and
+    rewrites every op onto relations cut as its spec dictates: each input
+    relation is cut by the parts of its loops with one replica per join
+    block that reads a block, and each result holds its aggregation fan-in
+    as pending partials in the accumulator type. Where a producer's relation
+    differs from what a consumer needs, an `ein.repartition` moves it (and
+    aggregates pending partials); function arguments and tensor constants
+    enter through `ein.partition`, results leave through `ein.assemble`. The
+    function's signature is unchanged.
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect"];
 }
 
 #endif // EINSUMMABLE_TRANSFORMS_PASSES_TD
