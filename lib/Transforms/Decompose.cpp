@@ -65,11 +65,19 @@ struct EinDecomposePass
         func.emitOpError() << "has no plan: " << plan.error;
         return signalPassFailure();
       }
-      if (plan.capped)
-        func.emitWarning() << "the search kept only the " << options.stateCap
-                           << " cheapest states at some step (it saw "
-                           << plan.peakStates
-                           << "): the plan may not be optimal; raise state-cap";
+      if (plan.capped) {
+        InFlightDiagnostic diag =
+            allowInexact ? func.emitWarning() : func.emitOpError();
+        diag << "the search kept only the " << options.stateCap
+             << " cheapest states at some step (it saw " << plan.peakStates
+             << "): ";
+        if (!allowInexact) {
+          diag << "the plan would not be provably optimal; raise state-cap, "
+                  "or pass allow-inexact=true to keep the cheapest plan found";
+          return signalPassFailure();
+        }
+        diag << "the plan may not be optimal; raise state-cap";
+      }
       for (size_t i = 0; i < graph->ops.size(); ++i) {
         Operation *op = graph->ops[i];
         op->removeAttr(EinDialect::getCandidatesAttrName());

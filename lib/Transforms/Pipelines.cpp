@@ -15,6 +15,7 @@ void mlir::ein::buildPlanPipeline(OpPassManager &pm,
   decompose.weightsReplicable = options.weightsReplicable;
   decompose.tieLayout = options.tieLayout;
   decompose.stateCap = options.stateCap;
+  decompose.allowInexact = options.allowInexact;
   pm.addPass(createEinDecompose(decompose));
   pm.addPass(createEinInsertExchanges());
 }

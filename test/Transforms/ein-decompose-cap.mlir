@@ -1,6 +1,8 @@
-// When the state cap bites, the plan is still legal but may not be optimal,
-// and ein-decompose says so.
-// RUN: ein-opt %s -ein-decompose=state-cap=1 -verify-diagnostics | FileCheck %s
+// When the state cap bites the plan is no longer provably optimal:
+// ein-decompose fails, unless allow-inexact keeps the cheapest plan found.
+// RUN: not ein-opt %s -ein-decompose=state-cap=1 2>&1 | FileCheck %s --check-prefix=FAIL
+// RUN: ein-opt %s -ein-decompose="state-cap=1 allow-inexact=true" -verify-diagnostics | FileCheck %s
+// FAIL: error: 'func.func' op the search kept only the 1 cheapest states at some step (it saw 6): the plan would not be provably optimal; raise state-cap, or pass allow-inexact=true to keep the cheapest plan found
 // With room for every state there is no warning.
 // RUN: ein-opt %s -ein-decompose 2>&1 | FileCheck %s --check-prefix=EXACT
 

@@ -27,6 +27,10 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       llvm::cl::desc("Results leave in the layout of the first activation "
                      "argument of their type"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> allowInexact{
+      *this, "allow-inexact",
+      llvm::cl::desc("Keep the cheapest plan found when the state cap bites"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> stateCap{
       *this, "state-cap",
       llvm::cl::desc("The most search states kept per step"),

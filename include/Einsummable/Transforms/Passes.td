@@ -77,8 +77,9 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
   let description = [{
     Builds the planner's graph of each function and runs the whole-graph
     search of `docs/planner.md`: dynamic programming over a topological
-    order whose state is the specs of the live values, exact unless the
-    state cap bites (a warning says so). The cost is the byte proxy of
+    order whose state is the layouts of the live values, exact unless the
+    state cap bites: then it fails, saying so, unless `allow-inexact` keeps
+    the cheapest plan found (with a warning). The cost is the byte proxy of
     DESIGN §4 (join copies, aggregation in the accumulator type,
     repartition between producer and consumer) plus the busiest GPU's FLOPs
     converted to bytes. Activation arguments arrive free in any
@@ -99,6 +100,9 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "395 GB/s over 750 TFLOP/s, the H200)">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark per op with its spec and cost terms">,
+    Option<"allowInexact", "allow-inexact", "bool", "false",
+           "When the state cap bites, keep the cheapest plan found with a "
+           "warning instead of failing">,
     Option<"tieLayout", "tie-layout", "bool", "false",
            "Each result must leave in the layout of the first activation "
            "argument of its type (so stacked blocks compose); the move is "
