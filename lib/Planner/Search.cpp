@@ -168,16 +168,33 @@ Problem build(const Graph &graph, const Options &options) {
   pb.edgesInto.resize(pb.nodes.size());
   for (size_t o = 0; o < numOps; ++o) {
     const Op &op = graph.ops[o];
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      int producer = valueNode[op.inputs[i].value];
-      if (producer < 0)
-        continue; // a replicable weight: free in any layout
-      Edge edge{producer, pb.opNode[o], static_cast<int>(i), {}};
-      int64_t bytes = graph.values[op.inputs[i].value].elementBytes;
+    // One edge per value read, however many inputs read it: a block two
+    // inputs need on one device moves there once.
+    std::map<int, std::vector<size_t>> inputsOf;
+    for (size_t i = 0; i < op.inputs.size(); ++i)
+      if (valueNode[op.inputs[i].value] >= 0) // replicable weights are free
+        inputsOf[op.inputs[i].value].push_back(i);
+    for (const auto &[value, inputs] : inputsOf) {
+      int producer = valueNode[value];
+      Edge edge{producer, pb.opNode[o], static_cast<int>(inputs.front()), {}};
+      std::vector<std::vector<Placed>> needs;
+      for (const OpPlan &plan : pb.plans[o]) {
+        std::vector<Placed> merged;
+        std::set<std::pair<int64_t, std::vector<int64_t>>> seen;
+        for (size_t i : inputs)
+          for (const Placed &p : plan.needs[i]) {
+            std::vector<int64_t> key = p.box.begin;
+            key.insert(key.end(), p.box.end.begin(), p.box.end.end());
+            if (seen.emplace(p.device, key).second)
+              merged.push_back(p);
+          }
+        needs.push_back(std::move(merged));
+      }
+      int64_t bytes = graph.values[value].elementBytes;
       for (const std::vector<Placed> &holds : pb.nodes[producer].holds) {
         std::vector<double> row;
-        for (const OpPlan &plan : pb.plans[o])
-          row.push_back(movedBytes(holds, plan.needs[i], bytes));
+        for (const std::vector<Placed> &need : needs)
+          row.push_back(movedBytes(holds, need, bytes));
         edge.cost.push_back(std::move(row));
       }
       pb.nodes[producer].consumers.push_back(pb.opNode[o]);

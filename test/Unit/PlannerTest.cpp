@@ -372,3 +372,18 @@ TEST(Planner, ConstantsAreFreeEvenWhenWeightsAreNot) {
   o.weightsReplicable = false;
   EXPECT_EQ(search(g, o).total, 0);
 }
+
+TEST(Planner, AValueReadTwiceMovesOnce) {
+  // x is made cut by columns (its rows may not be cut) and y = x * x must be
+  // cut by rows (its columns may not be): on 2 GPUs each needs the quarter
+  // of x the other holds, 2 x 16 elements, moved once, not once per input.
+  Graph g;
+  int a = addValue(g, "a", {8, 8}, ValueKind::Activation);
+  int x = elementwise(g, {a}, "x");
+  elementwise(g, {x, x}, "y");
+  g.ops[0].cuttable = {false, true};
+  g.ops[1].cuttable = {true, false};
+  Plan plan = search(g, bytesOnly(2));
+  EXPECT_EQ(plan.costs[1].repartition, 2 * 16 * 4);
+  EXPECT_EQ(plan.total, bruteForce(g, bytesOnly(2)).total);
+}
