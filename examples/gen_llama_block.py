@@ -3,9 +3,17 @@
 
 RMSNorm, Q/K/V projections, RoPE on Q and K, causal attention with grouped KV
 heads, output projection, residual, RMSNorm, SwiGLU MLP, residual, as in
-../shared/WORKLOADS.md and the PyTorch peer. Weights (and the RoPE cos/sin
-tables, which depend only on positions) are function arguments marked
-{ein.weight}; the activation x is [batch, seq, hidden].
+../shared/WORKLOADS.md and the PyTorch peer. Weights (and the RoPE tables,
+which depend only on positions) are function arguments marked {ein.weight};
+the activation x is [batch, seq, hidden].
+
+RoPE comes in two forms (--rope):
+- rotation (default): each head's dimension is split (2, d/2) and rotated by a
+  2 x 2 matrix per position, out[i] = sum_k rope[i, k, s, j] x[k, j], with the
+  table rope = [[cos, -sin], [sin, cos]] of shape [2, 2, seq, d/2]: one
+  join-agg a spec can cut along every loop;
+- halves: the rotate-half of the PyTorch peer, two slices, two joins with the
+  cos and sin tables ([seq, d/2] each) and a concat.
 
   gen_llama_block.py --workload w1-l3-8b-b1-s8k > w1.mlir
   gen_llama_block.py --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 1 --seq 16
@@ -86,7 +94,7 @@ class Writer:
         return self.elementwise(name, [a, b], shape, lambda s: ([f"%s = arith.addf {s[0]}, {s[1]} : f32"], "%s"))
 
 
-def block(hidden, heads, kv_heads, ffn, batch, seq, dtype, name):
+def block(hidden, heads, kv_heads, ffn, batch, seq, dtype, name, rope_form="rotation"):
     if hidden % heads or heads % kv_heads:
         sys.exit("error: hidden must divide by heads and heads by kv heads")
     hd = hidden // heads
@@ -99,8 +107,11 @@ def block(hidden, heads, kv_heads, ffn, batch, seq, dtype, name):
     args = [("%x", T(B, S, H), False), ("%norm1", T(H), True), ("%wq", T(H, heads * hd), True),
             ("%wk", T(H, kv_heads * hd), True), ("%wv", T(H, kv_heads * hd), True),
             ("%wo", T(heads * hd, H), True), ("%norm2", T(H), True), ("%wg", T(H, ffn), True),
-            ("%wu", T(H, ffn), True), ("%wd", T(ffn, H), True), ("%cos", T(S, half), True),
-            ("%sin", T(S, half), True)]
+            ("%wu", T(H, ffn), True), ("%wd", T(ffn, H), True)]
+    if rope_form == "rotation":
+        args.append(("%rope", T(2, 2, S, half), True))
+    else:
+        args += [("%cos", T(S, half), True), ("%sin", T(S, half), True)]
 
     h = w.fresh("h")
     w.emit(f"{h} = ein.rms_norm %x, %norm1 eps 1.0e-05 : {T(B, S, H)}, {T(H)}")
@@ -113,7 +124,21 @@ def block(hidden, heads, kv_heads, ffn, batch, seq, dtype, name):
                             [B, nh, S, hd], lambda s: ([], s[0]))
         return res
 
-    def rope(name, value, nh):
+    def rope_rotation(name, value, nh):
+        # value: [B, nh, S, hd] -> [B, nh, S, 2, hd/2], rotated per position.
+        shape, split = [B, nh, S, hd], [B, nh, S, 2, half]
+        x5 = w.fresh(name + "_pairs")
+        w.emit(f"{x5} = ein.reshape {value} [[0], [1], [2], [3, 4]] : {T(*shape)} -> {T(*split)}")
+        mul = lambda s: ([f"%m = arith.mulf {s[0]}, {s[1]} : f32"], "%m")
+        rotated, _ = w.join_agg(name + "_rot", "add",
+                                [("%rope", T(2, 2, S, half), [3, 5, 2, 4]),
+                                 (x5, T(*split), [0, 1, 2, 5, 4])],
+                                [0, 1, 2, 3, 4], split, mul)
+        res = w.fresh(name + "_rope")
+        w.emit(f"{res} = ein.reshape {rotated} [[0], [1], [2], [3, 4]] : {T(*split)} -> {T(*shape)}")
+        return res
+
+    def rope_halves(name, value, nh):
         # value: [B, nh, S, hd]; rotate halves with the position's cos and sin.
         shape, hshape = [B, nh, S, hd], [B, nh, S, half]
         lo, hi = w.fresh(name + "_lo"), w.fresh(name + "_hi")
@@ -134,6 +159,7 @@ def block(hidden, heads, kv_heads, ffn, batch, seq, dtype, name):
     q, _ = w.matmul("q", h, [B, S, H], "%wq", [H, heads * hd])
     k, _ = w.matmul("k", h, [B, S, H], "%wk", [H, kv_heads * hd])
     v, _ = w.matmul("v", h, [B, S, H], "%wv", [H, kv_heads * hd])
+    rope = rope_rotation if rope_form == "rotation" else rope_halves
     q = rope("q", heads_first("q", q, heads), heads)
     k = rope("k", heads_first("k", k, kv_heads), kv_heads)
     v = heads_first("v", v, kv_heads)
@@ -160,7 +186,8 @@ def block(hidden, heads, kv_heads, ffn, batch, seq, dtype, name):
 
     sig = ",\n    ".join(f"{n}: {t}" + (" {ein.weight}" if wt else "") for n, t, wt in args)
     header = [f"// One LLaMA block: hidden {hidden}, {heads} heads, {kv_heads} KV heads, ffn {ffn},",
-              f"// batch {batch}, seq {seq}, {dtype}. Written by examples/gen_llama_block.py.",
+              f"// batch {batch}, seq {seq}, {dtype}, RoPE as {rope_form}. Written by",
+              f"// examples/gen_llama_block.py.",
               f"func.func @{name}(\n    {sig}) -> {T(B, S, H)} {{"]
     return "\n".join(header + w.lines + [f"  return {out} : {T(B, S, H)}", "}"]) + "\n"
 
@@ -173,6 +200,8 @@ def main():
     ap.add_argument("--dtype", choices=["f32", "f16", "bf16"], default=None,
                     help="element type (default bf16 for workloads, f32 otherwise)")
     ap.add_argument("--name", default="llama_block")
+    ap.add_argument("--rope", choices=["rotation", "halves"], default="rotation",
+                    help="RoPE as one 2x2 rotation join (default) or as rotate-half slices")
     a = ap.parse_args()
     if a.workload:
         dims = WORKLOADS[a.workload]
@@ -184,7 +213,7 @@ def main():
         if min(dims) < 1:
             ap.error("sizes must be positive")
         dtype = a.dtype or "f32"
-    sys.stdout.write(block(*dims, dtype, a.name))
+    sys.stdout.write(block(*dims, dtype, a.name, a.rope))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ float64 from the inputs ein-eval saved, and compares ein-eval's output.
 
 EXAMPLE: matrix_chain, mlp or llama_block (the small block bundled in
 examples/, whose arguments are x, norm1, wq, wk, wv, wo, norm2, wg, wu, wd,
-cos, sin). Prints max_rel_err = max|got - ref| / max(1, max|ref|) and exits 1
+then either the rotation table rope [2, 2, seq, d/2] or cos and sin
+[seq, d/2]). Prints max_rel_err = max|got - ref| / max(1, max|ref|) and exits 1
 above the threshold (default 1e-6, f32 storage of the result).
 """
 import argparse
@@ -27,19 +28,24 @@ def rms_norm(x, w, eps=1e-5):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope(x, cos, sin):  # x: [B, S, heads, hd]; cos, sin: [S, hd/2]
+def rope(x, table):  # x: [B, S, heads, hd]; table: rotation [2, 2, S, hd/2]
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
-    c, s = cos[None, :, None, :], sin[None, :, None, :]
-    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)
+    r = table[:, :, None, :, None, :]  # [2, 2, 1, S, 1, hd/2]
+    return np.concatenate([r[0, 0] * x1 + r[0, 1] * x2, r[1, 0] * x1 + r[1, 1] * x2], axis=-1)
 
 
-def llama_block(x, norm1, wq, wk, wv, wo, norm2, wg, wu, wd, cos, sin, heads=4, kv_heads=2):
+def llama_block(x, norm1, wq, wk, wv, wo, norm2, wg, wu, wd, *tables, heads=4, kv_heads=2):
+    if len(tables) == 2:  # cos, sin: the rotate-half form's tables
+        cos, sin = tables
+        table = np.stack([np.stack([cos, -sin]), np.stack([sin, cos])])
+    else:
+        (table,) = tables
     B, S, H = x.shape
     hd = H // heads
     h = rms_norm(x, norm1)
-    q = rope((h @ wq).reshape(B, S, heads, hd), cos, sin)
-    k = rope((h @ wk).reshape(B, S, kv_heads, hd), cos, sin)
+    q = rope((h @ wq).reshape(B, S, heads, hd), table)
+    k = rope((h @ wk).reshape(B, S, kv_heads, hd), table)
     v = (h @ wv).reshape(B, S, kv_heads, hd)
     group = heads // kv_heads
     k = np.repeat(k, group, axis=2)  # query head j reads KV head j // group

@@ -21,7 +21,7 @@ struct SearchOptions : Options {
   /// The most DP states kept after each step (at least 1); beyond it the
   /// cheapest are kept and the result is marked capped (no longer provably
   /// optimal).
-  size_t stateCap = 1 << 16;
+  size_t stateCap = 1 << 17;
 };
 
 /// The cost of one op under its chosen spec, in bytes.

@@ -34,7 +34,7 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
   PassOptions::Option<int64_t> stateCap{
       *this, "state-cap",
       llvm::cl::desc("The most search states kept per step"),
-      llvm::cl::init(65536)};
+      llvm::cl::init(131072)};
 };
 
 /// ein-plan: ein-enumerate-specs, ein-decompose, ein-insert-exchanges. Each

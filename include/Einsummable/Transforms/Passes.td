@@ -93,7 +93,7 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     Option<"weightsReplicable", "weights-replicable", "bool", "true",
            "Weights may be replicated for free (false: a memory limit forbids "
            "replicas, so they are charged like activations)">,
-    Option<"stateCap", "state-cap", "int64_t", "65536",
+    Option<"stateCap", "state-cap", "int64_t", "131072",
            "The most search states kept per step">,
     Option<"bytesPerFlop", "bytes-per-flop", "double", "-1",
            "Bytes one FLOP of the busiest GPU is worth (default: devices x "
