@@ -17,7 +17,6 @@ namespace {
 struct Node {
   int op = -1;    // >= 0 for ops
   int value = -1; // the value it defines
-  double unaryCost(int candidate) const { return unary[candidate]; }
   std::vector<double> unary;
   std::vector<std::vector<Placed>> holds; // per candidate
   /// Per candidate, the id of its layout: candidates that leave the value
@@ -27,10 +26,11 @@ struct Node {
   std::vector<int> consumers; // node ids
 };
 
+/// The bytes moved between two nodes for every pair of their candidates:
+/// cost[producer candidate][consumer candidate].
 struct Edge {
-  int producer, consumer, input;
-  std::vector<std::vector<double>>
-      cost; // [producer candidate][consumer candidate]
+  int producer, consumer;
+  std::vector<std::vector<double>> cost;
 };
 
 /// The search problem: nodes, their candidates and every cost table.
@@ -176,7 +176,7 @@ Problem build(const Graph &graph, const Options &options) {
         inputsOf[op.inputs[i].value].push_back(i);
     for (const auto &[value, inputs] : inputsOf) {
       int producer = valueNode[value];
-      Edge edge{producer, pb.opNode[o], static_cast<int>(inputs.front()), {}};
+      Edge edge{producer, pb.opNode[o], {}};
       std::vector<std::vector<Placed>> needs;
       for (const OpPlan &plan : pb.plans[o]) {
         std::vector<Placed> merged;
@@ -221,7 +221,7 @@ Problem build(const Graph &graph, const Options &options) {
                  "' is not the result of an op, so it cannot be tied";
       return pb;
     }
-    Edge edge{argument, producer, -1, {}};
+    Edge edge{argument, producer, {}};
     int64_t bytes = graph.values[tie.result].elementBytes;
     for (const std::vector<Placed> &layout : pb.nodes[argument].holds) {
       std::vector<double> row;
