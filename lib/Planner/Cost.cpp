@@ -203,23 +203,21 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
 
 double movedBytes(const std::vector<Placed> &holds,
                   const std::vector<Placed> &needs, int64_t elementBytes) {
-  std::map<int64_t, std::vector<const Box *>> byDevice;
-  for (const Placed &h : holds)
-    byDevice[h.device].push_back(&h.box);
+  // Bytes of each need that sit in a block on another device. Holds are
+  // disjoint; where they do not cover a need (an argument arriving in the
+  // layout of a consumer that reads only part of it), the rest arrives where
+  // it is needed, free.
   int64_t moved = 0;
-  for (const Placed &n : needs) {
-    int64_t have = 0;
-    auto it = byDevice.find(n.device);
-    if (it != byDevice.end())
-      for (const Box *h : it->second) {
-        int64_t v = 1;
-        for (size_t d = 0; d < n.box.begin.size(); ++d)
-          v *= std::max<int64_t>(0, std::min(n.box.end[d], h->end[d]) -
-                                        std::max(n.box.begin[d], h->begin[d]));
-        have += v;
-      }
-    moved += n.box.volume() - have;
-  }
+  for (const Placed &n : needs)
+    for (const Placed &h : holds) {
+      if (h.device == n.device)
+        continue;
+      int64_t v = 1;
+      for (size_t d = 0; d < n.box.begin.size() && v > 0; ++d)
+        v *= std::max<int64_t>(0, std::min(n.box.end[d], h.box.end[d]) -
+                                      std::max(n.box.begin[d], h.box.begin[d]));
+      moved += v;
+    }
   return static_cast<double>(moved * elementBytes);
 }
 

@@ -77,7 +77,9 @@ struct OpPlan {
 OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
               const Options &options);
 
-/// Bytes of `needs` not already on their device in `holds`.
+/// Bytes of `needs` that `holds` keeps on another device (what must move).
+/// Where the holds do not cover a need, the uncovered part costs nothing:
+/// it can arrive where it is needed.
 double movedBytes(const std::vector<Placed> &holds,
                   const std::vector<Placed> &needs, int64_t elementBytes);
 
