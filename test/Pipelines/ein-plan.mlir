@@ -14,3 +14,10 @@
 // CHECK: %[[OUT:.*]] = ein.assemble %{{.*}} : !ein.rel<1x16x64xf32, parts = [1, 8, 1]> -> tensor<1x16x64xf32>
 // CHECK: return %[[OUT]]
 // CHECK-NOT: ein.candidates
+
+// On one GPU the plan is the program itself: one block, no repartition.
+// RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target=devices=1 --ein-plan | FileCheck %s --check-prefix=ONE
+// ONE-NOT: ein.repartition
+// ONE: ein.attention {{.*}}spec = #ein.spec<[1, 1, 1, 1, 1]>
+// ONE-NOT: ein.repartition
+// ONE: ein.assemble

@@ -74,3 +74,20 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     return %r, %c : tensor<12xf32>, tensor<2x2xf32>
   }
 }
+
+// -----
+
+// One device: the one spec that cuts nothing; and through the whole
+// pipeline the relations are single blocks with nothing to move.
+// CHECK-LABEL: func.func @one_device
+// CHECK: ein.candidates = [#ein.spec<[1, 1, 1]>]
+module attributes {ein.target = #ein.target<devices = 1>} {
+  func.func @one_device(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<4x4xf32>, tensor<4x4xf32>) out[d0, d2] : tensor<4x4xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %m = arith.mulf %x, %y : f32
+      ein.yield %m : f32
+    }
+    return %c : tensor<4x4xf32>
+  }
+}
