@@ -52,6 +52,22 @@ double computeBytes(const OpPlan &plan, const Options &options) {
   return std::round(options.bytesPerFlop * plan.busiestFlops);
 }
 
+/// A placed block as one comparable key: device, then the box's corners.
+std::vector<int64_t> placedKey(const Placed &p) {
+  std::vector<int64_t> key = {p.device};
+  key.insert(key.end(), p.box.begin.begin(), p.box.begin.end());
+  key.insert(key.end(), p.box.end.begin(), p.box.end.end());
+  return key;
+}
+
+/// A layout (every placed block) as one comparable key.
+std::vector<std::vector<int64_t>> layoutKey(const std::vector<Placed> &layout) {
+  std::vector<std::vector<int64_t>> key;
+  for (const Placed &p : layout)
+    key.push_back(placedKey(p));
+  return key;
+}
+
 bool charged(const Value &value, const Options &options) {
   return value.kind == ValueKind::Activation ||
          (value.kind == ValueKind::Weight && !options.weightsReplicable);
@@ -80,9 +96,9 @@ Problem build(const Graph &graph, const Options &options) {
   // Visit ops depth first from the results (each op after its operands'
   // producers): a branch is finished before the next begins, which keeps
   // few values live and the search's states few.
-  std::vector<int> producer(graph.values.size(), -1);
+  std::vector<int> producerOf(graph.values.size(), -1);
   for (size_t o = 0; o < numOps; ++o)
-    producer[graph.ops[o].output.value] = static_cast<int>(o);
+    producerOf[graph.ops[o].output.value] = static_cast<int>(o);
   std::vector<int> opOrder, rank(numOps, -1);
   std::vector<bool> visited(numOps, false);
   std::function<void(int)> visit = [&](int o) {
@@ -90,12 +106,12 @@ Problem build(const Graph &graph, const Options &options) {
       return;
     visited[o] = true;
     for (const Access &input : graph.ops[o].inputs)
-      visit(producer[input.value]);
+      visit(producerOf[input.value]);
     rank[o] = static_cast<int>(opOrder.size());
     opOrder.push_back(o);
   };
   for (int result : graph.results)
-    visit(producer[result]);
+    visit(producerOf[result]);
   for (size_t o = 0; o < numOps; ++o)
     visit(static_cast<int>(o));
   auto earlier = [&](int a, int b) { return b < 0 || rank[a] < rank[b]; };
@@ -109,7 +125,7 @@ Problem build(const Graph &graph, const Options &options) {
       continue;
     Node node;
     node.value = static_cast<int>(v);
-    std::set<std::vector<std::pair<int64_t, std::vector<int64_t>>>> seen;
+    std::set<std::vector<std::vector<int64_t>>> seen;
     // It must come before its first reader and before the producer of any
     // result tied to its layout.
     int first = -1;
@@ -127,16 +143,9 @@ Problem build(const Graph &graph, const Options &options) {
         read = true;
         if (earlier(static_cast<int>(o), first))
           first = static_cast<int>(o);
-        for (const OpPlan &plan : pb.plans[o]) {
-          std::vector<std::pair<int64_t, std::vector<int64_t>>> key;
-          for (const Placed &p : plan.needs[i]) {
-            key.emplace_back(p.device, p.box.begin);
-            key.back().second.insert(key.back().second.end(), p.box.end.begin(),
-                                     p.box.end.end());
-          }
-          if (seen.insert(key).second)
+        for (const OpPlan &plan : pb.plans[o])
+          if (seen.insert(layoutKey(plan.needs[i])).second)
             node.holds.push_back(plan.needs[i]);
-        }
       }
     if (!read)
       continue; // unused argument: no layout to choose
@@ -180,14 +189,11 @@ Problem build(const Graph &graph, const Options &options) {
       std::vector<std::vector<Placed>> needs;
       for (const OpPlan &plan : pb.plans[o]) {
         std::vector<Placed> merged;
-        std::set<std::pair<int64_t, std::vector<int64_t>>> seen;
+        std::set<std::vector<int64_t>> seen;
         for (size_t i : inputs)
-          for (const Placed &p : plan.needs[i]) {
-            std::vector<int64_t> key = p.box.begin;
-            key.insert(key.end(), p.box.end.begin(), p.box.end.end());
-            if (seen.emplace(p.device, key).second)
+          for (const Placed &p : plan.needs[i])
+            if (seen.insert(placedKey(p)).second)
               merged.push_back(p);
-          }
         needs.push_back(std::move(merged));
       }
       int64_t bytes = graph.values[value].elementBytes;
@@ -236,18 +242,10 @@ Problem build(const Graph &graph, const Options &options) {
 
   for (Node &node : pb.nodes) {
     std::map<std::vector<std::vector<int64_t>>, int> ids;
-    for (const std::vector<Placed> &holds : node.holds) {
-      std::vector<std::vector<int64_t>> key;
-      for (const Placed &p : holds) {
-        key.push_back({p.device});
-        key.back().insert(key.back().end(), p.box.begin.begin(),
-                          p.box.begin.end());
-        key.back().insert(key.back().end(), p.box.end.begin(), p.box.end.end());
-      }
+    for (const std::vector<Placed> &holds : node.holds)
       node.layout.push_back(
-          ids.emplace(std::move(key), static_cast<int>(ids.size()))
+          ids.emplace(layoutKey(holds), static_cast<int>(ids.size()))
               .first->second);
-    }
   }
   return pb;
 }
@@ -285,6 +283,12 @@ Plan finish(const Graph &graph, const Problem &pb,
   return plan;
 }
 
+Plan infeasible(const Problem &pb) {
+  Plan plan;
+  plan.error = pb.error;
+  return plan;
+}
+
 /// Orders (cost, choice) pairs: cheaper first, then lexicographically
 /// smaller choices, so ties break the same way every time.
 bool better(double cost, const std::vector<int> &choice, double otherCost,
@@ -298,11 +302,8 @@ bool better(double cost, const std::vector<int> &choice, double otherCost,
 
 Plan search(const Graph &graph, const SearchOptions &options) {
   Problem pb = build(graph, options);
-  if (!pb.error.empty()) {
-    Plan plan;
-    plan.error = pb.error;
-    return plan;
-  }
+  if (!pb.error.empty())
+    return infeasible(pb);
   size_t numNodes = pb.nodes.size();
   std::vector<size_t> position(numNodes);
   for (size_t i = 0; i < pb.order.size(); ++i)
@@ -384,11 +385,8 @@ Plan search(const Graph &graph, const SearchOptions &options) {
 
 Plan bruteForce(const Graph &graph, const Options &options) {
   Problem pb = build(graph, options);
-  if (!pb.error.empty()) {
-    Plan plan;
-    plan.error = pb.error;
-    return plan;
-  }
+  if (!pb.error.empty())
+    return infeasible(pb);
   std::vector<int> choice(pb.nodes.size(), 0), best;
   double bestCost = 0;
   std::function<void(size_t)> visit = [&](size_t n) {
