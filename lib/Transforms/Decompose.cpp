@@ -40,12 +40,9 @@ struct EinDecomposePass
                          << int64_t(stateCap);
       return signalPassFailure();
     }
-    TargetAttr target = getTarget(module);
-    if (!target) {
-      module.emitError() << "ein-decompose needs the module's #ein.target; "
-                            "run ein-attach-target first";
+    TargetAttr target = requireTarget(module, "ein-decompose");
+    if (!target)
       return signalPassFailure();
-    }
     planner::SearchOptions options;
     options.devices = target.getDevices();
     options.weightsReplicable = weightsReplicable;

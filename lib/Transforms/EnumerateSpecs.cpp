@@ -20,12 +20,9 @@ struct EinEnumerateSpecsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    TargetAttr target = getTarget(module);
-    if (!target) {
-      module.emitError() << "ein-enumerate-specs needs the module's "
-                            "#ein.target; run ein-attach-target first";
+    TargetAttr target = requireTarget(module, "ein-enumerate-specs");
+    if (!target)
       return signalPassFailure();
-    }
     auto info = ::ein::planner::getTargetInfo(target.getChip().str());
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

@@ -93,6 +93,15 @@ TargetAttr mlir::ein::getTarget(Operation *op) {
   return {};
 }
 
+TargetAttr mlir::ein::requireTarget(ModuleOp module, StringRef pass) {
+  TargetAttr target = getTarget(module);
+  if (!target)
+    module.emitError() << pass
+                       << " needs the module's #ein.target; run "
+                          "ein-attach-target first";
+  return target;
+}
+
 LogicalResult mlir::ein::verifyDevice(Operation *op, int64_t device,
                                       StringRef what) {
   if (device < 0)

@@ -6,6 +6,7 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 
 #include "Einsummable/Dialect/Ein/IR/EinEnums.h.inc"
@@ -17,6 +18,10 @@ namespace mlir::ein {
 
 /// The `#ein.target` of the module enclosing `op`, or null.
 TargetAttr getTarget(Operation *op);
+
+/// The module's `#ein.target`; when it has none, emits "`pass` needs the
+/// module's #ein.target; run ein-attach-target first" and returns null.
+TargetAttr requireTarget(ModuleOp module, StringRef pass);
 
 /// Checks that `device` names a GPU of the enclosing target (any
 /// non-negative number when there is no target yet). `what` names the
