@@ -24,27 +24,8 @@ namespace {
 RelationType relationFor(RankedTensorType type, const OperandAccess &access,
                          ArrayRef<int64_t> parts, int64_t replicas,
                          AggKind partial, Type element) {
-  SmallVector<int64_t> cut;
-  for (const auto &loops : access.dimLoops) {
-    int64_t p = 1;
-    for (int64_t l : loops)
-      p *= parts[l];
-    cut.push_back(p);
-  }
-  return RelationType::get(type.getContext(), type.getShape(), element, cut,
-                           replicas, partial, {});
-}
-
-/// The product of the parts of the loops `access` does not span.
-int64_t otherParts(const OperandAccess &access, ArrayRef<int64_t> parts) {
-  llvm::SmallDenseSet<int64_t> spanned;
-  for (const auto &loops : access.dimLoops)
-    spanned.insert(loops.begin(), loops.end());
-  int64_t product = 1;
-  for (int64_t l = 0, e = parts.size(); l < e; ++l)
-    if (!spanned.contains(l))
-      product *= parts[l];
-  return product;
+  return RelationType::get(type.getContext(), type.getShape(), element,
+                           access.cut(parts), replicas, partial, {});
 }
 
 /// Rewrites one function; the ops it replaces are erased at the end.
@@ -128,13 +109,13 @@ private:
       // was made, aggregated.
       RelationType needed =
           access.shift.empty()
-              ? relationFor(tensor, access, parts, otherParts(access, parts),
+              ? relationFor(tensor, access, parts, access.partsOutside(parts),
                             AggKind::None, tensor.getElementType())
               : completeType(operand);
       mapping.map(operand, relationOf(operand, needed));
     }
     auto resultTensor = cast<RankedTensorType>(op->getResult(0).getType());
-    int64_t fanIn = otherParts(accesses.result, parts);
+    int64_t fanIn = accesses.result.partsOutside(parts);
     RelationType resultType =
         fanIn > 1 ? relationFor(resultTensor, accesses.result, parts, fanIn,
                                 accesses.aggregation, accesses.accumulator)

@@ -921,6 +921,28 @@ LogicalResult AggregateOp::verify() {
 // Accesses and the planned form
 //===----------------------------------------------------------------------===//
 
+SmallVector<int64_t> OperandAccess::cut(ArrayRef<int64_t> parts) const {
+  SmallVector<int64_t> result;
+  for (const auto &loops : dimLoops) {
+    int64_t p = 1;
+    for (int64_t l : loops)
+      p *= parts[l];
+    result.push_back(p);
+  }
+  return result;
+}
+
+int64_t OperandAccess::partsOutside(ArrayRef<int64_t> parts) const {
+  llvm::SmallDenseSet<int64_t> spanned;
+  for (const auto &loops : dimLoops)
+    spanned.insert(loops.begin(), loops.end());
+  int64_t product = 1;
+  for (int64_t l = 0, e = parts.size(); l < e; ++l)
+    if (!spanned.contains(l))
+      product *= parts[l];
+  return product;
+}
+
 /// Every dimension read by the loop of the same number.
 static OperandAccess identityAccess(int64_t rank) {
   OperandAccess access;
@@ -1036,14 +1058,9 @@ LogicalResult mlir::ein::verifyPlanned(SpecOpInterface op) {
   // parts of the loops the access does not span (its copies, or fan-in).
   auto verifyCut = [&](RelationType relation, const OperandAccess &access,
                        const Twine &what) -> FailureOr<int64_t> {
-    llvm::SmallDenseSet<int64_t> spanned;
+    SmallVector<int64_t> expected = access.cut(parts);
     for (auto [d, loops] : llvm::enumerate(access.dimLoops)) {
-      int64_t expected = 1;
-      for (int64_t l : loops) {
-        expected *= parts[l];
-        spanned.insert(l);
-      }
-      if (relation.getParts()[d] == expected)
+      if (relation.getParts()[d] == expected[d])
         continue;
       InFlightDiagnostic diag = op->emitOpError();
       if (loops.empty())
@@ -1052,15 +1069,11 @@ LogicalResult mlir::ein::verifyPlanned(SpecOpInterface op) {
              << relation.getParts()[d];
       else
         diag << "spec cuts " << describeLoops(loops, names) << " into "
-             << expected << " parts but " << what << " is cut into "
+             << expected[d] << " parts but " << what << " is cut into "
              << relation.getParts()[d] << " along dimension " << d;
       return diag;
     }
-    int64_t others = 1;
-    for (int64_t l = 0, e = parts.size(); l < e; ++l)
-      if (!spanned.contains(l))
-        others *= parts[l];
-    return others;
+    return access.partsOutside(parts);
   };
 
   for (auto [i, input] : llvm::enumerate(operation->getOperands())) {

@@ -23,6 +23,13 @@ LogicalResult verifySpec(SpecOpInterface op);
 struct OperandAccess {
   SmallVector<SmallVector<int64_t, 2>> dimLoops;
   SmallVector<int64_t> shift;
+
+  /// The parts each dimension is cut into under a spec's `parts`: the
+  /// product of the parts of the loops it spans.
+  SmallVector<int64_t> cut(ArrayRef<int64_t> parts) const;
+  /// The product of the parts of the loops no dimension spans: an input's
+  /// copies (join blocks reading each block), a result's aggregation fan-in.
+  int64_t partsOutside(ArrayRef<int64_t> parts) const;
 };
 
 /// The loop structure of an op a spec can cut: what the planner and the
