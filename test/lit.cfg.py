@@ -16,6 +16,8 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%ein_src_root", config.ein_src_root))
 config.substitutions.append(("%ein_obj_root", config.ein_obj_root))
+# The hand-written bundles, as the runtime's build assembles them.
+config.substitutions.append(("%bundles", os.path.join(config.ein_obj_root, "runtime", "test", "bundles")))
 config.substitutions.append(("%python", sys.executable))
 # Scripts that need NumPy use Debian's python3 (python3-numpy), not the one on PATH.
 config.substitutions.append(("%numpy_python", "/usr/bin/python3"))
@@ -24,5 +26,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.ein_tools_dir, config.llvm_tools_dir]
-tools = ["ein-opt", "ein-eval"]
+tools = ["ein-opt", "ein-eval", "ein-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -143,4 +143,72 @@ double roundTo(DType type, double value) {
   return value;
 }
 
+double decodeElement(DType type, const unsigned char *p) {
+  switch (type) {
+  case DType::F64: {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  case DType::F32: {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case DType::F16:
+    return fromHalfBits(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+  case DType::BF16:
+    return fromBFloat16Bits(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+  case DType::I64:
+  case DType::Index: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return static_cast<double>(v);
+  }
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case DType::I1:
+    return p[0] ? 1 : 0;
+  }
+  return 0;
+}
+
+void encodeElement(DType type, double value, unsigned char *p) {
+  switch (type) {
+  case DType::F64:
+    std::memcpy(p, &value, 8);
+    return;
+  case DType::F32: {
+    float v = static_cast<float>(value);
+    std::memcpy(p, &v, 4);
+    return;
+  }
+  case DType::F16:
+  case DType::BF16: {
+    uint16_t bits = type == DType::F16 ? toHalfBits(narrowForHalf(value))
+                                       : toBFloat16Bits(narrowForHalf(value));
+    p[0] = bits & 0xff;
+    p[1] = bits >> 8;
+    return;
+  }
+  case DType::I64:
+  case DType::Index: {
+    int64_t v = wrapInteger(value, 64);
+    std::memcpy(p, &v, 8);
+    return;
+  }
+  case DType::I32: {
+    int32_t v = static_cast<int32_t>(wrapInteger(value, 32));
+    std::memcpy(p, &v, 4);
+    return;
+  }
+  case DType::I1:
+    p[0] = value != 0;
+    return;
+  }
+}
+
 } // namespace ein

@@ -76,74 +76,6 @@ bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
   return true;
 }
 
-double decode(DType type, const unsigned char *p) {
-  switch (type) {
-  case DType::F64: {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  case DType::F32: {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case DType::F16:
-    return fromHalfBits(static_cast<uint16_t>(p[0] | (p[1] << 8)));
-  case DType::BF16:
-    return fromBFloat16Bits(static_cast<uint16_t>(p[0] | (p[1] << 8)));
-  case DType::I64:
-  case DType::Index: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return static_cast<double>(v);
-  }
-  case DType::I32: {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case DType::I1:
-    return p[0] ? 1 : 0;
-  }
-  return 0;
-}
-
-void encode(DType type, double value, unsigned char *p) {
-  switch (type) {
-  case DType::F64:
-    std::memcpy(p, &value, 8);
-    return;
-  case DType::F32: {
-    float v = static_cast<float>(value);
-    std::memcpy(p, &v, 4);
-    return;
-  }
-  case DType::F16:
-  case DType::BF16: {
-    uint16_t bits = type == DType::F16 ? toHalfBits(narrowForHalf(value))
-                                       : toBFloat16Bits(narrowForHalf(value));
-    p[0] = bits & 0xff;
-    p[1] = bits >> 8;
-    return;
-  }
-  case DType::I64:
-  case DType::Index: {
-    int64_t v = wrapInteger(value, 64);
-    std::memcpy(p, &v, 8);
-    return;
-  }
-  case DType::I32: {
-    int32_t v = static_cast<int32_t>(wrapInteger(value, 32));
-    std::memcpy(p, &v, 4);
-    return;
-  }
-  case DType::I1:
-    p[0] = value != 0;
-    return;
-  }
-}
-
 } // namespace
 
 bool readNpy(const std::string &path, DType declared, HostTensor &out,
@@ -216,7 +148,7 @@ bool readNpy(const std::string &path, DType declared, HostTensor &out,
   const auto *data =
       reinterpret_cast<const unsigned char *>(bytes.data()) + dataStart;
   for (int64_t i = 0; i < count; ++i)
-    out.data[i] = decode(declared, data + i * width);
+    out.data[i] = decodeElement(declared, data + i * width);
   return true;
 }
 
@@ -251,7 +183,7 @@ bool writeNpy(const std::string &path, const HostTensor &tensor,
   size_t width = dtypeBytes(tensor.dtype);
   std::vector<unsigned char> data(tensor.data.size() * width);
   for (size_t i = 0; i < tensor.data.size(); ++i)
-    encode(tensor.dtype, tensor.data[i], data.data() + i * width);
+    encodeElement(tensor.dtype, tensor.data[i], data.data() + i * width);
   file.write(reinterpret_cast<const char *>(data.data()), data.size());
   if (!file) {
     error = "failed writing '" + path + "'";

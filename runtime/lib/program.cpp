@@ -3,6 +3,7 @@
 #include "ein/program.h"
 
 #include "ein/partition.h"
+#include "json_node.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +17,7 @@
 
 namespace ein {
 
-using json = nlohmann::json;
+using namespace format;
 
 int64_t TensorType::numElements() const { return product(shape); }
 
@@ -60,128 +61,7 @@ const char *opKindName(OpKind kind) {
 
 namespace {
 
-constexpr size_t kMaxRank = 64;
 constexpr int64_t kMaxOffset = int64_t(1) << 48;
-
-struct ProgramError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void fail(const std::string &where, const std::string &what) {
-  throw ProgramError(where + ": " + what);
-}
-
-/// A JSON node and the path that leads to it, for diagnostics.
-struct Node {
-  const json &value;
-  std::string path;
-
-  Node at(const std::string &key) const {
-    if (!value.is_object())
-      fail(path, "expected an object");
-    auto it = value.find(key);
-    if (it == value.end())
-      fail(path, "missing field '" + key + "'");
-    return {*it, path + "." + key};
-  }
-  /// Fails on a key not in `known`: a misspelt field is an error, not a
-  /// silently ignored one.
-  void only(std::initializer_list<const char *> known) const {
-    if (!value.is_object())
-      fail(path, "expected an object");
-    for (auto it = value.begin(); it != value.end(); ++it)
-      if (std::none_of(known.begin(), known.end(),
-                       [&](const char *k) { return it.key() == k; }))
-        fail(path, "unknown field '" + it.key() + "'");
-  }
-  bool has(const std::string &key) const {
-    return value.is_object() && value.contains(key);
-  }
-  Node operator[](size_t i) const {
-    return {value[i], path + "[" + std::to_string(i) + "]"};
-  }
-  size_t size() const {
-    if (!value.is_array())
-      fail(path, "expected an array");
-    return value.size();
-  }
-  std::string str() const {
-    if (!value.is_string())
-      fail(path, "expected a string");
-    return value.get<std::string>();
-  }
-  int64_t integer() const {
-    if (!value.is_number_integer())
-      fail(path, "expected an integer");
-    return value.get<int64_t>();
-  }
-  bool boolean() const {
-    if (!value.is_boolean())
-      fail(path, "expected true or false");
-    return value.get<bool>();
-  }
-  /// A number, or "inf", "-inf", "nan" (JSON has no literals for them).
-  double number() const {
-    if (value.is_number())
-      return value.get<double>();
-    if (value.is_string()) {
-      std::string s = value.get<std::string>();
-      if (s == "inf")
-        return std::numeric_limits<double>::infinity();
-      if (s == "-inf")
-        return -std::numeric_limits<double>::infinity();
-      if (s == "nan")
-        return std::numeric_limits<double>::quiet_NaN();
-    }
-    fail(path, "expected a number (or \"inf\", \"-inf\", \"nan\")");
-  }
-  std::vector<int64_t> integers() const {
-    std::vector<int64_t> out;
-    for (size_t i = 0, e = size(); i < e; ++i)
-      out.push_back((*this)[i].integer());
-    return out;
-  }
-  std::vector<std::vector<int64_t>> integerLists() const {
-    std::vector<std::vector<int64_t>> out;
-    for (size_t i = 0, e = size(); i < e; ++i)
-      out.push_back((*this)[i].integers());
-    return out;
-  }
-  DType dtype() const {
-    std::string name = str();
-    std::optional<DType> type = parseDType(name);
-    if (!type)
-      fail(path, "unknown element type '" + name + "'");
-    return *type;
-  }
-};
-
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-TensorType parseType(const Node &node) {
-  node.only({"dtype", "shape"});
-  TensorType type;
-  type.dtype = node.at("dtype").dtype();
-  type.shape = node.at("shape").integers();
-  if (type.shape.size() > kMaxRank)
-    fail(node.path + ".shape", "rank " + std::to_string(type.shape.size()) +
-                                   " exceeds " + std::to_string(kMaxRank));
-  int64_t elements = 1;
-  for (int64_t d : type.shape) {
-    if (d < 1)
-      fail(node.path + ".shape",
-           "dimensions must be positive, got " + shapeText(type.shape));
-    if (elements > (int64_t(1) << 48) / d)
-      fail(node.path + ".shape", "too many elements");
-    elements *= d;
-  }
-  return type;
-}
 
 const std::map<std::string, ScalarKind> &scalarKinds() {
   static const std::map<std::string, ScalarKind> kinds = {
@@ -332,15 +212,6 @@ JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
              " but the accumulator type is " + dtypeName(acc));
   region.yield = static_cast<int>(yield);
   return region;
-}
-
-Agg parseAgg(const Node &node) {
-  std::string name = node.str();
-  for (Agg agg : {Agg::None, Agg::Add, Agg::Max, Agg::Min, Agg::Mul})
-    if (name == aggName(agg))
-      return agg;
-  fail(node.path, "unknown aggregation '" + name +
-                      "'; expected none, add, max, min or mul");
 }
 
 /// Checks a join-agg's index lists against its operand shapes and returns
@@ -659,7 +530,7 @@ bool parseProgram(const std::string &text, Program &program,
   try {
     program = Program();
     parse(root, program);
-  } catch (const ProgramError &e) {
+  } catch (const FormatError &e) {
     error = e.what();
     return false;
   } catch (const json::exception &e) {
@@ -671,13 +542,9 @@ bool parseProgram(const std::string &text, Program &program,
 
 bool readProgram(const std::string &path, Program &program,
                  std::string &error) {
-  std::ifstream file(path);
-  if (!file) {
-    error = "cannot open '" + path + "'";
+  std::string text;
+  if (!readTextFile(path, text, error))
     return false;
-  }
-  std::string text((std::istreambuf_iterator<char>(file)),
-                   std::istreambuf_iterator<char>());
   if (!parseProgram(text, program, error)) {
     error = path + ": " + error;
     return false;

@@ -27,22 +27,32 @@ inline json program(std::vector<json> args, std::vector<json> ops,
 }
 
 /// A join whose region applies `scalarOp` to its arguments (or passes the
-/// only argument through when `scalarOp` is empty).
+/// only argument through when `scalarOp` is empty). Arguments of another
+/// element type than f32 are extended to f32 first.
 inline json joinAgg(const std::string &result, json t,
                     std::vector<std::string> inputs,
                     std::vector<std::vector<int64_t>> inputIndices,
                     std::vector<int64_t> outputIndices, const std::string &agg,
-                    const std::string &scalarOp = "") {
+                    const std::string &scalarOp = "",
+                    const std::string &argType = "f32") {
   json args = json::array(), ops = json::array();
   std::vector<int> operands;
+  int next = static_cast<int>(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    args.push_back("f32");
-    operands.push_back(static_cast<int>(i));
+    args.push_back(argType);
+    if (argType == "f32") {
+      operands.push_back(static_cast<int>(i));
+      continue;
+    }
+    ops.push_back({{"op", "arith.extf"},
+                   {"operands", {static_cast<int>(i)}},
+                   {"type", "f32"}});
+    operands.push_back(next++);
   }
-  int yield = 0;
+  int yield = operands.size() == 1 ? operands[0] : 0;
   if (!scalarOp.empty()) {
     ops.push_back({{"op", scalarOp}, {"operands", operands}, {"type", "f32"}});
-    yield = static_cast<int>(inputs.size());
+    yield = next;
   }
   return {{"kind", "join_agg"},
           {"result", result},

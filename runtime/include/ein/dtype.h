@@ -51,6 +51,11 @@ int64_t wrapInteger(double value, int bits);
 /// value != 0).
 double roundTo(DType type, double value);
 
+/// One element of `type` in memory (little-endian, dtypeBytes(type) bytes)
+/// as a double, and back: encodeElement rounds as roundTo does.
+double decodeElement(DType type, const unsigned char *p);
+void encodeElement(DType type, double value, unsigned char *p);
+
 } // namespace ein
 
 #endif // EIN_DTYPE_H

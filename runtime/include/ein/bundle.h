@@ -1,0 +1,164 @@
+//===- bundle.h - Bundle v1: manifest.json, kernels/, program.json -*- C++ -*-//
+//
+// The boundary between the compiler and the runtime: a directory the
+// compiler writes and the runtime reads on a machine without MLIR. The
+// manifest holds the buffer plan of every device, where each block of each
+// input and output lives, and the schedule: kernel launches, library calls,
+// transfers and aggregations, each with its device and its dependencies.
+// The runtime interprets the schedule; nothing in a bundle is host code
+// except the kernels. The format is documented in docs/bundle-format.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EIN_BUNDLE_H
+#define EIN_BUNDLE_H
+
+#include "ein/program.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ein {
+
+constexpr int kBundleFormatVersion = 1;
+/// Every buffer starts at a multiple of this many bytes in its device's
+/// arena (what cuBLASLt and vectorised kernels want).
+constexpr int64_t kBufferAlignment = 256;
+
+/// A dense row-major tensor at a fixed place in one device's arena. Buffers
+/// may share bytes (the compiler reuses memory); the schedule's dependencies
+/// must then order every conflicting access (checkSchedule).
+struct Buffer {
+  std::string name;
+  int device = 0;
+  int64_t offset = 0; // bytes from the start of the device's arena
+  TensorType type;
+  int64_t bytes() const;
+};
+
+/// Where one block of a logical input or output lives: the block covers
+/// elements [offset, offset + buffer shape) of the tensor.
+struct BlockPlacement {
+  int buffer = 0;
+  std::vector<int64_t> offset;
+};
+
+/// A logical tensor cut into blocks. An input's blocks cover the tensor,
+/// blocks of equal regions being replicas; an output's blocks too, the
+/// runtime reading any one replica of each region.
+struct TensorLayout {
+  TensorType type;
+  std::vector<BlockPlacement> blocks;
+};
+
+enum class StepKind { Kernel, Library, Transfer, Aggregate };
+enum class Access { Read, Write, ReadWrite };
+
+struct KernelArg {
+  int buffer = 0;
+  Access access = Access::Read;
+};
+
+/// Where a CUDA kernel launches; absent (all zero) on the CPU.
+struct LaunchDims {
+  int64_t grid[3] = {0, 0, 0};
+  int64_t block[3] = {0, 0, 0};
+  int64_t sharedBytes = 0;
+};
+
+/// A sub-rectangle of a buffer, in element coordinates of its shape.
+struct Region {
+  int buffer = 0;
+  std::vector<int64_t> offset;
+  std::vector<int64_t> extent;
+};
+
+struct Step {
+  StepKind kind = StepKind::Kernel;
+  /// The device whose queue runs the step: a kernel's or library call's
+  /// device, the sending or receiving device of a transfer.
+  int device = 0;
+  /// Earlier steps (by index) that must finish before this one starts.
+  std::vector<int> deps;
+  /// Free text for people and traces, e.g. the logical op it comes from.
+  std::string label;
+
+  // kind == Kernel: `kernel` from one of the bundle's kernel libraries,
+  // called with one pointer per argument and the scalars.
+  std::string kernel;
+  std::vector<KernelArg> args;
+  std::vector<int64_t> scalars;
+  LaunchDims launch;
+
+  // kind == Library, call == "gemm": c = alpha * op(a) op(b) + beta * c over
+  // the last two dimensions, batched over c's leading ones (an operand of
+  // rank 2 is shared by every batch), accumulating in f32.
+  std::string call;
+  int a = 0, b = 0, c = 0;
+  bool transposeA = false, transposeB = false;
+  double alpha = 1, beta = 0;
+
+  // kind == Transfer: copies `src` into `dst` (equal extents and types).
+  Region src, dst;
+
+  // kind == Aggregate: output = inputs[0] op inputs[1] op ..., element by
+  // element, all of one shape; the output may be one of the inputs.
+  Agg op = Agg::Add;
+  std::vector<int> inputs;
+  int output = 0;
+};
+
+struct Manifest {
+  std::string target; // "cpu" or "cuda"
+  std::string chip;   // "host" for cpu, "sm_90" ... for cuda
+  int devices = 1;
+  std::vector<int64_t> arenaBytes; // one per device
+  /// Paths relative to the bundle: .so files (cpu) or .cubin files (cuda).
+  std::vector<std::string> kernelLibraries;
+  std::vector<Buffer> buffers;
+  std::vector<TensorLayout> inputs, outputs;
+  std::vector<Step> steps;
+};
+
+/// Parses and validates manifest.json text: structure, every reference,
+/// every shape and type a step relies on, block layouts that tile their
+/// tensors, and the schedule's ordering (checkSchedule). On failure returns
+/// false with `error` naming the field ("manifest.steps[3].a: buffer 'X' is
+/// on device 1 but the step runs on device 0").
+bool parseManifest(const std::string &text, Manifest &manifest,
+                   std::string &error);
+
+/// Checks that the dependencies order every pair of steps that touch the
+/// same bytes where at least one writes, and that no step writes an input
+/// buffer's bytes (a run must leave its inputs intact, so it can be
+/// replayed). parseManifest calls it; it is public for tests.
+bool checkSchedule(const Manifest &manifest, std::string &error);
+
+/// The steps' buffer accesses, for checkSchedule and the CPU backend's
+/// debug checks.
+struct BufferAccess {
+  int buffer = 0;
+  Access access = Access::Read;
+  std::vector<int64_t> offset, extent; // the region of the buffer touched
+};
+std::vector<BufferAccess> stepAccesses(const Manifest &manifest,
+                                       const Step &step);
+
+struct Bundle {
+  std::string directory;
+  Manifest manifest;
+  Program program;
+};
+
+/// Reads DIR/manifest.json and DIR/program.json and checks that they agree:
+/// the manifest's inputs and outputs are the program's arguments and results
+/// with the same types.
+bool readBundle(const std::string &directory, Bundle &bundle,
+                std::string &error);
+
+const char *stepKindName(StepKind kind);
+
+} // namespace ein
+
+#endif // EIN_BUNDLE_H

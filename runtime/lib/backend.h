@@ -1,0 +1,49 @@
+//===- backend.h - What a device backend does for the runtime ---*- C++ -*-===//
+//
+// Internal to the runtime. The C API (runtime.cpp) handles bundles, inputs
+// and outputs as whole tensors; a backend owns the devices' memory and runs
+// the schedule. The CPU backend (cpu_backend.cpp) treats each device as a
+// virtual GPU with its own arena; a CUDA backend plugs in behind the same
+// interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EIN_LIB_BACKEND_H
+#define EIN_LIB_BACKEND_H
+
+#include "ein/bundle.h"
+
+#include <memory>
+#include <stdexcept>
+
+namespace ein {
+
+/// What backends throw; the C API turns it into an error message.
+struct RuntimeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct BackendOptions {
+  bool debug = false;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// Copies a whole buffer (Buffer::bytes() bytes) from or to the host.
+  virtual void writeBuffer(int buffer, const unsigned char *host) = 0;
+  virtual void readBuffer(int buffer, unsigned char *host) const = 0;
+  /// Runs every step of the schedule once and waits for the last.
+  virtual void run() = 0;
+  /// The time of one run, in milliseconds, measured as the backend can.
+  virtual double timedRun() = 0;
+};
+
+/// The CPU backend: one arena per device, separated by guard pages; kernel
+/// steps call functions from the bundle's kernels/*.so. Throws RuntimeError.
+std::unique_ptr<Backend> createCpuBackend(const Bundle &bundle,
+                                          const BackendOptions &options);
+
+} // namespace ein
+
+#endif // EIN_LIB_BACKEND_H

@@ -1,0 +1,698 @@
+//===- bundle.cpp - Reading and validating a bundle's manifest ------------===//
+
+#include "ein/bundle.h"
+
+#include "ein/partition.h"
+#include "json_node.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace ein {
+
+using namespace format;
+
+int64_t Buffer::bytes() const {
+  return type.numElements() * dtypeBytes(type.dtype);
+}
+
+const char *stepKindName(StepKind kind) {
+  switch (kind) {
+  case StepKind::Kernel:
+    return "kernel";
+  case StepKind::Library:
+    return "library";
+  case StepKind::Transfer:
+    return "transfer";
+  case StepKind::Aggregate:
+    return "aggregate";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+std::string inQuotes(const std::string &s) { return "'" + s + "'"; }
+
+bool isGemmType(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+
+/// Whether [offset, offset + extent) lies inside `shape`, all extents
+/// positive.
+bool regionInside(const std::vector<int64_t> &offset,
+                  const std::vector<int64_t> &extent,
+                  const std::vector<int64_t> &shape) {
+  if (offset.size() != shape.size() || extent.size() != shape.size())
+    return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (offset[d] < 0 || extent[d] < 1 || offset[d] > shape[d] - extent[d])
+      return false;
+  return true;
+}
+
+bool regionsIntersect(const std::vector<int64_t> &aOffset,
+                      const std::vector<int64_t> &aExtent,
+                      const std::vector<int64_t> &bOffset,
+                      const std::vector<int64_t> &bExtent) {
+  for (size_t d = 0; d < aOffset.size(); ++d)
+    if (aOffset[d] >= bOffset[d] + bExtent[d] ||
+        bOffset[d] >= aOffset[d] + aExtent[d])
+      return false;
+  return true;
+}
+
+class ManifestReader {
+public:
+  explicit ManifestReader(Manifest &m) : m(m) {}
+
+  void read(const json &root) {
+    Node top{root, "manifest"};
+    top.only({"format", "version", "target", "chip", "devices", "arena_bytes",
+              "kernel_libraries", "buffers", "inputs", "outputs", "steps"});
+    if (top.at("format").str() != "ein-bundle")
+      fail("manifest.format", "expected \"ein-bundle\"");
+    int64_t version = top.at("version").integer();
+    if (version != kBundleFormatVersion)
+      fail("manifest.version", "this runtime understands bundle version " +
+                                   std::to_string(kBundleFormatVersion) +
+                                   ", the bundle has version " +
+                                   std::to_string(version));
+    readTarget(top);
+    readArenas(top.at("arena_bytes"));
+    Node libs = top.at("kernel_libraries");
+    for (size_t i = 0, e = libs.size(); i < e; ++i) {
+      std::string path = libs[i].str();
+      if (path.empty() || path[0] == '/' ||
+          path.find("..") != std::string::npos)
+        fail(libs[i].path, "kernel library paths are relative to the bundle "
+                           "and stay inside it, got " +
+                               inQuotes(path));
+      m.kernelLibraries.push_back(path);
+    }
+    readBuffers(top.at("buffers"));
+    readLayouts(top.at("inputs"), m.inputs, /*isInput=*/true);
+    readLayouts(top.at("outputs"), m.outputs, /*isInput=*/false);
+    Node steps = top.at("steps");
+    for (size_t i = 0, e = steps.size(); i < e; ++i)
+      m.steps.push_back(readStep(steps[i], static_cast<int>(i)));
+  }
+
+private:
+  Manifest &m;
+  std::map<std::string, int> bufferIds;
+
+  void readTarget(const Node &top) {
+    m.target = top.at("target").str();
+    m.chip = top.at("chip").str();
+    if (m.target == "cpu") {
+      if (m.chip != "host")
+        fail("manifest.chip",
+             "a cpu bundle's chip is \"host\", got " + inQuotes(m.chip));
+    } else if (m.target == "cuda") {
+      if (m.chip.rfind("sm_", 0) != 0 || m.chip.size() < 5 ||
+          m.chip.find_first_not_of("0123456789", 3) != std::string::npos)
+        fail("manifest.chip",
+             "a cuda bundle's chip is sm_NN, got " + inQuotes(m.chip));
+    } else {
+      fail("manifest.target",
+           "expected \"cpu\" or \"cuda\", got " + inQuotes(m.target));
+    }
+    int64_t devices = top.at("devices").integer();
+    if (devices < 1 || devices > kMaxDevices)
+      fail("manifest.devices", "must be 1 to " + std::to_string(kMaxDevices) +
+                                   ", got " + std::to_string(devices));
+    m.devices = static_cast<int>(devices);
+  }
+
+  void readArenas(const Node &node) {
+    m.arenaBytes = node.integers();
+    if (m.arenaBytes.size() != size_t(m.devices))
+      fail(node.path, "lists " + std::to_string(m.arenaBytes.size()) +
+                          " arenas for " + std::to_string(m.devices) +
+                          " devices");
+    for (size_t d = 0; d < m.arenaBytes.size(); ++d)
+      if (m.arenaBytes[d] < 0 || m.arenaBytes[d] > (int64_t(1) << 48))
+        fail(node[d].path, "arena size out of range");
+  }
+
+  void readBuffers(const Node &node) {
+    for (size_t i = 0, e = node.size(); i < e; ++i) {
+      Node n = node[i];
+      n.only({"name", "device", "offset", "type"});
+      Buffer b;
+      b.name = n.at("name").str();
+      b.device = readDevice(n.at("device"));
+      b.offset = n.at("offset").integer();
+      b.type = parseType(n.at("type"));
+      if (b.offset < 0 || b.offset % kBufferAlignment != 0)
+        fail(n.path + ".offset", "must be a non-negative multiple of " +
+                                     std::to_string(kBufferAlignment) +
+                                     ", got " + std::to_string(b.offset));
+      if (b.offset + b.bytes() > m.arenaBytes[b.device])
+        fail(n.path, "bytes [" + std::to_string(b.offset) + ", " +
+                         std::to_string(b.offset + b.bytes()) +
+                         ") exceed device " + std::to_string(b.device) +
+                         "'s arena of " +
+                         std::to_string(m.arenaBytes[b.device]) + " bytes");
+      if (!bufferIds.emplace(b.name, static_cast<int>(i)).second)
+        fail(n.path + ".name",
+             "buffer " + inQuotes(b.name) + " is defined twice");
+      m.buffers.push_back(std::move(b));
+    }
+  }
+
+  int readDevice(const Node &node) {
+    int64_t d = node.integer();
+    if (d < 0 || d >= m.devices)
+      fail(node.path, "device " + std::to_string(d) + " does not exist (the " +
+                          "bundle has " + std::to_string(m.devices) + ")");
+    return static_cast<int>(d);
+  }
+
+  int readBuffer(const Node &node) {
+    std::string name = node.str();
+    auto it = bufferIds.find(name);
+    if (it == bufferIds.end())
+      fail(node.path, "no buffer is named " + inQuotes(name));
+    return it->second;
+  }
+
+  const Buffer &buffer(int id) const { return m.buffers[id]; }
+
+  /// A buffer the step on `device` reads or writes directly.
+  int readLocalBuffer(const Node &node, int device) {
+    int id = readBuffer(node);
+    if (buffer(id).device != device)
+      fail(node.path, "buffer " + inQuotes(buffer(id).name) + " is on device " +
+                          std::to_string(buffer(id).device) +
+                          " but the step runs on device " +
+                          std::to_string(device));
+    return id;
+  }
+
+  void readLayouts(const Node &node, std::vector<TensorLayout> &layouts,
+                   bool isInput) {
+    for (size_t i = 0, e = node.size(); i < e; ++i) {
+      Node n = node[i];
+      n.only({"type", "blocks"});
+      TensorLayout layout;
+      layout.type = parseType(n.at("type"));
+      Node blocks = n.at("blocks");
+      for (size_t j = 0, f = blocks.size(); j < f; ++j) {
+        Node bn = blocks[j];
+        bn.only({"buffer", "offset"});
+        BlockPlacement p;
+        p.buffer = readBuffer(bn.at("buffer"));
+        p.offset = bn.has("offset")
+                       ? bn.at("offset").integers()
+                       : std::vector<int64_t>(layout.type.shape.size(), 0);
+        const Buffer &b = buffer(p.buffer);
+        if (b.type.dtype != layout.type.dtype)
+          fail(bn.path + ".buffer", "buffer " + inQuotes(b.name) + " holds " +
+                                        dtypeName(b.type.dtype) +
+                                        " but the tensor is " +
+                                        dtypeName(layout.type.dtype));
+        if (!regionInside(p.offset, b.type.shape, layout.type.shape))
+          fail(bn.path, "block of shape " + shapeText(b.type.shape) + " at " +
+                            shapeText(p.offset) +
+                            " does not fit in the tensor's shape " +
+                            shapeText(layout.type.shape));
+        layout.blocks.push_back(std::move(p));
+      }
+      checkTiling(n.path, layout, isInput);
+      layouts.push_back(std::move(layout));
+    }
+  }
+
+  /// The distinct block regions must be disjoint and cover the tensor;
+  /// blocks with equal regions are replicas.
+  void checkTiling(const std::string &path, const TensorLayout &layout,
+                   bool isInput) {
+    std::set<std::vector<int64_t>> seen;
+    std::vector<const BlockPlacement *> distinct;
+    for (const BlockPlacement &p : layout.blocks) {
+      std::vector<int64_t> key = p.offset;
+      const std::vector<int64_t> &shape = buffer(p.buffer).type.shape;
+      key.insert(key.end(), shape.begin(), shape.end());
+      if (seen.insert(key).second)
+        distinct.push_back(&p);
+    }
+    int64_t covered = 0;
+    for (size_t i = 0; i < distinct.size(); ++i) {
+      const std::vector<int64_t> &si = buffer(distinct[i]->buffer).type.shape;
+      covered += product(si);
+      for (size_t j = 0; j < i; ++j)
+        if (regionsIntersect(distinct[i]->offset, si, distinct[j]->offset,
+                             buffer(distinct[j]->buffer).type.shape))
+          fail(path + ".blocks",
+               "blocks in buffers " +
+                   inQuotes(buffer(distinct[j]->buffer).name) + " and " +
+                   inQuotes(buffer(distinct[i]->buffer).name) +
+                   " overlap without being replicas");
+    }
+    if (covered != layout.type.numElements())
+      fail(path + ".blocks",
+           std::string("the blocks cover ") + std::to_string(covered) +
+               " of the " + std::to_string(layout.type.numElements()) +
+               " elements of the " + (isInput ? "input" : "output"));
+  }
+
+  Region readRegion(const Node &step, const char *bufferKey,
+                    const char *offsetKey, int device, bool local) {
+    Region r;
+    Node bn = step.at(bufferKey);
+    r.buffer = local ? readLocalBuffer(bn, device) : readBuffer(bn);
+    const Buffer &b = buffer(r.buffer);
+    r.offset = step.has(offsetKey)
+                   ? step.at(offsetKey).integers()
+                   : std::vector<int64_t>(b.type.shape.size(), 0);
+    return r;
+  }
+
+  Step readStep(const Node &n, int index) {
+    Step s;
+    std::string kind = n.at("kind").str();
+    s.device = readDevice(n.at("device"));
+    if (n.has("label"))
+      s.label = n.at("label").str();
+    if (n.has("deps")) {
+      Node deps = n.at("deps");
+      for (size_t i = 0, e = deps.size(); i < e; ++i) {
+        int64_t d = deps[i].integer();
+        if (d < 0 || d >= index)
+          fail(deps[i].path, "a step depends on earlier steps only (0 to " +
+                                 std::to_string(index - 1) + "), got " +
+                                 std::to_string(d));
+        s.deps.push_back(static_cast<int>(d));
+      }
+    }
+    if (kind == "kernel")
+      readKernel(n, s);
+    else if (kind == "library")
+      readLibrary(n, s);
+    else if (kind == "transfer")
+      readTransfer(n, s);
+    else if (kind == "aggregate")
+      readAggregate(n, s);
+    else
+      fail(n.path + ".kind", "unknown step kind " + inQuotes(kind) +
+                                 "; expected kernel, library, transfer or "
+                                 "aggregate");
+    return s;
+  }
+
+  void readKernel(const Node &n, Step &s) {
+    s.kind = StepKind::Kernel;
+    n.only({"kind", "device", "deps", "label", "kernel", "args", "scalars",
+            "launch"});
+    if (m.kernelLibraries.empty())
+      fail(n.path, "a kernel step needs a kernel library, and "
+                   "manifest.kernel_libraries is empty");
+    s.kernel = n.at("kernel").str();
+    if (s.kernel.empty())
+      fail(n.path + ".kernel", "empty kernel name");
+    Node args = n.at("args");
+    for (size_t i = 0, e = args.size(); i < e; ++i) {
+      args[i].only({"buffer", "access"});
+      KernelArg a;
+      a.buffer = readLocalBuffer(args[i].at("buffer"), s.device);
+      std::string access = args[i].at("access").str();
+      if (access == "read")
+        a.access = Access::Read;
+      else if (access == "write")
+        a.access = Access::Write;
+      else if (access == "readwrite")
+        a.access = Access::ReadWrite;
+      else
+        fail(args[i].path + ".access",
+             "expected read, write or readwrite, got " + inQuotes(access));
+      s.args.push_back(a);
+    }
+    if (n.has("scalars"))
+      s.scalars = n.at("scalars").integers();
+    bool cuda = m.target == "cuda";
+    if (n.has("launch") != cuda)
+      fail(n.path, cuda ? "a cuda kernel step needs 'launch' (grid, block)"
+                        : "a cpu kernel step takes no 'launch'");
+    if (cuda) {
+      Node l = n.at("launch");
+      l.only({"grid", "block", "shared_bytes"});
+      for (auto [key, dims] : {std::pair{"grid", s.launch.grid},
+                               std::pair{"block", s.launch.block}}) {
+        std::vector<int64_t> v = l.at(key).integers();
+        if (v.size() != 3 || v[0] < 1 || v[1] < 1 || v[2] < 1)
+          fail(l.path + "." + key, "expected three positive sizes");
+        std::copy(v.begin(), v.end(), dims);
+      }
+      if (l.has("shared_bytes"))
+        s.launch.sharedBytes = l.at("shared_bytes").integer();
+      if (s.launch.sharedBytes < 0)
+        fail(l.path + ".shared_bytes", "must not be negative");
+    }
+  }
+
+  void readLibrary(const Node &n, Step &s) {
+    s.kind = StepKind::Library;
+    s.call = n.at("call").str();
+    if (s.call != "gemm")
+      fail(n.path + ".call", "unknown library call " + inQuotes(s.call) +
+                                 "; this runtime knows gemm");
+    n.only({"kind", "device", "deps", "label", "call", "a", "b", "c",
+            "transpose_a", "transpose_b", "alpha", "beta"});
+    s.a = readLocalBuffer(n.at("a"), s.device);
+    s.b = readLocalBuffer(n.at("b"), s.device);
+    s.c = readLocalBuffer(n.at("c"), s.device);
+    if (n.has("transpose_a"))
+      s.transposeA = n.at("transpose_a").boolean();
+    if (n.has("transpose_b"))
+      s.transposeB = n.at("transpose_b").boolean();
+    if (n.has("alpha"))
+      s.alpha = n.at("alpha").number();
+    if (n.has("beta"))
+      s.beta = n.at("beta").number();
+    checkGemm(n.path, s);
+  }
+
+  void checkGemm(const std::string &path, const Step &s) {
+    const TensorType &a = buffer(s.a).type, &b = buffer(s.b).type,
+                     &c = buffer(s.c).type;
+    if (a.dtype != b.dtype || !isGemmType(a.dtype) || !isGemmType(c.dtype))
+      fail(path, std::string("gemm takes a and b of one type among f32, f16 "
+                             "and bf16 and c of one of them, got ") +
+                     dtypeName(a.dtype) + ", " + dtypeName(b.dtype) + ", " +
+                     dtypeName(c.dtype));
+    if (s.c == s.a || s.c == s.b)
+      fail(path, "gemm's c must not be one of its operands");
+    size_t rank = c.shape.size();
+    auto shapeError = [&]() {
+      fail(path, "gemm shapes do not agree: a " + shapeText(a.shape) +
+                     (s.transposeA ? " (transposed)" : "") + ", b " +
+                     shapeText(b.shape) +
+                     (s.transposeB ? " (transposed)" : "") + ", c " +
+                     shapeText(c.shape));
+    };
+    if (rank < 2 || a.shape.size() < 2 || b.shape.size() < 2)
+      shapeError();
+    for (const TensorType *t : {&a, &b})
+      if (t->shape.size() != 2 && t->shape.size() != rank)
+        shapeError();
+    for (const TensorType *t : {&a, &b})
+      if (t->shape.size() == rank &&
+          !std::equal(c.shape.begin(), c.shape.end() - 2, t->shape.begin()))
+        shapeError();
+    auto dim = [](const TensorType &t, int fromEnd) {
+      return t.shape[t.shape.size() - fromEnd];
+    };
+    int64_t m = dim(c, 2), n = dim(c, 1);
+    int64_t am = dim(a, s.transposeA ? 1 : 2),
+            ak = dim(a, s.transposeA ? 2 : 1);
+    int64_t bk = dim(b, s.transposeB ? 1 : 2),
+            bn = dim(b, s.transposeB ? 2 : 1);
+    if (am != m || bn != n || ak != bk)
+      shapeError();
+  }
+
+  void readTransfer(const Node &n, Step &s) {
+    s.kind = StepKind::Transfer;
+    n.only({"kind", "device", "deps", "label", "from", "from_offset", "to",
+            "to_offset", "extent"});
+    s.src = readRegion(n, "from", "from_offset", s.device, /*local=*/false);
+    s.dst = readRegion(n, "to", "to_offset", s.device, /*local=*/false);
+    const Buffer &from = buffer(s.src.buffer), &to = buffer(s.dst.buffer);
+    if (from.device != s.device && to.device != s.device)
+      fail(n.path + ".device",
+           "a transfer runs on its sending or receiving device (" +
+               std::to_string(from.device) + " or " +
+               std::to_string(to.device) + "), not " +
+               std::to_string(s.device));
+    if (from.type.dtype != to.type.dtype)
+      fail(n.path, std::string("a transfer copies ") +
+                       dtypeName(from.type.dtype) + " into " +
+                       dtypeName(to.type.dtype) + "; it does not convert");
+    s.src.extent =
+        n.has("extent") ? n.at("extent").integers() : from.type.shape;
+    s.dst.extent = s.src.extent;
+    for (const Region *r : {&s.src, &s.dst}) {
+      const Buffer &b = buffer(r->buffer);
+      if (!regionInside(r->offset, r->extent, b.type.shape))
+        fail(n.path, "region of extent " + shapeText(r->extent) + " at " +
+                         shapeText(r->offset) + " does not fit in buffer " +
+                         inQuotes(b.name) + " of shape " +
+                         shapeText(b.type.shape));
+    }
+    if (s.src.buffer == s.dst.buffer &&
+        regionsIntersect(s.src.offset, s.src.extent, s.dst.offset,
+                         s.dst.extent))
+      fail(n.path, "a transfer's source and destination overlap");
+  }
+
+  void readAggregate(const Node &n, Step &s) {
+    s.kind = StepKind::Aggregate;
+    n.only({"kind", "device", "deps", "label", "op", "inputs", "output"});
+    s.op = parseAgg(n.at("op"));
+    if (s.op == Agg::None)
+      fail(n.path + ".op", "an aggregation combines with add, max, min or mul");
+    Node inputs = n.at("inputs");
+    for (size_t i = 0, e = inputs.size(); i < e; ++i)
+      s.inputs.push_back(readLocalBuffer(inputs[i], s.device));
+    if (s.inputs.empty())
+      fail(inputs.path, "an aggregation needs at least one input");
+    s.output = readLocalBuffer(n.at("output"), s.device);
+    for (int id : s.inputs) {
+      const TensorType &t = buffer(id).type, &out = buffer(s.output).type;
+      if (t.shape != out.shape || !isFloat(t.dtype) || !isFloat(out.dtype))
+        fail(n.path, "an aggregation combines float buffers of one shape; " +
+                         inQuotes(buffer(id).name) + " is " +
+                         shapeText(t.shape) + " " + dtypeName(t.dtype) +
+                         " and the output " + shapeText(out.shape) + " " +
+                         dtypeName(out.dtype));
+    }
+  }
+};
+
+/// The bytes [first, last) of the arena a region of a buffer spans.
+std::pair<int64_t, int64_t> byteSpan(const Buffer &b,
+                                     const std::vector<int64_t> &offset,
+                                     const std::vector<int64_t> &extent) {
+  int64_t first = 0, last = 0;
+  for (size_t d = 0; d < b.type.shape.size(); ++d) {
+    first = first * b.type.shape[d] + offset[d];
+    last = last * b.type.shape[d] + offset[d] + extent[d] - 1;
+  }
+  int64_t width = dtypeBytes(b.type.dtype);
+  return {b.offset + first * width, b.offset + (last + 1) * width};
+}
+
+} // namespace
+
+std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
+  auto whole = [&](int id, Access access) {
+    const std::vector<int64_t> &shape = m.buffers[id].type.shape;
+    return BufferAccess{id, access, std::vector<int64_t>(shape.size(), 0),
+                        shape};
+  };
+  std::vector<BufferAccess> out;
+  switch (s.kind) {
+  case StepKind::Kernel:
+    for (const KernelArg &a : s.args)
+      out.push_back(whole(a.buffer, a.access));
+    break;
+  case StepKind::Library:
+    out.push_back(whole(s.a, Access::Read));
+    out.push_back(whole(s.b, Access::Read));
+    out.push_back(whole(s.c, s.beta != 0 ? Access::ReadWrite : Access::Write));
+    break;
+  case StepKind::Transfer:
+    out.push_back({s.src.buffer, Access::Read, s.src.offset, s.src.extent});
+    out.push_back({s.dst.buffer, Access::Write, s.dst.offset, s.dst.extent});
+    break;
+  case StepKind::Aggregate:
+    for (int id : s.inputs)
+      out.push_back(whole(id, Access::Read));
+    out.push_back(whole(s.output, Access::Write));
+    break;
+  }
+  return out;
+}
+
+bool checkSchedule(const Manifest &m, std::string &error) {
+  size_t n = m.steps.size(), words = (n + 63) / 64;
+  // Row j of `before` holds a bit for every step that finishes before step
+  // j starts.
+  std::vector<uint64_t> before(n * words, 0);
+  for (size_t j = 0; j < n; ++j)
+    for (int d : m.steps[j].deps) {
+      for (size_t w = 0; w < words; ++w)
+        before[j * words + w] |= before[d * words + w];
+      before[j * words + d / 64] |= uint64_t(1) << (d % 64);
+    }
+  auto ordered = [&](size_t i, size_t j) {
+    return (before[j * words + i / 64] >> (i % 64)) & 1;
+  };
+
+  struct Span {
+    int64_t first, last;
+    size_t step;
+    BufferAccess access;
+  };
+  std::vector<std::vector<Span>> perDevice(m.devices);
+  std::vector<std::vector<std::pair<int64_t, int>>> inputSpans(m.devices);
+  for (const TensorLayout &layout : m.inputs)
+    for (const BlockPlacement &p : layout.blocks) {
+      const Buffer &b = m.buffers[p.buffer];
+      inputSpans[b.device].push_back({b.offset, p.buffer});
+    }
+  for (size_t i = 0; i < n; ++i)
+    for (BufferAccess &a : stepAccesses(m, m.steps[i])) {
+      const Buffer &b = m.buffers[a.buffer];
+      auto [first, last] = byteSpan(b, a.offset, a.extent);
+      if (a.access != Access::Read)
+        for (auto [start, id] : inputSpans[b.device])
+          if (first < start + m.buffers[id].bytes() && start < last) {
+            error = "manifest.steps[" + std::to_string(i) + "]: writes " +
+                    (id == a.buffer ? "input buffer " + inQuotes(b.name)
+                                    : "buffer " + inQuotes(b.name) +
+                                          ", which shares bytes with input "
+                                          "buffer " +
+                                          inQuotes(m.buffers[id].name)) +
+                    " (inputs must survive a run so it can be replayed)";
+            return false;
+          }
+      perDevice[b.device].push_back({first, last, i, std::move(a)});
+    }
+
+  for (int device = 0; device < m.devices; ++device) {
+    std::vector<Span> &spans = perDevice[device];
+    std::sort(spans.begin(), spans.end(), [](const Span &x, const Span &y) {
+      return std::tie(x.first, x.step) < std::tie(y.first, y.step);
+    });
+    // Sweep: every span is compared with the earlier-starting spans that
+    // are still open.
+    std::vector<const Span *> open;
+    for (const Span &s : spans) {
+      open.erase(
+          std::remove_if(open.begin(), open.end(),
+                         [&](const Span *o) { return o->last <= s.first; }),
+          open.end());
+      for (const Span *o : open) {
+        if (o->step == s.step || (o->access.access == Access::Read &&
+                                  s.access.access == Access::Read))
+          continue;
+        if (o->access.buffer == s.access.buffer &&
+            !regionsIntersect(o->access.offset, o->access.extent,
+                              s.access.offset, s.access.extent))
+          continue;
+        size_t i = std::min(o->step, s.step), j = std::max(o->step, s.step);
+        if (ordered(i, j))
+          continue;
+        const std::string &bi = m.buffers[o->access.buffer].name,
+                          &bj = m.buffers[s.access.buffer].name;
+        error = "manifest.steps[" + std::to_string(j) + "]: touches " +
+                (bi == bj ? "buffer " + inQuotes(bi)
+                          : "bytes of buffer " + inQuotes(bj) +
+                                " shared with buffer " + inQuotes(bi)) +
+                " on device " + std::to_string(device) + " as step " +
+                std::to_string(i) +
+                " does, one of them writing, but does not depend on it";
+        return false;
+      }
+      open.push_back(&s);
+    }
+  }
+  return true;
+}
+
+bool parseManifest(const std::string &text, Manifest &manifest,
+                   std::string &error) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    error = "not valid JSON";
+    return false;
+  }
+  try {
+    manifest = Manifest();
+    ManifestReader(manifest).read(root);
+  } catch (const FormatError &e) {
+    error = e.what();
+    return false;
+  } catch (const json::exception &e) {
+    error = std::string("malformed manifest: ") + e.what();
+    return false;
+  }
+  return checkSchedule(manifest, error);
+}
+
+namespace {
+
+/// The type of program value `name`: an argument or an op's result.
+const TensorType *valueType(const Program &program, const std::string &name) {
+  for (const Argument &a : program.arguments)
+    if (a.name == name)
+      return &a.type;
+  for (const Op &op : program.ops)
+    if (op.result == name)
+      return &op.type;
+  return nullptr;
+}
+
+bool sameType(const TensorType &a, const TensorType &b) {
+  return a.dtype == b.dtype && a.shape == b.shape;
+}
+
+std::string typeText(const TensorType &t) {
+  return shapeText(t.shape) + " " + dtypeName(t.dtype);
+}
+
+} // namespace
+
+bool readBundle(const std::string &directory, Bundle &bundle,
+                std::string &error) {
+  bundle = Bundle();
+  bundle.directory = directory;
+  std::string manifestPath = directory + "/manifest.json", text;
+  if (!readTextFile(manifestPath, text, error)) {
+    error = "'" + directory + "' is not a bundle: " + error;
+    return false;
+  }
+  if (!parseManifest(text, bundle.manifest, error)) {
+    error = manifestPath + ": " + error;
+    return false;
+  }
+  if (!readProgram(directory + "/program.json", bundle.program, error))
+    return false;
+  const Manifest &m = bundle.manifest;
+  const Program &p = bundle.program;
+  auto mismatch = [&](const std::string &what) {
+    error =
+        manifestPath + ": " + what + " of program.json ('" + p.function + "')";
+    return false;
+  };
+  if (m.inputs.size() != p.arguments.size())
+    return mismatch("lists " + std::to_string(m.inputs.size()) +
+                    " inputs for the " + std::to_string(p.arguments.size()) +
+                    " arguments");
+  if (m.outputs.size() != p.results.size())
+    return mismatch("lists " + std::to_string(m.outputs.size()) +
+                    " outputs for the " + std::to_string(p.results.size()) +
+                    " results");
+  for (size_t i = 0; i < m.inputs.size(); ++i)
+    if (!sameType(m.inputs[i].type, p.arguments[i].type))
+      return mismatch("input " + std::to_string(i) + " is " +
+                      typeText(m.inputs[i].type) + ", not the " +
+                      typeText(p.arguments[i].type) + " argument");
+  for (size_t i = 0; i < m.outputs.size(); ++i) {
+    const TensorType *t = valueType(p, p.results[i]);
+    if (t && !sameType(m.outputs[i].type, *t))
+      return mismatch("output " + std::to_string(i) + " is " +
+                      typeText(m.outputs[i].type) + ", not the " +
+                      typeText(*t) + " result");
+  }
+  return true;
+}
+
+} // namespace ein

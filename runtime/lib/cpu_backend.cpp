@@ -1,0 +1,316 @@
+//===- cpu_backend.cpp - Virtual GPUs on the host -------------------------===//
+//
+// Each device of the bundle becomes an arena of host memory, page-aligned,
+// with an inaccessible guard page on either side: a kernel that runs off the
+// end of its device's memory faults instead of corrupting a neighbour. Steps
+// run one after another in schedule order, which the manifest's validation
+// (checkSchedule) guarantees gives the result of any order the dependencies
+// allow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backend.h"
+
+#include "ein/partition.h"
+#include "ein/region.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+namespace ein {
+namespace {
+
+/// The ABI of a host kernel: one pointer per argument buffer, then the
+/// step's scalars.
+using HostKernel = void (*)(void *const *args, const int64_t *scalars);
+
+class CpuBackend final : public Backend {
+public:
+  CpuBackend(const Bundle &bundle, const BackendOptions &options)
+      : bundle(bundle), m(bundle.manifest), options(options) {
+    if (m.target != "cpu")
+      throw RuntimeError("the bundle targets " + m.target +
+                         "; this runtime has no " + m.target + " backend");
+    mapArenas();
+    loadKernels();
+    for (const TensorLayout &layout : m.inputs)
+      for (const BlockPlacement &p : layout.blocks)
+        inputBuffers.push_back(p.buffer);
+  }
+
+  ~CpuBackend() override {
+    for (void *library : libraries)
+      dlclose(library);
+    if (mapping)
+      munmap(mapping, mappingBytes);
+  }
+
+  void writeBuffer(int buffer, const unsigned char *host) override {
+    std::memcpy(address(buffer), host, m.buffers[buffer].bytes());
+  }
+
+  void readBuffer(int buffer, unsigned char *host) const override {
+    std::memcpy(host, address(buffer), m.buffers[buffer].bytes());
+  }
+
+  void run() override {
+    if (options.debug)
+      poison();
+    for (const Step &step : m.steps)
+      execute(step);
+  }
+
+  double timedRun() override {
+    auto start = std::chrono::steady_clock::now();
+    run();
+    std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    return elapsed.count();
+  }
+
+private:
+  const Bundle &bundle;
+  const Manifest &m;
+  BackendOptions options;
+  void *mapping = nullptr;
+  size_t mappingBytes = 0;
+  std::vector<unsigned char *> arenas;
+  std::vector<void *> libraries;
+  std::map<std::string, HostKernel> kernels;
+  std::vector<int> inputBuffers;
+
+  static size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+  void mapArenas() {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    mappingBytes = page;
+    for (int64_t bytes : m.arenaBytes)
+      mappingBytes += roundUp(static_cast<size_t>(bytes), page) + page;
+    void *p = mmap(nullptr, mappingBytes, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      throw RuntimeError(
+          "cannot reserve " + std::to_string(mappingBytes) +
+          " bytes for the devices' arenas: " + std::strerror(errno));
+    mapping = p;
+    unsigned char *cursor = static_cast<unsigned char *>(p) + page;
+    for (int64_t bytes : m.arenaBytes) {
+      size_t size = roundUp(static_cast<size_t>(bytes), page);
+      if (size && mprotect(cursor, size, PROT_READ | PROT_WRITE) != 0)
+        throw RuntimeError("cannot allocate an arena of " +
+                           std::to_string(bytes) +
+                           " bytes: " + std::strerror(errno));
+      arenas.push_back(cursor);
+      cursor += size + page;
+    }
+  }
+
+  void loadKernels() {
+    for (const std::string &relative : m.kernelLibraries) {
+      std::string path = bundle.directory + "/" + relative;
+      void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!library)
+        throw RuntimeError("cannot load kernel library '" + path +
+                           "': " + dlerror());
+      libraries.push_back(library);
+    }
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const Step &step = m.steps[i];
+      if (step.kind != StepKind::Kernel || kernels.count(step.kernel))
+        continue;
+      void *symbol = nullptr;
+      for (void *library : libraries)
+        if ((symbol = dlsym(library, step.kernel.c_str())))
+          break;
+      if (!symbol)
+        throw RuntimeError("manifest.steps[" + std::to_string(i) +
+                           "]: no kernel library defines '" + step.kernel +
+                           "'");
+      kernels[step.kernel] = reinterpret_cast<HostKernel>(symbol);
+    }
+  }
+
+  unsigned char *address(int buffer) const {
+    const Buffer &b = m.buffers[buffer];
+    return arenas[b.device] + b.offset;
+  }
+
+  /// The debug check: the memory a step touches lies in the arena of the
+  /// device that holds it, and local operands are on the step's device.
+  unsigned char *checked(int buffer, int device, const Step &step) const {
+    const Buffer &b = m.buffers[buffer];
+    unsigned char *p = address(buffer);
+    if (options.debug) {
+      unsigned char *base = arenas[device];
+      if (p < base || p + b.bytes() > base + m.arenaBytes[device])
+        throw RuntimeError(std::string(stepKindName(step.kind)) + " step '" +
+                           step.label + "': buffer '" + b.name +
+                           "' lies outside device " + std::to_string(device) +
+                           "'s arena");
+    }
+    return p;
+  }
+
+  void poison() {
+    std::vector<std::pair<int64_t, int64_t>> keep;
+    for (int device = 0; device < m.devices; ++device) {
+      keep.clear();
+      for (int id : inputBuffers)
+        if (m.buffers[id].device == device)
+          keep.push_back({m.buffers[id].offset,
+                          m.buffers[id].offset + m.buffers[id].bytes()});
+      std::sort(keep.begin(), keep.end());
+      int64_t cursor = 0;
+      for (auto [first, last] : keep) {
+        if (first > cursor)
+          std::memset(arenas[device] + cursor, 0xff, first - cursor);
+        cursor = std::max(cursor, last);
+      }
+      if (m.arenaBytes[device] > cursor)
+        std::memset(arenas[device] + cursor, 0xff,
+                    m.arenaBytes[device] - cursor);
+    }
+  }
+
+  void execute(const Step &step) {
+    switch (step.kind) {
+    case StepKind::Kernel: {
+      std::vector<void *> args;
+      for (const KernelArg &a : step.args)
+        args.push_back(checked(a.buffer, step.device, step));
+      kernels.at(step.kernel)(args.data(), step.scalars.data());
+      return;
+    }
+    case StepKind::Library:
+      gemm(step);
+      return;
+    case StepKind::Transfer: {
+      const Buffer &from = m.buffers[step.src.buffer],
+                   &to = m.buffers[step.dst.buffer];
+      copyRegion(checked(step.src.buffer, from.device, step), from.type.shape,
+                 step.src.offset, checked(step.dst.buffer, to.device, step),
+                 to.type.shape, step.dst.offset, step.src.extent,
+                 dtypeBytes(from.type.dtype));
+      return;
+    }
+    case StepKind::Aggregate:
+      aggregate(step);
+      return;
+    }
+  }
+
+  std::vector<float> decodeFloats(int buffer, const Step &step) const {
+    const Buffer &b = m.buffers[buffer];
+    const unsigned char *p = checked(buffer, step.device, step);
+    int width = dtypeBytes(b.type.dtype);
+    std::vector<float> out(b.type.numElements());
+    if (b.type.dtype == DType::F32) {
+      std::memcpy(out.data(), p, out.size() * 4);
+      return out;
+    }
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<float>(decodeElement(b.type.dtype, p + i * width));
+    return out;
+  }
+
+  /// c = alpha * op(a) op(b) + beta * c, f32 accumulation, batched over c's
+  /// leading dimensions.
+  void gemm(const Step &step) {
+    const TensorType &ta = m.buffers[step.a].type, &tb = m.buffers[step.b].type,
+                     &tc = m.buffers[step.c].type;
+    size_t rank = tc.shape.size();
+    int64_t rows = tc.shape[rank - 2], cols = tc.shape[rank - 1];
+    int64_t inner = ta.shape[ta.shape.size() - (step.transposeA ? 2 : 1)];
+    int64_t batch = product(tc.shape) / (rows * cols);
+    int64_t strideA = ta.shape.size() == rank ? rows * inner : 0;
+    int64_t strideB = tb.shape.size() == rank ? inner * cols : 0;
+    std::vector<float> a = decodeFloats(step.a, step),
+                       b = decodeFloats(step.b, step);
+    std::vector<float> c(product(tc.shape), 0.0f);
+    if (step.beta != 0)
+      c = decodeFloats(step.c, step);
+    std::vector<float> row(cols);
+    for (int64_t n = 0; n < batch; ++n) {
+      const float *pa = a.data() + n * strideA, *pb = b.data() + n * strideB;
+      float *pc = c.data() + n * rows * cols;
+      for (int64_t i = 0; i < rows; ++i) {
+        std::fill(row.begin(), row.end(), 0.0f);
+        for (int64_t k = 0; k < inner; ++k) {
+          float x = step.transposeA ? pa[k * rows + i] : pa[i * inner + k];
+          if (step.transposeB)
+            for (int64_t j = 0; j < cols; ++j)
+              row[j] += x * pb[j * inner + k];
+          else
+            for (int64_t j = 0; j < cols; ++j)
+              row[j] += x * pb[k * cols + j];
+        }
+        float alpha = static_cast<float>(step.alpha),
+              beta = static_cast<float>(step.beta);
+        for (int64_t j = 0; j < cols; ++j)
+          pc[i * cols + j] =
+              alpha * row[j] + (beta != 0 ? beta * pc[i * cols + j] : 0.0f);
+      }
+    }
+    unsigned char *out = checked(step.c, step.device, step);
+    if (tc.dtype == DType::F32) {
+      std::memcpy(out, c.data(), c.size() * 4);
+      return;
+    }
+    for (size_t i = 0; i < c.size(); ++i)
+      encodeElement(tc.dtype, c[i], out + i * 2);
+  }
+
+  void aggregate(const Step &step) {
+    const Buffer &out = m.buffers[step.output];
+    int64_t count = out.type.numElements();
+    std::vector<double> acc(count);
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      const Buffer &in = m.buffers[step.inputs[k]];
+      const unsigned char *p = checked(step.inputs[k], step.device, step);
+      int width = dtypeBytes(in.type.dtype);
+      for (int64_t i = 0; i < count; ++i) {
+        double x = decodeElement(in.type.dtype, p + i * width);
+        if (k == 0) {
+          acc[i] = x;
+          continue;
+        }
+        switch (step.op) {
+        case Agg::Add:
+          acc[i] += x;
+          break;
+        case Agg::Mul:
+          acc[i] *= x;
+          break;
+        case Agg::Max:
+          acc[i] = std::isnan(x) || x > acc[i] ? x : acc[i];
+          break;
+        case Agg::Min:
+          acc[i] = std::isnan(x) || x < acc[i] ? x : acc[i];
+          break;
+        case Agg::None:
+          break;
+        }
+      }
+    }
+    unsigned char *p = checked(step.output, step.device, step);
+    int width = dtypeBytes(out.type.dtype);
+    for (int64_t i = 0; i < count; ++i)
+      encodeElement(out.type.dtype, acc[i], p + i * width);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCpuBackend(const Bundle &bundle,
+                                          const BackendOptions &options) {
+  return std::make_unique<CpuBackend>(bundle, options);
+}
+
+} // namespace ein

@@ -1,0 +1,220 @@
+//===- runtime.cpp - The C API over bundles and backends ------------------===//
+
+#include "ein/runtime.h"
+
+#include "backend.h"
+#include "ein/partition.h"
+#include "ein/region.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+struct ein_bundle {
+  ein::Bundle bundle;
+  std::unique_ptr<ein::Backend> backend;
+  std::vector<bool> inputSet;
+  bool ran = false;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+ein_status failure(const std::string &message) {
+  lastError = message;
+  return EIN_ERROR;
+}
+
+/// Runs `body`, turning what it throws into an error status.
+template <typename Body> ein_status guarded(Body &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return failure("out of host memory");
+  } catch (const std::exception &e) {
+    return failure(e.what());
+  }
+}
+
+const ein::TensorLayout *layout(const ein_bundle *b, bool output, int index) {
+  const auto &list =
+      output ? b->bundle.manifest.outputs : b->bundle.manifest.inputs;
+  if (index < 0 || size_t(index) >= list.size())
+    return nullptr;
+  return &list[index];
+}
+
+size_t tensorBytes(const ein::TensorType &type) {
+  return size_t(type.numElements()) * ein::dtypeBytes(type.dtype);
+}
+
+ein_status info(const ein_bundle *b, bool output, int index,
+                ein_tensor_info *out) {
+  const ein::TensorLayout *l = layout(b, output, index);
+  if (!l)
+    return failure(std::string("no ") + (output ? "output " : "input ") +
+                   std::to_string(index));
+  out->dtype = ein::dtypeName(l->type.dtype);
+  out->rank = static_cast<int>(l->type.shape.size());
+  out->shape = l->type.shape.data();
+  out->bytes = tensorBytes(l->type);
+  return EIN_OK;
+}
+
+/// The sizes a data pointer must come with; an error status otherwise.
+ein_status checkBytes(const ein::TensorLayout *l, bool output, int index,
+                      const void *data, size_t bytes) {
+  const char *what = output ? "output " : "input ";
+  if (!l)
+    return failure(std::string("no ") + what + std::to_string(index));
+  if (!data)
+    return failure(std::string(what) + std::to_string(index) +
+                   ": null data pointer");
+  if (bytes != tensorBytes(l->type))
+    return failure(std::string(what) + std::to_string(index) + " holds " +
+                   std::to_string(tensorBytes(l->type)) + " bytes, got " +
+                   std::to_string(bytes));
+  return EIN_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *ein_last_error(void) { return lastError.c_str(); }
+
+ein_status ein_bundle_load(const char *directory,
+                           const ein_load_options *options,
+                           ein_bundle **bundle) {
+  if (!directory || !bundle)
+    return failure("ein_bundle_load: null argument");
+  *bundle = nullptr;
+  return guarded([&] {
+    auto b = std::make_unique<ein_bundle>();
+    std::string error;
+    if (!ein::readBundle(directory, b->bundle, error))
+      return failure(error);
+    ein::BackendOptions backendOptions;
+    backendOptions.debug = options && options->debug;
+    b->backend = ein::createCpuBackend(b->bundle, backendOptions);
+    b->inputSet.assign(b->bundle.manifest.inputs.size(), false);
+    *bundle = b.release();
+    return EIN_OK;
+  });
+}
+
+void ein_bundle_free(ein_bundle *bundle) { delete bundle; }
+
+const char *ein_bundle_target(const ein_bundle *bundle) {
+  return bundle->bundle.manifest.target.c_str();
+}
+
+int ein_bundle_devices(const ein_bundle *bundle) {
+  return bundle->bundle.manifest.devices;
+}
+
+int ein_bundle_num_inputs(const ein_bundle *bundle) {
+  return static_cast<int>(bundle->bundle.manifest.inputs.size());
+}
+
+int ein_bundle_num_outputs(const ein_bundle *bundle) {
+  return static_cast<int>(bundle->bundle.manifest.outputs.size());
+}
+
+ein_status ein_bundle_input_info(const ein_bundle *bundle, int index,
+                                 ein_tensor_info *out) {
+  return info(bundle, /*output=*/false, index, out);
+}
+
+ein_status ein_bundle_output_info(const ein_bundle *bundle, int index,
+                                  ein_tensor_info *out) {
+  return info(bundle, /*output=*/true, index, out);
+}
+
+ein_status ein_bundle_set_input(ein_bundle *bundle, int index, const void *data,
+                                size_t bytes) {
+  const ein::TensorLayout *l = layout(bundle, /*output=*/false, index);
+  if (checkBytes(l, false, index, data, bytes) != EIN_OK)
+    return EIN_ERROR;
+  return guarded([&] {
+    const ein::Manifest &m = bundle->bundle.manifest;
+    int width = ein::dtypeBytes(l->type.dtype);
+    std::vector<unsigned char> block;
+    for (const ein::BlockPlacement &p : l->blocks) {
+      const ein::Buffer &buffer = m.buffers[p.buffer];
+      block.resize(buffer.bytes());
+      ein::copyRegion(static_cast<const unsigned char *>(data), l->type.shape,
+                      p.offset, block.data(), buffer.type.shape,
+                      std::vector<int64_t>(buffer.type.shape.size(), 0),
+                      buffer.type.shape, width);
+      bundle->backend->writeBuffer(p.buffer, block.data());
+    }
+    bundle->inputSet[index] = true;
+    return EIN_OK;
+  });
+}
+
+static ein_status checkInputsSet(const ein_bundle *bundle) {
+  for (size_t i = 0; i < bundle->inputSet.size(); ++i)
+    if (!bundle->inputSet[i])
+      return failure("input " + std::to_string(i) + " was not set");
+  return EIN_OK;
+}
+
+ein_status ein_bundle_run(ein_bundle *bundle) {
+  if (checkInputsSet(bundle) != EIN_OK)
+    return EIN_ERROR;
+  return guarded([&] {
+    bundle->backend->run();
+    bundle->ran = true;
+    return EIN_OK;
+  });
+}
+
+ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
+                                 void *data, size_t bytes) {
+  const ein::TensorLayout *l = layout(bundle, /*output=*/true, index);
+  if (checkBytes(l, true, index, data, bytes) != EIN_OK)
+    return EIN_ERROR;
+  if (!bundle->ran)
+    return failure("the bundle has not run yet");
+  return guarded([&] {
+    const ein::Manifest &m = bundle->bundle.manifest;
+    int width = ein::dtypeBytes(l->type.dtype);
+    std::vector<unsigned char> block;
+    for (const ein::BlockPlacement &p : l->blocks) {
+      const ein::Buffer &buffer = m.buffers[p.buffer];
+      block.resize(buffer.bytes());
+      bundle->backend->readBuffer(p.buffer, block.data());
+      ein::copyRegion(block.data(), buffer.type.shape,
+                      std::vector<int64_t>(buffer.type.shape.size(), 0),
+                      static_cast<unsigned char *>(data), l->type.shape,
+                      p.offset, buffer.type.shape, width);
+    }
+    return EIN_OK;
+  });
+}
+
+ein_status ein_bundle_bench(ein_bundle *bundle, int warmup, int iterations,
+                            double *median_ms) {
+  if (warmup < 0 || iterations < 1 || !median_ms)
+    return failure("ein_bundle_bench: needs warmup >= 0, iterations >= 1 "
+                   "and a result pointer");
+  if (checkInputsSet(bundle) != EIN_OK)
+    return EIN_ERROR;
+  return guarded([&] {
+    for (int i = 0; i < warmup; ++i)
+      bundle->backend->run();
+    std::vector<double> times;
+    for (int i = 0; i < iterations; ++i)
+      times.push_back(bundle->backend->timedRun());
+    std::sort(times.begin(), times.end());
+    size_t n = times.size();
+    *median_ms = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    bundle->ran = true;
+    return EIN_OK;
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,282 @@
+//===- BundleTest.cpp - manifest.json validation and schedule checks ------===//
+
+#include "ein/bundle.h"
+#include "BundleBuilder.h"
+
+#include <gtest/gtest.h>
+
+using namespace ein;
+using namespace ein::test;
+
+namespace {
+
+/// The error parseManifest gives for `m`, or "" when it accepts it.
+std::string errorOf(const json &m) {
+  Manifest manifest;
+  std::string error;
+  return parseManifest(m.dump(), manifest, error) ? "" : error;
+}
+
+/// `m` with the fields of `patch` replaced.
+json patched(json m, const json &patch) {
+  m.merge_patch(patch);
+  return m;
+}
+
+#define EXPECT_REJECTS(manifest, text)                                         \
+  EXPECT_NE(errorOf(manifest).find(text), std::string::npos)                   \
+      << "got: '" << errorOf(manifest) << "'"
+
+} // namespace
+
+TEST(Bundle, SplitMatmulParses) {
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parseManifest(splitMatmulManifest().dump(), m, error)) << error;
+  EXPECT_EQ(m.devices, 2);
+  ASSERT_EQ(m.steps.size(), 4u);
+  EXPECT_EQ(m.steps[2].kind, StepKind::Transfer);
+  EXPECT_EQ(m.steps[2].src.extent, (std::vector<int64_t>{8, 6}));
+  EXPECT_EQ(m.steps[3].deps, (std::vector<int>{0, 2}));
+  // The aggregation reads both partials and writes the first in place.
+  std::vector<BufferAccess> accesses = stepAccesses(m, m.steps[3]);
+  ASSERT_EQ(accesses.size(), 3u);
+  EXPECT_EQ(m.buffers[accesses[2].buffer].name, "P0");
+  EXPECT_EQ(accesses[2].access, Access::Write);
+}
+
+TEST(Bundle, TopLevelErrors) {
+  json m = splitMatmulManifest();
+  EXPECT_EQ(errorOf(m), "");
+  EXPECT_REJECTS(patched(m, {{"format", "ein-program"}}),
+                 "manifest.format: expected \"ein-bundle\"");
+  EXPECT_REJECTS(patched(m, {{"version", 2}}),
+                 "manifest.version: this runtime understands bundle version "
+                 "1, the bundle has version 2");
+  EXPECT_REJECTS(patched(m, {{"target", "tpu"}}),
+                 "manifest.target: expected \"cpu\" or \"cuda\", got 'tpu'");
+  EXPECT_REJECTS(patched(m, {{"chip", "sm_90"}}),
+                 "a cpu bundle's chip is \"host\", got 'sm_90'");
+  EXPECT_REJECTS(patched(m, {{"target", "cuda"}, {"chip", "gfx90"}}),
+                 "a cuda bundle's chip is sm_NN, got 'gfx90'");
+  EXPECT_REJECTS(patched(m, {{"devices", 0}}),
+                 "manifest.devices: must be 1 to 64, got 0");
+  EXPECT_REJECTS(patched(m, {{"arena_bytes", {1024}}}),
+                 "manifest.arena_bytes: lists 1 arenas for 2 devices");
+  EXPECT_REJECTS(patched(m, {{"stpes", json::array()}}),
+                 "manifest: unknown field 'stpes'");
+  EXPECT_REJECTS(patched(m, {{"kernel_libraries", {"/lib/x.so"}}}),
+                 "manifest.kernel_libraries[0]: kernel library paths are "
+                 "relative to the bundle");
+  EXPECT_REJECTS(patched(m, {{"kernel_libraries", {"../x.so"}}}),
+                 "stay inside it");
+  json missing = m;
+  missing.erase("steps");
+  EXPECT_REJECTS(missing, "manifest: missing field 'steps'");
+  Manifest parsed;
+  std::string error;
+  EXPECT_FALSE(parseManifest("{\"format\": ", parsed, error));
+  EXPECT_EQ(error, "not valid JSON");
+}
+
+TEST(Bundle, BufferErrors) {
+  json m = splitMatmulManifest();
+  json misaligned = m;
+  misaligned["buffers"][1]["offset"] = 100;
+  EXPECT_REJECTS(misaligned, "manifest.buffers[1].offset: must be a "
+                             "non-negative multiple of 256, got 100");
+  json tooBig = m;
+  tooBig["buffers"][3]["offset"] = 1024;
+  EXPECT_REJECTS(tooBig, "manifest.buffers[3]: bytes [1024, 1216) exceed "
+                         "device 0's arena of 1024 bytes");
+  json twice = m;
+  twice["buffers"][1]["name"] = "A0";
+  EXPECT_REJECTS(twice, "manifest.buffers[1].name: buffer 'A0' is defined "
+                        "twice");
+  json device = m;
+  device["buffers"][0]["device"] = 2;
+  EXPECT_REJECTS(device, "manifest.buffers[0].device: device 2 does not "
+                         "exist (the bundle has 2)");
+  json unknown = m;
+  unknown["steps"][0]["a"] = "Q";
+  EXPECT_REJECTS(unknown, "manifest.steps[0].a: no buffer is named 'Q'");
+}
+
+TEST(Bundle, LayoutErrors) {
+  json m = splitMatmulManifest();
+  json dtype = m;
+  dtype["inputs"][0]["type"]["dtype"] = "f16";
+  EXPECT_REJECTS(dtype, "manifest.inputs[0].blocks[0].buffer: buffer 'A0' "
+                        "holds f32 but the tensor is f16");
+  json outside = m;
+  outside["inputs"][0]["blocks"][1]["offset"] = {0, 3};
+  EXPECT_REJECTS(outside, "manifest.inputs[0].blocks[1]: block of shape "
+                          "[8, 2] at [0, 3] does not fit in the tensor's "
+                          "shape [8, 4]");
+  json overlap = m;
+  overlap["inputs"][0]["blocks"][1]["offset"] = {0, 1};
+  EXPECT_REJECTS(overlap, "blocks in buffers 'A0' and 'A1' overlap without "
+                          "being replicas");
+  json gap = m;
+  gap["inputs"][0]["blocks"].erase(1);
+  EXPECT_REJECTS(gap, "manifest.inputs[0].blocks: the blocks cover 16 of "
+                      "the 32 elements of the input");
+  // Replicas: the same region twice is fine.
+  json replicated = m;
+  replicated["outputs"][0]["blocks"].push_back(block("R0", {0, 0}));
+  EXPECT_EQ(errorOf(replicated), "");
+}
+
+TEST(Bundle, StepErrors) {
+  json m = splitMatmulManifest();
+  json kind = m;
+  kind["steps"][0]["kind"] = "launch";
+  EXPECT_REJECTS(kind, "manifest.steps[0].kind: unknown step kind 'launch'");
+  json forward = m;
+  forward["steps"][2]["deps"] = {2};
+  EXPECT_REJECTS(forward, "manifest.steps[2].deps[0]: a step depends on "
+                          "earlier steps only (0 to 1), got 2");
+  json remote = m;
+  remote["steps"][0]["b"] = "B1";
+  EXPECT_REJECTS(remote, "manifest.steps[0].b: buffer 'B1' is on device 1 "
+                         "but the step runs on device 0");
+  json call = m;
+  call["steps"][0]["call"] = "conv";
+  EXPECT_REJECTS(call, "manifest.steps[0].call: unknown library call 'conv'");
+  json shapes = m;
+  shapes["steps"][0]["transpose_a"] = true;
+  EXPECT_REJECTS(shapes, "gemm shapes do not agree: a [8, 2] (transposed), "
+                         "b [2, 6], c [8, 6]");
+  json aliasing = m;
+  aliasing["steps"][0]["c"] = "A0";
+  EXPECT_REJECTS(aliasing, "gemm's c must not be one of its operands");
+  json ints = m;
+  ints["buffers"][2]["type"]["dtype"] = "i32";
+  ints["outputs"][0]["type"]["dtype"] = "i32";
+  EXPECT_REJECTS(ints, "gemm takes a and b of one type among f32, f16 and "
+                       "bf16 and c of one of them, got f32, f32, i32");
+  json sender = m;
+  sender["steps"][2]["device"] = 0;
+  sender["steps"][2]["to"] = "P1";
+  sender["steps"][2]["from"] = "A1";
+  EXPECT_REJECTS(sender, "a transfer runs on its sending or receiving device "
+                         "(1 or 1), not 0");
+  json region = m;
+  region["steps"][2]["to_offset"] = {1, 0};
+  EXPECT_REJECTS(region, "region of extent [8, 6] at [1, 0] does not fit in "
+                         "buffer 'R0' of shape [8, 6]");
+  json convert = m;
+  convert["buffers"][3]["type"]["dtype"] = "f16";
+  EXPECT_REJECTS(convert, "a transfer copies f32 into f16; it does not "
+                          "convert");
+  json self = m;
+  self["steps"][2]["from"] = "R0";
+  self["steps"][2]["extent"] = {4, 6};
+  self["steps"][2]["to_offset"] = {2, 0};
+  self["steps"][2]["device"] = 0;
+  EXPECT_REJECTS(self, "a transfer's source and destination overlap");
+  json none = m;
+  none["steps"][3]["op"] = "none";
+  EXPECT_REJECTS(none, "an aggregation combines with add, max, min or mul");
+  json empty = m;
+  empty["steps"][3]["inputs"] = json::array();
+  EXPECT_REJECTS(empty, "an aggregation needs at least one input");
+  json mixed = m;
+  mixed["steps"][3]["inputs"] = {"P0", "A0"};
+  EXPECT_REJECTS(mixed, "an aggregation combines float buffers of one shape; "
+                        "'A0' is [8, 2] f32 and the output [8, 6] f32");
+}
+
+TEST(Bundle, KernelSteps) {
+  json m = splitMatmulManifest();
+  json kernel = {{"kind", "kernel"},
+                 {"device", 0},
+                 {"kernel", "scale"},
+                 {"args", {{{"buffer", "P0"}, {"access", "readwrite"}}}},
+                 {"scalars", {48}},
+                 {"deps", {3}}};
+  json noLibrary = m;
+  noLibrary["steps"].push_back(kernel);
+  EXPECT_REJECTS(noLibrary, "manifest.steps[4]: a kernel step needs a kernel "
+                            "library");
+  json ok = noLibrary;
+  ok["kernel_libraries"] = {"kernels/host.so"};
+  EXPECT_EQ(errorOf(ok), "");
+  json access = ok;
+  access["steps"][4]["args"][0]["access"] = "rw";
+  EXPECT_REJECTS(access, "manifest.steps[4].args[0].access: expected read, "
+                         "write or readwrite, got 'rw'");
+  json launch = ok;
+  launch["steps"][4]["launch"] = {{"grid", {1, 1, 1}}, {"block", {1, 1, 1}}};
+  EXPECT_REJECTS(launch, "a cpu kernel step takes no 'launch'");
+  json cuda = ok;
+  cuda["target"] = "cuda";
+  cuda["chip"] = "sm_90";
+  EXPECT_REJECTS(cuda, "a cuda kernel step needs 'launch' (grid, block)");
+  cuda["steps"][4]["launch"] = {{"grid", {4, 1, 1}}, {"block", {128, 0, 1}}};
+  EXPECT_REJECTS(cuda, "launch.block: expected three positive sizes");
+  cuda["steps"][4]["launch"]["block"] = {128, 1, 1};
+  EXPECT_EQ(errorOf(cuda), "");
+}
+
+TEST(Schedule, MissingDependencyIsARace) {
+  json m = splitMatmulManifest();
+  // The aggregation no longer waits for the transfer into R0.
+  m["steps"][3]["deps"] = {0};
+  EXPECT_REJECTS(m, "manifest.steps[3]: touches buffer 'R0' on device 0 as "
+                    "step 2 does, one of them writing, but does not depend "
+                    "on it");
+  // Dependencies count transitively: a chain through step 2 orders 1 and 3.
+  json chain = splitMatmulManifest();
+  chain["steps"][3]["deps"] = {0, 2};
+  EXPECT_EQ(errorOf(chain), "");
+}
+
+TEST(Schedule, DisjointRegionsOfOneBufferNeedNoOrder) {
+  // Two devices each send one half of a row into device 0's buffer, with no
+  // dependency between the two transfers.
+  json m = manifest(
+      2, {512, 256},
+      {buffer("X0", 0, 0, type({2, 2})), buffer("X1", 1, 0, type({2, 2})),
+       buffer("Y", 0, 256, type({2, 4}))},
+      {layout(type({2, 4}), {block("X0", {0, 0}), block("X1", {0, 2})})},
+      {layout(type({2, 4}), {block("Y", {0, 0})})},
+      {transfer(0, "X0", "Y"), transfer(1, "X1", "Y")});
+  m["steps"][0]["to_offset"] = {0, 0};
+  m["steps"][1]["to_offset"] = {0, 2};
+  EXPECT_EQ(errorOf(m), "");
+  // Overlapping regions do conflict.
+  m["steps"][1]["to_offset"] = {0, 1};
+  EXPECT_REJECTS(m, "manifest.steps[1]: touches buffer 'Y' on device 0 as "
+                    "step 0 does");
+}
+
+TEST(Schedule, AliasedBuffersConflict) {
+  // T shares its bytes with S: writing T while S is read needs an order.
+  json m = manifest(
+      1, {1024},
+      {buffer("X", 0, 0, type({4, 4})), buffer("S", 0, 256, type({4, 4})),
+       buffer("T", 0, 256, type({4, 4})), buffer("Y", 0, 512, type({4, 4}))},
+      {layout(type({4, 4}), {block("X", {0, 0})})},
+      {layout(type({4, 4}), {block("Y", {0, 0})})},
+      {aggregate(0, {"X"}, "S"), aggregate(0, {"S"}, "Y", {0}),
+       aggregate(0, {"X"}, "T", {0})});
+  EXPECT_REJECTS(m, "manifest.steps[2]: touches bytes of buffer 'T' shared "
+                    "with buffer 'S' on device 0 as step 1 does");
+  m["steps"][2]["deps"] = {1};
+  EXPECT_EQ(errorOf(m), "");
+}
+
+TEST(Schedule, InputsStayIntact) {
+  // W lies over input buffer A0's bytes.
+  json m = splitMatmulManifest();
+  m["buffers"].push_back(buffer("W", 0, 0, type({8, 6})));
+  m["steps"][3]["output"] = "W";
+  EXPECT_REJECTS(m, "manifest.steps[3]: writes buffer 'W', which shares "
+                    "bytes with input buffer 'A0' (inputs must survive a "
+                    "run so it can be replayed)");
+  json direct = splitMatmulManifest();
+  direct["steps"][2]["to"] = "B0";
+  direct["steps"][2]["extent"] = {2, 6};
+  EXPECT_REJECTS(direct, "manifest.steps[2]: writes input buffer 'B0'");
+}

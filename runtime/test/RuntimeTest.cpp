@@ -1,0 +1,399 @@
+//===- RuntimeTest.cpp - The C API over the CPU backend -------------------===//
+//
+// Bundles written here run through the public C API; their outputs are
+// checked against the reference evaluator or against products computed in
+// the test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ein/runtime.h"
+#include "BundleBuilder.h"
+#include "ein/check.h"
+#include "ein/eval.h"
+#include "ein/partition.h"
+#include "ein/region.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+using namespace ein;
+using namespace ein::test;
+
+namespace {
+
+struct BundleDeleter {
+  void operator()(ein_bundle *b) const { ein_bundle_free(b); }
+};
+using BundlePtr = std::unique_ptr<ein_bundle, BundleDeleter>;
+
+BundlePtr load(const TempBundle &dir, bool debug = false) {
+  ein_load_options options = {};
+  options.debug = debug;
+  ein_bundle *b = nullptr;
+  EXPECT_EQ(ein_bundle_load(dir.path.c_str(), &options, &b), EIN_OK)
+      << ein_last_error();
+  return BundlePtr(b);
+}
+
+std::string loadError(const TempBundle &dir) {
+  ein_bundle *b = nullptr;
+  EXPECT_EQ(ein_bundle_load(dir.path.c_str(), nullptr, &b), EIN_ERROR);
+  EXPECT_EQ(b, nullptr);
+  return ein_last_error();
+}
+
+std::vector<unsigned char> bytesOf(const HostTensor &t) {
+  int width = dtypeBytes(t.dtype);
+  std::vector<unsigned char> bytes(t.data.size() * width);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    encodeElement(t.dtype, t.data[i], bytes.data() + i * width);
+  return bytes;
+}
+
+/// Sets every input from the seed, runs, and returns the outputs together
+/// with the inputs used.
+std::vector<HostTensor> runSeeded(ein_bundle *b, const Program &program,
+                                  std::vector<HostTensor> &inputs) {
+  inputs.clear();
+  for (size_t i = 0; i < program.arguments.size(); ++i) {
+    inputs.push_back(randomInput(program.arguments[i].type, 7, int(i)));
+    std::vector<unsigned char> bytes = bytesOf(inputs.back());
+    EXPECT_EQ(ein_bundle_set_input(b, int(i), bytes.data(), bytes.size()),
+              EIN_OK)
+        << ein_last_error();
+  }
+  EXPECT_EQ(ein_bundle_run(b), EIN_OK) << ein_last_error();
+  std::vector<HostTensor> outputs;
+  for (int i = 0; i < ein_bundle_num_outputs(b); ++i) {
+    ein_tensor_info info;
+    EXPECT_EQ(ein_bundle_output_info(b, i, &info), EIN_OK);
+    std::vector<unsigned char> bytes(info.bytes);
+    EXPECT_EQ(ein_bundle_get_output(b, i, bytes.data(), bytes.size()), EIN_OK)
+        << ein_last_error();
+    HostTensor t{*parseDType(info.dtype),
+                 std::vector<int64_t>(info.shape, info.shape + info.rank),
+                 {}};
+    int width = dtypeBytes(t.dtype);
+    for (size_t e = 0; e < bytes.size(); e += width)
+      t.data.push_back(decodeElement(t.dtype, bytes.data() + e));
+    outputs.push_back(t);
+  }
+  return outputs;
+}
+
+/// Runs the bundle on seeded inputs and returns its worst relative error
+/// against the reference evaluator.
+double errorAgainstReference(const TempBundle &dir, const json &programJson,
+                             bool debug = false) {
+  BundlePtr b = load(dir, debug);
+  if (!b)
+    return INFINITY;
+  Program program;
+  std::string error;
+  EXPECT_TRUE(parseProgram(programJson.dump(), program, error)) << error;
+  std::vector<HostTensor> inputs, reference;
+  std::vector<HostTensor> outputs = runSeeded(b.get(), program, inputs);
+  EXPECT_TRUE(evaluate(program, inputs, reference, error)) << error;
+  double worst = 0;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    worst = std::max(worst, maxRelativeError(outputs[i], reference[i]));
+  return worst;
+}
+
+} // namespace
+
+TEST(Runtime, SplitMatmulMatchesTheReference) {
+  TempBundle dir(splitMatmulManifest(), matmulProgram({8, 4}, {4, 6}));
+  EXPECT_LT(errorAgainstReference(dir, matmulProgram({8, 4}, {4, 6})), 1e-6);
+  EXPECT_LT(errorAgainstReference(dir, matmulProgram({8, 4}, {4, 6}),
+                                  /*debug=*/true),
+            1e-6);
+}
+
+TEST(Runtime, DebugModePoisonsWhatNothingWrote) {
+  // The transfer into R0 is gone: without debug the sum reads the arena's
+  // zeros and is silently wrong; in debug mode it reads NaN.
+  json m = splitMatmulManifest();
+  m["steps"].erase(2);
+  m["steps"][2]["deps"] = {0};
+  json p = matmulProgram({8, 4}, {4, 6});
+  TempBundle dir(m, p);
+  double plain = errorAgainstReference(dir, p);
+  EXPECT_GT(plain, 1e-3);
+  EXPECT_TRUE(std::isinf(errorAgainstReference(dir, p, /*debug=*/true)));
+}
+
+TEST(Runtime, UnevenBlocksGatherFromEveryDevice) {
+  // C[5x3] = A[5x2] B[2x3] with rows cut 2, 2, 1 over three devices and B
+  // replicated; the output stays where it was computed.
+  std::vector<json> buffers, aBlocks, bBlocks, cBlocks, steps;
+  int64_t rows[3] = {2, 2, 1}, first = 0;
+  for (int d = 0; d < 3; ++d) {
+    std::string n = std::to_string(d);
+    buffers.push_back(buffer("A" + n, d, 0, type({rows[d], 2})));
+    buffers.push_back(buffer("B" + n, d, 256, type({2, 3})));
+    buffers.push_back(buffer("C" + n, d, 512, type({rows[d], 3})));
+    aBlocks.push_back(block("A" + n, {first, 0}));
+    bBlocks.push_back(block("B" + n, {0, 0}));
+    cBlocks.push_back(block("C" + n, {first, 0}));
+    steps.push_back(gemm(d, "A" + n, "B" + n, "C" + n));
+    first += rows[d];
+  }
+  json m =
+      manifest(3, {768, 768, 768}, buffers,
+               {layout(type({5, 2}), aBlocks), layout(type({2, 3}), bBlocks)},
+               {layout(type({5, 3}), cBlocks)}, steps);
+  json p = matmulProgram({5, 2}, {2, 3});
+  TempBundle dir(m, p);
+  EXPECT_LT(errorAgainstReference(dir, p, /*debug=*/true), 1e-6);
+}
+
+namespace {
+
+/// One gemm on one device: c = alpha op(a) op(b) + beta c, where c is also
+/// an input (its initial value), checked against a float64 product.
+void checkGemm(std::vector<int64_t> aShape, std::vector<int64_t> bShape,
+               std::vector<int64_t> cShape, bool ta, bool tb, double alpha,
+               double beta, const std::string &inType,
+               const std::string &outType) {
+  SCOPED_TRACE(inType + " -> " + outType);
+  // The program is only the bundle's signature here; its body is unused.
+  std::vector<int64_t> loops(cShape.size());
+  for (size_t i = 0; i < loops.size(); ++i)
+    loops[i] = static_cast<int64_t>(i);
+  json p = program({argument("a", type(aShape, inType)),
+                    argument("b", type(bShape, inType)),
+                    argument("c", type(cShape, outType))},
+                   {joinAgg("y", type(cShape, outType), {"c"}, {loops}, loops,
+                            "none", "", outType)},
+                   {"y"});
+  json step = gemm(0, "A", "B", "Y", {0});
+  step["transpose_a"] = ta;
+  step["transpose_b"] = tb;
+  step["alpha"] = alpha;
+  step["beta"] = beta;
+  json m =
+      manifest(1, {1 << 16},
+               {buffer("A", 0, 0, type(aShape, inType)),
+                buffer("B", 0, 8192, type(bShape, inType)),
+                buffer("C", 0, 16384, type(cShape, outType)),
+                buffer("Y", 0, 32768, type(cShape, outType))},
+               {layout(type(aShape, inType),
+                       {block("A", std::vector<int64_t>(aShape.size(), 0))}),
+                layout(type(bShape, inType),
+                       {block("B", std::vector<int64_t>(bShape.size(), 0))}),
+                layout(type(cShape, outType),
+                       {block("C", std::vector<int64_t>(cShape.size(), 0))})},
+               {layout(type(cShape, outType),
+                       {block("Y", std::vector<int64_t>(cShape.size(), 0))})},
+               {transfer(0, "C", "Y"), step});
+  TempBundle dir(m, p);
+  BundlePtr b = load(dir, /*debug=*/true);
+  ASSERT_TRUE(b);
+  Program program;
+  std::string error;
+  ASSERT_TRUE(parseProgram(p.dump(), program, error)) << error;
+  std::vector<HostTensor> inputs;
+  HostTensor got = runSeeded(b.get(), program, inputs)[0];
+
+  size_t rank = cShape.size();
+  int64_t rowsC = cShape[rank - 2], colsC = cShape[rank - 1];
+  int64_t inner = aShape[aShape.size() - (ta ? 2 : 1)];
+  int64_t batch = product(cShape) / (rowsC * colsC);
+  HostTensor want = inputs[2];
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t i = 0; i < rowsC; ++i)
+      for (int64_t j = 0; j < colsC; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < inner; ++k) {
+          int64_t aBase = aShape.size() == rank ? n * rowsC * inner : 0;
+          int64_t bBase = bShape.size() == rank ? n * inner * colsC : 0;
+          double x =
+              inputs[0].data[aBase + (ta ? k * rowsC + i : i * inner + k)];
+          double y =
+              inputs[1].data[bBase + (tb ? j * inner + k : k * colsC + j)];
+          sum += x * y;
+        }
+        double &c = want.data[(n * rowsC + i) * colsC + j];
+        c = alpha * sum + beta * c;
+      }
+  EXPECT_LE(maxRelativeError(got, want), checkThreshold(got.dtype));
+}
+
+} // namespace
+
+TEST(Runtime, Gemm) {
+  checkGemm({6, 5}, {5, 7}, {6, 7}, false, false, 1, 0, "f32", "f32");
+  checkGemm({5, 6}, {7, 5}, {6, 7}, true, true, 0.5, 2, "f32", "f32");
+  // Batched, with b shared by every batch.
+  checkGemm({3, 4, 5}, {5, 2}, {3, 4, 2}, false, false, 1, 1, "f32", "f32");
+  checkGemm({4, 5}, {3, 2, 5}, {3, 4, 2}, false, true, 1, 0, "f32", "f32");
+  // 16-bit operands, f32 accumulation, results rounded once.
+  checkGemm({6, 9}, {9, 4}, {6, 4}, false, false, 1, 0, "bf16", "bf16");
+  checkGemm({6, 9}, {9, 4}, {6, 4}, false, false, 1, 1, "f16", "f32");
+}
+
+TEST(Runtime, AggregationKinds) {
+  for (std::string op : {"add", "max", "min", "mul"}) {
+    SCOPED_TRACE(op);
+    json m = manifest(1, {1024},
+                      {buffer("X", 0, 0, type({3, 2})),
+                       buffer("Y", 0, 256, type({3, 2})),
+                       buffer("Z", 0, 512, type({3, 2}, "bf16"))},
+                      {layout(type({3, 2}), {block("X", {0, 0})}),
+                       layout(type({3, 2}), {block("Y", {0, 0})})},
+                      {layout(type({3, 2}, "bf16"), {block("Z", {0, 0})})},
+                      {aggregate(0, {"X", "Y"}, "Z", {}, op)});
+    std::string scalar = op == "add"   ? "arith.addf"
+                         : op == "max" ? "arith.maximumf"
+                         : op == "min" ? "arith.minimumf"
+                                       : "arith.mulf";
+    json p = program({argument("x", type({3, 2})), argument("y", type({3, 2}))},
+                     {joinAgg("z", type({3, 2}, "bf16"), {"x", "y"},
+                              {{0, 1}, {0, 1}}, {0, 1}, "none", scalar)},
+                     {"z"});
+    TempBundle dir(m, p);
+    EXPECT_LE(errorAgainstReference(dir, p), checkThreshold(DType::BF16));
+  }
+}
+
+TEST(Runtime, KernelsComeFromTheBundlesLibrary) {
+  std::string so = EIN_TEST_BUNDLES_DIR "/uneven-3gpu/kernels/host.so";
+  json kernel = {{"kind", "kernel"},
+                 {"device", 0},
+                 {"kernel", "relu_bf16"},
+                 {"args", {{{"buffer", "Y"}, {"access", "readwrite"}}}},
+                 {"scalars", {6}},
+                 {"deps", {0}}};
+  json m = manifest(1, {512},
+                    {buffer("X", 0, 0, type({2, 3}, "bf16")),
+                     buffer("Y", 0, 256, type({2, 3}, "bf16"))},
+                    {layout(type({2, 3}, "bf16"), {block("X", {0, 0})})},
+                    {layout(type({2, 3}, "bf16"), {block("Y", {0, 0})})},
+                    {transfer(0, "X", "Y"), kernel});
+  m["kernel_libraries"] = {"kernels/host.so"};
+  // y = maximumf(extf(x), 0)
+  json join = {
+      {"args", {"bf16"}},
+      {"ops",
+       {{{"op", "arith.extf"}, {"operands", {0}}, {"type", "f32"}},
+        {{"op", "arith.constant"},
+         {"operands", json::array()},
+         {"type", "f32"},
+         {"value", 0.0}},
+        {{"op", "arith.maximumf"}, {"operands", {1, 2}}, {"type", "f32"}}}},
+      {"yield", 3}};
+  json relu =
+      joinAgg("y", type({2, 3}, "bf16"), {"x"}, {{0, 1}}, {0, 1}, "none");
+  relu["join"] = join;
+  json p = program({argument("x", type({2, 3}, "bf16"))}, {relu}, {"y"});
+  TempBundle dir(m, p);
+  std::filesystem::create_directories(dir.path + "/kernels");
+  std::filesystem::copy_file(so, dir.path + "/kernels/host.so");
+  EXPECT_LE(errorAgainstReference(dir, p, /*debug=*/true), 2e-2);
+
+  json missing = m;
+  missing["steps"][1]["kernel"] = "gelu_bf16";
+  TempBundle noSymbol(missing, p);
+  std::filesystem::create_directories(noSymbol.path + "/kernels");
+  std::filesystem::copy_file(so, noSymbol.path + "/kernels/host.so");
+  EXPECT_EQ(loadError(noSymbol),
+            "manifest.steps[1]: no kernel library defines 'gelu_bf16'");
+
+  TempBundle noLibrary(m, p);
+  EXPECT_NE(loadError(noLibrary).find("cannot load kernel library '" +
+                                      noLibrary.path + "/kernels/host.so'"),
+            std::string::npos);
+}
+
+TEST(Runtime, LoadErrors) {
+  json p = matmulProgram({8, 4}, {4, 6});
+  TempBundle absent(splitMatmulManifest(), p);
+  std::filesystem::remove(absent.path + "/manifest.json");
+  EXPECT_EQ(loadError(absent), "'" + absent.path +
+                                   "' is not a bundle: " + "cannot open '" +
+                                   absent.path + "/manifest.json'");
+
+  TempBundle corrupt(splitMatmulManifest(), p);
+  corrupt.write("manifest.json", "{\"format\": \"ein-bundle\", ");
+  EXPECT_EQ(loadError(corrupt),
+            corrupt.path + "/manifest.json: not valid JSON");
+
+  json cuda = splitMatmulManifest();
+  cuda["target"] = "cuda";
+  cuda["chip"] = "sm_90";
+  TempBundle gpu(cuda, p);
+  EXPECT_EQ(loadError(gpu),
+            "the bundle targets cuda; this runtime has no cuda backend");
+
+  TempBundle mismatch(splitMatmulManifest(), matmulProgram({8, 4}, {4, 7}));
+  EXPECT_EQ(loadError(mismatch),
+            mismatch.path + "/manifest.json: input 1 is [4, 6] f32, not the "
+                            "[4, 7] f32 argument of program.json ('f')");
+
+  TempBundle noProgram(splitMatmulManifest(), p);
+  std::filesystem::remove(noProgram.path + "/program.json");
+  EXPECT_EQ(loadError(noProgram),
+            "cannot open '" + noProgram.path + "/program.json'");
+}
+
+TEST(Runtime, ApiMisuse) {
+  json p = matmulProgram({8, 4}, {4, 6});
+  TempBundle dir(splitMatmulManifest(), p);
+  BundlePtr b = load(dir);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(ein_bundle_num_inputs(b.get()), 2);
+  EXPECT_EQ(ein_bundle_devices(b.get()), 2);
+  EXPECT_STREQ(ein_bundle_target(b.get()), "cpu");
+  ein_tensor_info info;
+  ASSERT_EQ(ein_bundle_input_info(b.get(), 1, &info), EIN_OK);
+  EXPECT_STREQ(info.dtype, "f32");
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.bytes, 4u * 4 * 6);
+  EXPECT_EQ(ein_bundle_input_info(b.get(), 2, &info), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "no input 2");
+
+  std::vector<float> a(32, 1.0f);
+  EXPECT_EQ(ein_bundle_set_input(b.get(), 0, a.data(), 12), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "input 0 holds 128 bytes, got 12");
+  EXPECT_EQ(ein_bundle_set_input(b.get(), 0, a.data(), 128), EIN_OK);
+  EXPECT_EQ(ein_bundle_run(b.get()), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "input 1 was not set");
+  std::vector<float> c(48);
+  EXPECT_EQ(ein_bundle_get_output(b.get(), 0, c.data(), 192), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "the bundle has not run yet");
+
+  std::vector<float> bIn(24, 2.0f);
+  EXPECT_EQ(ein_bundle_set_input(b.get(), 1, bIn.data(), 96), EIN_OK);
+  double ms = -1;
+  EXPECT_EQ(ein_bundle_bench(b.get(), 1, 3, &ms), EIN_OK);
+  EXPECT_GE(ms, 0);
+  EXPECT_EQ(ein_bundle_get_output(b.get(), 0, c.data(), 192), EIN_OK);
+  for (float x : c)
+    EXPECT_EQ(x, 8.0f); // four products of 1 and 2
+  EXPECT_EQ(ein_bundle_bench(b.get(), 0, 0, &ms), EIN_ERROR);
+}
+
+TEST(Region, CopiesASubRectangle) {
+  // Copy the [1:3, 2:4] corner of a 3x4 tensor into [0:2, 1:3] of a 2x5 one.
+  std::vector<int32_t> src(12), dst(10, -1);
+  for (int i = 0; i < 12; ++i)
+    src[i] = i;
+  copyRegion(reinterpret_cast<const unsigned char *>(src.data()), {3, 4},
+             {1, 2}, reinterpret_cast<unsigned char *>(dst.data()), {2, 5},
+             {0, 1}, {2, 2}, 4);
+  EXPECT_EQ(dst, (std::vector<int32_t>{-1, 6, 7, -1, -1, -1, 10, 11, -1, -1}));
+}
+
+TEST(Check, RelativeErrorAndNaNs) {
+  HostTensor ref{DType::F32, {3}, {4, -2, 0}}, got = ref;
+  got.data[1] = -2.002;
+  EXPECT_NEAR(maxRelativeError(got, ref), 0.002 / 4, 1e-12);
+  HostTensor small{DType::F32, {1}, {0.1}}, smallGot{DType::F32, {1}, {0.2}};
+  EXPECT_NEAR(maxRelativeError(smallGot, small), 0.1, 1e-12);
+  got.data[2] = NAN;
+  EXPECT_TRUE(std::isinf(maxRelativeError(got, ref)));
+  EXPECT_EQ(checkThreshold(DType::BF16), 2e-2);
+}

@@ -1,0 +1,175 @@
+//===- ein-run.cpp - Run a bundle -----------------------------------------===//
+//
+//   ein-run DIR [--inputs=a.npy,...] [--outputs=o.npy,...] [--seed=S]
+//               [--check] [--bench [--warmup=2] [--iters=10]] [--debug]
+//
+// Loads the bundle in DIR, binds its inputs (.npy files, or tensors drawn
+// from the seed as DESIGN §3 says), runs it and prints one line per output.
+// --check evaluates the bundle's program.json with the reference evaluator
+// on the same inputs and prints max_rel_err=...; it exits non-zero when an
+// output is further from the reference than its element type allows.
+// --bench prints the median milliseconds of a step. --debug checks every
+// step's memory against its device's arena and poisons unwritten memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tool_support.h"
+
+#include "ein/check.h"
+#include "ein/eval.h"
+#include "ein/runtime.h"
+
+#include <cstdio>
+#include <exception>
+#include <limits>
+
+using namespace ein::tools;
+
+namespace {
+
+const char *kUsage =
+    "usage: ein-run DIR [--inputs=a.npy,...] [--outputs=o.npy,...] "
+    "[--seed=S]\n"
+    "               [--check] [--bench [--warmup=2] [--iters=10]] "
+    "[--debug]\n";
+
+void check(ein_status status) {
+  if (status != EIN_OK)
+    die(ein_last_error());
+}
+
+std::vector<unsigned char> encode(const ein::HostTensor &t) {
+  int width = ein::dtypeBytes(t.dtype);
+  std::vector<unsigned char> bytes(t.data.size() * width);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    ein::encodeElement(t.dtype, t.data[i], bytes.data() + i * width);
+  return bytes;
+}
+
+ein::HostTensor decode(const ein_tensor_info &info,
+                       const std::vector<unsigned char> &bytes) {
+  ein::HostTensor t;
+  t.dtype = *ein::parseDType(info.dtype);
+  t.shape.assign(info.shape, info.shape + info.rank);
+  int width = ein::dtypeBytes(t.dtype);
+  t.data.resize(bytes.size() / width);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    t.data[i] = ein::decodeElement(t.dtype, bytes.data() + i * width);
+  return t;
+}
+
+int run(int argc, char **argv) {
+  CommandLine line = parseCommandLine(
+      argc, argv, kUsage, {"inputs", "outputs", "seed", "warmup", "iters"},
+      {"check", "bench", "debug"});
+  if (line.positional.empty())
+    die(std::string("no bundle given\n") + kUsage);
+  if (line.positional.size() > 1)
+    die("more than one bundle given ('" + line.positional[0] + "' and '" +
+        line.positional[1] + "')");
+  bool bench = line.flags.count("bench");
+  if (!bench && (line.has("warmup") || line.has("iters")))
+    die("--warmup and --iters go with --bench");
+  auto list = [&](const char *key) {
+    return line.values.count(key) ? splitList(key, line.values.at(key))
+                                  : std::vector<std::string>();
+  };
+  std::vector<std::string> inputFiles = list("inputs"),
+                           outputFiles = list("outputs");
+  auto count = [&](const char *key, uint64_t fallback, uint64_t max) {
+    return line.values.count(key) ? parseCount(key, line.values.at(key), max)
+                                  : fallback;
+  };
+  uint64_t seed = count("seed", 0, UINT64_MAX);
+  int warmup = static_cast<int>(count("warmup", 2, 1000000));
+  int iters = static_cast<int>(count("iters", 10, 1000000));
+  if (iters < 1)
+    die("--iters must be at least 1");
+
+  ein_load_options options = {};
+  options.debug = line.flags.count("debug") ? 1 : 0;
+  ein_bundle *bundle = nullptr;
+  check(ein_bundle_load(line.positional[0].c_str(), &options, &bundle));
+
+  // The program's arguments carry the names and types the inputs must have;
+  // readBundle checked that they match the manifest.
+  ein::Program program;
+  std::string error;
+  if (!ein::readProgram(line.positional[0] + "/program.json", program, error))
+    die(error);
+  checkFileCount("inputs", inputFiles, program.arguments.size(),
+                 program.function, "takes", "arguments");
+  checkFileCount("outputs", outputFiles, program.results.size(),
+                 program.function, "has", "results");
+
+  ein::EvalOptions evalOptions;
+  int64_t maxElements = line.flags.count("check")
+                            ? evalOptions.maxElements
+                            : std::numeric_limits<int64_t>::max();
+  std::vector<ein::HostTensor> inputs =
+      loadInputs(program.arguments, inputFiles, seed, maxElements);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<unsigned char> bytes = encode(inputs[i]);
+    check(ein_bundle_set_input(bundle, static_cast<int>(i), bytes.data(),
+                               bytes.size()));
+  }
+
+  check(ein_bundle_run(bundle));
+  std::vector<ein::HostTensor> outputs;
+  for (int i = 0; i < ein_bundle_num_outputs(bundle); ++i) {
+    ein_tensor_info info;
+    check(ein_bundle_output_info(bundle, i, &info));
+    std::vector<unsigned char> bytes(info.bytes);
+    check(ein_bundle_get_output(bundle, i, bytes.data(), bytes.size()));
+    outputs.push_back(decode(info, bytes));
+    printResult(i, program.results[i], outputs.back());
+  }
+  writeOutputs(outputFiles, outputs);
+
+  int status = 0;
+  if (line.flags.count("check")) {
+    std::vector<ein::HostTensor> reference;
+    if (!ein::evaluate(program, inputs, reference, error, evalOptions))
+      die("the reference evaluator failed: " + error);
+    double worst = 0;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      double err = ein::maxRelativeError(outputs[i], reference[i]);
+      double threshold = ein::checkThreshold(outputs[i].dtype);
+      worst = std::max(worst, err);
+      if (err > threshold) {
+        std::fprintf(stderr,
+                     "ein-run: error: output %zu ('%s') differs from the "
+                     "reference: max_rel_err=%.3g exceeds the %s threshold "
+                     "%.3g\n",
+                     i, program.results[i].c_str(), err,
+                     ein::dtypeName(outputs[i].dtype), threshold);
+        status = 1;
+      }
+    }
+    std::printf("max_rel_err=%.3g\n", worst);
+  }
+
+  if (bench) {
+    double ms = 0;
+    check(ein_bundle_bench(bundle, warmup, iters, &ms));
+    std::printf("median_ms=%.4f (target %s, %d devices, warmup %d, iters "
+                "%d)\n",
+                ms, ein_bundle_target(bundle), ein_bundle_devices(bundle),
+                warmup, iters);
+  }
+  ein_bundle_free(bundle);
+  return status;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  setToolName("ein-run");
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    die("out of host memory");
+  } catch (const std::exception &e) {
+    die(std::string("internal error: ") + e.what());
+  }
+}

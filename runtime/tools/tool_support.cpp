@@ -1,0 +1,158 @@
+//===- tool_support.cpp - What ein-eval and ein-run share -----------------===//
+
+#include "tool_support.h"
+
+#include "ein/eval.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ein::tools {
+
+static const char *toolName = "ein";
+
+void setToolName(const char *name) { toolName = name; }
+
+void die(const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", toolName, message.c_str());
+  std::exit(1);
+}
+
+CommandLine parseCommandLine(int argc, char **argv, const char *usage,
+                             const std::set<std::string> &withValue,
+                             const std::set<std::string> &flags) {
+  CommandLine line;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
+    if (arg.rfind("--", 0) != 0) {
+      line.positional.push_back(arg);
+      continue;
+    }
+    std::string key = arg.substr(2), value;
+    bool hasValue = false;
+    if (size_t eq = key.find('='); eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+      hasValue = true;
+    }
+    if (flags.count(key)) {
+      if (hasValue)
+        die("--" + key + " takes no value");
+      line.flags.insert(key);
+      continue;
+    }
+    if (!withValue.count(key))
+      die("unknown option '--" + key + "'\n" + usage);
+    if (!hasValue) {
+      if (i + 1 >= argc)
+        die("--" + key + " needs a value");
+      value = argv[++i];
+    }
+    line.values[key] = value;
+  }
+  return line;
+}
+
+std::vector<std::string> splitList(const std::string &option,
+                                   const std::string &text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma - start);
+    if (item.empty())
+      die("--" + option + " has an empty file name in '" + text + "'");
+    items.push_back(item);
+    if (comma == std::string::npos)
+      return items;
+    start = comma + 1;
+  }
+}
+
+uint64_t parseCount(const std::string &option, const std::string &text,
+                    uint64_t max) {
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || text[0] == '-' || errno == ERANGE ||
+      n > max)
+    die("--" + option + " needs an integer from 0 to " + std::to_string(max) +
+        ", got '" + text + "'");
+  return n;
+}
+
+static std::string typeText(const std::vector<int64_t> &shape, DType dtype) {
+  std::string s;
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + dtypeName(dtype);
+}
+
+std::vector<HostTensor> loadInputs(const std::vector<Argument> &arguments,
+                                   const std::vector<std::string> &files,
+                                   uint64_t seed, int64_t maxElements) {
+  std::vector<HostTensor> inputs(arguments.size());
+  std::string error;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const Argument &arg = arguments[i];
+    if (arg.type.numElements() > maxElements)
+      die("argument " + std::to_string(i) + " ('" + arg.name + "') has " +
+          std::to_string(arg.type.numElements()) +
+          " elements; the CPU reference stops at " +
+          std::to_string(maxElements) + " (check large shapes on the GPU)");
+    if (files.empty()) {
+      inputs[i] = randomInput(arg.type, seed, static_cast<int>(i));
+      continue;
+    }
+    if (!readNpy(files[i], arg.type.dtype, inputs[i], error))
+      die(error);
+    if (inputs[i].shape != arg.type.shape)
+      die("'" + files[i] + "' has shape " +
+          typeText(inputs[i].shape, arg.type.dtype) + " but argument " +
+          std::to_string(i) + " ('" + arg.name + "') is " +
+          typeText(arg.type.shape, arg.type.dtype));
+  }
+  return inputs;
+}
+
+void printResult(size_t index, const std::string &name,
+                 const HostTensor &tensor) {
+  double maxAbs = 0, sum = 0;
+  bool finite = true;
+  for (double x : tensor.data) {
+    finite &= std::isfinite(x);
+    maxAbs = std::max(maxAbs, std::fabs(x));
+    sum += x;
+  }
+  std::string shape;
+  for (size_t d = 0; d < tensor.shape.size(); ++d)
+    shape += (d ? "x" : "") + std::to_string(tensor.shape[d]);
+  std::printf("result %zu '%s': %s %s max_abs=%.6g sum=%.6g%s\n", index,
+              name.c_str(), shape.c_str(), dtypeName(tensor.dtype), maxAbs, sum,
+              finite ? "" : " (not all finite)");
+}
+
+void writeOutputs(const std::vector<std::string> &files,
+                  const std::vector<HostTensor> &tensors) {
+  std::string error;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (!writeNpy(files[i], tensors[i], error))
+      die(error);
+}
+
+void checkFileCount(const std::string &option,
+                    const std::vector<std::string> &files, size_t count,
+                    const std::string &function, const char *verb,
+                    const char *noun) {
+  if (!files.empty() && files.size() != count)
+    die("--" + option + " names " + std::to_string(files.size()) +
+        " files but '" + function + "' " + verb + " " + std::to_string(count) +
+        " " + noun);
+}
+
+} // namespace ein::tools
