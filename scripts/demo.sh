@@ -2,13 +2,15 @@
 # The main job, until ein-compile lands: set up, verify every bundled example,
 # attach an 8-GPU NVSwitch target to the small LLaMA block and print it,
 # export the block to program.json and evaluate it with the float64 reference
-# evaluator on seeded inputs, then plan it for 8 GPUs and list each op's spec.
+# evaluator on seeded inputs, plan it for 8 GPUs and list each op's spec, then
+# run the hand-written bundles on virtual GPUs with ein-run --check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 scripts/setup.sh >/dev/null
 EIN_OPT=$BUILD_DIR/bin/ein-opt
 EIN_EVAL=$BUILD_DIR/bin/ein-eval
+EIN_RUN=$BUILD_DIR/bin/ein-run
 OUT=${OUT_DIR:-$BUILD_DIR/demo}
 mkdir -p "$OUT"
 
@@ -33,3 +35,10 @@ echo "== the block planned for 8 GPUs (ein-plan: one spec per op, relations, exc
 grep -o 'ein\.[a-z_]* .*spec = #ein.spec<\[[0-9, ]*\]>' "$OUT/llama_block.plan.mlir" |
   sed -E 's/^(ein\.[a-z_]*).*(#ein.spec<\[[0-9, ]*\]>)$/  \1 \2/'
 echo "  ($(grep -c 'ein.repartition' "$OUT/llama_block.plan.mlir") repartitions; the planned IR is $OUT/llama_block.plan.mlir)"
+echo
+echo "== hand-written bundles on the CPU runtime's virtual GPUs (ein-run --check --debug)"
+for b in "$BUILD_DIR"/runtime/test/bundles/*/; do
+  devices=$(grep -o '"devices": [0-9]*' "$b/manifest.json" | grep -o '[0-9]*$')
+  echo "${b%/}: $devices devices, $(grep -c '"kind"' "$b/manifest.json") steps"
+  "$EIN_RUN" "$b" --seed=1 --check --debug | sed 's/^/  /'
+done

@@ -78,6 +78,21 @@ ein_status checkBytes(const ein::TensorLayout *l, bool output, int index,
   return EIN_OK;
 }
 
+/// Copies block `p` out of a whole dense tensor into the block's own bytes
+/// (`toBlock`), or from the block's bytes into its place in the tensor.
+void copyBlock(const ein::TensorLayout &l, const ein::Buffer &buffer,
+               const ein::BlockPlacement &p, const unsigned char *from,
+               unsigned char *to, bool toBlock) {
+  std::vector<int64_t> origin(buffer.type.shape.size(), 0);
+  int width = ein::dtypeBytes(l.type.dtype);
+  if (toBlock)
+    ein::copyRegion(from, l.type.shape, p.offset, to, buffer.type.shape, origin,
+                    buffer.type.shape, width);
+  else
+    ein::copyRegion(from, buffer.type.shape, origin, to, l.type.shape, p.offset,
+                    buffer.type.shape, width);
+}
+
 } // namespace
 
 extern "C" {
@@ -139,15 +154,12 @@ ein_status ein_bundle_set_input(ein_bundle *bundle, int index, const void *data,
     return EIN_ERROR;
   return guarded([&] {
     const ein::Manifest &m = bundle->bundle.manifest;
-    int width = ein::dtypeBytes(l->type.dtype);
     std::vector<unsigned char> block;
     for (const ein::BlockPlacement &p : l->blocks) {
       const ein::Buffer &buffer = m.buffers[p.buffer];
       block.resize(buffer.bytes());
-      ein::copyRegion(static_cast<const unsigned char *>(data), l->type.shape,
-                      p.offset, block.data(), buffer.type.shape,
-                      std::vector<int64_t>(buffer.type.shape.size(), 0),
-                      buffer.type.shape, width);
+      copyBlock(*l, buffer, p, static_cast<const unsigned char *>(data),
+                block.data(), /*toBlock=*/true);
       bundle->backend->writeBuffer(p.buffer, block.data());
     }
     bundle->inputSet[index] = true;
@@ -181,16 +193,13 @@ ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
     return failure("the bundle has not run yet");
   return guarded([&] {
     const ein::Manifest &m = bundle->bundle.manifest;
-    int width = ein::dtypeBytes(l->type.dtype);
     std::vector<unsigned char> block;
     for (const ein::BlockPlacement &p : l->blocks) {
       const ein::Buffer &buffer = m.buffers[p.buffer];
       block.resize(buffer.bytes());
       bundle->backend->readBuffer(p.buffer, block.data());
-      ein::copyRegion(block.data(), buffer.type.shape,
-                      std::vector<int64_t>(buffer.type.shape.size(), 0),
-                      static_cast<unsigned char *>(data), l->type.shape,
-                      p.offset, buffer.type.shape, width);
+      copyBlock(*l, buffer, p, static_cast<unsigned char *>(data), block.data(),
+                /*toBlock=*/false);
     }
     return EIN_OK;
   });

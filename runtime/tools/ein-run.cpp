@@ -132,21 +132,26 @@ int run(int argc, char **argv) {
     if (!ein::evaluate(program, inputs, reference, error, evalOptions))
       die("the reference evaluator failed: " + error);
     double worst = 0;
+    std::vector<std::string> failures;
     for (size_t i = 0; i < outputs.size(); ++i) {
       double err = ein::maxRelativeError(outputs[i], reference[i]);
       double threshold = ein::checkThreshold(outputs[i].dtype);
       worst = std::max(worst, err);
       if (err > threshold) {
-        std::fprintf(stderr,
-                     "ein-run: error: output %zu ('%s') differs from the "
-                     "reference: max_rel_err=%.3g exceeds the %s threshold "
-                     "%.3g\n",
-                     i, program.results[i].c_str(), err,
-                     ein::dtypeName(outputs[i].dtype), threshold);
-        status = 1;
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "output %zu ('%s') differs from the reference: "
+                      "max_rel_err=%.3g exceeds the %s threshold %.3g",
+                      i, program.results[i].c_str(), err,
+                      ein::dtypeName(outputs[i].dtype), threshold);
+        failures.push_back(line);
       }
     }
     std::printf("max_rel_err=%.3g\n", worst);
+    std::fflush(stdout);
+    for (const std::string &failure : failures)
+      std::fprintf(stderr, "ein-run: error: %s\n", failure.c_str());
+    status = failures.empty() ? 0 : 1;
   }
 
   if (bench) {

@@ -15,6 +15,7 @@ static const char *toolName = "ein";
 void setToolName(const char *name) { toolName = name; }
 
 void die(const std::string &message) {
+  std::fflush(stdout); // what was printed so far comes first
   std::fprintf(stderr, "%s: error: %s\n", toolName, message.c_str());
   std::exit(1);
 }
@@ -81,7 +82,9 @@ uint64_t parseCount(const std::string &option, const std::string &text,
   unsigned long long n = std::strtoull(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || text[0] == '-' || errno == ERANGE ||
       n > max)
-    die("--" + option + " needs an integer from 0 to " + std::to_string(max) +
+    die("--" + option + " needs " +
+        (max == UINT64_MAX ? std::string("a non-negative integer")
+                           : "an integer from 0 to " + std::to_string(max)) +
         ", got '" + text + "'");
   return n;
 }
@@ -120,21 +123,39 @@ std::vector<HostTensor> loadInputs(const std::vector<Argument> &arguments,
   return inputs;
 }
 
+/// "%.6g", but "nan", "inf" and "-inf" the same on every C library.
+static std::string number(double x) {
+  if (std::isnan(x))
+    return "nan";
+  if (std::isinf(x))
+    return x > 0 ? "inf" : "-inf";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", x);
+  return text;
+}
+
 void printResult(size_t index, const std::string &name,
                  const HostTensor &tensor) {
   double maxAbs = 0, sum = 0;
-  bool finite = true;
+  int64_t nonFinite = 0;
   for (double x : tensor.data) {
-    finite &= std::isfinite(x);
-    maxAbs = std::max(maxAbs, std::fabs(x));
+    if (!std::isfinite(x))
+      ++nonFinite;
+    // NaN propagates into both figures.
+    maxAbs = std::isnan(x) || std::isnan(maxAbs)
+                 ? NAN
+                 : std::max(maxAbs, std::fabs(x));
     sum += x;
   }
   std::string shape;
   for (size_t d = 0; d < tensor.shape.size(); ++d)
     shape += (d ? "x" : "") + std::to_string(tensor.shape[d]);
-  std::printf("result %zu '%s': %s %s max_abs=%.6g sum=%.6g%s\n", index,
-              name.c_str(), shape.c_str(), dtypeName(tensor.dtype), maxAbs, sum,
-              finite ? "" : " (not all finite)");
+  std::printf("result %zu '%s': %s %s max_abs=%s sum=%s", index, name.c_str(),
+              shape.c_str(), dtypeName(tensor.dtype), number(maxAbs).c_str(),
+              number(sum).c_str());
+  if (nonFinite)
+    std::printf(" (%lld not finite)", static_cast<long long>(nonFinite));
+  std::printf("\n");
 }
 
 void writeOutputs(const std::vector<std::string> &files,
