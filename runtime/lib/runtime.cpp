@@ -198,7 +198,7 @@ ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
       const ein::Buffer &buffer = m.buffers[p.buffer];
       block.resize(buffer.bytes());
       bundle->backend->readBuffer(p.buffer, block.data());
-      copyBlock(*l, buffer, p, static_cast<unsigned char *>(data), block.data(),
+      copyBlock(*l, buffer, p, block.data(), static_cast<unsigned char *>(data),
                 /*toBlock=*/false);
     }
     return EIN_OK;
