@@ -15,12 +15,15 @@
 #include "ein/region.h"
 
 #include <dlfcn.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -30,6 +33,38 @@ namespace {
 /// The ABI of a host kernel: one pointer per argument buffer, then the
 /// step's scalars.
 using HostKernel = void (*)(void *const *args, const int64_t *scalars);
+
+/// Where a kernel that faults returns to, and the address it touched.
+thread_local sigjmp_buf *faultReturn = nullptr;
+thread_local void *faultAddress = nullptr;
+
+void onFault(int, siginfo_t *info, void *) {
+  faultAddress = info->si_addr;
+  siglongjmp(*faultReturn, 1);
+}
+
+/// Calls `kernel`; returns false with `faultAddress` set if it touched
+/// memory it may not (a guard page, or anything unmapped). The handlers are
+/// installed only around the call, so faults elsewhere stay what they are.
+bool callGuarded(HostKernel kernel, void *const *args, const int64_t *scalars) {
+  struct sigaction action = {}, oldSegv, oldBus;
+  action.sa_sigaction = onFault;
+  action.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, &oldSegv);
+  sigaction(SIGBUS, &action, &oldBus);
+  sigjmp_buf here;
+  faultReturn = &here;
+  bool ok = true;
+  if (sigsetjmp(here, /*savesigs=*/1) == 0)
+    kernel(args, scalars);
+  else
+    ok = false;
+  faultReturn = nullptr;
+  sigaction(SIGSEGV, &oldSegv, nullptr);
+  sigaction(SIGBUS, &oldBus, nullptr);
+  return ok;
+}
 
 class CpuBackend final : public Backend {
 public:
@@ -158,6 +193,27 @@ private:
     return p;
   }
 
+  /// Where `address` lies relative to the arenas, for a fault's message.
+  std::string describe(const void *address) const {
+    auto *p = static_cast<const unsigned char *>(address);
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%p", address);
+    for (int d = 0; d < m.devices; ++d) {
+      const unsigned char *begin = arenas[d],
+                          *end = begin + roundUp(m.arenaBytes[d], page);
+      if (p >= begin - page && p < begin)
+        return std::string("it touched ") + hex +
+               ", in the guard page before device " + std::to_string(d) +
+               "'s arena";
+      if (p >= end && p < end + page)
+        return std::string("it touched ") + hex +
+               ", in the guard page after device " + std::to_string(d) +
+               "'s arena";
+    }
+    return std::string("it touched ") + hex + ", outside every arena";
+  }
+
   void poison() {
     std::vector<std::pair<int64_t, int64_t>> keep;
     for (int device = 0; device < m.devices; ++device) {
@@ -185,7 +241,13 @@ private:
       std::vector<void *> args;
       for (const KernelArg &a : step.args)
         args.push_back(checked(a.buffer, step.device, step));
-      kernels.at(step.kernel)(args.data(), step.scalars.data());
+      if (!callGuarded(kernels.at(step.kernel), args.data(),
+                       step.scalars.data()))
+        throw RuntimeError("kernel '" + step.kernel + "' on device " +
+                           std::to_string(step.device) +
+                           " faulted: " + describe(faultAddress) +
+                           " (the bundle's kernel or its buffer plan is "
+                           "wrong)");
       return;
     }
     case StepKind::Library:

@@ -18,6 +18,8 @@
 #include <cmath>
 #include <memory>
 
+#include <unistd.h>
+
 using namespace ein;
 using namespace ein::test;
 
@@ -306,6 +308,53 @@ TEST(Runtime, KernelsComeFromTheBundlesLibrary) {
   EXPECT_NE(loadError(noLibrary).find("cannot load kernel library '" +
                                       noLibrary.path + "/kernels/host.so'"),
             std::string::npos);
+}
+
+TEST(Runtime, AKernelHittingAGuardPageIsAnError) {
+  // One device whose arena is one page: X and Y fill its first 512 bytes.
+  json poke = {
+      {"kind", "kernel"}, {"device", 0},
+      {"kernel", "poke"}, {"args", {{{"buffer", "Y"}, {"access", "write"}}}},
+      {"scalars", {0}},   {"deps", {0}}};
+  json m = manifest(
+      1, {512}, {buffer("X", 0, 0, type({4})), buffer("Y", 0, 256, type({4}))},
+      {layout(type({4}), {block("X", {0})})},
+      {layout(type({4}), {block("Y", {0})})}, {transfer(0, "X", "Y"), poke});
+  m["kernel_libraries"] = {"kernels/faulty.so"};
+  json p = program({argument("x", type({4}))},
+                   {joinAgg("y", type({4}), {"x"}, {{0}}, {0}, "none")}, {"y"});
+  long page = sysconf(_SC_PAGESIZE);
+  for (auto [offset, where] :
+       {std::pair<int64_t, std::string>{page - 256, "after"},
+        std::pair<int64_t, std::string>{-257, "before"}}) {
+    m["steps"][1]["scalars"] = {offset};
+    TempBundle dir(m, p);
+    std::filesystem::create_directories(dir.path + "/kernels");
+    std::filesystem::copy_file(EIN_TEST_KERNELS_DIR "/faulty.so",
+                               dir.path + "/kernels/faulty.so");
+    BundlePtr b = load(dir);
+    ASSERT_TRUE(b);
+    float x[4] = {1, 2, 3, 4};
+    ASSERT_EQ(ein_bundle_set_input(b.get(), 0, x, sizeof x), EIN_OK);
+    EXPECT_EQ(ein_bundle_run(b.get()), EIN_ERROR);
+    std::string error = ein_last_error();
+    EXPECT_NE(error.find("kernel 'poke' on device 0 faulted: it touched "),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("in the guard page " + where + " device 0's arena"),
+              std::string::npos)
+        << error;
+  }
+  // Within bounds the same kernel runs.
+  m["steps"][1]["scalars"] = {3};
+  TempBundle dir(m, p);
+  std::filesystem::create_directories(dir.path + "/kernels");
+  std::filesystem::copy_file(EIN_TEST_KERNELS_DIR "/faulty.so",
+                             dir.path + "/kernels/faulty.so");
+  BundlePtr b = load(dir);
+  float x[4] = {1, 2, 3, 4};
+  ASSERT_EQ(ein_bundle_set_input(b.get(), 0, x, sizeof x), EIN_OK);
+  EXPECT_EQ(ein_bundle_run(b.get()), EIN_OK) << ein_last_error();
 }
 
 TEST(Runtime, LoadErrors) {
