@@ -37,12 +37,21 @@ public:
   virtual void run() = 0;
   /// The time of one run, in milliseconds, measured as the backend can.
   virtual double timedRun() = 0;
+  /// One line on what runs the bundle, for logs.
+  virtual std::string describe() const = 0;
 };
 
 /// The CPU backend: one arena per device, separated by guard pages; kernel
 /// steps call functions from the bundle's kernels/*.so. Throws RuntimeError.
 std::unique_ptr<Backend> createCpuBackend(const Bundle &bundle,
                                           const BackendOptions &options);
+
+#ifdef EIN_HAVE_CUDA
+/// The CUDA backend (cuda/cuda_backend.cpp): the schedule captured once into
+/// one CUDA graph over the bundle's GPUs and replayed. Throws RuntimeError.
+std::unique_ptr<Backend> createCudaBackend(const Bundle &bundle,
+                                           const BackendOptions &options);
+#endif
 
 } // namespace ein
 

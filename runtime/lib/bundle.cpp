@@ -540,20 +540,40 @@ bool checkSchedule(const Manifest &m, std::string &error) {
     size_t step;
     BufferAccess access;
   };
-  std::vector<std::vector<Span>> perDevice(m.devices);
-  std::vector<std::vector<std::pair<int64_t, int>>> inputSpans(m.devices);
+  auto overlap = [&](int x, int64_t first, int64_t last) {
+    const Buffer &b = m.buffers[x];
+    return first < b.offset + b.bytes() && b.offset < last;
+  };
+  std::set<int> inputBuffers, outputBuffers;
   for (const TensorLayout &layout : m.inputs)
-    for (const BlockPlacement &p : layout.blocks) {
-      const Buffer &b = m.buffers[p.buffer];
-      inputSpans[b.device].push_back({b.offset, p.buffer});
+    for (const BlockPlacement &p : layout.blocks)
+      inputBuffers.insert(p.buffer);
+  for (const TensorLayout &layout : m.outputs)
+    for (const BlockPlacement &p : layout.blocks)
+      outputBuffers.insert(p.buffer);
+  // Inputs are scattered before the run, all at once.
+  for (int x : inputBuffers)
+    for (int y : inputBuffers) {
+      const Buffer &bx = m.buffers[x], &by = m.buffers[y];
+      if (x < y && bx.device == by.device &&
+          overlap(x, by.offset, by.offset + by.bytes())) {
+        error = "manifest.buffers: input buffers " + inQuotes(bx.name) +
+                " and " + inQuotes(by.name) + " share bytes on device " +
+                std::to_string(bx.device);
+        return false;
+      }
     }
+
+  std::vector<std::vector<Span>> perDevice(m.devices);
+  std::map<int, std::vector<size_t>> writers; // output buffer -> its writers
+  std::vector<Span> writes;
   for (size_t i = 0; i < n; ++i)
     for (BufferAccess &a : stepAccesses(m, m.steps[i])) {
       const Buffer &b = m.buffers[a.buffer];
       auto [first, last] = byteSpan(b, a.offset, a.extent);
-      if (a.access != Access::Read)
-        for (auto [start, id] : inputSpans[b.device])
-          if (first < start + m.buffers[id].bytes() && start < last) {
+      if (a.access != Access::Read) {
+        for (int id : inputBuffers)
+          if (m.buffers[id].device == b.device && overlap(id, first, last)) {
             error = "manifest.steps[" + std::to_string(i) + "]: writes " +
                     (id == a.buffer ? "input buffer " + inQuotes(b.name)
                                     : "buffer " + inQuotes(b.name) +
@@ -563,7 +583,31 @@ bool checkSchedule(const Manifest &m, std::string &error) {
                     " (inputs must survive a run so it can be replayed)";
             return false;
           }
+        if (outputBuffers.count(a.buffer))
+          writers[a.buffer].push_back(i);
+        writes.push_back({first, last, i, a});
+      }
       perDevice[b.device].push_back({first, last, i, std::move(a)});
+    }
+  // What an output holds at the end is what its writers left: a write to its
+  // bytes through another buffer must come before all of them.
+  for (const Span &w : writes)
+    for (int out : outputBuffers) {
+      const Buffer &o = m.buffers[out];
+      if (out == w.access.buffer ||
+          o.device != m.buffers[w.access.buffer].device ||
+          !overlap(out, w.first, w.last))
+        continue;
+      for (size_t writer : writers[out])
+        if (!ordered(w.step, writer)) {
+          error = "manifest.steps[" + std::to_string(w.step) +
+                  "]: writes buffer " +
+                  inQuotes(m.buffers[w.access.buffer].name) +
+                  ", which shares bytes with output buffer " +
+                  inQuotes(o.name) + ", but does not come before step " +
+                  std::to_string(writer) + ", which writes the output";
+          return false;
+        }
     }
 
   for (int device = 0; device < m.devices; ++device) {

@@ -70,9 +70,6 @@ class CpuBackend final : public Backend {
 public:
   CpuBackend(const Bundle &bundle, const BackendOptions &options)
       : bundle(bundle), m(bundle.manifest), options(options) {
-    if (m.target != "cpu")
-      throw RuntimeError("the bundle targets " + m.target +
-                         "; this runtime has no " + m.target + " backend");
     mapArenas();
     loadKernels();
     for (const TensorLayout &layout : m.inputs)
@@ -108,6 +105,14 @@ public:
     std::chrono::duration<double, std::milli> elapsed =
         std::chrono::steady_clock::now() - start;
     return elapsed.count();
+  }
+
+  std::string describe() const override {
+    std::string text =
+        "cpu: " + std::to_string(m.devices) + " virtual GPUs, arenas of";
+    for (size_t d = 0; d < m.arenaBytes.size(); ++d)
+      text += (d ? ", " : " ") + std::to_string(m.arenaBytes[d]);
+    return text + " bytes between guard pages";
   }
 
 private:

@@ -15,6 +15,7 @@ struct ein_bundle {
   std::unique_ptr<ein::Backend> backend;
   std::vector<bool> inputSet;
   bool ran = false;
+  mutable std::string description;
 };
 
 namespace {
@@ -112,7 +113,17 @@ ein_status ein_bundle_load(const char *directory,
       return failure(error);
     ein::BackendOptions backendOptions;
     backendOptions.debug = options && options->debug;
-    b->backend = ein::createCpuBackend(b->bundle, backendOptions);
+    const std::string &target = b->bundle.manifest.target;
+    if (target == "cpu") {
+      b->backend = ein::createCpuBackend(b->bundle, backendOptions);
+    } else {
+#ifdef EIN_HAVE_CUDA
+      b->backend = ein::createCudaBackend(b->bundle, backendOptions);
+#else
+      return failure("the bundle targets " + target +
+                     ", but this runtime was built without its CUDA backend");
+#endif
+    }
     b->inputSet.assign(b->bundle.manifest.inputs.size(), false);
     *bundle = b.release();
     return EIN_OK;
@@ -127,6 +138,11 @@ const char *ein_bundle_target(const ein_bundle *bundle) {
 
 int ein_bundle_devices(const ein_bundle *bundle) {
   return bundle->bundle.manifest.devices;
+}
+
+const char *ein_bundle_describe(const ein_bundle *bundle) {
+  bundle->description = bundle->backend->describe();
+  return bundle->description.c_str();
 }
 
 int ein_bundle_num_inputs(const ein_bundle *bundle) {

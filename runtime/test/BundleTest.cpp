@@ -280,3 +280,29 @@ TEST(Schedule, InputsStayIntact) {
   direct["steps"][2]["extent"] = {2, 6};
   EXPECT_REJECTS(direct, "manifest.steps[2]: writes input buffer 'B0'");
 }
+
+TEST(Schedule, InputsDoNotShareBytes) {
+  json m = splitMatmulManifest();
+  m["buffers"][1]["offset"] = 0; // B0 over A0
+  EXPECT_REJECTS(m, "manifest.buffers: input buffers 'A0' and 'B0' share "
+                    "bytes on device 0");
+}
+
+TEST(Schedule, OutputsAreNotClobbered) {
+  // T shares its bytes with the output Y: writing T after Y is produced
+  // would change the result, so T's write must come first.
+  json m = manifest(1, {768},
+                    {buffer("X", 0, 0, type({4, 4})),
+                     buffer("Y", 0, 256, type({4, 4})),
+                     buffer("T", 0, 256, type({4, 4}))},
+                    {layout(type({4, 4}), {block("X", {0, 0})})},
+                    {layout(type({4, 4}), {block("Y", {0, 0})})},
+                    {aggregate(0, {"X"}, "Y"), aggregate(0, {"X"}, "T", {0})});
+  EXPECT_REJECTS(m, "manifest.steps[1]: writes buffer 'T', which shares "
+                    "bytes with output buffer 'Y', but does not come before "
+                    "step 0, which writes the output");
+  // Reusing the output's bytes earlier is fine.
+  json earlier = m;
+  earlier["steps"] = {aggregate(0, {"X"}, "T"), aggregate(0, {"X"}, "Y", {0})};
+  EXPECT_EQ(errorOf(earlier), "");
+}

@@ -104,35 +104,76 @@ double errorAgainstReference(const TempBundle &dir, const json &programJson,
   return worst;
 }
 
+/// `m` for `target`: the chip of a CUDA bundle is the test machines' H200.
+json retarget(json m, const std::string &target) {
+  m["target"] = target;
+  m["chip"] = target == "cuda" ? "sm_90" : "host";
+  return m;
+}
+
+/// Why this machine cannot run CUDA bundles ("" when it can): the error of
+/// loading a one-device CUDA bundle, computed once.
+const std::string &cudaUnavailable() {
+  static const std::string why = [] {
+    json m = manifest(1, {256}, {buffer("X", 0, 0, type({4}))},
+                      {layout(type({4}), {block("X", {0})})},
+                      {layout(type({4}), {block("X", {0})})}, {});
+    json p = program({argument("x", type({4}))}, {}, {"x"});
+    TempBundle dir(retarget(m, "cuda"), p);
+    ein_bundle *b = nullptr;
+    if (ein_bundle_load(dir.path.c_str(), nullptr, &b) != EIN_OK)
+      return std::string(ein_last_error());
+    ein_bundle_free(b);
+    return std::string();
+  }();
+  return why;
+}
+
+/// Tests that run on the CPU backend and, where a GPU is usable, on CUDA.
+class OnEachTarget : public ::testing::TestWithParam<std::string> {
+protected:
+  void SetUp() override {
+    if (GetParam() == "cuda" && !cudaUnavailable().empty())
+      GTEST_SKIP() << "CUDA bundles cannot run here: " << cudaUnavailable();
+  }
+  json on(json m) const { return retarget(std::move(m), GetParam()); }
+};
+
 } // namespace
 
-TEST(Runtime, SplitMatmulMatchesTheReference) {
-  TempBundle dir(splitMatmulManifest(), matmulProgram({8, 4}, {4, 6}));
+INSTANTIATE_TEST_SUITE_P(Targets, OnEachTarget,
+                         ::testing::Values("cpu", "cuda"));
+
+TEST_P(OnEachTarget, SplitMatmulMatchesTheReference) {
+  TempBundle dir(on(splitMatmulManifest()), matmulProgram({8, 4}, {4, 6}));
   EXPECT_LT(errorAgainstReference(dir, matmulProgram({8, 4}, {4, 6})), 1e-6);
   EXPECT_LT(errorAgainstReference(dir, matmulProgram({8, 4}, {4, 6}),
                                   /*debug=*/true),
             1e-6);
 }
 
-TEST(Runtime, DebugModePoisonsWhatNothingWrote) {
+TEST_P(OnEachTarget, DebugModePoisonsWhatNothingWrote) {
   // The transfer into R0 is gone: without debug the sum reads the arena's
   // zeros and is silently wrong; in debug mode it reads NaN.
   json m = splitMatmulManifest();
   m["steps"].erase(2);
   m["steps"][2]["deps"] = {0};
   json p = matmulProgram({8, 4}, {4, 6});
-  TempBundle dir(m, p);
-  double plain = errorAgainstReference(dir, p);
-  EXPECT_GT(plain, 1e-3);
+  TempBundle dir(on(m), p);
+  // (What an unwritten CUDA buffer holds is undefined: only the debug run is
+  // predictable there.)
+  if (GetParam() == "cpu") {
+    EXPECT_GT(errorAgainstReference(dir, p), 1e-3);
+  }
   EXPECT_TRUE(std::isinf(errorAgainstReference(dir, p, /*debug=*/true)));
 }
 
-TEST(Runtime, UnevenBlocksGatherFromEveryDevice) {
-  // C[5x3] = A[5x2] B[2x3] with rows cut 2, 2, 1 over three devices and B
+TEST_P(OnEachTarget, UnevenBlocksGatherFromEveryDevice) {
+  // C[5x3] = A[5x2] B[2x3] with rows cut 3, 2 over two devices and B
   // replicated; the output stays where it was computed.
   std::vector<json> buffers, aBlocks, bBlocks, cBlocks, steps;
-  int64_t rows[3] = {2, 2, 1}, first = 0;
-  for (int d = 0; d < 3; ++d) {
+  int64_t rows[2] = {3, 2}, first = 0;
+  for (int d = 0; d < 2; ++d) {
     std::string n = std::to_string(d);
     buffers.push_back(buffer("A" + n, d, 0, type({rows[d], 2})));
     buffers.push_back(buffer("B" + n, d, 256, type({2, 3})));
@@ -144,22 +185,49 @@ TEST(Runtime, UnevenBlocksGatherFromEveryDevice) {
     first += rows[d];
   }
   json m =
-      manifest(3, {768, 768, 768}, buffers,
+      manifest(2, {768, 768}, buffers,
                {layout(type({5, 2}), aBlocks), layout(type({2, 3}), bBlocks)},
                {layout(type({5, 3}), cBlocks)}, steps);
   json p = matmulProgram({5, 2}, {2, 3});
-  TempBundle dir(m, p);
+  TempBundle dir(on(m), p);
   EXPECT_LT(errorAgainstReference(dir, p, /*debug=*/true), 1e-6);
+}
+
+TEST_P(OnEachTarget, TransfersOfEveryShape) {
+  // Three slices of X[3x4x5] on device 0 pulled into device 1: a contiguous
+  // run, a 2-D one (rows of a plane) and a 3-D one (which a CUDA copy
+  // engine call cannot do in one go).
+  struct Case {
+    std::vector<int64_t> offset, extent;
+  };
+  for (const Case &c : {Case{{1, 0, 0}, {2, 4, 5}}, Case{{0, 1, 0}, {3, 2, 5}},
+                        Case{{1, 1, 1}, {2, 3, 4}}}) {
+    SCOPED_TRACE(json(c.extent).dump());
+    json m = manifest(
+        2, {256, 512},
+        {buffer("X", 0, 0, type({3, 4, 5})), buffer("Y", 1, 0, type(c.extent))},
+        {layout(type({3, 4, 5}), {block("X", {0, 0, 0})})},
+        {layout(type(c.extent), {block("Y", {0, 0, 0})})},
+        {transfer(1, "X", "Y")});
+    m["steps"][0]["from_offset"] = c.offset;
+    m["steps"][0]["extent"] = c.extent;
+    json slice = {{"kind", "slice"},        {"result", "y"},
+                  {"type", type(c.extent)}, {"inputs", {"x"}},
+                  {"offsets", c.offset},    {"sizes", c.extent}};
+    json p = program({argument("x", type({3, 4, 5}))}, {slice}, {"y"});
+    TempBundle dir(on(m), p);
+    EXPECT_EQ(errorAgainstReference(dir, p, /*debug=*/true), 0);
+  }
 }
 
 namespace {
 
 /// One gemm on one device: c = alpha op(a) op(b) + beta c, where c is also
 /// an input (its initial value), checked against a float64 product.
-void checkGemm(std::vector<int64_t> aShape, std::vector<int64_t> bShape,
-               std::vector<int64_t> cShape, bool ta, bool tb, double alpha,
-               double beta, const std::string &inType,
-               const std::string &outType) {
+void checkGemm(const std::string &target, std::vector<int64_t> aShape,
+               std::vector<int64_t> bShape, std::vector<int64_t> cShape,
+               bool ta, bool tb, double alpha, double beta,
+               const std::string &inType, const std::string &outType) {
   SCOPED_TRACE(inType + " -> " + outType);
   // The program is only the bundle's signature here; its body is unused.
   std::vector<int64_t> loops(cShape.size());
@@ -176,12 +244,20 @@ void checkGemm(std::vector<int64_t> aShape, std::vector<int64_t> bShape,
   step["transpose_b"] = tb;
   step["alpha"] = alpha;
   step["beta"] = beta;
+  // Buffers one after another, each on a 256-byte boundary.
+  int64_t next = 0;
+  auto place = [&](const std::vector<int64_t> &shape, const std::string &t) {
+    int64_t at = next;
+    next += (product(shape) * dtypeBytes(*parseDType(t)) + 255) / 256 * 256;
+    return at;
+  };
+  std::vector<json> buffers = {
+      buffer("A", 0, place(aShape, inType), type(aShape, inType)),
+      buffer("B", 0, place(bShape, inType), type(bShape, inType)),
+      buffer("C", 0, place(cShape, outType), type(cShape, outType)),
+      buffer("Y", 0, place(cShape, outType), type(cShape, outType))};
   json m =
-      manifest(1, {1 << 16},
-               {buffer("A", 0, 0, type(aShape, inType)),
-                buffer("B", 0, 8192, type(bShape, inType)),
-                buffer("C", 0, 16384, type(cShape, outType)),
-                buffer("Y", 0, 32768, type(cShape, outType))},
+      manifest(1, {next}, buffers,
                {layout(type(aShape, inType),
                        {block("A", std::vector<int64_t>(aShape.size(), 0))}),
                 layout(type(bShape, inType),
@@ -191,7 +267,7 @@ void checkGemm(std::vector<int64_t> aShape, std::vector<int64_t> bShape,
                {layout(type(cShape, outType),
                        {block("Y", std::vector<int64_t>(cShape.size(), 0))})},
                {transfer(0, "C", "Y"), step});
-  TempBundle dir(m, p);
+  TempBundle dir(retarget(m, target), p);
   BundlePtr b = load(dir, /*debug=*/true);
   ASSERT_TRUE(b);
   Program program;
@@ -226,18 +302,23 @@ void checkGemm(std::vector<int64_t> aShape, std::vector<int64_t> bShape,
 
 } // namespace
 
-TEST(Runtime, Gemm) {
-  checkGemm({6, 5}, {5, 7}, {6, 7}, false, false, 1, 0, "f32", "f32");
-  checkGemm({5, 6}, {7, 5}, {6, 7}, true, true, 0.5, 2, "f32", "f32");
-  // Batched, with b shared by every batch.
-  checkGemm({3, 4, 5}, {5, 2}, {3, 4, 2}, false, false, 1, 1, "f32", "f32");
-  checkGemm({4, 5}, {3, 2, 5}, {3, 4, 2}, false, true, 1, 0, "f32", "f32");
+TEST_P(OnEachTarget, Gemm) {
+  std::string t = GetParam();
+  checkGemm(t, {6, 5}, {5, 7}, {6, 7}, false, false, 1, 0, "f32", "f32");
+  checkGemm(t, {5, 6}, {7, 5}, {6, 7}, true, true, 0.5, 2, "f32", "f32");
+  // Batched, with b shared by every batch (cuBLASLt: folded into the rows).
+  checkGemm(t, {3, 4, 5}, {5, 2}, {3, 4, 2}, false, false, 1, 1, "f32", "f32");
+  // Batched, with a shared (cuBLASLt: a batch stride of 0).
+  checkGemm(t, {4, 5}, {3, 2, 5}, {3, 4, 2}, false, true, 1, 0, "f32", "f32");
+  checkGemm(t, {2, 5, 4}, {2, 5, 3}, {2, 4, 3}, true, false, 1, 0, "f32",
+            "f32");
   // 16-bit operands, f32 accumulation, results rounded once.
-  checkGemm({6, 9}, {9, 4}, {6, 4}, false, false, 1, 0, "bf16", "bf16");
-  checkGemm({6, 9}, {9, 4}, {6, 4}, false, false, 1, 1, "f16", "f32");
+  checkGemm(t, {6, 9}, {9, 4}, {6, 4}, false, false, 1, 0, "bf16", "bf16");
+  checkGemm(t, {6, 9}, {9, 4}, {6, 4}, false, false, 1, 1, "f16", "f32");
+  checkGemm(t, {64, 96}, {96, 80}, {64, 80}, false, false, 1, 0, "f16", "f16");
 }
 
-TEST(Runtime, AggregationKinds) {
+TEST_P(OnEachTarget, AggregationKinds) {
   for (std::string op : {"add", "max", "min", "mul"}) {
     SCOPED_TRACE(op);
     json m = manifest(1, {1024},
@@ -256,9 +337,39 @@ TEST(Runtime, AggregationKinds) {
                      {joinAgg("z", type({3, 2}, "bf16"), {"x", "y"},
                               {{0, 1}, {0, 1}}, {0, 1}, "none", scalar)},
                      {"z"});
-    TempBundle dir(m, p);
+    TempBundle dir(on(m), p);
     EXPECT_LE(errorAgainstReference(dir, p), checkThreshold(DType::BF16));
   }
+  // More inputs than the CUDA kernel takes in one launch: 20 partials.
+  std::vector<json> buffers, blocks, args;
+  std::vector<std::string> names, inputs;
+  std::string expr;
+  for (int i = 0; i < 20; ++i) {
+    std::string n = "P" + std::to_string(i);
+    buffers.push_back(buffer(n, 0, 256 * i, type({2, 3})));
+    inputs.push_back(n);
+    names.push_back("x" + std::to_string(i));
+    args.push_back(argument(names.back(), type({2, 3})));
+  }
+  buffers.push_back(buffer("S", 0, 256 * 20, type({2, 3})));
+  std::vector<json> inputLayouts;
+  for (int i = 0; i < 20; ++i)
+    inputLayouts.push_back(layout(type({2, 3}), {block(inputs[i], {0, 0})}));
+  json m = manifest(1, {256 * 21}, buffers, inputLayouts,
+                    {layout(type({2, 3}), {block("S", {0, 0})})},
+                    {aggregate(0, inputs, "S")});
+  // The program: a chain of adds.
+  std::vector<json> ops;
+  std::string last = names[0];
+  for (int i = 1; i < 20; ++i) {
+    std::string next = "s" + std::to_string(i);
+    ops.push_back(joinAgg(next, type({2, 3}), {last, names[i]},
+                          {{0, 1}, {0, 1}}, {0, 1}, "none", "arith.addf"));
+    last = next;
+  }
+  json p = program(args, ops, {last});
+  TempBundle dir(on(m), p);
+  EXPECT_LE(errorAgainstReference(dir, p), 1e-6);
 }
 
 TEST(Runtime, KernelsComeFromTheBundlesLibrary) {
@@ -370,12 +481,15 @@ TEST(Runtime, LoadErrors) {
   EXPECT_EQ(loadError(corrupt),
             corrupt.path + "/manifest.json: not valid JSON");
 
-  json cuda = splitMatmulManifest();
-  cuda["target"] = "cuda";
-  cuda["chip"] = "sm_90";
+  // Without a CUDA backend or GPU, or with the wrong chip, a CUDA bundle is
+  // refused with the reason.
+  json cuda = retarget(splitMatmulManifest(), "cuda");
+  cuda["chip"] = "sm_10";
   TempBundle gpu(cuda, p);
-  EXPECT_EQ(loadError(gpu),
-            "the bundle targets cuda; this runtime has no cuda backend");
+  std::string why = loadError(gpu);
+  EXPECT_TRUE(why.rfind("the bundle targets cuda, but ", 0) == 0 ||
+              why.rfind("the bundle is compiled for sm_10, but GPU 0", 0) == 0)
+      << why;
 
   TempBundle mismatch(splitMatmulManifest(), matmulProgram({8, 4}, {4, 7}));
   EXPECT_EQ(loadError(mismatch),
@@ -445,4 +559,71 @@ TEST(Check, RelativeErrorAndNaNs) {
   got.data[2] = NAN;
   EXPECT_TRUE(std::isinf(maxRelativeError(got, ref)));
   EXPECT_EQ(checkThreshold(DType::BF16), 2e-2);
+}
+
+TEST(Cuda, RefusesWhatTheMachineCannotRun) {
+  if (!cudaUnavailable().empty())
+    GTEST_SKIP() << "CUDA bundles cannot run here: " << cudaUnavailable();
+  json p = matmulProgram({8, 4}, {4, 6});
+  json base = retarget(splitMatmulManifest(), "cuda");
+
+  json chip = base;
+  chip["chip"] = "sm_10";
+  TempBundle wrongChip(chip, p);
+  EXPECT_NE(loadError(wrongChip).find(
+                "the bundle is compiled for sm_10, but GPU 0 ("),
+            std::string::npos);
+
+  json many = base;
+  many["devices"] = 64;
+  many["arena_bytes"] = std::vector<int64_t>(64, 1024);
+  TempBundle tooMany(many, p);
+  EXPECT_NE(loadError(tooMany).find("the bundle needs 64 GPUs; this machine "
+                                    "has "),
+            std::string::npos);
+
+  json huge = base;
+  huge["arena_bytes"][0] = int64_t(1) << 47;
+  TempBundle outOfMemory(huge, p);
+  EXPECT_NE(loadError(outOfMemory)
+                .find("out of memory on GPU 0: the plan needs 134217728.0 MiB "
+                      "(arena 134217728.0 MiB, cuBLASLt workspace 32.0 MiB) "
+                      "but only "),
+            std::string::npos)
+      << loadError(outOfMemory);
+
+  setenv("EIN_CUBLASLT", "/nonexistent/libcublasLt.so", 1);
+  TempBundle noLibrary(base, p);
+  std::string missing = loadError(noLibrary);
+  unsetenv("EIN_CUBLASLT");
+  EXPECT_EQ(missing, "cuBLASLt, which the bundle's gemm steps need, was not "
+                     "found (tried /nonexistent/libcublasLt.so); install it "
+                     "or point EIN_CUBLASLT at libcublasLt.so");
+
+  // Kernel libraries: absent, not a cubin, or without the kernel.
+  json kernel = base;
+  kernel["kernel_libraries"] = {"kernels/relu.cubin"};
+  kernel["steps"].push_back(
+      {{"kind", "kernel"},
+       {"device", 0},
+       {"kernel", "gelu_bf16"},
+       {"args", {{{"buffer", "P0"}, {"access", "readwrite"}}}},
+       {"scalars", {48}},
+       {"deps", {3}},
+       {"launch", {{"grid", {1, 1, 1}}, {"block", {64, 1, 1}}}}});
+  TempBundle absent(kernel, p);
+  EXPECT_EQ(loadError(absent), "cannot open kernel library '" + absent.path +
+                                   "/kernels/relu.cubin'");
+  TempBundle garbage(kernel, p);
+  garbage.write("kernels/relu.cubin", "not a cubin");
+  EXPECT_NE(loadError(garbage).find("cannot load kernel library '" +
+                                    garbage.path + "/kernels/relu.cubin': "),
+            std::string::npos);
+  TempBundle wrongName(kernel, p);
+  std::filesystem::create_directories(wrongName.path + "/kernels");
+  std::filesystem::copy_file(EIN_TEST_BUNDLES_DIR
+                             "/gather-2gpu-cuda/kernels/relu.cubin",
+                             wrongName.path + "/kernels/relu.cubin");
+  EXPECT_EQ(loadError(wrongName),
+            "manifest.steps[4]: no kernel library defines 'gelu_bf16'");
 }

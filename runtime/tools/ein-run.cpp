@@ -158,9 +158,9 @@ int run(int argc, char **argv) {
     double ms = 0;
     check(ein_bundle_bench(bundle, warmup, iters, &ms));
     std::printf("median_ms=%.4f (target %s, %d devices, warmup %d, iters "
-                "%d)\n",
+                "%d)\n%s\n",
                 ms, ein_bundle_target(bundle), ein_bundle_devices(bundle),
-                warmup, iters);
+                warmup, iters, ein_bundle_describe(bundle));
   }
   ein_bundle_free(bundle);
   return status;

@@ -57,6 +57,10 @@ void ein_bundle_free(ein_bundle *bundle);
 const char *ein_bundle_target(const ein_bundle *bundle);
 int ein_bundle_devices(const ein_bundle *bundle);
 
+/* One line on what runs the bundle (devices, graph, libraries); it lives
+ * until the next call on this bundle. */
+const char *ein_bundle_describe(const ein_bundle *bundle);
+
 int ein_bundle_num_inputs(const ein_bundle *bundle);
 int ein_bundle_num_outputs(const ein_bundle *bundle);
 ein_status ein_bundle_input_info(const ein_bundle *bundle, int index,

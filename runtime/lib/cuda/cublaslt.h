@@ -1,0 +1,42 @@
+//===- cublaslt.h - cuBLASLt, found and loaded at run time ------*- C++ -*-===//
+//
+// The CUDA backend's gemm steps call cuBLASLt, which it loads with dlopen
+// only when a bundle has a gemm: a machine without the library gets an
+// error naming every place searched, not a loader failure at start-up.
+// The search: $EIN_CUBLASLT alone when set (a file), else the loader's path
+// (LD_LIBRARY_PATH, the system), the CUDA toolkit, and PyTorch's wheels
+// (site-packages/nvidia/*/lib) under the usual Python prefixes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EIN_LIB_CUDA_CUBLASLT_H
+#define EIN_LIB_CUDA_CUBLASLT_H
+
+#include <cublasLt.h>
+
+#include <string>
+
+namespace ein::cuda {
+
+struct CublasLt {
+#define EIN_CUBLASLT_FUNCTION(name) decltype(&::name) name = nullptr;
+#include "cublaslt_functions.def"
+
+  /// Loads the library and every function; throws RuntimeError naming the
+  /// paths tried when it is missing.
+  void load();
+  bool loaded() const { return library != nullptr; }
+  ~CublasLt();
+
+  /// The status as a sentence, for errors.
+  std::string describe(cublasStatus_t status) const;
+
+  std::string path;
+
+private:
+  void *library = nullptr;
+};
+
+} // namespace ein::cuda
+
+#endif // EIN_LIB_CUDA_CUBLASLT_H

@@ -1,0 +1,701 @@
+//===- cuda_backend.cpp - The schedule as one multi-GPU CUDA graph --------===//
+//
+// Setup: every GPU the bundle uses must exist, be the bundle's chip and reach
+// every other by peer access; each gets one arena (the bundle's static
+// buffer plan), a stream, and, when it runs gemms, a cuBLASLt handle and
+// workspace. Kernels load from the bundle's .cubin files and from the
+// backend's own fatbin (aggregation, strided copies). cuBLASLt's heuristics
+// are queried before capture.
+//
+// The schedule is issued once eagerly (which also loads every kernel into
+// every context) and once under stream capture into a single graph spanning
+// the GPUs: each step goes to its device's stream in schedule order, and a
+// dependency on another device's step becomes an event edge. Each run
+// replays the graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../backend.h"
+#include "cublaslt.h"
+#include "kernels_abi.h"
+
+#include "ein/partition.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+extern "C" const unsigned char ein_cuda_kernels_fatbin[];
+
+namespace ein {
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+constexpr int kThreads = 256;
+
+void check(cudaError_t status, const std::string &what) {
+  if (status != cudaSuccess)
+    throw RuntimeError(what + ": " + cudaGetErrorString(status));
+}
+
+std::string mib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", bytes / 1048576.0);
+  return text;
+}
+
+cuda::ElementType elementType(DType t) {
+  switch (t) {
+  case DType::F64:
+    return cuda::F64;
+  case DType::F32:
+    return cuda::F32;
+  case DType::F16:
+    return cuda::F16;
+  default:
+    return cuda::BF16;
+  }
+}
+
+/// Launches of the aggregation kernel for `inputs` inputs: the first takes
+/// kMaxAggregateInputs, each later one the running result and one fewer.
+size_t aggregateLaunches(size_t inputs) {
+  size_t more = cuda::kMaxAggregateInputs - 1;
+  return inputs <= size_t(cuda::kMaxAggregateInputs)
+             ? 1
+             : 1 + (inputs - cuda::kMaxAggregateInputs + more - 1) / more;
+}
+
+cudaDataType_t libraryType(DType t) {
+  return t == DType::F32   ? CUDA_R_32F
+         : t == DType::F16 ? CUDA_R_16F
+                           : CUDA_R_16BF;
+}
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend(const Bundle &bundle, const BackendOptions &options)
+      : bundle(bundle), m(bundle.manifest), options(options) {
+    checkMachine();
+    allocate();
+    loadKernels();
+    planGemms();
+    createEvents();
+    // Eagerly once: loads every kernel into every context and surfaces
+    // errors outside capture, where they are easier to read.
+    issueSchedule();
+    synchronize("the first run of the schedule");
+    capture();
+  }
+
+  ~CudaBackend() override {
+    for (int d = 0; d < int(streams.size()); ++d) {
+      cudaSetDevice(d);
+      cudaStreamSynchronize(streams[d]);
+    }
+    if (exec)
+      cudaGraphExecDestroy(exec);
+    if (graph)
+      cudaGraphDestroy(graph);
+    for (cudaEvent_t e : events)
+      cudaEventDestroy(e);
+    for (auto &[step, plan] : gemms) {
+      lt.cublasLtMatmulDescDestroy(plan.desc);
+      for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
+        lt.cublasLtMatrixLayoutDestroy(l);
+    }
+    for (int d = 0; d < int(handles.size()); ++d)
+      if (handles[d]) {
+        cudaSetDevice(d);
+        lt.cublasLtDestroy(handles[d]);
+        cudaFree(workspaces[d]);
+      }
+    for (cudaLibrary_t library : libraries)
+      cudaLibraryUnload(library);
+    for (int d = 0; d < int(arenas.size()); ++d) {
+      cudaSetDevice(d);
+      cudaFree(arenas[d]);
+      cudaStreamDestroy(streams[d]);
+    }
+  }
+
+  void writeBuffer(int buffer, const unsigned char *host) override {
+    const Buffer &b = m.buffers[buffer];
+    check(cudaSetDevice(b.device), "cudaSetDevice");
+    check(cudaMemcpy(arenas[b.device] + b.offset, host, b.bytes(),
+                     cudaMemcpyHostToDevice),
+          "copying input buffer '" + b.name + "' to GPU " +
+              std::to_string(b.device));
+  }
+
+  void readBuffer(int buffer, unsigned char *host) const override {
+    const Buffer &b = m.buffers[buffer];
+    check(cudaSetDevice(b.device), "cudaSetDevice");
+    check(cudaMemcpy(host, arenas[b.device] + b.offset, b.bytes(),
+                     cudaMemcpyDeviceToHost),
+          "copying output buffer '" + b.name + "' from GPU " +
+              std::to_string(b.device));
+  }
+
+  void run() override {
+    if (options.debug)
+      poison();
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaGraphLaunch(exec, streams[0]), "launching the step's graph");
+    synchronize("running the step's graph");
+  }
+
+  double timedRun() override {
+    if (options.debug)
+      poison();
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaEventRecord(start, streams[0]), "cudaEventRecord");
+    check(cudaGraphLaunch(exec, streams[0]), "launching the step's graph");
+    check(cudaEventRecord(stop, streams[0]), "cudaEventRecord");
+    synchronize("running the step's graph");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    return ms;
+  }
+
+  std::string describe() const override {
+    cudaDeviceProp props;
+    cudaGetDeviceProperties(&props, 0);
+    std::string text = "cuda: " + std::to_string(m.devices) + " x " +
+                       props.name + " (" + m.chip + "), one CUDA graph of " +
+                       std::to_string(graphNodes) + " nodes";
+    if (lt.loaded())
+      text += ", cuBLASLt from " + lt.path;
+    return text;
+  }
+
+private:
+  const Bundle &bundle;
+  const Manifest &m;
+  BackendOptions options;
+  cuda::CublasLt lt; // declared first: unloaded after everything using it
+  std::vector<unsigned char *> arenas;
+  std::vector<cudaStream_t> streams;
+  std::vector<cublasLtHandle_t> handles;
+  std::vector<void *> workspaces;
+  struct GemmPlan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo;
+    float alpha = 1, beta = 0;
+    bool swapped = true; // cuBLAS's A is the step's b (row-major trick)
+  };
+  std::map<size_t, GemmPlan> gemms;
+  std::vector<cudaLibrary_t> libraries;
+  cudaKernel_t aggregateKernel = nullptr, copyKernel = nullptr;
+  std::map<std::string, cudaKernel_t> kernels;
+  std::vector<cudaEvent_t> events;
+  std::vector<cudaEvent_t> done; // per step, where another device waits
+  cudaEvent_t forkEvent = nullptr;
+  std::vector<cudaEvent_t> join;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  size_t graphNodes = 0;
+
+  void checkMachine() {
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess)
+      throw RuntimeError(
+          std::string("the bundle targets cuda, but no CUDA GPU is usable "
+                      "here (") +
+          cudaGetErrorString(status) + ")");
+    if (count < m.devices)
+      throw RuntimeError("the bundle needs " + std::to_string(m.devices) +
+                         " GPUs; this machine has " + std::to_string(count));
+    for (int d = 0; d < m.devices; ++d) {
+      cudaDeviceProp props;
+      check(cudaGetDeviceProperties(&props, d), "cudaGetDeviceProperties");
+      std::string chip = "sm_" + std::to_string(props.major * 10 + props.minor);
+      if (chip != m.chip)
+        throw RuntimeError("the bundle is compiled for " + m.chip +
+                           ", but GPU " + std::to_string(d) + " (" +
+                           props.name + ") is " + chip);
+    }
+    for (int d = 0; d < m.devices; ++d) {
+      check(cudaSetDevice(d), "cudaSetDevice");
+      for (int e = 0; e < m.devices; ++e) {
+        if (e == d)
+          continue;
+        int can = 0;
+        check(cudaDeviceCanAccessPeer(&can, d, e), "cudaDeviceCanAccessPeer");
+        if (!can)
+          throw RuntimeError("GPU " + std::to_string(d) +
+                             " cannot access GPU " + std::to_string(e) +
+                             "'s memory (no peer access); the bundle's "
+                             "transfers need it between every pair");
+        status = cudaDeviceEnablePeerAccess(e, 0);
+        if (status == cudaErrorPeerAccessAlreadyEnabled)
+          cudaGetLastError(); // clear it: enabled is what we want
+        else
+          check(status, "enabling peer access from GPU " + std::to_string(d) +
+                            " to GPU " + std::to_string(e));
+      }
+    }
+  }
+
+  bool runsGemm(int device) const {
+    return std::any_of(m.steps.begin(), m.steps.end(), [&](const Step &s) {
+      return s.kind == StepKind::Library && s.device == device;
+    });
+  }
+
+  void allocate() {
+    for (int d = 0; d < m.devices; ++d) {
+      check(cudaSetDevice(d), "cudaSetDevice");
+      size_t free = 0, total = 0;
+      check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+      size_t workspace = runsGemm(d) ? kWorkspaceBytes : 0;
+      size_t need = size_t(m.arenaBytes[d]) + workspace;
+      if (need > free)
+        throw RuntimeError("out of memory on GPU " + std::to_string(d) +
+                           ": the plan needs " + mib(need) + " (arena " +
+                           mib(m.arenaBytes[d]) + ", cuBLASLt workspace " +
+                           mib(workspace) + ") but only " + mib(free) + " of " +
+                           mib(total) + " are free");
+      void *arena = nullptr;
+      check(cudaMalloc(&arena, std::max<size_t>(m.arenaBytes[d], 256)),
+            "allocating GPU " + std::to_string(d) + "'s arena");
+      arenas.push_back(static_cast<unsigned char *>(arena));
+      cudaStream_t stream;
+      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+            "cudaStreamCreate");
+      streams.push_back(stream);
+    }
+  }
+
+  cudaLibrary_t loadLibrary(const void *image, const std::string &what) {
+    cudaLibrary_t library = nullptr;
+    check(cudaLibraryLoadData(&library, image, nullptr, nullptr, 0, nullptr,
+                              nullptr, 0),
+          "cannot load " + what);
+    libraries.push_back(library);
+    return library;
+  }
+
+  void loadKernels() {
+    cudaLibrary_t builtin =
+        loadLibrary(ein_cuda_kernels_fatbin, "the runtime's own kernels");
+    check(cudaLibraryGetKernel(&aggregateKernel, builtin, "ein_aggregate"),
+          "ein_aggregate");
+    check(cudaLibraryGetKernel(&copyKernel, builtin, "ein_copy"), "ein_copy");
+    std::vector<cudaLibrary_t> bundleLibraries;
+    for (const std::string &relative : m.kernelLibraries) {
+      std::string path = bundle.directory + "/" + relative;
+      std::ifstream file(path, std::ios::binary);
+      if (!file)
+        throw RuntimeError("cannot open kernel library '" + path + "'");
+      std::string image((std::istreambuf_iterator<char>(file)),
+                        std::istreambuf_iterator<char>());
+      bundleLibraries.push_back(
+          loadLibrary(image.data(), "kernel library '" + path + "'"));
+    }
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const Step &step = m.steps[i];
+      if (step.kind != StepKind::Kernel || kernels.count(step.kernel))
+        continue;
+      cudaKernel_t kernel = nullptr;
+      for (cudaLibrary_t library : bundleLibraries)
+        if (cudaLibraryGetKernel(&kernel, library, step.kernel.c_str()) ==
+            cudaSuccess)
+          break;
+      cudaGetLastError();
+      if (!kernel)
+        throw RuntimeError("manifest.steps[" + std::to_string(i) +
+                           "]: no kernel library defines '" + step.kernel +
+                           "'");
+      kernels[step.kernel] = kernel;
+    }
+  }
+
+  void planGemms() {
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const Step &s = m.steps[i];
+      if (s.kind != StepKind::Library)
+        continue;
+      if (!lt.loaded())
+        lt.load();
+      if (handles.empty()) {
+        handles.assign(m.devices, nullptr);
+        workspaces.assign(m.devices, nullptr);
+      }
+      check(cudaSetDevice(s.device), "cudaSetDevice");
+      if (!handles[s.device]) {
+        ltCheck(lt.cublasLtCreate(&handles[s.device]), "cublasLtCreate");
+        check(cudaMalloc(&workspaces[s.device], kWorkspaceBytes),
+              "allocating the cuBLASLt workspace");
+      }
+      gemms[i] = planGemm(i, s);
+    }
+  }
+
+  void ltCheck(cublasStatus_t status, const std::string &what) {
+    if (status != CUBLAS_STATUS_SUCCESS)
+      throw RuntimeError(what + ": " + lt.describe(status));
+  }
+
+  /// Row-major c = op(a) op(b) is column-major c^T = op(b)^T op(a)^T: cuBLAS
+  /// sees the step's b as its A and the step's a as its B, both as stored.
+  GemmPlan planGemm(size_t index, const Step &s) {
+    const TensorType &ta = m.buffers[s.a].type, &tb = m.buffers[s.b].type,
+                     &tc = m.buffers[s.c].type;
+    size_t rank = tc.shape.size();
+    uint64_t rows = tc.shape[rank - 2], cols = tc.shape[rank - 1];
+    uint64_t inner = ta.shape[ta.shape.size() - (s.transposeA ? 2 : 1)];
+    int64_t batch = product(tc.shape) / int64_t(rows * cols);
+    bool aBatched = ta.shape.size() == rank, bBatched = tb.shape.size() == rank;
+    // A batch over a shared b folds into the rows when a is not transposed.
+    if (batch > 1 && aBatched && !bBatched && !s.transposeA) {
+      rows *= batch;
+      batch = 1;
+    }
+    GemmPlan plan;
+    plan.alpha = static_cast<float>(s.alpha);
+    plan.beta = static_cast<float>(s.beta);
+    std::string where = "gemm step " + std::to_string(index);
+    ltCheck(
+        lt.cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+        where);
+    cublasOperation_t opA = s.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      opB = s.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    ltCheck(lt.cublasLtMatmulDescSetAttribute(
+                plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA),
+            where);
+    ltCheck(lt.cublasLtMatmulDescSetAttribute(
+                plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB),
+            where);
+    auto layout = [&](cublasLtMatrixLayout_t &l, DType t, uint64_t r,
+                      uint64_t c, bool batched) {
+      ltCheck(lt.cublasLtMatrixLayoutCreate(&l, libraryType(t), r, c, r),
+              where);
+      if (batch > 1) {
+        int32_t count = static_cast<int32_t>(batch);
+        int64_t stride = batched ? int64_t(r * c) : 0;
+        ltCheck(
+            lt.cublasLtMatrixLayoutSetAttribute(
+                l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count),
+            where);
+        ltCheck(lt.cublasLtMatrixLayoutSetAttribute(
+                    l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                    sizeof stride),
+                where);
+      }
+    };
+    layout(plan.a, tb.dtype, s.transposeB ? inner : cols,
+           s.transposeB ? cols : inner, bBatched);
+    layout(plan.b, ta.dtype, s.transposeA ? rows : inner,
+           s.transposeA ? inner : rows, aBatched);
+    layout(plan.c, tc.dtype, cols, rows, true);
+    cublasLtMatmulPreference_t preference;
+    ltCheck(lt.cublasLtMatmulPreferenceCreate(&preference), where);
+    size_t workspace = kWorkspaceBytes;
+    ltCheck(lt.cublasLtMatmulPreferenceSetAttribute(
+                preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                &workspace, sizeof workspace),
+            where);
+    cublasLtMatmulHeuristicResult_t result = {};
+    int found = 0;
+    cublasStatus_t status = lt.cublasLtMatmulAlgoGetHeuristic(
+        handles[s.device], plan.desc, plan.a, plan.b, plan.c, plan.c,
+        preference, 1, &result, &found);
+    lt.cublasLtMatmulPreferenceDestroy(preference);
+    if (status != CUBLAS_STATUS_SUCCESS || found == 0)
+      throw RuntimeError(where + " (" + dtypeName(ta.dtype) + " x " +
+                         dtypeName(tb.dtype) + " -> " + dtypeName(tc.dtype) +
+                         "): cuBLASLt has no algorithm for it (" +
+                         lt.describe(status) + ")");
+    plan.algo = result.algo;
+    return plan;
+  }
+
+  cudaEvent_t newEvent(int device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    cudaEvent_t e;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+          "cudaEventCreate");
+    events.push_back(e);
+    return e;
+  }
+
+  void createEvents() {
+    done.assign(m.steps.size(), nullptr);
+    for (const Step &s : m.steps)
+      for (int d : s.deps)
+        if (m.steps[d].device != s.device && !done[d])
+          done[d] = newEvent(m.steps[d].device);
+    forkEvent = newEvent(0);
+    join.push_back(nullptr);
+    for (int d = 1; d < m.devices; ++d)
+      join.push_back(newEvent(d));
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+    events.push_back(start);
+    events.push_back(stop);
+  }
+
+  unsigned char *address(int buffer) const {
+    const Buffer &b = m.buffers[buffer];
+    return arenas[b.device] + b.offset;
+  }
+
+  /// Every step on its device's stream, in order; other devices' steps it
+  /// depends on as event waits. Stream 0 forks the others and joins them,
+  /// so under capture this is one graph.
+  void issueSchedule() {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaEventRecord(forkEvent, streams[0]), "cudaEventRecord");
+    for (int d = 1; d < m.devices; ++d)
+      check(cudaStreamWaitEvent(streams[d], forkEvent, 0),
+            "cudaStreamWaitEvent");
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const Step &s = m.steps[i];
+      check(cudaSetDevice(s.device), "cudaSetDevice");
+      cudaStream_t stream = streams[s.device];
+      for (int d : s.deps)
+        if (m.steps[d].device != s.device)
+          check(cudaStreamWaitEvent(stream, done[d], 0), "cudaStreamWaitEvent");
+      issueStep(i, s, stream);
+      if (done[i])
+        check(cudaEventRecord(done[i], stream), "cudaEventRecord");
+    }
+    for (int d = 1; d < m.devices; ++d) {
+      check(cudaSetDevice(d), "cudaSetDevice");
+      check(cudaEventRecord(join[d], streams[d]), "cudaEventRecord");
+      check(cudaSetDevice(0), "cudaSetDevice");
+      check(cudaStreamWaitEvent(streams[0], join[d], 0), "cudaStreamWaitEvent");
+    }
+  }
+
+  static dim3 gridFor(int64_t count) {
+    int64_t blocks = (count + kThreads - 1) / kThreads;
+    return dim3(static_cast<unsigned>(std::min<int64_t>(blocks, 65535)));
+  }
+
+  void launch(cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
+              size_t shared, cudaStream_t stream, const std::string &what) {
+    check(cudaLaunchKernel(reinterpret_cast<const void *>(kernel), grid, block,
+                           args, shared, stream),
+          what);
+  }
+
+  void issueStep(size_t index, const Step &s, cudaStream_t stream) {
+    std::string where = std::string(stepKindName(s.kind)) + " step " +
+                        std::to_string(index) +
+                        (s.label.empty() ? "" : " ('" + s.label + "')");
+    switch (s.kind) {
+    case StepKind::Kernel: {
+      std::vector<void *> pointers;
+      for (const KernelArg &a : s.args)
+        pointers.push_back(address(a.buffer));
+      std::vector<int64_t> scalars = s.scalars;
+      std::vector<void *> params;
+      for (void *&p : pointers)
+        params.push_back(&p);
+      for (int64_t &x : scalars)
+        params.push_back(&x);
+      launch(kernels.at(s.kernel),
+             dim3(unsigned(s.launch.grid[0]), unsigned(s.launch.grid[1]),
+                  unsigned(s.launch.grid[2])),
+             dim3(unsigned(s.launch.block[0]), unsigned(s.launch.block[1]),
+                  unsigned(s.launch.block[2])),
+             params.data(), size_t(s.launch.sharedBytes), stream, where);
+      return;
+    }
+    case StepKind::Library: {
+      const GemmPlan &plan = gemms.at(index);
+      ltCheck(lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha,
+                                address(s.b), plan.a, address(s.a), plan.b,
+                                &plan.beta, address(s.c), plan.c, address(s.c),
+                                plan.c, &plan.algo, workspaces[s.device],
+                                kWorkspaceBytes, stream),
+              where);
+      return;
+    }
+    case StepKind::Transfer:
+      transfer(s, stream, where);
+      return;
+    case StepKind::Aggregate:
+      aggregate(s, stream, where);
+      return;
+    }
+  }
+
+  /// One contiguous copy, one 2-D copy, or (for more strided dimensions) the
+  /// copy kernel.
+  void transfer(const Step &s, cudaStream_t stream, const std::string &where) {
+    const Buffer &from = m.buffers[s.src.buffer], &to = m.buffers[s.dst.buffer];
+    int64_t width = dtypeBytes(from.type.dtype);
+    size_t rank = s.src.extent.size();
+    std::vector<int64_t> srcStride(rank), dstStride(rank);
+    int64_t a = 1, b = 1;
+    for (size_t d = rank; d-- > 0;) {
+      srcStride[d] = a;
+      dstStride[d] = b;
+      a *= from.type.shape[d];
+      b *= to.type.shape[d];
+    }
+    const unsigned char *src = address(s.src.buffer);
+    unsigned char *dst = address(s.dst.buffer);
+    for (size_t d = 0; d < rank; ++d) {
+      src += s.src.offset[d] * srcStride[d] * width;
+      dst += s.dst.offset[d] * dstStride[d] * width;
+    }
+    // The contiguous run: trailing dimensions both buffers hold whole, plus
+    // the next one.
+    int64_t run = width;
+    int inner = int(rank) - 1;
+    while (inner >= 0) {
+      run *= s.src.extent[inner];
+      bool whole = s.src.extent[inner] == from.type.shape[inner] &&
+                   s.src.extent[inner] == to.type.shape[inner];
+      --inner;
+      if (!whole)
+        break;
+    }
+    std::vector<int> strided;
+    for (int d = 0; d <= inner; ++d)
+      if (s.src.extent[d] > 1)
+        strided.push_back(d);
+    if (strided.empty()) {
+      check(cudaMemcpyAsync(dst, src, run, cudaMemcpyDefault, stream), where);
+      return;
+    }
+    if (strided.size() == 1) {
+      int d = strided[0];
+      check(cudaMemcpy2DAsync(dst, dstStride[d] * width, src,
+                              srcStride[d] * width, run, s.src.extent[d],
+                              cudaMemcpyDefault, stream),
+            where);
+      return;
+    }
+    if (rank > size_t(cuda::kMaxCopyRank))
+      throw RuntimeError(where + ": the copy kernel handles rank " +
+                         std::to_string(cuda::kMaxCopyRank) + " at most");
+    cuda::CopyParams p = {};
+    p.src = src;
+    p.dst = dst;
+    p.rank = int32_t(rank);
+    p.width = int32_t(width);
+    p.count = product(s.src.extent);
+    for (size_t d = 0; d < rank; ++d) {
+      p.extent[d] = s.src.extent[d];
+      p.srcStride[d] = srcStride[d];
+      p.dstStride[d] = dstStride[d];
+    }
+    void *args[] = {&p};
+    launch(copyKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,
+           where);
+  }
+
+  void aggregate(const Step &s, cudaStream_t stream, const std::string &where) {
+    const Buffer &out = m.buffers[s.output];
+    size_t next = 0;
+    bool first = true;
+    while (next < s.inputs.size()) {
+      cuda::AggregateParams p = {};
+      p.out = address(s.output);
+      p.outType = elementType(out.type.dtype);
+      p.op = s.op == Agg::Add   ? cuda::Add
+             : s.op == Agg::Max ? cuda::Max
+             : s.op == Agg::Min ? cuda::Min
+                                : cuda::Mul;
+      p.count = out.type.numElements();
+      // After the first launch the output carries the running result.
+      if (!first) {
+        p.in[p.inputs] = address(s.output);
+        p.inType[p.inputs++] = p.outType;
+      }
+      while (next < s.inputs.size() && p.inputs < cuda::kMaxAggregateInputs) {
+        p.in[p.inputs] = address(s.inputs[next]);
+        p.inType[p.inputs++] =
+            elementType(m.buffers[s.inputs[next]].type.dtype);
+        ++next;
+      }
+      void *args[] = {&p};
+      launch(aggregateKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,
+             where);
+      first = false;
+    }
+  }
+
+  void synchronize(const std::string &what) {
+    for (int d = 0; d < m.devices; ++d) {
+      check(cudaSetDevice(d), "cudaSetDevice");
+      check(cudaStreamSynchronize(streams[d]), what);
+    }
+    check(cudaGetLastError(), what);
+  }
+
+  void capture() {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeThreadLocal),
+          "beginning the graph capture");
+    try {
+      issueSchedule();
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaSetDevice(0);
+      cudaStreamEndCapture(streams[0], &partial);
+      if (partial)
+        cudaGraphDestroy(partial);
+      throw;
+    }
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaStreamEndCapture(streams[0], &graph), "capturing the schedule");
+    check(cudaGraphGetNodes(graph, nullptr, &graphNodes), "cudaGraphGetNodes");
+    size_t least = 0;
+    for (const Step &s : m.steps)
+      least += s.kind == StepKind::Aggregate
+                   ? aggregateLaunches(s.inputs.size())
+                   : 1;
+    if (graphNodes < least)
+      throw RuntimeError("the captured graph has " +
+                         std::to_string(graphNodes) +
+                         " nodes, fewer than the schedule's " +
+                         std::to_string(least) + " steps need");
+    check(cudaGraphInstantiate(&exec, graph, 0), "instantiating the graph");
+  }
+
+  /// Debug mode: every byte of every arena that no input holds becomes 0xff.
+  void poison() {
+    for (int d = 0; d < m.devices; ++d) {
+      std::vector<std::pair<int64_t, int64_t>> keep;
+      for (const TensorLayout &layout : m.inputs)
+        for (const BlockPlacement &p : layout.blocks) {
+          const Buffer &b = m.buffers[p.buffer];
+          if (b.device == d)
+            keep.push_back({b.offset, b.offset + b.bytes()});
+        }
+      std::sort(keep.begin(), keep.end());
+      check(cudaSetDevice(d), "cudaSetDevice");
+      int64_t cursor = 0;
+      keep.push_back({m.arenaBytes[d], m.arenaBytes[d]});
+      for (auto [first, last] : keep) {
+        if (first > cursor)
+          check(cudaMemsetAsync(arenas[d] + cursor, 0xff, first - cursor,
+                                streams[d]),
+                "poisoning the arena");
+        cursor = std::max(cursor, last);
+      }
+      check(cudaStreamSynchronize(streams[d]), "poisoning the arena");
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCudaBackend(const Bundle &bundle,
+                                           const BackendOptions &options) {
+  return std::make_unique<CudaBackend>(bundle, options);
+}
+
+} // namespace ein

@@ -1,0 +1,52 @@
+//===- kernels_abi.h - Parameters of the CUDA backend's own kernels -*- C++
+//-*-//
+//
+// Shared by the host code (cuda_backend.cpp) and the kernels (kernels.cu),
+// which nvcc compiles into a fatbin embedded in the runtime: plain structs,
+// passed by value as each kernel's one parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EIN_LIB_CUDA_KERNELS_ABI_H
+#define EIN_LIB_CUDA_KERNELS_ABI_H
+
+#include <stdint.h>
+
+namespace ein::cuda {
+
+/// Element types the kernels read and write.
+enum ElementType : int32_t { F64 = 0, F32 = 1, F16 = 2, BF16 = 3 };
+/// Aggregations: as ein::Agg without None.
+enum AggregateOp : int32_t { Add = 0, Max = 1, Min = 2, Mul = 3 };
+
+constexpr int kMaxAggregateInputs = 16;
+constexpr int kMaxCopyRank = 8;
+
+/// ein_aggregate: out[i] = in[0][i] op in[1][i] op ..., in float64, rounded
+/// once to the output's type. `out` may be one of the inputs.
+struct AggregateParams {
+  const void *in[kMaxAggregateInputs];
+  int32_t inType[kMaxAggregateInputs];
+  int32_t inputs;
+  int32_t outType;
+  int32_t op;
+  void *out;
+  int64_t count;
+};
+
+/// ein_copy: a sub-rectangle of `extent` elements of `width` bytes from
+/// `src` (strides in elements, its offset already applied) to `dst`.
+struct CopyParams {
+  const unsigned char *src;
+  unsigned char *dst;
+  int64_t extent[kMaxCopyRank];
+  int64_t srcStride[kMaxCopyRank];
+  int64_t dstStride[kMaxCopyRank];
+  int32_t rank;
+  int32_t width;
+  int64_t count; // product of the extents
+};
+
+} // namespace ein::cuda
+
+#endif // EIN_LIB_CUDA_KERNELS_ABI_H
