@@ -586,7 +586,7 @@ TEST(Cuda, RefusesWhatTheMachineCannotRun) {
   huge["arena_bytes"][0] = int64_t(1) << 47;
   TempBundle outOfMemory(huge, p);
   EXPECT_NE(loadError(outOfMemory)
-                .find("out of memory on GPU 0: the plan needs 134217728.0 MiB "
+                .find("out of memory on GPU 0: the plan needs 134217760.0 MiB "
                       "(arena 134217728.0 MiB, cuBLASLt workspace 32.0 MiB) "
                       "but only "),
             std::string::npos)
@@ -616,9 +616,11 @@ TEST(Cuda, RefusesWhatTheMachineCannotRun) {
                                    "/kernels/relu.cubin'");
   TempBundle garbage(kernel, p);
   garbage.write("kernels/relu.cubin", "not a cubin");
-  EXPECT_NE(loadError(garbage).find("cannot load kernel library '" +
-                                    garbage.path + "/kernels/relu.cubin': "),
-            std::string::npos);
+  std::string corrupt = loadError(garbage);
+  EXPECT_NE(corrupt.find("cannot load kernel library '" + garbage.path +
+                         "/kernels/relu.cubin': "),
+            std::string::npos)
+      << corrupt;
   TempBundle wrongName(kernel, p);
   std::filesystem::create_directories(wrongName.path + "/kernels");
   std::filesystem::copy_file(EIN_TEST_BUNDLES_DIR

@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 
@@ -34,6 +35,23 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 constexpr int kThreads = 256;
+
+/// The value of environment variable `name`, one of `allowed` (the first is
+/// the default).
+std::string choice(const char *name,
+                   std::initializer_list<const char *> allowed) {
+  const char *value = std::getenv(name);
+  if (!value)
+    return *allowed.begin();
+  std::string known;
+  for (const char *a : allowed) {
+    if (value == std::string(a))
+      return value;
+    known += (known.empty() ? "" : ", ") + std::string(a);
+  }
+  throw RuntimeError(std::string(name) + "=" + value + " is not one of " +
+                     known);
+}
 
 void check(cudaError_t status, const std::string &what) {
   if (status != cudaSuccess)
@@ -77,7 +95,9 @@ cudaDataType_t libraryType(DType t) {
 class CudaBackend final : public Backend {
 public:
   CudaBackend(const Bundle &bundle, const BackendOptions &options)
-      : bundle(bundle), m(bundle.manifest), options(options) {
+      : bundle(bundle), m(bundle.manifest), options(options),
+        copyMode(choice("EIN_CUDA_COPY", {"auto", "engine", "kernel"})),
+        useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on") {
     checkMachine();
     allocate();
     loadKernels();
@@ -87,7 +107,8 @@ public:
     // errors outside capture, where they are easier to read.
     issueSchedule();
     synchronize("the first run of the schedule");
-    capture();
+    if (useGraph)
+      capture();
   }
 
   ~CudaBackend() override {
@@ -142,9 +163,8 @@ public:
   void run() override {
     if (options.debug)
       poison();
-    check(cudaSetDevice(0), "cudaSetDevice");
-    check(cudaGraphLaunch(exec, streams[0]), "launching the step's graph");
-    synchronize("running the step's graph");
+    launchStep();
+    synchronize("running the step");
   }
 
   double timedRun() override {
@@ -152,9 +172,10 @@ public:
       poison();
     check(cudaSetDevice(0), "cudaSetDevice");
     check(cudaEventRecord(start, streams[0]), "cudaEventRecord");
-    check(cudaGraphLaunch(exec, streams[0]), "launching the step's graph");
+    launchStep();
+    check(cudaSetDevice(0), "cudaSetDevice");
     check(cudaEventRecord(stop, streams[0]), "cudaEventRecord");
-    synchronize("running the step's graph");
+    synchronize("running the step");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
     return ms;
@@ -175,6 +196,12 @@ private:
   const Bundle &bundle;
   const Manifest &m;
   BackendOptions options;
+  /// EIN_CUDA_COPY: "auto" (the copy engine for one contiguous or 2-D
+  /// run, the copy kernel beyond), "engine" or "kernel" (always the kernel).
+  std::string copyMode;
+  /// EIN_CUDA_GRAPH=off issues the schedule eagerly on every run instead of
+  /// replaying a graph: for measuring what the graph saves, and debugging.
+  bool useGraph;
   cuda::CublasLt lt; // declared first: unloaded after everything using it
   std::vector<unsigned char *> arenas;
   std::vector<cudaStream_t> streams;
@@ -199,6 +226,16 @@ private:
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   size_t graphNodes = 0;
+
+  /// One step of the schedule on every device: a graph replay, or the
+  /// schedule issued eagerly.
+  void launchStep() {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    if (useGraph)
+      check(cudaGraphLaunch(exec, streams[0]), "launching the step's graph");
+    else
+      issueSchedule();
+  }
 
   void checkMachine() {
     int count = 0;
@@ -565,11 +602,11 @@ private:
     for (int d = 0; d <= inner; ++d)
       if (s.src.extent[d] > 1)
         strided.push_back(d);
-    if (strided.empty()) {
+    if (strided.empty() && copyMode != "kernel") {
       check(cudaMemcpyAsync(dst, src, run, cudaMemcpyDefault, stream), where);
       return;
     }
-    if (strided.size() == 1) {
+    if (strided.size() == 1 && copyMode != "kernel") {
       int d = strided[0];
       check(cudaMemcpy2DAsync(dst, dstStride[d] * width, src,
                               srcStride[d] * width, run, s.src.extent[d],
@@ -577,19 +614,44 @@ private:
             where);
       return;
     }
-    if (rank > size_t(cuda::kMaxCopyRank))
-      throw RuntimeError(where + ": the copy kernel handles rank " +
-                         std::to_string(cuda::kMaxCopyRank) + " at most");
+    // The kernel: the strided dimensions, then the contiguous run as bytes,
+    // moved in the widest unit (up to 16 bytes) every address allows.
+    std::vector<int64_t> extent, srcBytes, dstBytes;
+    for (int d : strided) {
+      extent.push_back(s.src.extent[d]);
+      srcBytes.push_back(srcStride[d] * width);
+      dstBytes.push_back(dstStride[d] * width);
+    }
+    extent.push_back(run);
+    srcBytes.push_back(1);
+    dstBytes.push_back(1);
+    if (extent.size() > size_t(cuda::kMaxCopyRank))
+      throw RuntimeError(where + ": the copy kernel handles " +
+                         std::to_string(cuda::kMaxCopyRank) +
+                         " strided dimensions at most");
+    int64_t unit = 16;
+    auto fits = [&](int64_t u) {
+      if (run % u || reinterpret_cast<uintptr_t>(src) % u ||
+          reinterpret_cast<uintptr_t>(dst) % u)
+        return false;
+      for (size_t d = 0; d + 1 < extent.size(); ++d)
+        if (srcBytes[d] % u || dstBytes[d] % u)
+          return false;
+      return true;
+    };
+    while (unit > 1 && !fits(unit))
+      unit /= 2;
     cuda::CopyParams p = {};
     p.src = src;
     p.dst = dst;
-    p.rank = int32_t(rank);
-    p.width = int32_t(width);
-    p.count = product(s.src.extent);
-    for (size_t d = 0; d < rank; ++d) {
-      p.extent[d] = s.src.extent[d];
-      p.srcStride[d] = srcStride[d];
-      p.dstStride[d] = dstStride[d];
+    p.rank = int32_t(extent.size());
+    p.width = int32_t(unit);
+    extent.back() = run / unit;
+    p.count = product(extent);
+    for (size_t d = 0; d < extent.size(); ++d) {
+      p.extent[d] = extent[d];
+      p.srcStride[d] = srcBytes[d] / unit;
+      p.dstStride[d] = dstBytes[d] / unit;
     }
     void *args[] = {&p};
     launch(copyKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,

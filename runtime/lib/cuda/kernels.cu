@@ -102,8 +102,11 @@ extern "C" __global__ void ein_copy(CopyParams p) {
   case 4:
     copyElements<uint32_t>(p);
     return;
-  default:
+  case 8:
     copyElements<uint64_t>(p);
+    return;
+  default:
+    copyElements<uint4>(p);
     return;
   }
 }

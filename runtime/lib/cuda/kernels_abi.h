@@ -34,8 +34,9 @@ struct AggregateParams {
   int64_t count;
 };
 
-/// ein_copy: a sub-rectangle of `extent` elements of `width` bytes from
-/// `src` (strides in elements, its offset already applied) to `dst`.
+/// ein_copy: a sub-rectangle of `extent` units of `width` bytes (1, 2, 4, 8
+/// or 16) from `src` (strides in units, its offset already applied) to
+/// `dst`.
 struct CopyParams {
   const unsigned char *src;
   unsigned char *dst;

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Measures the CUDA runtime's own costs with synthetic bundles and ein-run.
+
+  python3 bench/cuda_runtime.py --ein-run BUILD/ein-run [--out results.md]
+
+Two questions of the CUDA runtime issue, answered on the GPU machine:
+
+1. What does replaying the step's one CUDA graph cost per node, on one GPU and
+   with every node waiting on the other GPU (cross-device edges), against
+   issuing the same schedule eagerly (EIN_CUDA_GRAPH=off)? If a multi-GPU
+   graph cost clearly more per node than a one-GPU graph, per-device graphs
+   joined by events would be the better design.
+2. Where does the copy kernel beat the copy engine (EIN_CUDA_COPY=kernel
+   against engine) for a peer transfer, contiguous and 2-D strided?
+
+Only the Python standard library is used. Every figure is ein-run's median of
+--iters timed steps after --warmup, CUDA events around the whole step.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def f32(shape):
+    return {"dtype": "f32", "shape": shape}
+
+
+def identity_program(shape):
+    """y = x: the program whose signature the bundles share."""
+    loops = list(range(len(shape)))
+    return {
+        "format": "ein-program", "version": 1, "function": "identity",
+        "arguments": [{"name": "arg0", "type": f32(shape)}],
+        "ops": [{"kind": "join_agg", "result": "v0", "type": f32(shape),
+                 "inputs": ["arg0"], "input_indices": [loops],
+                 "output_indices": loops, "agg": "none", "acc": "f32",
+                 "join": {"args": ["f32"], "ops": [], "yield": 0}}],
+        "results": ["v0"],
+    }
+
+
+def slice_program(shape, offsets, sizes):
+    return {
+        "format": "ein-program", "version": 1, "function": "slice",
+        "arguments": [{"name": "arg0", "type": f32(shape)}],
+        "ops": [{"kind": "slice", "result": "v0", "type": f32(sizes),
+                 "inputs": ["arg0"], "offsets": offsets, "sizes": sizes}],
+        "results": ["v0"],
+    }
+
+
+def align(n):
+    return (n + 255) // 256 * 256
+
+
+def chain_bundle(steps, gpus):
+    """`steps` transfers of 256 bytes in one dependency chain, alternating
+    between the GPUs when there are two."""
+    buffers = [{"name": "X", "device": 0, "offset": 0, "type": f32([64])}]
+    cursor = [256] + [0] * (gpus - 1)
+    schedule = []
+    previous = "X"
+    for i in range(steps):
+        device = i % gpus
+        name = "T%d" % i
+        buffers.append({"name": name, "device": device,
+                        "offset": cursor[device], "type": f32([64])})
+        cursor[device] += 256
+        schedule.append({"kind": "transfer", "device": device,
+                         "from": previous, "to": name,
+                         "deps": [i - 1] if i else []})
+        previous = name
+    manifest = {
+        "format": "ein-bundle", "version": 1, "target": "cuda",
+        "chip": "sm_90", "devices": gpus,
+        "arena_bytes": [max(c, 256) for c in cursor],
+        "kernel_libraries": [], "buffers": buffers,
+        "inputs": [{"type": f32([64]), "blocks": [{"buffer": "X"}]}],
+        "outputs": [{"type": f32([64]), "blocks": [{"buffer": previous}]}],
+        "steps": schedule,
+    }
+    return manifest, identity_program([64])
+
+
+def transfer_bundle(nbytes, strided):
+    """One pull of `nbytes` from GPU 1 into GPU 0: contiguous, or every
+    other 1 KiB of each row (a 2-D copy)."""
+    if strided:
+        row = 256  # f32 elements: 1 KiB rows
+        rows = nbytes // (row * 4)
+        source, extent = [rows, 2 * row], [rows, row]
+    else:
+        source = extent = [nbytes // 4]
+    manifest = {
+        "format": "ein-bundle", "version": 1, "target": "cuda",
+        "chip": "sm_90", "devices": 2,
+        "arena_bytes": [align(nbytes), align(4 * source[0] *
+                                             (source[1] if strided else 1))],
+        "kernel_libraries": [],
+        "buffers": [
+            {"name": "X", "device": 1, "offset": 0, "type": f32(source)},
+            {"name": "Y", "device": 0, "offset": 0, "type": f32(extent)},
+        ],
+        "inputs": [{"type": f32(source), "blocks": [{"buffer": "X"}]}],
+        "outputs": [{"type": f32(extent), "blocks": [{"buffer": "Y"}]}],
+        "steps": [{"kind": "transfer", "device": 0, "from": "X", "to": "Y",
+                   "extent": extent}],
+    }
+    program = (slice_program(source, [0, 0], extent) if strided
+               else identity_program(source))
+    return manifest, program
+
+
+def run_bundle(ein_run, bundle, env, warmup, iters, log):
+    manifest, program = bundle
+    with tempfile.TemporaryDirectory() as d:
+        for name, value in (("manifest.json", manifest),
+                            ("program.json", program)):
+            with open(os.path.join(d, name), "w") as f:
+                json.dump(value, f)
+        cmd = [ein_run, d, "--bench", "--warmup=%d" % warmup,
+               "--iters=%d" % iters]
+        full_env = dict(os.environ, **env)
+        done = subprocess.run(cmd, env=full_env, capture_output=True,
+                              text=True)
+        log.write("$ %s %s\n%s%s" % (" ".join("%s=%s" % kv for kv in env.items()),
+                                     " ".join(cmd), done.stdout, done.stderr))
+        if done.returncode != 0:
+            raise SystemExit("ein-run failed: " + done.stderr)
+        return float(re.search(r"median_ms=([0-9.]+)", done.stdout).group(1))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ein-run", required=True)
+    parser.add_argument("--out", help="write the tables here (markdown)")
+    parser.add_argument("--log", default=os.devnull,
+                        help="every ein-run command and its output")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--iters", type=int, default=50)
+    args = parser.parse_args()
+    lines = []
+
+    def emit(text=""):
+        print(text)
+        lines.append(text)
+
+    with open(args.log, "w") as log:
+        emit("## Graph replay against node count (%s)" %
+             datetime.date.today().isoformat())
+        emit()
+        emit("A chain of 256-byte transfers, each depending on the last; with "
+             "2 GPUs they alternate, so every node waits on the other GPU.")
+        emit()
+        emit("| nodes | GPUs | graph ms | us/node | eager ms | us/node |")
+        emit("|---|---|---|---|---|---|")
+        for steps in (1, 10, 100, 1000):
+            for gpus in (1, 2):
+                bundle = chain_bundle(steps, gpus)
+                graph = run_bundle(args.ein_run, bundle, {}, args.warmup,
+                                   args.iters, log)
+                eager = run_bundle(args.ein_run, bundle,
+                                   {"EIN_CUDA_GRAPH": "off"}, args.warmup,
+                                   args.iters, log)
+                emit("| %d | %d | %.4f | %.2f | %.4f | %.2f |" %
+                     (steps, gpus, graph, 1000 * graph / steps, eager,
+                      1000 * eager / steps))
+        emit()
+        emit("## Peer transfer, GPU 1 to GPU 0: copy engine against copy "
+             "kernel")
+        emit()
+        emit("| bytes | shape | engine ms | GB/s | kernel ms | GB/s |")
+        emit("|---|---|---|---|---|---|")
+        for nbytes in (4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20,
+                       64 << 20, 256 << 20):
+            for strided in (False, True):
+                bundle = transfer_bundle(nbytes, strided)
+                times = [run_bundle(args.ein_run, bundle,
+                                    {"EIN_CUDA_COPY": mode}, args.warmup,
+                                    args.iters, log)
+                         for mode in ("engine", "kernel")]
+                emit("| %d | %s | %.4f | %.1f | %.4f | %.1f |" %
+                     (nbytes, "2-D, 1 KiB rows" if strided else "contiguous",
+                      times[0], nbytes / times[0] / 1e6, times[1],
+                      nbytes / times[1] / 1e6))
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
