@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../backend.h"
+#include "copy_plan.h"
 #include "cublaslt.h"
 #include "kernels_abi.h"
 
@@ -332,8 +333,14 @@ private:
         throw RuntimeError("cannot open kernel library '" + path + "'");
       std::string image((std::istreambuf_iterator<char>(file)),
                         std::istreambuf_iterator<char>());
-      bundleLibraries.push_back(
-          loadLibrary(image.data(), "kernel library '" + path + "'"));
+      cudaLibrary_t library =
+          loadLibrary(image.data(), "kernel library '" + path + "'");
+      // Loading may be lazy; counting the kernels makes a bad image fail
+      // here, with the library's name, instead of at its first kernel.
+      unsigned count = 0;
+      check(cudaLibraryGetKernelCount(&count, library),
+            "cannot load kernel library '" + path + "'");
+      bundleLibraries.push_back(library);
     }
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &step = m.steps[i];
@@ -566,96 +573,35 @@ private:
     }
   }
 
-  /// One contiguous copy, one 2-D copy, or (for more strided dimensions) the
-  /// copy kernel.
   void transfer(const Step &s, cudaStream_t stream, const std::string &where) {
     const Buffer &from = m.buffers[s.src.buffer], &to = m.buffers[s.dst.buffer];
-    int64_t width = dtypeBytes(from.type.dtype);
-    size_t rank = s.src.extent.size();
-    std::vector<int64_t> srcStride(rank), dstStride(rank);
-    int64_t a = 1, b = 1;
-    for (size_t d = rank; d-- > 0;) {
-      srcStride[d] = a;
-      dstStride[d] = b;
-      a *= from.type.shape[d];
-      b *= to.type.shape[d];
+    cuda::CopyPlan plan;
+    try {
+      plan = cuda::planCopy(address(s.src.buffer), from.type.shape,
+                            s.src.offset, address(s.dst.buffer), to.type.shape,
+                            s.dst.offset, s.src.extent,
+                            dtypeBytes(from.type.dtype), copyMode == "kernel");
+    } catch (const std::invalid_argument &e) {
+      throw RuntimeError(where + ": " + e.what());
     }
-    const unsigned char *src = address(s.src.buffer);
-    unsigned char *dst = address(s.dst.buffer);
-    for (size_t d = 0; d < rank; ++d) {
-      src += s.src.offset[d] * srcStride[d] * width;
-      dst += s.dst.offset[d] * dstStride[d] * width;
-    }
-    // The contiguous run: trailing dimensions both buffers hold whole, plus
-    // the next one.
-    int64_t run = width;
-    int inner = int(rank) - 1;
-    while (inner >= 0) {
-      run *= s.src.extent[inner];
-      bool whole = s.src.extent[inner] == from.type.shape[inner] &&
-                   s.src.extent[inner] == to.type.shape[inner];
-      --inner;
-      if (!whole)
-        break;
-    }
-    std::vector<int> strided;
-    for (int d = 0; d <= inner; ++d)
-      if (s.src.extent[d] > 1)
-        strided.push_back(d);
-    if (strided.empty() && copyMode != "kernel") {
-      check(cudaMemcpyAsync(dst, src, run, cudaMemcpyDefault, stream), where);
-      return;
-    }
-    if (strided.size() == 1 && copyMode != "kernel") {
-      int d = strided[0];
-      check(cudaMemcpy2DAsync(dst, dstStride[d] * width, src,
-                              srcStride[d] * width, run, s.src.extent[d],
-                              cudaMemcpyDefault, stream),
+    switch (plan.kind) {
+    case cuda::CopyPlan::Contiguous:
+      check(cudaMemcpyAsync(plan.dst, plan.src, plan.bytes, cudaMemcpyDefault,
+                            stream),
             where);
       return;
+    case cuda::CopyPlan::TwoD:
+      check(cudaMemcpy2DAsync(plan.dst, plan.dstPitch, plan.src, plan.srcPitch,
+                              plan.bytes, plan.rows, cudaMemcpyDefault, stream),
+            where);
+      return;
+    case cuda::CopyPlan::Kernel: {
+      void *args[] = {&plan.kernel};
+      launch(copyKernel, gridFor(plan.kernel.count), dim3(kThreads), args, 0,
+             stream, where);
+      return;
     }
-    // The kernel: the strided dimensions, then the contiguous run as bytes,
-    // moved in the widest unit (up to 16 bytes) every address allows.
-    std::vector<int64_t> extent, srcBytes, dstBytes;
-    for (int d : strided) {
-      extent.push_back(s.src.extent[d]);
-      srcBytes.push_back(srcStride[d] * width);
-      dstBytes.push_back(dstStride[d] * width);
     }
-    extent.push_back(run);
-    srcBytes.push_back(1);
-    dstBytes.push_back(1);
-    if (extent.size() > size_t(cuda::kMaxCopyRank))
-      throw RuntimeError(where + ": the copy kernel handles " +
-                         std::to_string(cuda::kMaxCopyRank) +
-                         " strided dimensions at most");
-    int64_t unit = 16;
-    auto fits = [&](int64_t u) {
-      if (run % u || reinterpret_cast<uintptr_t>(src) % u ||
-          reinterpret_cast<uintptr_t>(dst) % u)
-        return false;
-      for (size_t d = 0; d + 1 < extent.size(); ++d)
-        if (srcBytes[d] % u || dstBytes[d] % u)
-          return false;
-      return true;
-    };
-    while (unit > 1 && !fits(unit))
-      unit /= 2;
-    cuda::CopyParams p = {};
-    p.src = src;
-    p.dst = dst;
-    p.rank = int32_t(extent.size());
-    p.width = int32_t(unit);
-    extent.back() = run / unit;
-    p.count = product(extent);
-    for (size_t d = 0; d < extent.size(); ++d) {
-      p.extent[d] = extent[d];
-      p.srcStride[d] = srcBytes[d] / unit;
-      p.dstStride[d] = dstBytes[d] / unit;
-    }
-    void *args[] = {&p};
-    launch(copyKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,
-           where);
   }
 
   void aggregate(const Step &s, cudaStream_t stream, const std::string &where) {

@@ -78,13 +78,8 @@ namespace {
 template <typename T> __device__ void copyElements(const CopyParams &p) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < p.count;
        i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t rest = i, s = 0, d = 0;
-    for (int k = p.rank - 1; k >= 0; --k) {
-      int64_t index = rest % p.extent[k];
-      rest /= p.extent[k];
-      s += index * p.srcStride[k];
-      d += index * p.dstStride[k];
-    }
+    int64_t s, d;
+    copyUnitOffsets(p, i, s, d);
     reinterpret_cast<T *>(p.dst)[d] = reinterpret_cast<const T *>(p.src)[s];
   }
 }

@@ -12,6 +12,12 @@
 
 #include <stdint.h>
 
+#ifdef __CUDACC__
+#define EIN_HOST_DEVICE __host__ __device__
+#else
+#define EIN_HOST_DEVICE
+#endif
+
 namespace ein::cuda {
 
 /// Element types the kernels read and write.
@@ -47,6 +53,19 @@ struct CopyParams {
   int32_t width;
   int64_t count; // product of the extents
 };
+
+/// Where unit `i` (row-major over `extent`) of a copy comes from and goes
+/// to, in units: the kernel's indexing, shared with the CPU tests.
+EIN_HOST_DEVICE inline void copyUnitOffsets(const CopyParams &p, int64_t i,
+                                            int64_t &src, int64_t &dst) {
+  src = dst = 0;
+  for (int k = p.rank - 1; k >= 0; --k) {
+    int64_t index = i % p.extent[k];
+    i /= p.extent[k];
+    src += index * p.srcStride[k];
+    dst += index * p.dstStride[k];
+  }
+}
 
 } // namespace ein::cuda
 
