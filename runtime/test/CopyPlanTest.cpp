@@ -80,8 +80,9 @@ TEST(CopyPlan, EveryPlanCopiesWhatCopyRegionCopies) {
       CopyPlan plan = planCopy(aligned(src, srcShift), srcShape, srcOffset,
                                aligned(got, dstShift), dstShape, dstOffset,
                                extent, width, useKernel);
-      if (useKernel)
+      if (useKernel) {
         EXPECT_EQ(plan.kind, CopyPlan::Kernel);
+      }
       ++kinds[plan.kind];
       execute(plan);
       ASSERT_EQ(got, want) << "trial " << trial << ", plan " << plan.kind
