@@ -59,29 +59,34 @@ def align(n):
     return (n + 255) // 256 * 256
 
 
-def chain_bundle(steps, gpus):
-    """`steps` transfers of 256 bytes in one dependency chain, alternating
-    between the GPUs when there are two."""
-    buffers = [{"name": "X", "device": 0, "offset": 0, "type": f32([64])}]
-    cursor = [256] + [0] * (gpus - 1)
+def chain_bundle(steps, gpus, cross=True):
+    """`steps` transfers of 256 bytes. On one GPU, one dependency chain; on
+    two, alternating between the GPUs: with `cross`, one chain whose every
+    link waits on the other GPU, else one independent chain per GPU."""
+    buffers = [{"name": "X%d" % d, "device": d, "offset": 0,
+                "type": f32([64])} for d in range(gpus)]
+    cursor = [256] * gpus
     schedule = []
-    previous = "X"
+    last = ["X%d" % d for d in range(gpus)]  # each GPU's newest buffer
+    previous = last[0]
     for i in range(steps):
         device = i % gpus
         name = "T%d" % i
         buffers.append({"name": name, "device": device,
                         "offset": cursor[device], "type": f32([64])})
         cursor[device] += 256
+        source = previous if cross else last[device]
+        back = 1 if cross else gpus
         schedule.append({"kind": "transfer", "device": device,
-                         "from": previous, "to": name,
-                         "deps": [i - 1] if i else []})
-        previous = name
+                         "from": source, "to": name,
+                         "deps": [i - back] if i >= back else []})
+        previous = last[device] = name
     manifest = {
         "format": "ein-bundle", "version": 1, "target": "cuda",
-        "chip": "sm_90", "devices": gpus,
-        "arena_bytes": [max(c, 256) for c in cursor],
+        "chip": "sm_90", "devices": gpus, "arena_bytes": cursor,
         "kernel_libraries": [], "buffers": buffers,
-        "inputs": [{"type": f32([64]), "blocks": [{"buffer": "X"}]}],
+        "inputs": [{"type": f32([64]),
+                    "blocks": [{"buffer": "X%d" % d} for d in range(gpus)]}],
         "outputs": [{"type": f32([64]), "blocks": [{"buffer": previous}]}],
         "steps": schedule,
     }
@@ -155,21 +160,26 @@ def main():
         emit("## Graph replay against node count (%s)" %
              datetime.date.today().isoformat())
         emit()
-        emit("A chain of 256-byte transfers, each depending on the last; with "
-             "2 GPUs they alternate, so every node waits on the other GPU.")
+        emit("Chains of 256-byte transfers. 1 GPU: one chain. 2 GPUs, "
+             "crossing: one chain alternating between the GPUs, so every "
+             "node waits on the other GPU. 2 GPUs, apart: one chain per GPU, "
+             "no edge between them.")
         emit()
         emit("| nodes | GPUs | graph ms | us/node | eager ms | us/node |")
         emit("|---|---|---|---|---|---|")
         for steps in (1, 10, 100, 1000):
-            for gpus in (1, 2):
-                bundle = chain_bundle(steps, gpus)
+            for gpus, cross, label in ((1, True, "1"), (2, True, "2, crossing"),
+                                       (2, False, "2, apart")):
+                if steps == 1 and gpus == 2 and not cross:
+                    continue
+                bundle = chain_bundle(steps, gpus, cross)
                 graph = run_bundle(args.ein_run, bundle, {}, args.warmup,
                                    args.iters, log)
                 eager = run_bundle(args.ein_run, bundle,
                                    {"EIN_CUDA_GRAPH": "off"}, args.warmup,
                                    args.iters, log)
-                emit("| %d | %d | %.4f | %.2f | %.4f | %.2f |" %
-                     (steps, gpus, graph, 1000 * graph / steps, eager,
+                emit("| %d | %s | %.4f | %.2f | %.4f | %.2f |" %
+                     (steps, label, graph, 1000 * graph / steps, eager,
                       1000 * eager / steps))
         emit()
         emit("## Peer transfer, GPU 1 to GPU 0: copy engine against copy "

@@ -28,6 +28,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <set>
 
 extern "C" const unsigned char ein_cuda_kernels_fatbin[];
 
@@ -197,8 +199,9 @@ private:
   const Bundle &bundle;
   const Manifest &m;
   BackendOptions options;
-  /// EIN_CUDA_COPY: "auto" (the copy engine for one contiguous or 2-D
-  /// run, the copy kernel beyond), "engine" or "kernel" (always the kernel).
+  /// EIN_CUDA_COPY: "auto" (the copy kernel below kCopyKernelBelow bytes,
+  /// else the copy engine where one contiguous or 2-D call does), "engine"
+  /// (wherever one call does) or "kernel" (always).
   std::string copyMode;
   /// EIN_CUDA_GRAPH=off issues the schedule eagerly on every run instead of
   /// replaying a graph: for measuring what the graph saves, and debugging.
@@ -270,12 +273,16 @@ private:
                              " cannot access GPU " + std::to_string(e) +
                              "'s memory (no peer access); the bundle's "
                              "transfers need it between every pair");
-        status = cudaDeviceEnablePeerAccess(e, 0);
-        if (status == cudaErrorPeerAccessAlreadyEnabled)
-          cudaGetLastError(); // clear it: enabled is what we want
-        else
-          check(status, "enabling peer access from GPU " + std::to_string(d) +
-                            " to GPU " + std::to_string(e));
+        // Peer access lasts as long as the process; enable each pair once
+        // (enabling it again is an error CUDA reports).
+        static std::mutex mutex;
+        static std::set<std::pair<int, int>> enabled;
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!enabled.insert({d, e}).second)
+          continue;
+        check(cudaDeviceEnablePeerAccess(e, 0),
+              "enabling peer access from GPU " + std::to_string(d) +
+                  " to GPU " + std::to_string(e));
       }
     }
   }
@@ -333,6 +340,19 @@ private:
         throw RuntimeError("cannot open kernel library '" + path + "'");
       std::string image((std::istreambuf_iterator<char>(file)),
                         std::istreambuf_iterator<char>());
+      // CUDA may load lazily and accept anything here: check the magic of
+      // an ELF cubin or a fatbin first.
+      bool elf = image.compare(0, 4,
+                               "\x7f"
+                               "ELF") == 0;
+      bool fatbin = image.size() >= 4 &&
+                    static_cast<unsigned char>(image[0]) == 0x50 &&
+                    static_cast<unsigned char>(image[1]) == 0xed &&
+                    static_cast<unsigned char>(image[2]) == 0x55 &&
+                    static_cast<unsigned char>(image[3]) == 0xba;
+      if (!elf && !fatbin)
+        throw RuntimeError("cannot load kernel library '" + path +
+                           "': it is neither a cubin (ELF) nor a fatbin");
       cudaLibrary_t library =
           loadLibrary(image.data(), "kernel library '" + path + "'");
       // Loading may be lazy; counting the kernels makes a bad image fail
@@ -571,6 +591,19 @@ private:
       aggregate(s, stream, where);
       return;
     }
+  }
+
+  /// Measured on 2 H200s over NVLink (docs/cuda-runtime.md): the copy
+  /// kernel's lower latency wins below 64 MiB, the two tie at 64 MiB and the
+  /// copy engine wins above, while leaving the SMs free.
+  static constexpr int64_t kCopyKernelBelow = int64_t(64) << 20;
+
+  bool useCopyKernel(const Step &s) const {
+    if (copyMode != "auto")
+      return copyMode == "kernel";
+    int64_t bytes =
+        product(s.src.extent) * dtypeBytes(m.buffers[s.src.buffer].type.dtype);
+    return bytes < kCopyKernelBelow;
   }
 
   void transfer(const Step &s, cudaStream_t stream, const std::string &where) {
