@@ -55,7 +55,28 @@ void enumerateInto(const Op &op, int64_t devices, size_t loop, int64_t left,
   }
 }
 
-/// The box of `access`'s value a join block with these loop blocks reads.
+/// Query-key pairs with t + keyOffset <= s + queryOffset, s in [q0, q1),
+/// t in [k0, k1).
+double visiblePairs(int64_t q0, int64_t q1, int64_t k0, int64_t k1,
+                    int64_t queryOffset, int64_t keyOffset) {
+  // For query s the count is clamp(s + a, 0, width).
+  double a = static_cast<double>(queryOffset - keyOffset - k0 + 1);
+  double width = static_cast<double>(k1 - k0);
+  double lo = static_cast<double>(q0), hi = static_cast<double>(q1 - 1);
+  double total = 0;
+  // Partly visible rows: 0 < s + a < width.
+  double from = std::max(lo, 1 - a), to = std::min(hi, width - a - 1);
+  if (from <= to)
+    total += (to - from + 1) * ((from + a) + (to + a)) / 2;
+  // Fully visible rows: s + a >= width.
+  double full = std::max(lo, width - a);
+  if (full <= hi)
+    total += (hi - full + 1) * width;
+  return total;
+}
+
+} // namespace
+
 Box accessBox(const Access &access, const Graph &graph, const Op &op,
               const Spec &spec, const std::vector<int64_t> &coords) {
   const std::vector<int64_t> &shape = graph.values[access.value].shape;
@@ -85,26 +106,6 @@ Box accessBox(const Access &access, const Graph &graph, const Op &op,
   return box;
 }
 
-/// Query-key pairs with t + keyOffset <= s + queryOffset, s in [q0, q1),
-/// t in [k0, k1).
-double visiblePairs(int64_t q0, int64_t q1, int64_t k0, int64_t k1,
-                    int64_t queryOffset, int64_t keyOffset) {
-  // For query s the count is clamp(s + a, 0, width).
-  double a = static_cast<double>(queryOffset - keyOffset - k0 + 1);
-  double width = static_cast<double>(k1 - k0);
-  double lo = static_cast<double>(q0), hi = static_cast<double>(q1 - 1);
-  double total = 0;
-  // Partly visible rows: 0 < s + a < width.
-  double from = std::max(lo, 1 - a), to = std::min(hi, width - a - 1);
-  if (from <= to)
-    total += (to - from + 1) * ((from + a) + (to + a)) / 2;
-  // Fully visible rows: s + a >= width.
-  double full = std::max(lo, width - a);
-  if (full <= hi)
-    total += (hi - full + 1) * width;
-  return total;
-}
-
 double blockFlops(const Op &op, const Spec &spec,
                   const std::vector<int64_t> &coords) {
   double points = 1;
@@ -124,8 +125,6 @@ double blockFlops(const Op &op, const Spec &spec,
                            op.attention.keyOffset);
   return op.flopsPerPoint * points;
 }
-
-} // namespace
 
 bool isLegalSpec(const Op &op, const Spec &spec, int64_t devices) {
   if (spec.size() != op.loopSizes.size())

@@ -279,6 +279,9 @@ Plan finish(const Graph &graph, const Problem &pb,
     }
     plan.costs.push_back(cost);
   }
+  plan.layouts.resize(graph.values.size());
+  for (size_t n = 0; n < pb.nodes.size(); ++n)
+    plan.layouts[pb.nodes[n].value] = pb.nodes[n].holds[choice[n]];
   plan.total = assignmentCost(pb, choice);
   return plan;
 }

@@ -77,6 +77,16 @@ struct OpPlan {
 OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
               const Options &options);
 
+/// The box of `access`'s value that join block `coords` of `op` under
+/// `spec` touches (empty where a touch op's block misses the operand).
+Box accessBox(const Access &access, const Graph &graph, const Op &op,
+              const Spec &spec, const std::vector<int64_t> &coords);
+
+/// The FLOPs of join block `coords` of `op` under `spec` (causal attention
+/// counts only visible pairs).
+double blockFlops(const Op &op, const Spec &spec,
+                  const std::vector<int64_t> &coords);
+
 /// Bytes of `needs` that `holds` keeps on another device (what must move).
 /// Where the holds do not cover a need, the uncovered part costs nothing:
 /// it can arrive where it is needed.

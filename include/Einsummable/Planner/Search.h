@@ -40,6 +40,11 @@ struct Plan {
   std::string error;
   std::vector<Spec> specs;   // per op
   std::vector<OpCost> costs; // per op
+  /// Per value: where the plan holds its blocks (each distinct block once,
+  /// at its canonical device): an op's result after aggregation, and the
+  /// layout a charged argument arrives in. Empty for replicable weights and
+  /// constants (laid out wherever they are read, free) and unread values.
+  std::vector<std::vector<Placed>> layouts;
   double total = 0;
   /// Whether the state cap bit, and the largest state count seen.
   bool capped = false;

@@ -1,0 +1,75 @@
+//===- Exchange.h - A plan as a per-GPU program of kernels and transfers -*- C++
+//-*-===//
+//
+// The naive exchange program of a plan (DESIGN §1, "physical optimizer"; the
+// `exchange=naive` form): every block of every op's join at its GPU (join
+// block k on GPU k), and the data movement the proxy of DESIGN §4 charges,
+// one term at a time:
+//
+// - repartition: each block a join needs is assembled at its canonical GPU
+//   (the lowest join block reading it) from the intersecting blocks of its
+//   producer's layout that sit on other GPUs, region by region;
+// - join: that GPU sends the whole block to every other join block reading
+//   it;
+// - aggregation: every other join block producing a partial of an output
+//   block sends it to the block's canonical GPU, which aggregates.
+//
+// Replicable weights and constants move nothing (laid out ahead of time).
+// The byte totals are therefore the proxy's terms exactly; the synthesized
+// exchanges of the next issue improve on this form with relays, multicasts
+// and aggregation trees.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_PHYSICAL_EXCHANGE_H
+#define EINSUMMABLE_PHYSICAL_EXCHANGE_H
+
+#include "Einsummable/Physical/Simulator.h"
+#include "Einsummable/Planner/Search.h"
+
+#include <vector>
+
+namespace ein::physical {
+
+/// One region of one value moving between two GPUs.
+struct Movement {
+  enum Kind { Repartition, Join, Aggregate };
+  Kind kind = Repartition;
+  int op = -1;    // the op reading (Repartition, Join) or producing it
+  int value = -1; // the value whose region moves
+  int64_t from = 0, to = 0;
+  planner::Box region;
+  double bytes = 0;
+};
+
+const char *movementKindName(Movement::Kind kind);
+
+/// The movements that form `needs` from `holds` (both canonical layouts of
+/// one value): for each need, its intersection with every block of `holds`
+/// on another GPU. Parts of a need no hold covers arrive where they are
+/// needed, free, as the proxy assumes of arguments.
+std::vector<Movement> repartition(const std::vector<planner::Placed> &holds,
+                                  const std::vector<planner::Placed> &needs,
+                                  int64_t elementBytes);
+
+/// A plan as tasks for the simulator, with the movement behind each
+/// transfer.
+struct DeviceProgram {
+  std::vector<Task> tasks;
+  std::vector<Movement> movements;
+  /// Per task: the index of its movement (transfers) or -1 (kernels).
+  std::vector<int> movementOf;
+  /// Bytes moved per Movement::Kind.
+  double bytes[3] = {0, 0, 0};
+};
+
+/// The naive exchange program of `plan` (search's output for `graph`).
+/// Transfers queue on their receiving GPU. Tied results are not yet moved
+/// back into their arguments' layouts.
+DeviceProgram naiveProgram(const planner::Graph &graph,
+                           const planner::Plan &plan,
+                           const planner::Options &options);
+
+} // namespace ein::physical
+
+#endif // EINSUMMABLE_PHYSICAL_EXCHANGE_H

@@ -1,0 +1,66 @@
+//===- Simulator.h - A discrete-event model of one step ---------*- C++ -*-===//
+//
+// Predicts how long a device-level program takes on a topology: kernels run
+// for their roofline time (FLOPs and memory bytes against the GPU's
+// ceilings, plus a launch cost); transfers wait their route's latency and
+// then stream, sharing every link they cross max-min fairly with the other
+// transfers streaming at the time; tasks wait for their dependencies, and
+// tasks on one queue run one at a time in order (the runtime gives each GPU
+// one stream).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_PHYSICAL_SIMULATOR_H
+#define EINSUMMABLE_PHYSICAL_SIMULATOR_H
+
+#include "Einsummable/Physical/Topology.h"
+
+#include <string>
+#include <vector>
+
+namespace ein::physical {
+
+struct Task {
+  enum Kind { Kernel, Transfer } kind = Kernel;
+  /// The queue (GPU stream) the task runs on.
+  int64_t queue = 0;
+  /// Kernel: work and memory traffic.
+  double flops = 0, memoryBytes = 0;
+  /// Transfer: from GPU `from` to GPU `to`, `bytes` bytes.
+  int64_t from = 0, to = 0;
+  double bytes = 0;
+  /// Tasks (earlier in the list) that must finish first.
+  std::vector<int> deps;
+  std::string label;
+};
+
+/// The GPU's ceilings. Defaults: one H200 as measured on the test machine
+/// (WORKLOADS.md: bf16 matmul about 750 TFLOP/s, HBM 4.24 TB/s read plus
+/// written; docs/cuda-runtime.md: 0.8 us a node of a replayed graph).
+struct Machine {
+  double flopsPerSecond = 750e12;
+  double memoryBytesPerSecond = 4.24e12;
+  double launchSeconds = 0.8e-6;
+};
+
+struct SimResult {
+  double seconds = 0;             // the step: the last task's end
+  std::vector<double> start, end; // per task
+  std::vector<double> linkBusy;   // per link: time carrying bytes
+  std::vector<double> linkBytes;  // per link: bytes carried
+  std::vector<double> queueBusy;  // per queue: time running a task
+};
+
+/// Simulates `tasks` (dependencies name earlier tasks; a transfer's GPUs
+/// differ and have a route). Throws nothing; the caller validates.
+SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
+                   const Machine &machine = Machine());
+
+/// The rates (bytes per second) max-min fair sharing gives transfers
+/// crossing `routes` at once over `links`: progressive filling.
+std::vector<double> maxMinRates(const std::vector<Link> &links,
+                                const std::vector<std::vector<int>> &routes);
+
+} // namespace ein::physical
+
+#endif // EINSUMMABLE_PHYSICAL_SIMULATOR_H

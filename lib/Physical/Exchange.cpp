@@ -1,0 +1,290 @@
+//===- Exchange.cpp - A plan as a per-GPU program of kernels and transfers ===//
+
+#include "Einsummable/Physical/Exchange.h"
+
+#include "ein/partition.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace ein::physical {
+
+using planner::Box;
+using planner::Placed;
+
+const char *movementKindName(Movement::Kind kind) {
+  switch (kind) {
+  case Movement::Repartition:
+    return "repartition";
+  case Movement::Join:
+    return "join";
+  case Movement::Aggregate:
+    return "aggregate";
+  }
+  return "?";
+}
+
+namespace {
+
+/// The intersection of two boxes (possibly empty).
+Box intersect(const Box &a, const Box &b) {
+  Box r;
+  for (size_t d = 0; d < a.begin.size(); ++d) {
+    r.begin.push_back(std::max(a.begin[d], b.begin[d]));
+    r.end.push_back(std::max(r.begin[d], std::min(a.end[d], b.end[d])));
+  }
+  return r;
+}
+
+using BoxKey = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
+BoxKey key(const Box &b) { return {b.begin, b.end}; }
+
+bool charged(const planner::Value &v, const planner::Options &options) {
+  return v.kind == planner::ValueKind::Activation ||
+         v.kind == planner::ValueKind::Intermediate ||
+         (v.kind == planner::ValueKind::Weight && !options.weightsReplicable);
+}
+
+/// Builds the program op by op; every task depends only on earlier ones,
+/// so list order is a valid order for every queue.
+class ProgramBuilder {
+public:
+  ProgramBuilder(const planner::Graph &graph, const planner::Plan &plan,
+                 const planner::Options &options)
+      : graph(graph), plan(plan), options(options),
+        finalTask(graph.values.size()) {}
+
+  DeviceProgram build() {
+    for (size_t o = 0; o < graph.ops.size(); ++o)
+      addOp(static_cast<int>(o));
+    return std::move(program);
+  }
+
+private:
+  const planner::Graph &graph;
+  const planner::Plan &plan;
+  const planner::Options &options;
+  DeviceProgram program;
+  /// Per value: the task that leaves each held block final at its GPU.
+  std::vector<std::map<BoxKey, int>> finalTask;
+
+  int addTask(Task task, int movement = -1) {
+    program.tasks.push_back(std::move(task));
+    program.movementOf.push_back(movement);
+    return static_cast<int>(program.tasks.size() - 1);
+  }
+
+  int addTransfer(Movement m, std::vector<int> deps, std::string label) {
+    program.bytes[m.kind] += m.bytes;
+    Task t;
+    t.kind = Task::Transfer;
+    t.queue = m.to;
+    t.from = m.from;
+    t.to = m.to;
+    t.bytes = m.bytes;
+    t.deps = std::move(deps);
+    t.label = std::move(label);
+    program.movements.push_back(std::move(m));
+    return addTask(std::move(t),
+                   static_cast<int>(program.movements.size() - 1));
+  }
+
+  /// Tasks that must finish before `region` of `value` is whole on `device`
+  /// from its holds there (the producer's final tasks of local blocks).
+  std::vector<int> localDeps(int value, const Box &region, int64_t device) {
+    std::vector<int> deps;
+    for (const Placed &h : plan.layouts[value]) {
+      if (h.device != device || intersect(h.box, region).volume() == 0)
+        continue;
+      auto it = finalTask[value].find(key(h.box));
+      if (it != finalTask[value].end())
+        deps.push_back(it->second);
+    }
+    return deps;
+  }
+
+  void addOp(int o) {
+    const planner::Op &op = graph.ops[o];
+    const planner::Spec &spec = plan.specs[o];
+    int64_t blocks = numBlocks(spec);
+    // Per input, each distinct block with the join blocks reading it in
+    // order (the first is its canonical GPU).
+    std::vector<std::map<BoxKey, std::vector<int64_t>>> readers(
+        op.inputs.size());
+    std::vector<std::vector<Box>> order(op.inputs.size());
+    std::map<BoxKey, std::vector<int64_t>> producers;
+    std::vector<Box> outputs;
+    for (int64_t j = 0; j < blocks; ++j) {
+      std::vector<int64_t> coords = delinearize(j, spec);
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        Box box = planner::accessBox(op.inputs[i], graph, op, spec, coords);
+        if (box.volume() == 0)
+          continue;
+        auto &list = readers[i][key(box)];
+        if (list.empty())
+          order[i].push_back(box);
+        list.push_back(j);
+      }
+      Box out = planner::accessBox(op.output, graph, op, spec, coords);
+      auto &list = producers[key(out)];
+      if (list.empty())
+        outputs.push_back(out);
+      list.push_back(j);
+    }
+
+    // Repartition: one set of movements per value read, however many
+    // inputs read it. ready[value][(device, box)]: what must finish before
+    // the box is whole on its canonical GPU.
+    std::map<int, std::map<std::pair<int64_t, BoxKey>, std::vector<int>>> ready;
+    std::map<int, std::vector<Placed>> needsOf;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      int value = op.inputs[i].value;
+      if (!charged(graph.values[value], options))
+        continue;
+      std::set<std::pair<int64_t, BoxKey>> seen;
+      for (const Placed &p : needsOf[value])
+        seen.insert({p.device, key(p.box)});
+      for (const Box &box : order[i]) {
+        int64_t device = readers[i][key(box)].front();
+        if (seen.insert({device, key(box)}).second)
+          needsOf[value].push_back({device, box});
+      }
+    }
+    for (auto &[value, needs] : needsOf) {
+      int64_t width = graph.values[value].elementBytes;
+      for (const Placed &need : needs) {
+        std::vector<int> &deps = ready[value][{need.device, key(need.box)}];
+        deps = localDeps(value, need.box, need.device);
+        for (Movement &m : repartition(plan.layouts[value], {need}, width)) {
+          m.op = o;
+          m.value = value;
+          std::vector<int> from = localDeps(value, m.region, m.from);
+          deps.push_back(addTransfer(std::move(m), from,
+                                     op.name + ": repartition " +
+                                         graph.values[value].name));
+        }
+      }
+    }
+
+    // Join copies: the canonical GPU sends each block to its other readers.
+    // arrived[i][(device, box)]: what must finish before input i's block is
+    // on that join block's GPU.
+    std::vector<std::map<std::pair<int64_t, BoxKey>, std::vector<int>>> arrived(
+        op.inputs.size());
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      int value = op.inputs[i].value;
+      if (!charged(graph.values[value], options))
+        continue;
+      int64_t width = graph.values[value].elementBytes;
+      for (const Box &box : order[i]) {
+        const std::vector<int64_t> &list = readers[i][key(box)];
+        const std::vector<int> &whole = ready[value][{list[0], key(box)}];
+        arrived[i][{list[0], key(box)}] = whole;
+        for (size_t r = 1; r < list.size(); ++r) {
+          Movement m{Movement::Join,
+                     o,
+                     value,
+                     list[0],
+                     list[r],
+                     box,
+                     double(box.volume() * width)};
+          arrived[i][{list[r], key(box)}] = {addTransfer(
+              std::move(m), whole,
+              op.name + ": join copy of " + graph.values[value].name)};
+        }
+      }
+    }
+
+    // The block kernels.
+    std::vector<int> kernelOf(blocks);
+    const planner::Value &result = graph.values[op.output.value];
+    for (int64_t j = 0; j < blocks; ++j) {
+      std::vector<int64_t> coords = delinearize(j, spec);
+      Task t;
+      t.kind = Task::Kernel;
+      t.queue = j;
+      t.flops = planner::blockFlops(op, spec, coords);
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        Box box = planner::accessBox(op.inputs[i], graph, op, spec, coords);
+        if (box.volume() == 0)
+          continue;
+        t.memoryBytes += double(box.volume() *
+                                graph.values[op.inputs[i].value].elementBytes);
+        auto it = arrived[i].find({j, key(box)});
+        if (it != arrived[i].end())
+          t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
+      }
+      Box out = planner::accessBox(op.output, graph, op, spec, coords);
+      t.memoryBytes += double(out.volume() * op.accBytes);
+      std::sort(t.deps.begin(), t.deps.end());
+      t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
+      t.label = op.name + ": block " + std::to_string(j);
+      kernelOf[j] = addTask(std::move(t));
+    }
+
+    // Aggregation: partials go to the block's canonical GPU and combine.
+    for (const Box &out : outputs) {
+      const std::vector<int64_t> &list = producers[key(out)];
+      int64_t owner = list[0];
+      if (list.size() == 1) {
+        finalTask[op.output.value][key(out)] = kernelOf[owner];
+        continue;
+      }
+      std::vector<int> deps = {kernelOf[owner]};
+      for (size_t p = 1; p < list.size(); ++p) {
+        Movement m{Movement::Aggregate,
+                   o,
+                   op.output.value,
+                   list[p],
+                   owner,
+                   out,
+                   double(out.volume() * op.accBytes)};
+        deps.push_back(addTransfer(std::move(m), {kernelOf[list[p]]},
+                                   op.name + ": partial to its owner"));
+      }
+      Task t;
+      t.kind = Task::Kernel;
+      t.queue = owner;
+      double elements = double(out.volume());
+      t.flops = elements * double(list.size() - 1);
+      t.memoryBytes = elements * double(op.accBytes * list.size()) +
+                      elements * double(result.elementBytes);
+      t.deps = std::move(deps);
+      t.label = op.name + ": aggregate";
+      finalTask[op.output.value][key(out)] = addTask(std::move(t));
+    }
+  }
+};
+
+} // namespace
+
+std::vector<Movement> repartition(const std::vector<Placed> &holds,
+                                  const std::vector<Placed> &needs,
+                                  int64_t elementBytes) {
+  std::vector<Movement> moves;
+  for (const Placed &need : needs)
+    for (const Placed &hold : holds) {
+      if (hold.device == need.device)
+        continue;
+      Box region = intersect(hold.box, need.box);
+      if (region.volume() == 0)
+        continue;
+      Movement m;
+      m.kind = Movement::Repartition;
+      m.from = hold.device;
+      m.to = need.device;
+      m.bytes = double(region.volume() * elementBytes);
+      m.region = std::move(region);
+      moves.push_back(std::move(m));
+    }
+  return moves;
+}
+
+DeviceProgram naiveProgram(const planner::Graph &graph,
+                           const planner::Plan &plan,
+                           const planner::Options &options) {
+  return ProgramBuilder(graph, plan, options).build();
+}
+
+} // namespace ein::physical

@@ -1,0 +1,312 @@
+//===- Topology.cpp - How a machine's GPUs are wired ----------------------===//
+
+#include "Einsummable/Physical/Topology.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <regex>
+
+namespace ein::physical {
+
+double Topology::bandwidth(int64_t from, int64_t to) const {
+  double b = std::numeric_limits<double>::infinity();
+  for (int l : route(from, to).links)
+    b = std::min(b, links[l].bandwidth);
+  return b;
+}
+
+int Topology::linkIndex(const std::string &name) const {
+  for (size_t i = 0; i < links.size(); ++i)
+    if (links[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+namespace {
+
+/// Builds a topology link by link and route by route.
+class Builder {
+public:
+  Builder(const std::string &name, int64_t devices) {
+    t.name = name;
+    t.devices = devices;
+    t.routes.assign(devices, std::vector<Route>(devices));
+  }
+  int link(const std::string &name, double bandwidth) {
+    t.links.push_back({name, bandwidth});
+    return static_cast<int>(t.links.size() - 1);
+  }
+  void route(int64_t from, int64_t to, std::vector<int> links, double latency) {
+    t.routes[from][to] = {std::move(links), latency};
+  }
+  Topology take() { return std::move(t); }
+
+private:
+  Topology t;
+};
+
+std::string gpu(int64_t i) { return "gpu" + std::to_string(i); }
+
+// Measured on the 2 x H200 machine (WORKLOADS.md, docs/cuda-runtime.md): the
+// copy engine moves 395 GB/s one way; a dependency between two GPUs inside
+// one CUDA graph costs about 5 us, a small copy through the stream API 8 us.
+constexpr double kNvlinkH200 = 395e9;
+constexpr double kGraphEdgeLatency = 5e-6;
+constexpr double kStreamCopyLatency = 8e-6;
+
+/// Per-GPU ingress and egress caps through a switch; no per-pair links.
+Topology nvswitch(int64_t devices, const std::string &name) {
+  Builder b(name, devices);
+  std::vector<int> out, in;
+  for (int64_t i = 0; i < devices; ++i) {
+    out.push_back(b.link(gpu(i) + ".out", kNvlinkH200));
+    in.push_back(b.link(gpu(i) + ".in", kNvlinkH200));
+  }
+  for (int64_t i = 0; i < devices; ++i)
+    for (int64_t j = 0; j < devices; ++j)
+      if (i != j)
+        b.route(i, j, {out[i], in[j]}, kGraphEdgeLatency);
+  return b.take();
+}
+
+/// The test machine: two H200s, one NVLink bundle (NV18) each way.
+Topology h200Pair(int64_t devices) {
+  Builder b("h200-pair", devices);
+  if (devices == 2) {
+    b.route(0, 1, {b.link("gpu0->gpu1", kNvlinkH200)}, kStreamCopyLatency);
+    b.route(1, 0, {b.link("gpu1->gpu0", kNvlinkH200)}, kStreamCopyLatency);
+  }
+  return b.take();
+}
+
+/// DGX-1 with V100s: a hybrid cube-mesh of NVLink2 (25 GB/s a link and
+/// direction); some pairs have two links, some one, some none. Pairs without
+/// NVLink go over PCIe and, between the two CPU sockets, QPI.
+Topology dgx1V100() {
+  // Links between GPUs i and j (nvidia-smi topo -m on a DGX-1V).
+  static const int kLinks[8][8] = {
+      {0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0},
+      {1, 2, 0, 2, 0, 0, 1, 0}, {2, 1, 2, 0, 0, 0, 0, 1},
+      {2, 0, 0, 0, 0, 1, 1, 2}, {0, 2, 0, 0, 1, 0, 2, 1},
+      {0, 0, 1, 0, 1, 2, 0, 2}, {0, 0, 0, 1, 2, 1, 2, 0}};
+  constexpr double kNvlink2 = 25e9, kPcie3 = 12e9, kQpi = 20e9;
+  constexpr double kNvlinkLatency = 8e-6, kHostLatency = 15e-6;
+  Builder b("dgx1-v100", 8);
+  std::vector<int> up, down;
+  for (int i = 0; i < 8; ++i) {
+    up.push_back(b.link(gpu(i) + ".pcie.up", kPcie3));
+    down.push_back(b.link(gpu(i) + ".pcie.down", kPcie3));
+  }
+  int qpi[2] = {b.link("qpi.socket0->socket1", kQpi),
+                b.link("qpi.socket1->socket0", kQpi)};
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) {
+      if (i == j)
+        continue;
+      if (kLinks[i][j]) {
+        b.route(i, j, {b.link(gpu(i) + "->" + gpu(j), kLinks[i][j] * kNvlink2)},
+                kNvlinkLatency);
+        continue;
+      }
+      std::vector<int> path = {up[i]};
+      if (i / 4 != j / 4)
+        path.push_back(qpi[i / 4]);
+      path.push_back(down[j]);
+      b.route(i, j, path, kHostLatency);
+    }
+  return b.take();
+}
+
+/// A PCIe switch tree: two GPUs under each switch, the switches under one
+/// root complex (PCIe 4 x16, about 25 GB/s each way).
+Topology pcie(int64_t devices) {
+  constexpr double kPcie4 = 25e9, kLatency = 10e-6;
+  Builder b("pcie", devices);
+  std::vector<int> up, down, switchUp, switchDown;
+  for (int64_t i = 0; i < devices; ++i) {
+    up.push_back(b.link(gpu(i) + ".up", kPcie4));
+    down.push_back(b.link(gpu(i) + ".down", kPcie4));
+  }
+  for (int64_t s = 0; s < (devices + 1) / 2; ++s) {
+    switchUp.push_back(b.link("switch" + std::to_string(s) + ".up", kPcie4));
+    switchDown.push_back(
+        b.link("switch" + std::to_string(s) + ".down", kPcie4));
+  }
+  for (int64_t i = 0; i < devices; ++i)
+    for (int64_t j = 0; j < devices; ++j) {
+      if (i == j)
+        continue;
+      if (i / 2 == j / 2)
+        b.route(i, j, {up[i], down[j]}, kLatency);
+      else
+        b.route(i, j, {up[i], switchUp[i / 2], switchDown[j / 2], down[j]},
+                kLatency);
+    }
+  return b.take();
+}
+
+/// K nodes of G GPUs: NVSwitch inside each node, one network link (400
+/// Gb/s, 50 GB/s each way) per node between nodes.
+Topology nodes(int64_t k, int64_t g, const std::string &name) {
+  constexpr double kNetwork = 50e9, kNetworkLatency = 20e-6;
+  Builder b(name, k * g);
+  std::vector<int> out, in, nicOut, nicIn;
+  for (int64_t i = 0; i < k * g; ++i) {
+    out.push_back(b.link(gpu(i) + ".out", kNvlinkH200));
+    in.push_back(b.link(gpu(i) + ".in", kNvlinkH200));
+  }
+  for (int64_t n = 0; n < k; ++n) {
+    nicOut.push_back(b.link("node" + std::to_string(n) + ".out", kNetwork));
+    nicIn.push_back(b.link("node" + std::to_string(n) + ".in", kNetwork));
+  }
+  for (int64_t i = 0; i < k * g; ++i)
+    for (int64_t j = 0; j < k * g; ++j) {
+      if (i == j)
+        continue;
+      int64_t a = i / g, c = j / g;
+      if (a == c)
+        b.route(i, j, {out[i], in[j]}, kGraphEdgeLatency);
+      else
+        b.route(i, j, {out[i], nicOut[a], nicIn[c], in[j]}, kNetworkLatency);
+    }
+  return b.take();
+}
+
+} // namespace
+
+bool parseTopology(const std::string &text, Topology &topology,
+                   std::string &error) {
+  using json = nlohmann::json;
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    error = "not valid JSON";
+    return false;
+  }
+  try {
+    auto number = [](const json &node, const char *key, const std::string &at) {
+      if (!node.contains(key) || !node[key].is_number())
+        throw std::runtime_error(at + ": '" + key + "' must be a number");
+      return node[key].get<double>();
+    };
+    if (!root.is_object() || !root.contains("devices") ||
+        !root["devices"].is_number_integer())
+      throw std::runtime_error("'devices' must be an integer");
+    int64_t devices = root["devices"].get<int64_t>();
+    if (devices < 1 || devices > 64)
+      throw std::runtime_error("'devices' must be 1 to 64");
+    Builder b(root.value("name", std::string("custom")), devices);
+    std::map<std::string, int> byName;
+    const json &links = root.at("links");
+    for (size_t i = 0; i < links.size(); ++i) {
+      std::string at = "links[" + std::to_string(i) + "]";
+      std::string name = links[i].at("name").get<std::string>();
+      double gbps = number(links[i], "bandwidth_gb_per_s", at);
+      if (!(gbps > 0))
+        throw std::runtime_error(at + ": bandwidth must be positive");
+      if (!byName.emplace(name, b.link(name, gbps * 1e9)).second)
+        throw std::runtime_error(at + ": link '" + name + "' defined twice");
+    }
+    std::vector<std::vector<bool>> seen(devices,
+                                        std::vector<bool>(devices, false));
+    const json &routes = root.at("routes");
+    for (size_t i = 0; i < routes.size(); ++i) {
+      std::string at = "routes[" + std::to_string(i) + "]";
+      int64_t from = routes[i].at("from").get<int64_t>(),
+              to = routes[i].at("to").get<int64_t>();
+      if (from < 0 || to < 0 || from >= devices || to >= devices || from == to)
+        throw std::runtime_error(at + ": 'from' and 'to' must be two of the " +
+                                 std::to_string(devices) + " devices");
+      std::vector<int> path;
+      for (const json &l : routes[i].at("links")) {
+        auto it = byName.find(l.get<std::string>());
+        if (it == byName.end())
+          throw std::runtime_error(at + ": no link is named '" +
+                                   l.get<std::string>() + "'");
+        path.push_back(it->second);
+      }
+      if (path.empty())
+        throw std::runtime_error(at + ": a route crosses at least one link");
+      double latency = number(routes[i], "latency_us", at) * 1e-6;
+      if (latency < 0)
+        throw std::runtime_error(at + ": latency must not be negative");
+      b.route(from, to, path, latency);
+      seen[from][to] = true;
+    }
+    for (int64_t i = 0; i < devices; ++i)
+      for (int64_t j = 0; j < devices; ++j)
+        if (i != j && !seen[i][j])
+          throw std::runtime_error("no route from device " + std::to_string(i) +
+                                   " to device " + std::to_string(j));
+    topology = b.take();
+  } catch (const std::exception &e) {
+    error = e.what();
+    return false;
+  }
+  return true;
+}
+
+bool makeTopology(const std::string &name, int64_t devices, Topology &topology,
+                  std::string &error) {
+  if (devices < 1 || devices > 64) {
+    error = "device count must be 1 to 64, got " + std::to_string(devices);
+    return false;
+  }
+  std::smatch m;
+  static const std::regex nodesPattern("nodes=([0-9]+),gpus=([0-9]+)");
+  if (name == "nvswitch") {
+    topology = nvswitch(devices, name);
+  } else if (name == "h200-pair") {
+    if (devices > 2) {
+      error = "h200-pair has 2 GPUs; the target has " + std::to_string(devices);
+      return false;
+    }
+    topology = h200Pair(devices);
+  } else if (name == "dgx1-v100") {
+    if (devices != 8) {
+      error = "dgx1-v100 is defined for 8 GPUs; the target has " +
+              std::to_string(devices);
+      return false;
+    }
+    topology = dgx1V100();
+  } else if (name == "pcie") {
+    topology = pcie(devices);
+  } else if (std::regex_match(name, m, nodesPattern)) {
+    int64_t k = std::stoll(m[1]), g = std::stoll(m[2]);
+    if (k < 1 || g < 1 || k * g != devices) {
+      error = name + " has " + std::to_string(k * g) +
+              " GPUs; the target has " + std::to_string(devices);
+      return false;
+    }
+    topology = nodes(k, g, name);
+  } else if (name.size() > 5 &&
+             name.compare(name.size() - 5, 5, ".json") == 0) {
+    std::ifstream file(name);
+    if (!file) {
+      error = "cannot open topology file '" + name + "'";
+      return false;
+    }
+    std::string text((std::istreambuf_iterator<char>(file)),
+                     std::istreambuf_iterator<char>());
+    if (!parseTopology(text, topology, error)) {
+      error = name + ": " + error;
+      return false;
+    }
+    if (topology.devices != devices) {
+      error = name + " describes " + std::to_string(topology.devices) +
+              " GPUs; the target has " + std::to_string(devices);
+      return false;
+    }
+  } else {
+    error = "unknown topology '" + name +
+            "'; expected nvswitch, h200-pair, dgx1-v100, pcie, "
+            "nodes=K,gpus=G or a .json file";
+    return false;
+  }
+  return true;
+}
+
+} // namespace ein::physical

@@ -1,0 +1,430 @@
+//===- PhysicalTest.cpp - Topologies, the simulator, exchange programs ----===//
+
+#include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Physical/Simulator.h"
+#include "Einsummable/Physical/Topology.h"
+#include "GraphBuilder.h"
+
+#include "ein/partition.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+using namespace ein;
+using namespace ein::physical;
+using namespace ein::planner::test;
+using planner::Box;
+using planner::Placed;
+
+namespace {
+
+Topology make(const std::string &name, int64_t devices) {
+  Topology t;
+  std::string error;
+  EXPECT_TRUE(makeTopology(name, devices, t, error)) << error;
+  return t;
+}
+
+std::string errorOf(const std::string &name, int64_t devices) {
+  Topology t;
+  std::string error;
+  EXPECT_FALSE(makeTopology(name, devices, t, error));
+  return error;
+}
+
+std::vector<std::string> routeNames(const Topology &t, int64_t from,
+                                    int64_t to) {
+  std::vector<std::string> names;
+  for (int l : t.route(from, to).links)
+    names.push_back(t.links[l].name);
+  return names;
+}
+
+} // namespace
+
+TEST(Topology, Presets) {
+  Topology s = make("nvswitch", 8);
+  EXPECT_EQ(routeNames(s, 2, 5),
+            (std::vector<std::string>{"gpu2.out", "gpu5.in"}));
+  EXPECT_EQ(s.bandwidth(2, 5), 395e9);
+  EXPECT_TRUE(s.route(3, 3).links.empty());
+
+  Topology pair = make("h200-pair", 2);
+  EXPECT_EQ(routeNames(pair, 1, 0), (std::vector<std::string>{"gpu1->gpu0"}));
+  EXPECT_DOUBLE_EQ(pair.route(0, 1).latency, 8e-6);
+
+  // The cube-mesh: six NVLinks per GPU, some pairs doubled, the rest over
+  // PCIe (and QPI between the sockets).
+  Topology dgx = make("dgx1-v100", 8);
+  for (int i = 0; i < 8; ++i) {
+    double nvlink = 0;
+    for (int j = 0; j < 8; ++j)
+      if (i != j && dgx.route(i, j).links.size() == 1)
+        nvlink += dgx.bandwidth(i, j);
+    EXPECT_DOUBLE_EQ(nvlink, 6 * 25e9) << "GPU " << i;
+  }
+  EXPECT_DOUBLE_EQ(dgx.bandwidth(0, 3), 50e9);
+  EXPECT_DOUBLE_EQ(dgx.bandwidth(0, 1), 25e9);
+  EXPECT_EQ(routeNames(dgx, 0, 5),
+            (std::vector<std::string>{"gpu0.pcie.up", "qpi.socket0->socket1",
+                                      "gpu5.pcie.down"}));
+  EXPECT_EQ(routeNames(dgx, 1, 2), (std::vector<std::string>{"gpu1->gpu2"}));
+
+  Topology tree = make("pcie", 4);
+  EXPECT_EQ(routeNames(tree, 0, 1),
+            (std::vector<std::string>{"gpu0.up", "gpu1.down"}));
+  EXPECT_EQ(routeNames(tree, 0, 3),
+            (std::vector<std::string>{"gpu0.up", "switch0.up", "switch1.down",
+                                      "gpu3.down"}));
+
+  Topology cluster = make("nodes=2,gpus=4", 8);
+  EXPECT_EQ(routeNames(cluster, 1, 2),
+            (std::vector<std::string>{"gpu1.out", "gpu2.in"}));
+  EXPECT_EQ(routeNames(cluster, 1, 6),
+            (std::vector<std::string>{"gpu1.out", "node0.out", "node1.in",
+                                      "gpu6.in"}));
+  EXPECT_DOUBLE_EQ(cluster.bandwidth(1, 6), 50e9);
+}
+
+TEST(Topology, Refusals) {
+  EXPECT_EQ(errorOf("h200-pair", 4), "h200-pair has 2 GPUs; the target has 4");
+  EXPECT_EQ(errorOf("dgx1-v100", 4),
+            "dgx1-v100 is defined for 8 GPUs; the target has 4");
+  EXPECT_EQ(errorOf("nodes=2,gpus=4", 6),
+            "nodes=2,gpus=4 has 8 GPUs; the target has 6");
+  EXPECT_EQ(errorOf("torus", 4),
+            "unknown topology 'torus'; expected nvswitch, h200-pair, "
+            "dgx1-v100, pcie, nodes=K,gpus=G or a .json file");
+  EXPECT_EQ(errorOf("/nonexistent/t.json", 2),
+            "cannot open topology file '/nonexistent/t.json'");
+}
+
+TEST(Topology, Json) {
+  std::string text = R"({"name": "measured", "devices": 2,
+    "links": [{"name": "a", "bandwidth_gb_per_s": 390.5},
+              {"name": "b", "bandwidth_gb_per_s": 380}],
+    "routes": [{"from": 0, "to": 1, "links": ["a"], "latency_us": 9},
+               {"from": 1, "to": 0, "links": ["b"], "latency_us": 7.5}]})";
+  Topology t;
+  std::string error;
+  ASSERT_TRUE(parseTopology(text, t, error)) << error;
+  EXPECT_EQ(t.name, "measured");
+  EXPECT_DOUBLE_EQ(t.bandwidth(0, 1), 390.5e9);
+  EXPECT_DOUBLE_EQ(t.route(1, 0).latency, 7.5e-6);
+
+  auto rejects = [](const std::string &text, const std::string &why) {
+    Topology t;
+    std::string error;
+    EXPECT_FALSE(parseTopology(text, t, error));
+    EXPECT_EQ(error, why);
+  };
+  rejects("{", "not valid JSON");
+  rejects(R"({"devices": 2, "links": [], "routes": []})",
+          "no route from device 0 to device 1");
+  rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 0}],
+              "routes": []})",
+          "links[0]: bandwidth must be positive");
+  rejects(R"({"devices": 2, "links": [],
+              "routes": [{"from": 0, "to": 1, "links": ["x"], "latency_us": 1}]})",
+          "routes[0]: no link is named 'x'");
+  rejects(R"({"devices": 2, "links": [],
+              "routes": [{"from": 0, "to": 0, "links": [], "latency_us": 1}]})",
+          "routes[0]: 'from' and 'to' must be two of the 2 devices");
+}
+
+TEST(Simulator, MaxMinSharing) {
+  // Flows A over L1, B over L1 and L2, C over L2; L1 = 10, L2 = 4. L2 is
+  // the bottleneck (2 each for B and C); A takes what L1 has left, 8.
+  std::vector<Link> links = {{"L1", 10}, {"L2", 4}};
+  std::vector<double> rates = maxMinRates(links, {{0}, {0, 1}, {1}});
+  EXPECT_EQ(rates, (std::vector<double>{8, 2, 2}));
+}
+
+namespace {
+
+Task transfer(int64_t from, int64_t to, double bytes, int64_t queue,
+              std::vector<int> deps = {}) {
+  Task t;
+  t.kind = Task::Transfer;
+  t.from = from;
+  t.to = to;
+  t.bytes = bytes;
+  t.queue = queue;
+  t.deps = std::move(deps);
+  return t;
+}
+
+Task kernel(int64_t device, double flops, double bytes,
+            std::vector<int> deps = {}) {
+  Task t;
+  t.kind = Task::Kernel;
+  t.queue = device;
+  t.flops = flops;
+  t.memoryBytes = bytes;
+  t.deps = std::move(deps);
+  return t;
+}
+
+} // namespace
+
+TEST(Simulator, OneLink) {
+  Topology pair = make("h200-pair", 2);
+  SimResult r = simulate(pair, {transfer(0, 1, 395e9 * 1e-3, 1)});
+  EXPECT_NEAR(r.seconds, 8e-6 + 1e-3, 1e-12);
+  EXPECT_NEAR(r.linkBusy[pair.linkIndex("gpu0->gpu1")], 1e-3, 1e-12);
+  EXPECT_NEAR(r.linkBytes[pair.linkIndex("gpu0->gpu1")], 395e6, 1e-3);
+}
+
+TEST(Simulator, TwoTransfersShareALink) {
+  // GPUs 0 and 1 both send 395 MB to GPU 2 (from their own queues): they
+  // share gpu2.in, each at half its bandwidth, and end together.
+  Topology s = make("nvswitch", 4);
+  SimResult r =
+      simulate(s, {transfer(0, 2, 395e6, 0), transfer(1, 2, 395e6, 1)});
+  double expected = 5e-6 + 2 * 395e6 / 395e9;
+  EXPECT_NEAR(r.end[0], expected, 1e-12);
+  EXPECT_NEAR(r.end[1], expected, 1e-12);
+  EXPECT_NEAR(r.linkBusy[s.linkIndex("gpu2.in")], 2e-3, 1e-12);
+  EXPECT_NEAR(r.linkBusy[s.linkIndex("gpu0.out")], 2e-3, 1e-12);
+  // One after the other on one queue: the same end, but no sharing.
+  SimResult serial =
+      simulate(s, {transfer(0, 2, 395e6, 2), transfer(1, 2, 395e6, 2)});
+  EXPECT_NEAR(serial.end[0], 5e-6 + 1e-3, 1e-12);
+  EXPECT_NEAR(serial.end[1], 2 * (5e-6 + 1e-3), 1e-12);
+}
+
+TEST(Simulator, Relay) {
+  // 0 -> 1 -> 2 through a relay: two hops, each latency plus bytes.
+  Topology s = make("nvswitch", 3);
+  SimResult r =
+      simulate(s, {transfer(0, 1, 395e6, 1), transfer(1, 2, 395e6, 2, {0})});
+  EXPECT_NEAR(r.seconds, 2 * (5e-6 + 1e-3), 1e-12);
+  EXPECT_NEAR(r.start[1], 5e-6 + 1e-3, 1e-12);
+}
+
+TEST(Simulator, DependencyChainAndRoofline) {
+  Topology s = make("nvswitch", 2);
+  Machine m;
+  // Compute-bound: 750 GFLOP is 1 ms; memory-bound: 4.24 GB is 1 ms.
+  SimResult r = simulate(s,
+                         {kernel(0, 750e9, 1e6), transfer(0, 1, 395e6, 1, {0}),
+                          kernel(1, 1e6, 4.24e9, {1})},
+                         m);
+  double k = m.launchSeconds + 1e-3;
+  EXPECT_NEAR(r.end[0], k, 1e-12);
+  EXPECT_NEAR(r.end[1], k + 5e-6 + 1e-3, 1e-12);
+  EXPECT_NEAR(r.seconds, 2 * k + 5e-6 + 1e-3, 1e-12);
+  EXPECT_NEAR(r.queueBusy[0], k, 1e-12);
+  // Two kernels on one queue run one after the other.
+  SimResult serial = simulate(s, {kernel(0, 750e9, 0), kernel(0, 750e9, 0)});
+  EXPECT_NEAR(serial.seconds, 2 * k, 1e-12);
+}
+
+namespace {
+
+/// A random canonical layout of `shape`: uneven cuts, each block on a
+/// random one of `devices` GPUs; some blocks dropped when `partial`.
+std::vector<Placed> randomLayout(std::mt19937 &rng,
+                                 const std::vector<int64_t> &shape,
+                                 int64_t devices, bool partial) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  std::vector<int64_t> parts;
+  for (int64_t d : shape)
+    parts.push_back(pick(1, d));
+  std::vector<Placed> layout;
+  for (int64_t k = 0; k < numBlocks(parts); ++k) {
+    if (partial && pick(0, 3) == 0)
+      continue;
+    std::vector<int64_t> index = delinearize(k, parts);
+    Box box;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      Range r = blockRange(shape[d], parts[d], index[d]);
+      box.begin.push_back(r.offset);
+      box.end.push_back(r.offset + r.size);
+    }
+    layout.push_back({pick(0, devices - 1), box});
+  }
+  return layout;
+}
+
+bool inside(const Box &b, const std::vector<int64_t> &point) {
+  for (size_t d = 0; d < point.size(); ++d)
+    if (point[d] < b.begin[d] || point[d] >= b.end[d])
+      return false;
+  return true;
+}
+
+} // namespace
+
+TEST(Exchange, RepartitionDeliversEveryNeededRegionExactlyOnce) {
+  std::mt19937 rng(11);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 600; ++trial) {
+    std::vector<int64_t> shape;
+    for (int64_t d = pick(1, 3); d > 0; --d)
+      shape.push_back(pick(1, 9));
+    int64_t devices = pick(1, 16);
+    std::vector<Placed> holds =
+        randomLayout(rng, shape, devices, trial % 4 == 0);
+    std::vector<Placed> needs = randomLayout(rng, shape, devices, false);
+    std::vector<Movement> moves = repartition(holds, needs, 2);
+    double bytes = 0;
+    for (const Movement &m : moves) {
+      bytes += m.bytes;
+      EXPECT_NE(m.from, m.to);
+      EXPECT_EQ(m.bytes, double(m.region.volume() * 2));
+    }
+    EXPECT_EQ(bytes, planner::movedBytes(holds, needs, 2)) << "trial " << trial;
+    // Element by element: each element of a need that some hold has arrives
+    // exactly once (already there, or by one movement to the need's GPU);
+    // the others not at all; no movement carries anything unneeded.
+    for (const Placed &need : needs) {
+      std::vector<int64_t> point(need.box.begin);
+      for (int64_t e = 0; e < need.box.volume(); ++e) {
+        int64_t rest = e;
+        for (size_t d = shape.size(); d-- > 0;) {
+          int64_t extent = need.box.end[d] - need.box.begin[d];
+          point[d] = need.box.begin[d] + rest % extent;
+          rest /= extent;
+        }
+        int held = 0, local = 0, delivered = 0;
+        for (const Placed &h : holds)
+          if (inside(h.box, point)) {
+            ++held;
+            local += h.device == need.device;
+          }
+        for (const Movement &m : moves)
+          delivered += m.to == need.device && inside(m.region, point);
+        ASSERT_LE(held, 1); // canonical holds are disjoint
+        ASSERT_EQ(local + delivered, held)
+            << "trial " << trial << ", an element delivered " << delivered
+            << " times";
+      }
+    }
+    for (const Movement &m : moves) {
+      // The region lies inside a need of its destination.
+      bool within = false;
+      for (const Placed &need : needs) {
+        if (need.device != m.to)
+          continue;
+        bool all = true;
+        for (size_t d = 0; d < shape.size(); ++d)
+          all &= m.region.begin[d] >= need.box.begin[d] &&
+                 m.region.end[d] <= need.box.end[d];
+        within |= all;
+      }
+      EXPECT_TRUE(within) << "trial " << trial;
+    }
+  }
+}
+
+namespace {
+
+/// The plan's proxy terms summed over its ops.
+void expectProgramMatchesProxy(const planner::Graph &g,
+                               const planner::SearchOptions &o,
+                               const std::string &what) {
+  planner::Plan plan = planner::search(g, o);
+  ASSERT_TRUE(plan.feasible) << what << ": " << plan.error;
+  DeviceProgram program = naiveProgram(g, plan, o);
+  double repartitionBytes = 0, join = 0, aggregation = 0;
+  for (const planner::OpCost &c : plan.costs) {
+    repartitionBytes += c.repartition;
+    join += c.join;
+    aggregation += c.aggregation;
+  }
+  EXPECT_EQ(program.bytes[Movement::Repartition], repartitionBytes) << what;
+  EXPECT_EQ(program.bytes[Movement::Join], join) << what;
+  EXPECT_EQ(program.bytes[Movement::Aggregate], aggregation) << what;
+  // Well formed: dependencies point back, transfers cross GPUs, and the
+  // simulator's link bytes add up to the movements' bytes.
+  double moved = 0;
+  for (size_t t = 0; t < program.tasks.size(); ++t) {
+    for (int d : program.tasks[t].deps)
+      EXPECT_LT(d, static_cast<int>(t));
+    if (program.tasks[t].kind == Task::Transfer) {
+      EXPECT_NE(program.tasks[t].from, program.tasks[t].to);
+      moved += program.tasks[t].bytes;
+    }
+  }
+  Topology topology = make("nvswitch", o.devices);
+  SimResult r = simulate(topology, program.tasks);
+  EXPECT_GT(r.seconds, 0) << what;
+  double carried = 0;
+  for (size_t l = 0; l < topology.links.size(); l += 2) // every route's .out
+    carried += r.linkBytes[l];
+  EXPECT_NEAR(carried, moved, 1e-6 * std::max(1.0, moved)) << what;
+  for (size_t t = 0; t < program.tasks.size(); ++t)
+    EXPECT_GE(r.end[t], r.start[t]) << what;
+}
+
+} // namespace
+
+TEST(Exchange, ProgramBytesAreTheProxyTerms) {
+  // DESIGN's worked example: the 3-D matmul on 8 GPUs moves |A| + |B| in
+  // join copies and |C| in partials.
+  {
+    planner::Graph g;
+    int a = addValue(g, "a", {64, 64}, planner::ValueKind::Activation);
+    int b = addValue(g, "b", {64, 64}, planner::ValueKind::Activation);
+    matmul(g, a, b, "c");
+    planner::SearchOptions o;
+    o.devices = 8;
+    o.bytesPerFlop = 0;
+    planner::Plan plan = planner::search(g, o);
+    DeviceProgram program = naiveProgram(g, plan, o);
+    EXPECT_EQ(plan.specs[0], (planner::Spec{2, 2, 2}));
+    EXPECT_EQ(program.bytes[Movement::Join], 2.0 * 64 * 64 * 4);
+    EXPECT_EQ(program.bytes[Movement::Aggregate], 64.0 * 64 * 4);
+    EXPECT_EQ(program.bytes[Movement::Repartition], 0);
+    expectProgramMatchesProxy(g, o, "worked example");
+  }
+  // Random chains, trees and DAGs, as the search's brute-force test draws
+  // them, on 1 to 8 GPUs.
+  std::mt19937 rng(5);
+  auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 120; ++trial) {
+    planner::Graph g;
+    auto size = [&] { return static_cast<int64_t>(pick(2, 12)); };
+    auto kind = [&] {
+      return pick(0, 1) ? planner::ValueKind::Activation
+                        : planner::ValueKind::Weight;
+    };
+    int64_t m = size(), k = size(), n = size();
+    int x = addValue(g, "x", {m, k}, kind());
+    int w = addValue(g, "w", {k, n}, kind());
+    int y = matmul(g, x, w, "y");
+    if (trial % 3 == 0) {
+      int v = addValue(g, "v", {n, size()}, kind());
+      matmul(g, y, v, "z");
+    } else if (trial % 3 == 1) {
+      int u = addValue(g, "u", {m, n}, planner::ValueKind::Activation);
+      elementwise(g, {y, elementwise(g, {u}, "r")}, "sum");
+    } else {
+      elementwise(g, {y, elementwise(g, {y}, "r")}, "sum");
+    }
+    planner::SearchOptions o;
+    o.devices = pick(1, 8);
+    o.weightsReplicable = pick(0, 1);
+    o.bytesPerFlop = pick(0, 1) ? 0.0 : 0.5;
+    if (!planner::search(g, o).feasible)
+      continue;
+    expectProgramMatchesProxy(g, o, "trial " + std::to_string(trial));
+  }
+  // Attention: collapsed head dimensions and causal work.
+  planner::Graph attention = attentionGraph(8, 2, 64);
+  for (int64_t devices : {2, 4, 8}) {
+    planner::SearchOptions o;
+    o.devices = devices;
+    expectProgramMatchesProxy(attention, o,
+                              "attention on " + std::to_string(devices));
+  }
+}
