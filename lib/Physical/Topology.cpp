@@ -250,40 +250,49 @@ bool parseTopology(const std::string &text, Topology &topology,
 }
 
 bool makeTopology(const std::string &name, int64_t devices, Topology &topology,
-                  std::string &error) {
+                  std::string &error, bool readFiles) {
   if (devices < 1 || devices > 64) {
     error = "device count must be 1 to 64, got " + std::to_string(devices);
     return false;
   }
   std::smatch m;
-  static const std::regex nodesPattern("nodes=([0-9]+),gpus=([0-9]+)");
+  static const std::regex nodesPattern(
+      "nodes=([1-9][0-9]{0,5}),gpus=([1-9][0-9]{0,5})");
+  std::string count = std::to_string(devices);
   if (name == "nvswitch") {
     topology = nvswitch(devices, name);
   } else if (name == "h200-pair") {
     if (devices > 2) {
-      error = "h200-pair has 2 GPUs; the target has " + std::to_string(devices);
+      error =
+          "topology 'h200-pair' has 2 GPUs, but the target asks for " + count;
       return false;
     }
     topology = h200Pair(devices);
   } else if (name == "dgx1-v100") {
     if (devices != 8) {
-      error = "dgx1-v100 is defined for 8 GPUs; the target has " +
-              std::to_string(devices);
+      error = "topology 'dgx1-v100' is defined for 8 devices, got " + count;
       return false;
     }
     topology = dgx1V100();
   } else if (name == "pcie") {
     topology = pcie(devices);
-  } else if (std::regex_match(name, m, nodesPattern)) {
+  } else if (name.rfind("nodes=", 0) == 0) {
+    if (!std::regex_match(name, m, nodesPattern)) {
+      error = "topology '" + name +
+              "' must read 'nodes=K,gpus=G' with positive K, G";
+      return false;
+    }
     int64_t k = std::stoll(m[1]), g = std::stoll(m[2]);
-    if (k < 1 || g < 1 || k * g != devices) {
-      error = name + " has " + std::to_string(k * g) +
-              " GPUs; the target has " + std::to_string(devices);
+    if (k * g != devices) {
+      error = "topology '" + name + "' has " + std::to_string(k * g) +
+              " GPUs but the target asks for " + count;
       return false;
     }
     topology = nodes(k, g, name);
   } else if (name.size() > 5 &&
              name.compare(name.size() - 5, 5, ".json") == 0) {
+    if (!readFiles)
+      return true;
     std::ifstream file(name);
     if (!file) {
       error = "cannot open topology file '" + name + "'";

@@ -1,6 +1,7 @@
 //===- Decompose.cpp - ein-decompose ------------------------------------===//
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Planner/BuildGraph.h"
 #include "Einsummable/Planner/Search.h"
 #include "Einsummable/Transforms/Passes.h"
@@ -27,6 +28,41 @@ std::string humanBytes(double bytes) {
     ++unit;
   }
   return llvm::formatv("{0:F1} {1}", bytes, units[unit]).str();
+}
+
+/// The plan's step on the target's topology, as the simulator predicts it
+/// with naive exchanges, and its busiest link.
+LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
+                                  const planner::Graph &graph,
+                                  const planner::Plan &plan,
+                                  const planner::Options &options) {
+  namespace physical = ::ein::physical;
+  physical::Topology topology;
+  std::string error;
+  if (!physical::makeTopology(target.getTopology().str(), target.getDevices(),
+                              topology, error))
+    return func.emitError() << "cannot simulate the plan: " << error;
+  physical::DeviceProgram program =
+      physical::naiveProgram(graph, plan, options);
+  physical::SimResult sim = physical::simulate(topology, program.tasks);
+  InFlightDiagnostic remark = func.emitRemark();
+  remark << "simulated step "
+         << llvm::formatv("{0:F3}", sim.seconds * 1e3).str() << " ms on "
+         << topology.name << " with naive exchanges: " << program.tasks.size()
+         << " tasks, "
+         << humanBytes(program.bytes[0] + program.bytes[1] + program.bytes[2])
+         << " moved";
+  if (!graph.ties.empty())
+    remark << " (not counting the moves that return tied results to their "
+              "arguments' layouts)";
+  auto busiest = std::max_element(sim.linkBusy.begin(), sim.linkBusy.end());
+  if (busiest != sim.linkBusy.end() && *busiest > 0 && sim.seconds > 0) {
+    size_t link = busiest - sim.linkBusy.begin();
+    remark << "; busiest link " << topology.links[link].name << " busy "
+           << llvm::formatv("{0:F0}", 100 * *busiest / sim.seconds).str()
+           << "% of the step";
+  }
+  return success();
 }
 
 struct EinDecomposePass
@@ -89,9 +125,13 @@ struct EinDecomposePass
                            << ", compute " << humanBytes(c.compute);
         }
       }
-      if (remarks)
+      if (remarks) {
         func.emitRemark() << "plan total " << humanBytes(plan.total) << " over "
                           << graph->ops.size() << " ops";
+        if (failed(
+                remarkSimulatedStep(func, target, graph->graph, plan, options)))
+          return signalPassFailure();
+      }
     }
   }
 };

@@ -12,6 +12,7 @@
 // CHECK: ein.join_agg add {{.*}}spec = #ein.spec<[1, 8, 1]>
 // TOKENS-COUNT-2: spec = #ein.spec<[8, 1, 1]>
 module attributes {ein.target = #ein.target<devices = 8>} {
+  // expected-remark @+2 {{simulated step}}
   // expected-remark @+1 {{plan total}}
   func.func @mlp(%x: tensor<512x1024xf32>, %w1: tensor<1024x4096xf32> {ein.weight}, %w2: tensor<4096x1024xf32> {ein.weight}) -> tensor<512x1024xf32> {
     // expected-remark @+1 {{spec #ein.spec<[1, 1, 8]>: join 14.0 MiB, aggregation 0.0 B, repartition 0.0 B}}

@@ -6,6 +6,7 @@
 // CHECK-LABEL: func.func @transpose
 // CHECK: spec = #ein.spec<[2, 2]>
 module attributes {ein.target = #ein.target<devices = 4>} {
+  // expected-remark @+2 {{0.0 B moved (not counting the moves that return tied results}}
   // expected-remark @+1 {{plan total 8.0 KiB over 1 ops}}
   func.func @transpose(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
     // expected-remark @+1 {{spec #ein.spec<[2, 2]>: join 0.0 B, aggregation 0.0 B, repartition 8.0 KiB}}

@@ -5,6 +5,7 @@
 // CHECK-LABEL: func.func @matmul_3d
 // CHECK: ein.join_agg add {{.*}} attributes {spec = #ein.spec<[2, 2, 2]>}
 module attributes {ein.target = #ein.target<devices = 8>} {
+  // expected-remark @+2 {{with naive exchanges: 24 tasks, 3.0 GiB moved; busiest link}}
   // expected-remark @+1 {{plan total}}
   func.func @matmul_3d(%a: tensor<16384x16384xf32>, %b: tensor<16384x16384xf32>) -> tensor<16384x16384xf32> {
     // expected-remark @+1 {{spec #ein.spec<[2, 2, 2]>: join 2.0 GiB, aggregation 1.0 GiB, repartition 0.0 B}}
@@ -24,6 +25,7 @@ module attributes {ein.target = #ein.target<devices = 8>} {
 // CHECK-LABEL: func.func @batch_split
 // CHECK: ein.join_agg add {{.*}} attributes {spec = #ein.spec<[8, 1, 1, 1]>}
 module attributes {ein.target = #ein.target<devices = 8>} {
+  // expected-remark @+2 {{with naive exchanges: 8 tasks, 0.0 B moved}}
   // expected-remark @+1 {{plan total}}
   func.func @batch_split(%x: tensor<16x256x512xbf16>, %w: tensor<512x512xbf16> {ein.weight}) -> tensor<16x256x512xbf16> {
     // expected-remark @+1 {{spec #ein.spec<[8, 1, 1, 1]>: join 0.0 B, aggregation 0.0 B, repartition 0.0 B}}
@@ -45,6 +47,7 @@ module attributes {ein.target = #ein.target<devices = 8>} {
 // CHECK-LABEL: func.func @gqa_heads
 // CHECK: ein.attention {{.*}}spec = #ein.spec<[1, 2, 1, 1, 1]>
 module attributes {ein.target = #ein.target<devices = 2>} {
+  // expected-remark @+2 {{simulated step}}
   // expected-remark @+1 {{plan total}}
   func.func @gqa_heads(%q: tensor<1x8x1024x128xbf16>, %k: tensor<1x2x1024x128xbf16>, %v: tensor<1x2x1024x128xbf16>) -> tensor<1x8x1024x128xbf16> {
     // expected-remark @+1 {{spec #ein.spec<[1, 2, 1, 1, 1]>: join 0.0 B, aggregation 0.0 B, repartition 0.0 B}}
@@ -63,6 +66,7 @@ module attributes {ein.target = #ein.target<devices = 2>} {
 // CHECK-LABEL: func.func @chain
 // CHECK-COUNT-3: spec = #ein.spec<[2, 2, 2]>
 module attributes {ein.target = #ein.target<devices = 8>} {
+  // expected-remark @+2 {{simulated step}}
   // expected-remark @+1 {{plan total}}
   func.func @chain(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>, %c: tensor<1024x1024xf32>, %d: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
     // expected-remark @+1 {{spec #ein.spec<[2, 2, 2]>}}

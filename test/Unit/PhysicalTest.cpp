@@ -89,11 +89,14 @@ TEST(Topology, Presets) {
 }
 
 TEST(Topology, Refusals) {
-  EXPECT_EQ(errorOf("h200-pair", 4), "h200-pair has 2 GPUs; the target has 4");
+  EXPECT_EQ(errorOf("h200-pair", 4),
+            "topology 'h200-pair' has 2 GPUs, but the target asks for 4");
   EXPECT_EQ(errorOf("dgx1-v100", 4),
-            "dgx1-v100 is defined for 8 GPUs; the target has 4");
+            "topology 'dgx1-v100' is defined for 8 devices, got 4");
   EXPECT_EQ(errorOf("nodes=2,gpus=4", 6),
-            "nodes=2,gpus=4 has 8 GPUs; the target has 6");
+            "topology 'nodes=2,gpus=4' has 8 GPUs but the target asks for 6");
+  EXPECT_EQ(errorOf("nodes=2", 2),
+            "topology 'nodes=2' must read 'nodes=K,gpus=G' with positive K, G");
   EXPECT_EQ(errorOf("torus", 4),
             "unknown topology 'torus'; expected nvswitch, h200-pair, "
             "dgx1-v100, pcie, nodes=K,gpus=G or a .json file");

@@ -47,9 +47,11 @@ struct Topology {
 /// The topology `name` names for `devices` GPUs: a preset (`nvswitch`,
 /// `h200-pair`, `dgx1-v100`, `pcie`, `nodes=K,gpus=G`) or a path ending in
 /// `.json`. Returns false with `error` saying why it cannot (an unknown name,
-/// a preset that does not fit the device count, a malformed file).
+/// a preset that does not fit the device count, a malformed file). With
+/// `readFiles` false a `.json` name is accepted unread (what the
+/// #ein.target verifier checks) and `topology` is left as it was.
 bool makeTopology(const std::string &name, int64_t devices, Topology &topology,
-                  std::string &error);
+                  std::string &error, bool readFiles = true);
 
 /// Parses the JSON description of a topology (docs/physical.md).
 bool parseTopology(const std::string &text, Topology &topology,

@@ -2,6 +2,7 @@
 
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
+#include "Einsummable/Physical/Topology.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -34,31 +35,13 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (devices < 1 || devices > 64)
     return emitError() << "#ein.target needs 1 to 64 devices, got " << devices;
 
-  static constexpr StringLiteral kPresets[] = {"nvswitch", "h200-pair",
-                                               "dgx1-v100", "pcie"};
-  if (topology == "dgx1-v100" && devices != 8)
-    return emitError() << "topology 'dgx1-v100' is defined for 8 devices, got "
-                       << devices;
-  if (topology == "h200-pair" && devices > 2)
-    return emitError() << "topology 'h200-pair' has 2 GPUs, but the target "
-                          "asks for "
-                       << devices;
-  if (topology.starts_with("nodes=")) {
-    auto [nodesPart, gpusPart] = topology.drop_front(6).split(',');
-    int64_t nodes, gpus;
-    if (!parsePositive(nodesPart, nodes) || !gpusPart.consume_front("gpus=") ||
-        !parsePositive(gpusPart, gpus))
-      return emitError() << "topology '" << topology
-                         << "' must read 'nodes=K,gpus=G' with positive K, G";
-    if (nodes * gpus != devices)
-      return emitError() << "topology '" << topology << "' has " << nodes * gpus
-                         << " GPUs but the target asks for " << devices;
-  } else if (!llvm::is_contained(kPresets, topology) &&
-             !topology.ends_with(".json")) {
-    return emitError() << "unknown topology '" << topology
-                       << "'; expected nvswitch, h200-pair, dgx1-v100, pcie, "
-                          "nodes=K,gpus=G or a .json file";
-  }
+  // The topology library knows the presets and their device counts; a JSON
+  // file is read by the passes that need it, not by the verifier.
+  ::ein::physical::Topology unused;
+  std::string error;
+  if (!::ein::physical::makeTopology(topology.str(), devices, unused, error,
+                                     /*readFiles=*/false))
+    return emitError() << error;
 
   int64_t smVersion;
   if (chip != "host" && !(chip.starts_with("sm_") &&
