@@ -192,6 +192,17 @@ bool parseTopology(const std::string &text, Topology &topology,
         throw std::runtime_error(at + ": '" + key + "' must be a number");
       return node[key].get<double>();
     };
+    auto only = [](const json &node, std::initializer_list<const char *> keys,
+                   const std::string &at) {
+      if (!node.is_object())
+        throw std::runtime_error(at + ": expected an object");
+      for (auto it = node.begin(); it != node.end(); ++it)
+        if (std::none_of(keys.begin(), keys.end(),
+                         [&](const char *k) { return it.key() == k; }))
+          throw std::runtime_error(at + ": unknown field '" + it.key() + "'");
+    };
+    only(root, {"name", "devices", "links", "routes", "measured_with"},
+         "topology");
     if (!root.is_object() || !root.contains("devices") ||
         !root["devices"].is_number_integer())
       throw std::runtime_error("'devices' must be an integer");
@@ -203,6 +214,7 @@ bool parseTopology(const std::string &text, Topology &topology,
     const json &links = root.at("links");
     for (size_t i = 0; i < links.size(); ++i) {
       std::string at = "links[" + std::to_string(i) + "]";
+      only(links[i], {"name", "bandwidth_gb_per_s"}, at);
       std::string name = links[i].at("name").get<std::string>();
       double gbps = number(links[i], "bandwidth_gb_per_s", at);
       if (!(gbps > 0))
@@ -215,6 +227,7 @@ bool parseTopology(const std::string &text, Topology &topology,
     const json &routes = root.at("routes");
     for (size_t i = 0; i < routes.size(); ++i) {
       std::string at = "routes[" + std::to_string(i) + "]";
+      only(routes[i], {"from", "to", "links", "latency_us"}, at);
       int64_t from = routes[i].at("from").get<int64_t>(),
               to = routes[i].at("to").get<int64_t>();
       if (from < 0 || to < 0 || from >= devices || to >= devices || from == to)

@@ -124,6 +124,7 @@ TEST(Topology, Json) {
     EXPECT_EQ(error, why);
   };
   rejects("{", "not valid JSON");
+  rejects(R"({"devices": 2, "lnks": []})", "topology: unknown field 'lnks'");
   rejects(R"({"devices": 2, "links": [], "routes": []})",
           "no route from device 0 to device 1");
   rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 0}],
