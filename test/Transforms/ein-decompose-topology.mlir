@@ -1,4 +1,4 @@
-// RUN: sed -e 's|@INPUTS@|%S/Inputs|' %s | ein-opt -split-input-file -ein-decompose=remarks=true -verify-diagnostics -o /dev/null
+// RUN: sed -e 's|@INPUTS@|%S/Inputs|' -e 's|@EXAMPLES@|%ein_src_root/examples|' %s | ein-opt -split-input-file -ein-decompose=remarks=true -verify-diagnostics -o /dev/null
 
 // The simulated step reads the target's topology: the cube-mesh preset.
 module attributes {ein.target = #ein.target<devices = 8, topology = "dgx1-v100">} {
@@ -41,6 +41,24 @@ module attributes {ein.target = #ein.target<devices = 2, topology = "@INPUTS@/ab
   // expected-error @+1 {{cannot simulate the plan: cannot open topology file}}
   func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
     // expected-remark @+1 {{spec}}
+    %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<64x64xf32>, tensor<64x64xf32>) out[d0, d2] : tensor<64x64xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %m = arith.mulf %x, %y : f32
+      ein.yield %m : f32
+    }
+    return %c : tensor<64x64xf32>
+  }
+}
+
+// -----
+
+// The topology bench/probe_topology.py measured on the 2 x H200 machine
+// (examples/topologies/h200x2-measured.json) loads and prices the plan.
+module attributes {ein.target = #ein.target<devices = 2, topology = "@EXAMPLES@/topologies/h200x2-measured.json">} {
+  // expected-remark @+2 {{on h200x2-measured with naive exchanges: 3 tasks, 16.0 KiB moved}}
+  // expected-remark @+1 {{plan total}}
+  func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+    // expected-remark @+1 {{spec #ein.spec<[2, 1, 1]>}}
     %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<64x64xf32>, tensor<64x64xf32>) out[d0, d2] : tensor<64x64xf32> {
     ^bb0(%x: f32, %y: f32):
       %m = arith.mulf %x, %y : f32
