@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace ein::physical {
 
@@ -105,6 +106,8 @@ private:
   }
 
   void addOp(int o) {
+    program.ops.emplace_back();
+    OpProgram &record = program.ops.back();
     const planner::Op &op = graph.ops[o];
     const planner::Spec &spec = plan.specs[o];
     int64_t blocks = numBlocks(spec);
@@ -138,6 +141,7 @@ private:
     // the box is whole on its canonical GPU.
     std::map<int, std::map<std::pair<int64_t, BoxKey>, std::vector<int>>> ready;
     std::map<int, std::vector<Placed>> needsOf;
+    std::map<std::tuple<int, int64_t, BoxKey>, int> firstInput;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int value = op.inputs[i].value;
       if (!charged(graph.values[value], options))
@@ -147,8 +151,10 @@ private:
         seen.insert({p.device, key(p.box)});
       for (const Box &box : order[i]) {
         int64_t device = readers[i][key(box)].front();
-        if (seen.insert({device, key(box)}).second)
+        if (seen.insert({device, key(box)}).second) {
           needsOf[value].push_back({device, box});
+          firstInput[{value, device, key(box)}] = static_cast<int>(i);
+        }
       }
     }
     for (auto &[value, needs] : needsOf) {
@@ -156,14 +162,27 @@ private:
       for (const Placed &need : needs) {
         std::vector<int> &deps = ready[value][{need.device, key(need.box)}];
         deps = localDeps(value, need.box, need.device);
+        OpProgram::Need n;
+        n.input = firstInput[{value, need.device, key(need.box)}];
+        n.value = value;
+        n.device = need.device;
+        n.box = need.box;
+        for (const Placed &h : plan.layouts[value]) {
+          Box local = intersect(h.box, need.box);
+          if (h.device == need.device && local.volume() > 0)
+            n.pieces.push_back({need.device, local, -1});
+        }
         for (Movement &m : repartition(plan.layouts[value], {need}, width)) {
           m.op = o;
           m.value = value;
           std::vector<int> from = localDeps(value, m.region, m.from);
+          n.pieces.push_back(
+              {m.from, m.region, static_cast<int>(program.movements.size())});
           deps.push_back(addTransfer(std::move(m), from,
                                      op.name + ": repartition " +
                                          graph.values[value].name));
         }
+        record.needs.push_back(std::move(n));
       }
     }
 
@@ -182,6 +201,8 @@ private:
         const std::vector<int> &whole = ready[value][{list[0], key(box)}];
         arrived[i][{list[0], key(box)}] = whole;
         for (size_t r = 1; r < list.size(); ++r) {
+          record.copies.push_back(
+              {static_cast<int>(i), value, box, list[0], list[r]});
           Movement m{Movement::Join,
                      o,
                      value,
@@ -201,6 +222,14 @@ private:
     const planner::Value &result = graph.values[op.output.value];
     for (int64_t j = 0; j < blocks; ++j) {
       std::vector<int64_t> coords = delinearize(j, spec);
+      OpProgram::Kernel k;
+      k.device = j;
+      k.coords = coords;
+      for (size_t i = 0; i < op.inputs.size(); ++i)
+        k.inputs.push_back(
+            planner::accessBox(op.inputs[i], graph, op, spec, coords));
+      k.output = planner::accessBox(op.output, graph, op, spec, coords);
+      record.kernels.push_back(std::move(k));
       Task t;
       t.kind = Task::Kernel;
       t.queue = j;
@@ -227,6 +256,7 @@ private:
     for (const Box &out : outputs) {
       const std::vector<int64_t> &list = producers[key(out)];
       int64_t owner = list[0];
+      record.aggregations.push_back({out, list});
       if (list.size() == 1) {
         finalTask[op.output.value][key(out)] = kernelOf[owner];
         continue;

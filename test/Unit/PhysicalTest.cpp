@@ -357,6 +357,28 @@ void expectProgramMatchesProxy(const planner::Graph &g,
       moved += program.tasks[t].bytes;
     }
   }
+  // The structure the IR lowering reads: every need is exactly its pieces,
+  // one kernel per GPU, one aggregation per output block.
+  ASSERT_EQ(program.ops.size(), g.ops.size());
+  for (size_t op = 0; op < g.ops.size(); ++op) {
+    const OpProgram &p = program.ops[op];
+    EXPECT_EQ(p.kernels.size(), size_t(o.devices)) << what;
+    for (const OpProgram::Need &need : p.needs) {
+      int64_t covered = 0;
+      for (const OpProgram::Piece &piece : need.pieces) {
+        covered += piece.region.volume();
+        EXPECT_EQ(piece.movement < 0, piece.from == need.device) << what;
+      }
+      EXPECT_EQ(covered, need.box.volume()) << what;
+    }
+    int64_t outputs = 0;
+    for (const OpProgram::Aggregation &a : p.aggregations)
+      outputs += a.box.volume();
+    int64_t elements = 1;
+    for (int64_t d : g.values[g.ops[op].output.value].shape)
+      elements *= d;
+    EXPECT_EQ(outputs, elements) << what;
+  }
   Topology topology = make("nvswitch", o.devices);
   SimResult r = simulate(topology, program.tasks);
   EXPECT_GT(r.seconds, 0) << what;

@@ -52,6 +52,50 @@ std::vector<Movement> repartition(const std::vector<planner::Placed> &holds,
                                   const std::vector<planner::Placed> &needs,
                                   int64_t elementBytes);
 
+/// The structure of one op's part of the program, for lowering it to IR.
+struct OpProgram {
+  /// A region of a need: already on the need's GPU (`from == device`) or
+  /// moved there by `movement`.
+  struct Piece {
+    int64_t from = 0;
+    planner::Box region;
+    int movement = -1;
+  };
+  /// A block a join reads, assembled at its canonical GPU from pieces.
+  struct Need {
+    int input = -1; // the first input reading it
+    int value = -1;
+    int64_t device = 0;
+    planner::Box box;
+    std::vector<Piece> pieces;
+  };
+  /// The canonical GPU sends a whole block to another join block.
+  struct Copy {
+    int input = -1;
+    int value = -1;
+    planner::Box box;
+    int64_t from = 0, to = 0;
+  };
+  /// Join block `device` (its coordinates per loop): what it reads and
+  /// writes. Inputs of replicable weights and constants are read where they
+  /// are laid out.
+  struct Kernel {
+    int64_t device = 0;
+    std::vector<int64_t> coords;
+    std::vector<planner::Box> inputs;
+    planner::Box output;
+  };
+  /// The partials of an output block, the first on its owner.
+  struct Aggregation {
+    planner::Box box;
+    std::vector<int64_t> producers;
+  };
+  std::vector<Need> needs;
+  std::vector<Copy> copies;
+  std::vector<Kernel> kernels;
+  std::vector<Aggregation> aggregations;
+};
+
 /// A plan as tasks for the simulator, with the movement behind each
 /// transfer.
 struct DeviceProgram {
@@ -61,6 +105,8 @@ struct DeviceProgram {
   std::vector<int> movementOf;
   /// Bytes moved per Movement::Kind.
   double bytes[3] = {0, 0, 0};
+  /// Per op of the graph, what the program does for it.
+  std::vector<OpProgram> ops;
 };
 
 /// The naive exchange program of `plan` (search's output for `graph`).
