@@ -22,11 +22,14 @@ struct PlannerGraph {
 /// Builds the graph of `func`: arguments marked ein.weight are weights, the
 /// others activations; tensor constants are free like weights. With
 /// `tieLayout`, each result is tied to the first activation argument of its
-/// type (it must leave in the layout that argument arrived in). Emits a
-/// diagnostic on an op the planner cannot take and fails.
+/// type (it must leave in the layout that argument arrived in). With
+/// `planned`, `func` is in the planned form (ops on relations, with
+/// partitions, repartitions and assembles, which stand for the values they
+/// move) and the graph is that of its logical program. Emits a diagnostic on
+/// an op the planner cannot take and fails.
 FailureOr<PlannerGraph>
 buildPlannerGraph(func::FuncOp func, const ::ein::planner::TargetInfo &target,
-                  bool tieLayout = false);
+                  bool tieLayout = false, bool planned = false);
 
 } // namespace mlir::ein
 

@@ -126,4 +126,41 @@ def EinInsertExchanges : Pass<"ein-insert-exchanges", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::ein::EinDialect"];
 }
 
+def EinSynthesizeExchanges
+    : Pass<"ein-synthesize-exchanges", "::mlir::ModuleOp"> {
+  let summary = "Lower a planned program to per-GPU blocks and exchanges";
+  let description = [{
+    Takes the planned form (`ein-plan`: ops on relations with specs) and
+    lowers it to the device level: join block k of every op runs on GPU k as
+    an op on tensors marked `device = k` (join-aggs also carry their blocks'
+    `loop_offsets`, attention its shifted query and key offsets); the data
+    movement becomes `ein.transfer`s of exactly the regions each GPU lacks
+    and `ein.aggregate`s of partials at each output block's owner. Function
+    arguments enter as placed relations (`ein.partition`, then
+    `ein.extract_block` per block: the input layout a runtime scatters),
+    results leave through `ein.from_blocks` and `ein.assemble`.
+
+    With `exchange=naive` (the only form so far) the movement is the naive
+    exchange program of the physical optimizer (docs/physical.md): every
+    block a join reads is assembled at its canonical GPU (the lowest join
+    block reading it) from the producer's blocks, sent whole to the other
+    join blocks reading it, and partials go to their block's owner; its
+    bytes are the proxy's terms. An activation argument arrives in the
+    layout its first reader needs; replicable weights and constants arrive
+    where every reader needs them.
+
+    Not lowered yet (a diagnostic names the op): slices and concats (touch
+    ops), and attention cut along its keys (which needs the log-sum-exp
+    combine of the attention kernel).
+  }];
+  let options = [
+    Option<"exchange", "exchange", "std::string", "\"naive\"",
+           "How data moves: naive (synthesized exchanges are to come)">,
+    Option<"weightsReplicable", "weights-replicable", "bool", "true",
+           "As ein-decompose was told: weights arrive replicated for free">,
+  ];
+  let dependentDialects = ["::mlir::ein::EinDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // EINSUMMABLE_TRANSFORMS_PASSES_TD

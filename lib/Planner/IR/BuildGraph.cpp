@@ -37,6 +37,12 @@ public:
         return failure();
     }
     for (Operation &op : func.getBody().front()) {
+      // In the planned form, exchanges between relations stand for the value
+      // they move: the graph is the logical program either way.
+      if (planned && isa<PartitionOp, RepartitionOp, AssembleOp>(op)) {
+        values[op.getResult(0)] = values.lookup(op.getOperand(0));
+        continue;
+      }
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (Value v : ret.getOperands())
           result.graph.results.push_back(values.lookup(v));
@@ -60,6 +66,7 @@ public:
   }
 
   bool tieLayout = false;
+  bool planned = false;
 
 private:
   /// Ties each result to the first activation argument of its type.
@@ -89,9 +96,9 @@ private:
 
   LogicalResult addValue(Operation *where, Value value, std::string name,
                          planner::ValueKind kind) {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || !type.hasStaticShape() ||
-        !type.getElementType().isIntOrFloat())
+    auto type = dyn_cast<ShapedType>(value.getType());
+    if (!type || (!planned && !isa<RankedTensorType>(type)) ||
+        !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
       return where->emitOpError() << "the planner takes ranked tensors of "
                                      "static shape, of integers or floats, got "
                                   << value.getType();
@@ -114,7 +121,8 @@ private:
   LogicalResult addOp(Operation *op) {
     auto spec = dyn_cast<SpecOpInterface>(op);
     if (!spec || op->getNumResults() != 1 ||
-        !isa<RankedTensorType>(op->getResult(0).getType()))
+        !(isa<RankedTensorType>(op->getResult(0).getType()) ||
+          (planned && isa<RelationType>(op->getResult(0).getType()))))
       return op->emitOpError()
              << "cannot be planned; the planner takes logical ein ops on "
                 "tensors";
@@ -135,7 +143,7 @@ private:
     if (failed(addValue(op, out, "v" + std::to_string(next++),
                         planner::ValueKind::Intermediate)))
       return failure();
-    auto outType = cast<RankedTensorType>(out.getType());
+    auto outType = cast<ShapedType>(out.getType());
 
     // Operand and result accesses come from the dialect, so the planner
     // and the planned-form verifier read one definition.
@@ -166,8 +174,8 @@ private:
                                (join.getAggregatedLoops().empty() ? 0 : 1);
         })
         .Case([&](AttentionOp attention) {
-          auto v = cast<RankedTensorType>(attention.getValue().getType());
-          auto q = cast<RankedTensorType>(attention.getQuery().getType());
+          auto v = cast<ShapedType>(attention.getValue().getType());
+          auto q = cast<ShapedType>(attention.getQuery().getType());
           node.cuttable[4] = target.canCutAttentionKeys();
           node.flopsPerPoint = 2.0 * (q.getDimSize(3) + v.getDimSize(3));
           node.causal = attention.getCausal();
@@ -197,11 +205,14 @@ private:
 
 } // namespace
 
-FailureOr<PlannerGraph> mlir::ein::buildPlannerGraph(
-    func::FuncOp func, const planner::TargetInfo &target, bool tieLayout) {
+FailureOr<PlannerGraph>
+mlir::ein::buildPlannerGraph(func::FuncOp func,
+                             const planner::TargetInfo &target, bool tieLayout,
+                             bool planned) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitOpError() << "the planner takes a function with one block";
   GraphBuilder builder(target);
   builder.tieLayout = tieLayout;
+  builder.planned = planned;
   return builder.run(func);
 }

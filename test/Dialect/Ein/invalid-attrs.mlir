@@ -71,7 +71,7 @@ func.func @g() attributes {ein.weight} {
 
 // -----
 
-// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target' or 'ein.candidates'}}
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates' or 'ein.loop_offsets'}}
 module attributes {ein.devices = 8} {}
 
 // -----
@@ -111,4 +111,48 @@ func.func @candidates_not_specs(%x: tensor<4xf32>) -> tensor<4xf32> {
 // expected-error @+1 {{'ein.candidates' belongs on an op a spec can cut, not on 'func.func'}}
 func.func @candidates_on_func() attributes {ein.candidates = [#ein.spec<[1]>]} {
   return
+}
+
+// -----
+
+func.func @loop_offsets_not_an_array(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ein.loop_offsets' must be an array<i64>, got 3 : i64}}
+  %r = ein.join_agg none ins(%a[d0] : tensor<4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = 3} : tensor<4xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_offsets_on_a_logical_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ein.loop_offsets' belongs on a device-level ein.join_agg (one with 'device')}}
+  %r = ein.join_agg none ins(%a[d0] : tensor<4xf32>) out[d0] attributes {ein.loop_offsets = array<i64: 4>} : tensor<4xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_offsets_count(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ein.loop_offsets' has 2 offsets for 1 loops}}
+  %r = ein.join_agg none ins(%a[d0] : tensor<4xf32>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_offsets_negative(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ein.loop_offsets' offsets must not be negative}}
+  %r = ein.join_agg none ins(%a[d0] : tensor<4xf32>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: -4>} : tensor<4xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %r : tensor<4xf32>
 }

@@ -48,10 +48,31 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == getWeightAttrName())
     return op->emitError() << "'" << getWeightAttrName()
                            << "' marks a function argument, not an operation";
+  if (attr.getName() == getLoopOffsetsAttrName()) {
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!offsets)
+      return op->emitError()
+             << "'" << getLoopOffsetsAttrName()
+             << "' must be an array<i64>, got " << attr.getValue();
+    auto join = dyn_cast<JoinAggOp>(op);
+    if (!join || !join.getDevice())
+      return op->emitError() << "'" << getLoopOffsetsAttrName()
+                             << "' belongs on a device-level ein.join_agg "
+                                "(one with 'device')";
+    if (int64_t(offsets.size()) != join.getNumLoops())
+      return op->emitError()
+             << "'" << getLoopOffsetsAttrName() << "' has " << offsets.size()
+             << " offsets for " << join.getNumLoops() << " loops";
+    if (llvm::any_of(offsets.asArrayRef(), [](int64_t o) { return o < 0; }))
+      return op->emitError() << "'" << getLoopOffsetsAttrName()
+                             << "' offsets must not be negative";
+    return success();
+  }
   return op->emitError() << "unknown ein attribute '"
                          << attr.getName().getValue() << "'; expected '"
-                         << getTargetAttrName() << "' or '"
-                         << getCandidatesAttrName() << "'";
+                         << getTargetAttrName() << "', '"
+                         << getCandidatesAttrName() << "' or '"
+                         << getLoopOffsetsAttrName() << "'";
 }
 
 LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,

@@ -55,6 +55,11 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getWeightAttrName() {
       return "ein.weight";
     }
+    /// On a device-level ein.join_agg: where its block starts in each loop,
+    /// so `ein.index` keeps reading whole-tensor coordinates.
+    static constexpr ::llvm::StringLiteral getLoopOffsetsAttrName() {
+      return "ein.loop_offsets";
+    }
 
   private:
     void registerAttributes();

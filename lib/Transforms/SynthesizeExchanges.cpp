@@ -1,0 +1,486 @@
+//===- SynthesizeExchanges.cpp - ein-synthesize-exchanges ---------------===//
+//
+// A thin shell over the physical optimizer's exchange program
+// (Einsummable/Physical/Exchange.h): it rebuilds the plan from the planned
+// IR's specs, asks for the program, and writes each of its pieces as
+// device-level ein.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Transforms/Passes.h"
+
+#include "ein/partition.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <map>
+#include <tuple>
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINSYNTHESIZEEXCHANGES
+#include "Einsummable/Transforms/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein;
+namespace planner = ::ein::planner;
+namespace physical = ::ein::physical;
+using planner::Box;
+using planner::Placed;
+
+namespace {
+
+using BoxKey = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
+BoxKey key(const Box &b) { return {b.begin, b.end}; }
+
+SmallVector<int64_t> sizesOf(const Box &b) {
+  SmallVector<int64_t> sizes;
+  for (size_t d = 0; d < b.begin.size(); ++d)
+    sizes.push_back(b.end[d] - b.begin[d]);
+  return sizes;
+}
+
+/// `inner`'s offsets inside `outer`.
+SmallVector<int64_t> offsetsIn(const Box &inner, const Box &outer) {
+  SmallVector<int64_t> offsets;
+  for (size_t d = 0; d < inner.begin.size(); ++d)
+    offsets.push_back(inner.begin[d] - outer.begin[d]);
+  return offsets;
+}
+
+bool contains(const Box &outer, const Box &inner) {
+  for (size_t d = 0; d < inner.begin.size(); ++d)
+    if (inner.begin[d] < outer.begin[d] || inner.end[d] > outer.end[d])
+      return false;
+  return true;
+}
+
+/// A layout that cuts every dimension at fixed points (as every layout of
+/// a spec does): its parts per dimension and each block's row-major index.
+struct Grid {
+  SmallVector<int64_t> parts;
+  std::vector<std::vector<int64_t>> cuts; // per dimension, block starts
+  int64_t index(const Box &b) const {
+    std::vector<int64_t> coords;
+    for (size_t d = 0; d < cuts.size(); ++d)
+      coords.push_back(
+          std::lower_bound(cuts[d].begin(), cuts[d].end(), b.begin[d]) -
+          cuts[d].begin());
+    return ::ein::linearize(coords, parts);
+  }
+  SmallVector<int64_t> coords(const Box &b) const {
+    SmallVector<int64_t> c;
+    for (size_t d = 0; d < cuts.size(); ++d)
+      c.push_back(std::lower_bound(cuts[d].begin(), cuts[d].end(), b.begin[d]) -
+                  cuts[d].begin());
+    return c;
+  }
+};
+
+Grid gridOf(const std::vector<Box> &boxes, size_t rank) {
+  Grid g;
+  g.cuts.resize(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    for (const Box &b : boxes)
+      g.cuts[d].push_back(b.begin[d]);
+    std::sort(g.cuts[d].begin(), g.cuts[d].end());
+    g.cuts[d].erase(std::unique(g.cuts[d].begin(), g.cuts[d].end()),
+                    g.cuts[d].end());
+    g.parts.push_back(static_cast<int64_t>(g.cuts[d].size()));
+  }
+  return g;
+}
+
+bool charged(const planner::Value &v, bool weightsReplicable) {
+  return v.kind == planner::ValueKind::Activation ||
+         v.kind == planner::ValueKind::Intermediate ||
+         (v.kind == planner::ValueKind::Weight && !weightsReplicable);
+}
+
+/// Lowers one planned function.
+class Lowering {
+public:
+  Lowering(func::FuncOp func, const PlannerGraph &graph,
+           const planner::Options &options)
+      : func(func), pg(graph), g(graph.graph), options(options),
+        builder(func.getContext()) {}
+
+  LogicalResult run() {
+    // The IR value of every graph value (arguments, constants, op results
+    // seen through the exchanges).
+    // buildPlannerGraph numbers values in this order.
+    irValue.assign(g.values.size(), Value());
+    for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+      irValue[i] = arg;
+    size_t next = func.getNumArguments();
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      auto constant = dyn_cast<arith::ConstantOp>(op);
+      if ((constant && isa<RankedTensorType>(constant.getType())) ||
+          isa<SpecOpInterface>(op))
+        irValue[next++] = op.getResult(0);
+    }
+    if (failed(rebuildPlan()))
+      return failure();
+    program = physical::naiveProgram(g, plan, options);
+
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    SmallVector<Operation *> old;
+    for (Operation &op : func.getBody().front().without_terminator())
+      old.push_back(&op);
+    builder.setInsertionPoint(ret);
+    placeArguments();
+    for (size_t o = 0; o < g.ops.size(); ++o)
+      if (failed(lowerOp(o)))
+        return failure();
+    // Results leave through placed relations assembled into tensors.
+    for (auto [i, v] : llvm::enumerate(g.results))
+      ret->setOperand(i, assembleResult(v));
+    for (Operation *op : llvm::reverse(old))
+      if (op->use_empty())
+        op->erase();
+    return success();
+  }
+
+private:
+  func::FuncOp func;
+  const PlannerGraph &pg;
+  const planner::Graph &g;
+  planner::Options options;
+  OpBuilder builder;
+  planner::Plan plan;
+  physical::DeviceProgram program;
+  std::vector<Value> irValue;
+  /// The tensor holding block `box` of value `value` on `device`.
+  std::map<std::tuple<int, int64_t, BoxKey>, Value> blocks;
+
+  Location loc() { return func.getLoc(); }
+
+  SmallVector<OpFoldResult> folds(ArrayRef<int64_t> values) {
+    SmallVector<OpFoldResult> r;
+    for (int64_t v : values)
+      r.push_back(builder.getIndexAttr(v));
+    return r;
+  }
+
+  /// Specs from the IR; layouts as the search defines them: an op's result
+  /// where its join leaves it, a charged argument as its first reader needs
+  /// it.
+  LogicalResult rebuildPlan() {
+    plan.feasible = true;
+    plan.layouts.resize(g.values.size());
+    for (size_t o = 0; o < g.ops.size(); ++o) {
+      Operation *op = pg.ops[o];
+      auto spec = op->getAttrOfType<SpecAttr>("spec");
+      if (!spec)
+        return op->emitOpError()
+               << "has no spec; ein-synthesize-exchanges lowers the planned "
+                  "form (run ein-plan first)";
+      planner::Spec parts(spec.getParts().begin(), spec.getParts().end());
+      if (!planner::isLegalSpec(g.ops[o], parts, options.devices))
+        return op->emitOpError() << "spec " << spec << " is not legal on "
+                                 << options.devices << " devices";
+      plan.specs.push_back(parts);
+      planner::OpPlan opPlan = planner::planOp(g, g.ops[o], parts, options);
+      plan.layouts[g.ops[o].output.value] = opPlan.holds;
+      for (size_t i = 0; i < g.ops[o].inputs.size(); ++i) {
+        int value = g.ops[o].inputs[i].value;
+        const planner::Value &v = g.values[value];
+        if (v.kind != planner::ValueKind::Intermediate &&
+            charged(v, options.weightsReplicable) &&
+            plan.layouts[value].empty())
+          plan.layouts[value] = opPlan.needs[i];
+      }
+    }
+    return success();
+  }
+
+  /// The logical element type of a value. A planned result holding
+  /// partials is in the accumulator type; what its consumers (repartitions
+  /// or assembles, which aggregate) produce is the logical type.
+  Type elementOf(int value) {
+    Value v = irValue[value];
+    if (auto rel = dyn_cast<RelationType>(v.getType());
+        rel && rel.getPartial() != AggKind::None && !v.use_empty())
+      return cast<ShapedType>(v.getUsers().begin()->getResult(0).getType())
+          .getElementType();
+    return cast<ShapedType>(v.getType()).getElementType();
+  }
+
+  RankedTensorType blockType(const Box &box, Type element) {
+    return RankedTensorType::get(sizesOf(box), element);
+  }
+
+  /// A placed relation of `value` over `boxes` (one grid), `replicas`
+  /// copies of each block, `devices` block-major.
+  RelationType relation(int value, const Grid &grid, int64_t replicas,
+                        ArrayRef<int64_t> devices) {
+    const planner::Value &v = g.values[value];
+    return RelationType::get(func.getContext(), v.shape, elementOf(value),
+                             grid.parts, replicas, AggKind::None, devices);
+  }
+
+  /// Charged arguments arrive in their layouts, one copy of each block.
+  void placeArguments() {
+    for (size_t a = 0; a < func.getNumArguments(); ++a) {
+      if (!charged(g.values[a], options.weightsReplicable) ||
+          plan.layouts[a].empty())
+        continue;
+      std::vector<Box> boxes;
+      for (const Placed &p : plan.layouts[a])
+        boxes.push_back(p.box);
+      Grid grid = gridOf(boxes, g.values[a].shape.size());
+      std::vector<int64_t> devices(plan.layouts[a].size());
+      for (const Placed &p : plan.layouts[a])
+        devices[grid.index(p.box)] = p.device;
+      Value rel = PartitionOp::create(
+          builder, loc(), relation(a, grid, 1, devices), irValue[a]);
+      for (const Placed &p : plan.layouts[a])
+        blocks[{int(a), p.device, key(p.box)}] = ExtractBlockOp::create(
+            builder, loc(), blockType(p.box, elementOf(a)), rel,
+            grid.coords(p.box), 0);
+    }
+  }
+
+  Value transfer(Value source, const Box &region, const Box &within,
+                 int64_t from, int64_t to, Type element) {
+    return TransferOp::create(builder, loc(), blockType(region, element),
+                              TokenType::get(func.getContext()), source,
+                              offsetsIn(region, within), sizesOf(region), from,
+                              to, DenseI64ArrayAttr(), ValueRange())
+        .getResult();
+  }
+
+  /// The block of `value` held on `device` that contains `region`.
+  std::pair<Value, Box> heldBlock(int value, int64_t device,
+                                  const Box &region) {
+    for (const Placed &h : plan.layouts[value])
+      if (h.device == device && contains(h.box, region))
+        return {blocks.at({value, device, key(h.box)}), h.box};
+    return {Value(), Box()};
+  }
+
+  /// A need assembled at its GPU from its pieces.
+  void assemble(const physical::OpProgram::Need &need) {
+    Type element = elementOf(need.value);
+    SmallVector<std::pair<Value, Box>> pieces;
+    for (const physical::OpProgram::Piece &piece : need.pieces) {
+      auto [source, box] = heldBlock(need.value, piece.from, piece.region);
+      Value part;
+      if (piece.from != need.device)
+        part = transfer(source, piece.region, box, piece.from, need.device,
+                        element);
+      else if (key(piece.region) == key(box))
+        part = source;
+      else
+        part = tensor::ExtractSliceOp::create(
+            builder, loc(), source, folds(offsetsIn(piece.region, box)),
+            folds(sizesOf(piece.region)),
+            folds(SmallVector<int64_t>(piece.region.begin.size(), 1)));
+      pieces.push_back({part, piece.region});
+    }
+    Value whole;
+    if (pieces.size() == 1 && key(pieces[0].second) == key(need.box)) {
+      whole = pieces[0].first;
+    } else {
+      whole =
+          tensor::EmptyOp::create(builder, loc(), sizesOf(need.box), element);
+      for (auto [part, region] : pieces)
+        whole = tensor::InsertSliceOp::create(
+            builder, loc(), part, whole, folds(offsetsIn(region, need.box)),
+            folds(sizesOf(region)),
+            folds(SmallVector<int64_t>(region.begin.size(), 1)));
+    }
+    blocks[{need.value, need.device, key(need.box)}] = whole;
+  }
+
+  /// Blocks of a replicable weight or constant where `op`'s input `input`
+  /// reads them: one placed relation per reading input, every copy where
+  /// its join block is.
+  std::map<BoxKey, std::vector<int64_t>> readersOf(size_t o, size_t input) {
+    std::map<BoxKey, std::vector<int64_t>> readers;
+    for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
+      readers[key(k.inputs[input])].push_back(k.device);
+    return readers;
+  }
+
+  Value laidOut(size_t o, size_t input, Value &relationValue, Grid &grid,
+                const physical::OpProgram::Kernel &kernel) {
+    int value = g.ops[o].inputs[input].value;
+    auto readers = readersOf(o, input);
+    if (!relationValue) {
+      std::vector<Box> boxes;
+      for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
+        boxes.push_back(k.inputs[input]);
+      grid = gridOf(boxes, g.values[value].shape.size());
+      int64_t replicas = readers.begin()->second.size();
+      std::vector<int64_t> devices(::ein::product(grid.parts) * replicas);
+      for (auto &[box, list] : readers) {
+        Box b{box.first, box.second};
+        for (size_t r = 0; r < list.size(); ++r)
+          devices[grid.index(b) * replicas + r] = list[r];
+      }
+      relationValue = PartitionOp::create(
+          builder, loc(), relation(value, grid, replicas, devices),
+          irValue[value]);
+    }
+    const std::vector<int64_t> &list = readers[key(kernel.inputs[input])];
+    int64_t replica =
+        std::find(list.begin(), list.end(), kernel.device) - list.begin();
+    return ExtractBlockOp::create(
+        builder, loc(), blockType(kernel.inputs[input], elementOf(value)),
+        relationValue, grid.coords(kernel.inputs[input]), replica);
+  }
+
+  LogicalResult lowerOp(size_t o) {
+    Operation *op = pg.ops[o];
+    const planner::Op &node = g.ops[o];
+    const physical::OpProgram &record = program.ops[o];
+    int out = node.output.value;
+    if (isa<SliceOp, ConcatOp>(op))
+      return op->emitOpError()
+             << "is a touch op; ein-synthesize-exchanges does not lower "
+                "slices and concats yet";
+    if (isa<AttentionOp>(op) && plan.specs[o][4] > 1)
+      return op->emitOpError()
+             << "is cut along its keys (spec " << op->getAttr("spec")
+             << "); combining its partial results needs the log-sum-exp of "
+                "the attention kernel, which device-level ein does not have "
+                "yet";
+    for (const physical::OpProgram::Need &need : record.needs)
+      assemble(need);
+    for (const physical::OpProgram::Copy &copy : record.copies) {
+      Value source = blocks.at({copy.value, copy.from, key(copy.box)});
+      blocks[{copy.value, copy.to, key(copy.box)}] =
+          transfer(source, copy.box, copy.box, copy.from, copy.to,
+                   elementOf(copy.value));
+    }
+
+    // One block kernel per GPU: the op on its blocks.
+    Type resultElement = elementOf(out);
+    Type accElement = resultElement;
+    if (auto join = dyn_cast<JoinAggOp>(op))
+      accElement = join.getAccType();
+    std::map<BoxKey, size_t> fanIn;
+    for (const physical::OpProgram::Aggregation &a : record.aggregations)
+      fanIn[key(a.box)] = a.producers.size();
+    std::vector<Value> relations(node.inputs.size());
+    std::vector<Grid> grids(node.inputs.size());
+    std::map<int64_t, Value> kernelResult;
+    for (const physical::OpProgram::Kernel &k : record.kernels) {
+      SmallVector<Value> operands;
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        int value = node.inputs[i].value;
+        if (charged(g.values[value], options.weightsReplicable))
+          operands.push_back(blocks.at({value, k.device, key(k.inputs[i])}));
+        else
+          operands.push_back(laidOut(o, i, relations[i], grids[i], k));
+      }
+      Operation *kernel = builder.clone(*op);
+      kernel->setOperands(operands);
+      bool partial = fanIn[key(k.output)] > 1;
+      kernel->getResult(0).setType(
+          blockType(k.output, partial ? accElement : resultElement));
+      kernel->removeAttr("spec");
+      kernel->removeAttr(EinDialect::getCandidatesAttrName());
+      kernel->setAttr("device", builder.getI64IntegerAttr(k.device));
+      std::vector<int64_t> offsets;
+      for (size_t l = 0; l < node.loopSizes.size(); ++l)
+        offsets.push_back(
+            ::ein::blockRange(node.loopSizes[l], plan.specs[o][l], k.coords[l])
+                .offset);
+      if (isa<JoinAggOp>(kernel))
+        kernel->setAttr(EinDialect::getLoopOffsetsAttrName(),
+                        builder.getDenseI64ArrayAttr(offsets));
+      if (auto attention = dyn_cast<AttentionOp>(kernel)) {
+        // Loops: batch, kv_head, group, query, key. A block sees its share
+        // of each KV head's group and its place in the sequence.
+        attention.setGroup(
+            ::ein::blockRange(node.loopSizes[2], plan.specs[o][2], k.coords[2])
+                .size);
+        attention.setQueryOffset(attention.getQueryOffset() + offsets[3]);
+        attention.setKeyOffset(attention.getKeyOffset() + offsets[4]);
+      }
+      kernelResult[k.device] = kernel->getResult(0);
+    }
+
+    // Partials to their owners, aggregated there.
+    for (const physical::OpProgram::Aggregation &a : record.aggregations) {
+      int64_t owner = a.producers[0];
+      if (a.producers.size() == 1) {
+        blocks[{out, owner, key(a.box)}] = kernelResult.at(owner);
+        continue;
+      }
+      SmallVector<Value> partials = {kernelResult.at(owner)};
+      for (size_t p = 1; p < a.producers.size(); ++p)
+        partials.push_back(transfer(kernelResult.at(a.producers[p]), a.box,
+                                    a.box, a.producers[p], owner, accElement));
+      auto join = cast<JoinAggOp>(op);
+      blocks[{out, owner, key(a.box)}] =
+          AggregateOp::create(builder, loc(), blockType(a.box, resultElement),
+                              TokenType::get(func.getContext()), join.getAgg(),
+                              partials, owner, ValueRange())
+              .getResult();
+    }
+    irValue[out] = op->getResult(0);
+    return success();
+  }
+
+  /// A result as the placed relation of its blocks, assembled.
+  Value assembleResult(int value) {
+    std::vector<Box> boxes;
+    for (const Placed &p : plan.layouts[value])
+      boxes.push_back(p.box);
+    Grid grid = gridOf(boxes, g.values[value].shape.size());
+    std::vector<Value> ordered(boxes.size());
+    std::vector<int64_t> devices(boxes.size());
+    for (const Placed &p : plan.layouts[value]) {
+      int64_t index = grid.index(p.box);
+      ordered[index] = blocks.at({value, p.device, key(p.box)});
+      devices[index] = p.device;
+    }
+    Value rel = FromBlocksOp::create(
+        builder, loc(), relation(value, grid, 1, devices), ValueRange(ordered));
+    const planner::Value &v = g.values[value];
+    return AssembleOp::create(
+        builder, loc(), RankedTensorType::get(v.shape, elementOf(value)), rel);
+  }
+};
+
+struct EinSynthesizeExchangesPass
+    : public mlir::ein::impl::EinSynthesizeExchangesBase<
+          EinSynthesizeExchangesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (StringRef(exchange) != "naive") {
+      module.emitError() << "exchange=" << StringRef(exchange)
+                         << " is not available; the exchange forms are: "
+                            "naive";
+      return signalPassFailure();
+    }
+    TargetAttr target = requireTarget(module, "ein-synthesize-exchanges");
+    if (!target)
+      return signalPassFailure();
+    planner::Options options;
+    options.devices = target.getDevices();
+    options.weightsReplicable = weightsReplicable;
+    auto info = planner::getTargetInfo(target.getChip().str());
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      FailureOr<PlannerGraph> graph =
+          buildPlannerGraph(func, *info, /*tieLayout=*/false,
+                            /*planned=*/true);
+      if (failed(graph) || failed(Lowering(func, *graph, options).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
