@@ -3,14 +3,17 @@
 #include "Einsummable/Program/ExportProgram.h"
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "ein/partition.h"
 #include "ein/program.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -61,13 +64,159 @@ public:
 
 private:
   FailureOr<json::Object> tensorType(Operation *where, Type type);
-  FailureOr<json::Object> joinRegion(JoinAggOp op);
+  FailureOr<json::Object> joinRegion(JoinAggOp op, ArrayRef<int64_t> offsets);
   FailureOr<json::Object> exportOp(Operation *op);
   FailureOr<json::Array> inputNames(Operation *op);
 
+  /// Device level: whether `op` is handled without an entry of its own (a
+  /// placed relation, a piece of an assembly) or with entries it writes to
+  /// `ops` itself; sets `done` then.
+  LogicalResult exportDeviceLevel(Operation *op, json::Array &ops, bool &done);
+
+  /// A region of a tensor that is the value named `name`.
+  struct Piece {
+    std::string name;
+    SmallVector<int64_t> offsets, sizes;
+  };
+  /// Pieces tiling a tensor of `shape` (a grid), as nested concats; returns
+  /// the name of the whole.
+  std::string concatTree(ArrayRef<Piece> pieces, size_t dim,
+                         ArrayRef<int64_t> shape, StringRef dtype,
+                         json::Array &ops);
+
   llvm::DenseMap<Value, std::string> names;
   int64_t nextValue = 0;
+  /// Device level: partitions by their source, the pieces of pending
+  /// tensor.insert_slice chains, and placed relations built from blocks.
+  llvm::DenseMap<Value, Value> partitionSource;
+  llvm::DenseMap<Value, SmallVector<Piece>> pending;
+  llvm::DenseMap<Value, FromBlocksOp> fromBlocks;
 };
+
+std::string Exporter::concatTree(ArrayRef<Piece> pieces, size_t dim,
+                                 ArrayRef<int64_t> shape, StringRef dtype,
+                                 json::Array &ops) {
+  if (pieces.size() == 1)
+    return pieces[0].name;
+  // Slabs along `dim`: the pieces starting at one offset there.
+  std::map<int64_t, SmallVector<Piece>> slabs;
+  for (const Piece &p : pieces)
+    slabs[p.offsets[dim]].push_back(p);
+  if (slabs.size() == 1)
+    return concatTree(pieces, dim + 1, shape, dtype, ops);
+  json::Array inputs;
+  for (auto &[offset, slab] : slabs) {
+    SmallVector<int64_t> slabShape(shape.begin(), shape.end());
+    slabShape[dim] = slab.front().sizes[dim];
+    inputs.push_back(concatTree(slab, dim + 1, slabShape, dtype, ops));
+  }
+  std::string result = "v" + std::to_string(nextValue++);
+  ops.push_back(json::Object{
+      {"kind", "concat"},
+      {"result", result},
+      {"type", json::Object{{"shape", integers(shape)}, {"dtype", dtype}}},
+      {"inputs", std::move(inputs)},
+      {"dim", int64_t(dim)}});
+  return result;
+}
+
+LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
+                                          bool &done) {
+  done = true;
+  auto dtypeOf = [](Value v) {
+    return *dtypeName(cast<ShapedType>(v.getType()).getElementType());
+  };
+  if (auto partition = dyn_cast<PartitionOp>(op)) {
+    if (!isa<RelationType>(partition.getType()) ||
+        cast<RelationType>(partition.getType()).getDevices().empty())
+      return done = false, success();
+    partitionSource[partition.getResult()] = partition.getSource();
+    return success();
+  }
+  if (auto extract = dyn_cast<ExtractBlockOp>(op)) {
+    Value source = partitionSource.lookup(extract.getSource());
+    if (!source)
+      return extract.emitOpError()
+             << "has no program.json form unless it reads a placed "
+                "ein.partition";
+    auto rel = cast<RelationType>(extract.getSource().getType());
+    auto type = cast<ShapedType>(extract.getResult().getType());
+    SmallVector<int64_t> offsets;
+    for (auto [d, b] : llvm::enumerate(extract.getBlock()))
+      offsets.push_back(
+          ::ein::blockRange(rel.getShape()[d], rel.getParts()[d], b).offset);
+    std::string result = "v" + std::to_string(nextValue++);
+    ops.push_back(json::Object{
+        {"kind", "slice"},
+        {"result", result},
+        {"type", json::Object{{"shape", integers(type.getShape())},
+                              {"dtype", dtypeOf(extract.getResult())}}},
+        {"inputs", json::Array{names.lookup(source)}},
+        {"offsets", integers(offsets)},
+        {"sizes", integers(type.getShape())}});
+    names[extract.getResult()] = result;
+    return success();
+  }
+  if (isa<tensor::EmptyOp>(op)) {
+    pending[op->getResult(0)] = {};
+    return success();
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    auto it = pending.find(insert.getDest());
+    if (it == pending.end() || !insert.hasUnitStride() ||
+        !insert.getOffsets().empty() || !insert.getSizes().empty())
+      return insert.emitOpError()
+             << "has no program.json form unless it fills a tensor.empty "
+                "with static, unit-stride slices";
+    SmallVector<Piece> pieces = it->second;
+    pieces.push_back({names.lookup(insert.getSource()),
+                      SmallVector<int64_t>(insert.getStaticOffsets()),
+                      SmallVector<int64_t>(insert.getStaticSizes())});
+    Value result = insert.getResult();
+    bool continued = result.hasOneUse() &&
+                     isa<tensor::InsertSliceOp>(*result.getUsers().begin());
+    if (continued) {
+      pending[result] = std::move(pieces);
+      return success();
+    }
+    auto type = cast<ShapedType>(result.getType());
+    names[result] =
+        concatTree(pieces, 0, type.getShape(), dtypeOf(result), ops);
+    return success();
+  }
+  if (auto blocks = dyn_cast<FromBlocksOp>(op)) {
+    fromBlocks[blocks.getResult()] = blocks;
+    return success();
+  }
+  if (auto assemble = dyn_cast<AssembleOp>(op)) {
+    FromBlocksOp blocks = fromBlocks.lookup(assemble.getSource());
+    if (!blocks)
+      return done = false, success();
+    auto rel = cast<RelationType>(blocks.getType());
+    SmallVector<Piece> pieces;
+    int64_t copies = rel.getReplicas();
+    for (auto [i, block] : llvm::enumerate(blocks.getBlocks())) {
+      if (int64_t(i) % copies != 0)
+        continue; // one copy of each block is the value
+      std::vector<int64_t> index = ::ein::delinearize(
+          int64_t(i) / copies,
+          std::vector<int64_t>(rel.getParts().begin(), rel.getParts().end()));
+      Piece piece{names.lookup(block), {}, {}};
+      for (size_t d = 0; d < index.size(); ++d) {
+        ::ein::Range r =
+            ::ein::blockRange(rel.getShape()[d], rel.getParts()[d], index[d]);
+        piece.offsets.push_back(r.offset);
+        piece.sizes.push_back(r.size);
+      }
+      pieces.push_back(std::move(piece));
+    }
+    names[assemble.getResult()] = concatTree(
+        pieces, 0, rel.getShape(), dtypeOf(assemble.getResult()), ops);
+    return success();
+  }
+  done = false;
+  return success();
+}
 
 FailureOr<json::Object> Exporter::tensorType(Operation *where, Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -102,7 +251,8 @@ FailureOr<json::Array> Exporter::inputNames(Operation *op) {
   return inputs;
 }
 
-FailureOr<json::Object> Exporter::joinRegion(JoinAggOp op) {
+FailureOr<json::Object> Exporter::joinRegion(JoinAggOp op,
+                                             ArrayRef<int64_t> offsets) {
   Block &body = op.getJoin().front();
   llvm::DenseMap<Value, int64_t> numbers;
   int64_t next = 0;
@@ -144,10 +294,28 @@ FailureOr<json::Object> Exporter::joinRegion(JoinAggOp op) {
       entry["predicate"] = arith::stringifyCmpFPredicate(cmp.getPredicate());
     if (auto cmp = dyn_cast<arith::CmpIOp>(scalar))
       entry["predicate"] = arith::stringifyCmpIPredicate(cmp.getPredicate());
-    if (auto index = dyn_cast<IndexOp>(scalar))
+    int64_t offset = 0;
+    if (auto index = dyn_cast<IndexOp>(scalar)) {
       entry["dim"] = index.getDimAttr().getInt();
+      if (!offsets.empty())
+        offset = offsets[index.getDimAttr().getInt()];
+    }
     numbers[scalar.getResult(0)] = next++;
     ops.push_back(std::move(entry));
+    if (offset != 0) {
+      // A block kernel's loops start at its offsets: ein.index reads
+      // whole-tensor coordinates, so add them.
+      int64_t local = numbers[scalar.getResult(0)];
+      ops.push_back(json::Object{{"op", "arith.constant"},
+                                 {"operands", json::Array()},
+                                 {"type", *dtype},
+                                 {"value", offset}});
+      ops.push_back(json::Object{{"op", "arith.addi"},
+                                 {"operands", json::Array{local, next}},
+                                 {"type", *dtype}});
+      numbers[scalar.getResult(0)] = next + 1;
+      next += 2;
+    }
   }
   auto yield = cast<YieldOp>(body.getTerminator());
   return json::Object{{"args", std::move(args)},
@@ -156,7 +324,8 @@ FailureOr<json::Object> Exporter::joinRegion(JoinAggOp op) {
 }
 
 FailureOr<json::Object> Exporter::exportOp(Operation *op) {
-  if (op->getNumResults() != 1)
+  // Transfers and aggregations also return a token; only the data counts.
+  if (op->getNumResults() != 1 && !isa<TransferOp, AggregateOp>(op))
     return op->emitOpError() << "has no program.json form";
   FailureOr<json::Object> type = tensorType(op, op->getResult(0).getType());
   if (failed(type))
@@ -164,19 +333,26 @@ FailureOr<json::Object> Exporter::exportOp(Operation *op) {
   FailureOr<json::Array> inputs = inputNames(op);
   if (failed(inputs))
     return failure();
+  if (isa<TransferOp, AggregateOp>(op))
+    for (size_t drop =
+             op->getNumOperands() -
+             (isa<TransferOp>(op) ? 1
+                                  : cast<AggregateOp>(op).getPartials().size());
+         drop > 0; --drop)
+      inputs->pop_back();
   std::string result = "v" + std::to_string(nextValue++);
   json::Object entry{{"result", result},
                      {"type", std::move(*type)},
                      {"inputs", std::move(*inputs)}};
-  if (Attribute device = op->getAttr("device"))
-    return op->emitOpError()
-           << "is a device-level block kernel (device " << device
-           << "); program.json describes the logical program";
 
   LogicalResult done =
       llvm::TypeSwitch<Operation *, LogicalResult>(op)
           .Case([&](JoinAggOp join) -> LogicalResult {
-            FailureOr<json::Object> region = joinRegion(join);
+            ArrayRef<int64_t> offsets;
+            if (auto attr = join->getAttrOfType<DenseI64ArrayAttr>(
+                    EinDialect::getLoopOffsetsAttrName()))
+              offsets = attr.asArrayRef();
+            FailureOr<json::Object> region = joinRegion(join, offsets);
             if (failed(region))
               return failure();
             json::Array lists;
@@ -232,6 +408,77 @@ FailureOr<json::Object> Exporter::exportOp(Operation *op) {
             entry["dim"] = concat.getDimAttr().getInt();
             return success();
           })
+          .Case([&](TransferOp transfer) {
+            // Where the copy lands does not change its value.
+            entry["kind"] = "slice";
+            entry["offsets"] = integers(transfer.getOffsets());
+            entry["sizes"] = integers(transfer.getSizes());
+            return success();
+          })
+          .Case([&](tensor::ExtractSliceOp slice) -> LogicalResult {
+            if (!slice.hasUnitStride() || !slice.getOffsets().empty() ||
+                !slice.getSizes().empty())
+              return slice.emitOpError()
+                     << "has no program.json form unless static and "
+                        "unit-stride";
+            entry["kind"] = "slice";
+            entry["offsets"] = integers(slice.getStaticOffsets());
+            entry["sizes"] = integers(slice.getStaticSizes());
+            return success();
+          })
+          .Case([&](AggregateOp aggregate) -> LogicalResult {
+            // The partials combined element by element: a join with no
+            // aggregation whose region folds them with the kind's op.
+            const char *combine = nullptr;
+            switch (aggregate.getKind()) {
+            case AggKind::Add:
+              combine = "arith.addf";
+              break;
+            case AggKind::Max:
+              combine = "arith.maximumf";
+              break;
+            case AggKind::Min:
+              combine = "arith.minimumf";
+              break;
+            case AggKind::Mul:
+              combine = "arith.mulf";
+              break;
+            default:
+              return aggregate.emitOpError()
+                     << "has no program.json form for its kind";
+            }
+            Type partial =
+                cast<ShapedType>(aggregate.getPartials()[0].getType())
+                    .getElementType();
+            StringRef dtype = *dtypeName(partial);
+            int64_t rank =
+                cast<ShapedType>(aggregate.getResult().getType()).getRank();
+            SmallVector<int64_t> loops;
+            for (int64_t d = 0; d < rank; ++d)
+              loops.push_back(d);
+            json::Array args, lists, ops;
+            int64_t n = aggregate.getPartials().size();
+            for (int64_t i = 0; i < n; ++i) {
+              args.push_back(dtype);
+              lists.push_back(integers(loops));
+            }
+            int64_t last = 0;
+            for (int64_t i = 1; i < n; ++i) {
+              ops.push_back(json::Object{{"op", combine},
+                                         {"operands", json::Array{last, i}},
+                                         {"type", dtype}});
+              last = n + i - 1;
+            }
+            entry["kind"] = "join_agg";
+            entry["input_indices"] = std::move(lists);
+            entry["output_indices"] = integers(loops);
+            entry["agg"] = "none";
+            entry["acc"] = dtype;
+            entry["join"] = json::Object{{"args", std::move(args)},
+                                         {"ops", std::move(ops)},
+                                         {"yield", last}};
+            return success();
+          })
           .Case([&](arith::ConstantOp constant) -> LogicalResult {
             auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
             if (!elements)
@@ -285,10 +532,21 @@ FailureOr<json::Value> Exporter::run(func::FuncOp func) {
   json::Array ops, results;
   for (Operation &op : func.getBody().front()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value v : ret.getOperands())
-        results.push_back(names.lookup(v));
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        auto it = names.find(v);
+        if (it == names.end())
+          return ret.emitOpError() << "result " << i
+                                   << " has no program.json form (a "
+                                      "tensor.empty nothing filled?)";
+        results.push_back(it->second);
+      }
       continue;
     }
+    bool handled = false;
+    if (failed(exportDeviceLevel(&op, ops, handled)))
+      return failure();
+    if (handled)
+      continue;
     FailureOr<json::Object> entry = exportOp(&op);
     if (failed(entry))
       return failure();

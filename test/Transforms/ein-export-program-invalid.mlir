@@ -36,18 +36,21 @@ func.func @planned(%x: !ein.rel<4xf32, parts = [1]>) -> !ein.rel<4xf32, parts = 
 
 // -----
 
-func.func @block_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{is a device-level block kernel (device 0 : i64); program.json describes the logical program}}
-  %y = ein.softmax %x dim 0 {device = 0 : i64} : tensor<4xf32>
-  return %y : tensor<4xf32>
+// Device-level IR exports as the math it computes; an extract_block needs a
+// placed partition to say which region of which tensor it is.
+func.func @block_of_blocks(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {
+  %r = ein.from_blocks %x, %y : tensor<2xf32>, tensor<2xf32> -> !ein.rel<4xf32, parts = [2], devices = [0, 1]>
+  // expected-error @+1 {{has no program.json form unless it reads a placed ein.partition}}
+  %b = ein.extract_block %r [1] replica 0 : !ein.rel<4xf32, parts = [2], devices = [0, 1]> -> tensor<2xf32>
+  return %b : tensor<2xf32>
 }
 
 // -----
 
-func.func @exchange(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{has no program.json form}}
-  %b, %t = ein.transfer %x [0] [4] from 0 to 1 : tensor<4xf32> -> tensor<4xf32>
-  return %b : tensor<4xf32>
+func.func @insert_into_data(%x: tensor<4xf32>, %y: tensor<2xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has no program.json form unless it fills a tensor.empty with static, unit-stride slices}}
+  %z = tensor.insert_slice %y into %x[0] [2] [1] : tensor<2xf32> into tensor<4xf32>
+  return %z : tensor<4xf32>
 }
 
 // -----
@@ -66,7 +69,15 @@ func.func @bitcast(%x: tensor<4xf32>) -> tensor<4xi32> {
 
 func.func @unsupported_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{has no program.json form; the program may hold ein.join_agg, composites, layout ops and tensor constants}}
+  %y = arith.addf %x, %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @unfilled(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{result 0 has no program.json form (a tensor.empty nothing filled?)}}
   return %e : tensor<4xf32>
 }
 
