@@ -168,13 +168,21 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
       return insert.emitOpError()
              << "has no program.json form unless it fills a tensor.empty "
                 "with static, unit-stride slices";
+    if (!names.count(insert.getSource()))
+      return insert.emitOpError() << "inserts a value with no program.json "
+                                     "form";
     SmallVector<Piece> pieces = it->second;
     pieces.push_back({names.lookup(insert.getSource()),
                       SmallVector<int64_t>(insert.getStaticOffsets()),
                       SmallVector<int64_t>(insert.getStaticSizes())});
     Value result = insert.getResult();
-    bool continued = result.hasOneUse() &&
-                     isa<tensor::InsertSliceOp>(*result.getUsers().begin());
+    // The chain goes on only where its result is the next slice's
+    // destination (as a source it is a finished piece of another).
+    auto next =
+        result.hasOneUse()
+            ? dyn_cast<tensor::InsertSliceOp>(*result.getUsers().begin())
+            : tensor::InsertSliceOp();
+    bool continued = next && next.getDest() == result;
     if (continued) {
       pending[result] = std::move(pieces);
       return success();
@@ -201,6 +209,9 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
       std::vector<int64_t> index = ::ein::delinearize(
           int64_t(i) / copies,
           std::vector<int64_t>(rel.getParts().begin(), rel.getParts().end()));
+      if (!names.count(block))
+        return assemble.emitOpError()
+               << "assembles a block with no program.json form";
       Piece piece{names.lookup(block), {}, {}};
       for (size_t d = 0; d < index.size(); ++d) {
         ::ein::Range r =

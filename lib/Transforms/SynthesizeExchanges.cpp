@@ -65,14 +65,6 @@ bool contains(const Box &outer, const Box &inner) {
 struct Grid {
   SmallVector<int64_t> parts;
   std::vector<std::vector<int64_t>> cuts; // per dimension, block starts
-  int64_t index(const Box &b) const {
-    std::vector<int64_t> coords;
-    for (size_t d = 0; d < cuts.size(); ++d)
-      coords.push_back(
-          std::lower_bound(cuts[d].begin(), cuts[d].end(), b.begin[d]) -
-          cuts[d].begin());
-    return ::ein::linearize(coords, parts);
-  }
   SmallVector<int64_t> coords(const Box &b) const {
     SmallVector<int64_t> c;
     for (size_t d = 0; d < cuts.size(); ++d)
@@ -283,19 +275,24 @@ private:
             folds(SmallVector<int64_t>(piece.region.begin.size(), 1)));
       pieces.push_back({part, piece.region});
     }
-    Value whole;
-    if (pieces.size() == 1 && key(pieces[0].second) == key(need.box)) {
-      whole = pieces[0].first;
-    } else {
-      whole =
-          tensor::EmptyOp::create(builder, loc(), sizesOf(need.box), element);
-      for (auto [part, region] : pieces)
-        whole = tensor::InsertSliceOp::create(
-            builder, loc(), part, whole, folds(offsetsIn(region, need.box)),
-            folds(sizesOf(region)),
-            folds(SmallVector<int64_t>(region.begin.size(), 1)));
-    }
-    blocks[{need.value, need.device, key(need.box)}] = whole;
+    blocks[{need.value, need.device, key(need.box)}] =
+        assembleFrom(pieces, need.box, element);
+  }
+
+  /// `box` from pieces that tile it: the piece itself when one covers it,
+  /// else a tensor.empty filled with insert_slices.
+  Value assembleFrom(ArrayRef<std::pair<Value, Box>> pieces, const Box &box,
+                     Type element) {
+    if (pieces.size() == 1 && key(pieces[0].second) == key(box))
+      return pieces[0].first;
+    Value whole =
+        tensor::EmptyOp::create(builder, loc(), sizesOf(box), element);
+    for (auto [part, region] : pieces)
+      whole = tensor::InsertSliceOp::create(
+          builder, loc(), part, whole, folds(offsetsIn(region, box)),
+          folds(sizesOf(region)),
+          folds(SmallVector<int64_t>(region.begin.size(), 1)));
+    return whole;
   }
 
   /// Blocks of a replicable weight or constant where `op`'s input `input`
@@ -304,7 +301,8 @@ private:
   std::map<BoxKey, std::vector<int64_t>> readersOf(size_t o, size_t input) {
     std::map<BoxKey, std::vector<int64_t>> readers;
     for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
-      readers[key(k.inputs[input])].push_back(k.device);
+      if (k.inputs[input].volume() > 0)
+        readers[key(k.inputs[input])].push_back(k.device);
     return readers;
   }
 
@@ -315,7 +313,8 @@ private:
     if (!relationValue) {
       std::vector<Box> boxes;
       for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
-        boxes.push_back(k.inputs[input]);
+        if (k.inputs[input].volume() > 0)
+          boxes.push_back(k.inputs[input]);
       grid = gridOf(boxes, g.values[value].shape.size());
       int64_t replicas = readers.begin()->second.size();
       std::vector<int64_t> devices(::ein::product(grid.parts) * replicas);
@@ -341,10 +340,6 @@ private:
     const planner::Op &node = g.ops[o];
     const physical::OpProgram &record = program.ops[o];
     int out = node.output.value;
-    if (isa<SliceOp, ConcatOp>(op))
-      return op->emitOpError()
-             << "is a touch op; ein-synthesize-exchanges does not lower "
-                "slices and concats yet";
     if (isa<AttentionOp>(op) && plan.specs[o][4] > 1)
       return op->emitOpError()
              << "is cut along its keys (spec " << op->getAttr("spec")
@@ -375,10 +370,29 @@ private:
       SmallVector<Value> operands;
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         int value = node.inputs[i].value;
-        if (charged(g.values[value], options.weightsReplicable))
+        if (k.inputs[i].volume() == 0)
+          operands.push_back(Value()); // a touch op's block misses it
+        else if (charged(g.values[value], options.weightsReplicable))
           operands.push_back(blocks.at({value, k.device, key(k.inputs[i])}));
         else
           operands.push_back(laidOut(o, i, relations[i], grids[i], k));
+      }
+      if (isa<SliceOp, ConcatOp>(op)) {
+        // A touch op moves data only: its output block is the regions of
+        // its inputs it touches, placed where they land in the output.
+        SmallVector<std::pair<Value, Box>> pieces;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+          if (!operands[i])
+            continue;
+          Box region = k.inputs[i];
+          for (size_t d = 0; d < region.begin.size(); ++d) {
+            region.begin[d] -= node.inputs[i].shift[d];
+            region.end[d] -= node.inputs[i].shift[d];
+          }
+          pieces.push_back({operands[i], region});
+        }
+        kernelResult[k.device] = assembleFrom(pieces, k.output, resultElement);
+        continue;
       }
       Operation *kernel = builder.clone(*op);
       kernel->setOperands(operands);

@@ -35,13 +35,3 @@ module attributes {ein.target = #ein.target<devices = 4, chip = "host">} {
     return %o : !ein.rel<1x1x4096x16xf32, parts = [1, 1, 2, 1], replicas = 2, partial = online_softmax>
   }
 }
-
-// -----
-
-module attributes {ein.target = #ein.target<devices = 2>} {
-  func.func @touch(%a: !ein.rel<8x8xf32, parts = [2, 1]>) -> !ein.rel<4x4xf32, parts = [2, 1]> {
-    // expected-error @+1 {{is a touch op; ein-synthesize-exchanges does not lower slices and concats yet}}
-    %s = ein.slice %a [2, 2] [4, 4] {spec = #ein.spec<[2, 1]>} : !ein.rel<8x8xf32, parts = [2, 1]> -> !ein.rel<4x4xf32, parts = [2, 1]>
-    return %s : !ein.rel<4x4xf32, parts = [2, 1]>
-  }
-}

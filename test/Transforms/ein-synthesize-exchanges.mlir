@@ -130,3 +130,24 @@ module attributes {ein.target = #ein.target<devices = 1>} {
     return %c : tensor<8x8xf32>
   }
 }
+
+// -----
+
+// A concat of two halves, cut by rows over 2 GPUs: each output block is the
+// matching rows of both inputs, placed side by side; no kernel runs.
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[X:.*]] = ein.partition %arg0 : tensor<8x4xf32> -> !ein.rel<8x4xf32, parts = [2, 1], devices = [0, 1]>
+// CHECK: %[[X0:.*]] = ein.extract_block %[[X]] [0, 0] replica 0
+// CHECK: %[[Y:.*]] = ein.partition %arg1 : tensor<8x4xf32> -> !ein.rel<8x4xf32, parts = [2, 1], devices = [0, 1]>
+// CHECK: %[[Y0:.*]] = ein.extract_block %[[Y]] [0, 0] replica 0
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[X0]] into %[[E]][0, 0] [4, 4] [1, 1]
+// CHECK: %[[Q:.*]] = tensor.insert_slice %[[Y0]] into %[[P]][0, 4] [4, 4] [1, 1]
+// CHECK: ein.from_blocks %[[Q]], %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32> -> !ein.rel<8x8xf32, parts = [2, 1], devices = [0, 1]>
+// CHECK-NOT: ein.transfer
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @concat(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>) -> tensor<8x8xf32> {
+    %c = ein.concat dim 1 %x, %y : tensor<8x4xf32>, tensor<8x4xf32> -> tensor<8x8xf32>
+    return %c : tensor<8x8xf32>
+  }
+}

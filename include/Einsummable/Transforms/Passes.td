@@ -149,9 +149,10 @@ def EinSynthesizeExchanges
     layout its first reader needs; replicable weights and constants arrive
     where every reader needs them.
 
-    Not lowered yet (a diagnostic names the op): slices and concats (touch
-    ops), and attention cut along its keys (which needs the log-sum-exp
-    combine of the attention kernel).
+    Slices and concats (touch ops) move data only: each output block is
+    assembled from the input regions it touches. Not lowered yet (a
+    diagnostic names the op): attention cut along its keys, which needs the
+    log-sum-exp combine of the attention kernel.
   }];
   let options = [
     Option<"exchange", "exchange", "std::string", "\"naive\"",
