@@ -72,6 +72,9 @@ struct Grid {
                   cuts[d].begin());
     return c;
   }
+  int64_t index(const Box &b) const {
+    return ::ein::linearize(coords(b), parts);
+  }
 };
 
 Grid gridOf(const std::vector<Box> &boxes, size_t rank) {
