@@ -17,6 +17,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 #include <map>
 #include <tuple>
@@ -140,6 +144,8 @@ public:
         op->erase();
     return success();
   }
+
+  const physical::DeviceProgram &deviceProgram() const { return program; }
 
 private:
   func::FuncOp func;
@@ -488,15 +494,93 @@ struct EinSynthesizeExchangesPass
     options.devices = target.getDevices();
     options.weightsReplicable = weightsReplicable;
     auto info = planner::getTargetInfo(target.getChip().str());
+    physical::Topology topology;
+    std::string error;
+    if (!StringRef(report).empty() &&
+        !physical::makeTopology(target.getTopology().str(), target.getDevices(),
+                                topology, error)) {
+      module.emitError() << "cannot write the exchange report: " << error;
+      return signalPassFailure();
+    }
+    llvm::json::Array functions;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
       FailureOr<PlannerGraph> graph =
           buildPlannerGraph(func, *info, /*tieLayout=*/false,
                             /*planned=*/true);
-      if (failed(graph) || failed(Lowering(func, *graph, options).run()))
+      if (failed(graph))
         return signalPassFailure();
+      // Where each op stood, before the lowering replaces it.
+      std::vector<std::string> locations;
+      for (Operation *op : graph->ops) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        op->getLoc().print(os);
+        locations.push_back(text);
+      }
+      Lowering lowering(func, *graph, options);
+      if (failed(lowering.run()))
+        return signalPassFailure();
+      if (!StringRef(report).empty())
+        functions.push_back(reportOf(func, graph->graph, locations,
+                                     lowering.deviceProgram(), topology));
     }
+    if (StringRef(report).empty())
+      return;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(StringRef(report), &error);
+    if (!output) {
+      module.emitError() << "cannot write the exchange report: " << error;
+      return signalPassFailure();
+    }
+    llvm::json::Object root{{"devices", target.getDevices()},
+                            {"topology", topology.name},
+                            {"exchange", StringRef(exchange)},
+                            {"functions", std::move(functions)}};
+    output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+                 << "\n";
+    output->keep();
+  }
+
+  /// One function's exchanges, their byte totals and its simulated step.
+  static llvm::json::Object reportOf(func::FuncOp func,
+                                     const planner::Graph &graph,
+                                     ArrayRef<std::string> locations,
+                                     const physical::DeviceProgram &program,
+                                     const physical::Topology &topology) {
+    physical::SimResult sim = physical::simulate(topology, program.tasks);
+    llvm::json::Array exchanges;
+    for (const physical::Movement &m : program.movements) {
+      llvm::json::Array links;
+      for (int l : topology.route(m.from, m.to).links)
+        links.push_back(topology.links[l].name);
+      llvm::json::Array offsets, sizes;
+      for (size_t d = 0; d < m.region.begin.size(); ++d) {
+        offsets.push_back(m.region.begin[d]);
+        sizes.push_back(m.region.end[d] - m.region.begin[d]);
+      }
+      exchanges.push_back(
+          llvm::json::Object{{"op", graph.ops[m.op].name},
+                             {"loc", locations[m.op]},
+                             {"kind", physical::movementKindName(m.kind)},
+                             {"value", graph.values[m.value].name},
+                             {"offsets", std::move(offsets)},
+                             {"sizes", std::move(sizes)},
+                             {"from", m.from},
+                             {"to", m.to},
+                             {"bytes", m.bytes},
+                             {"links", std::move(links)}});
+    }
+    return llvm::json::Object{
+        {"function", func.getSymName()},
+        {"simulated_ms", sim.seconds * 1e3},
+        {"bytes",
+         llvm::json::Object{
+             {"repartition", program.bytes[physical::Movement::Repartition]},
+             {"join", program.bytes[physical::Movement::Join]},
+             {"aggregate", program.bytes[physical::Movement::Aggregate]}}},
+        {"exchanges", std::move(exchanges)}};
   }
 };
 

@@ -159,6 +159,10 @@ def EinSynthesizeExchanges
            "How data moves: naive (synthesized exchanges are to come)">,
     Option<"weightsReplicable", "weights-replicable", "bool", "true",
            "As ein-decompose was told: weights arrive replicated for free">,
+    Option<"report", "report", "std::string", "",
+           "Write the exchange report here (JSON): every transfer's op, "
+           "kind, value, region, endpoints, bytes and links, and the "
+           "simulated step on the target's topology">,
   ];
   let dependentDialects = ["::mlir::ein::EinDialect",
                            "::mlir::tensor::TensorDialect"];
