@@ -52,8 +52,9 @@ bool charged(const planner::Value &v, const planner::Options &options) {
 class ProgramBuilder {
 public:
   ProgramBuilder(const planner::Graph &graph, const planner::Plan &plan,
-                 const planner::Options &options)
-      : graph(graph), plan(plan), options(options),
+                 const planner::Options &options,
+                 const Topology *topology = nullptr)
+      : graph(graph), plan(plan), options(options), topology(topology),
         finalTask(graph.values.size()) {}
 
   DeviceProgram build() {
@@ -66,6 +67,8 @@ private:
   const planner::Graph &graph;
   const planner::Plan &plan;
   const planner::Options &options;
+  /// Set for synthesized programs.
+  const Topology *topology;
   DeviceProgram program;
   /// Per value: the task that leaves each held block final at its GPU.
   std::vector<std::map<BoxKey, int>> finalTask;
@@ -76,19 +79,47 @@ private:
     return static_cast<int>(program.tasks.size() - 1);
   }
 
+  /// Seconds `bytes` take from `from` to `to` alone on the machine.
+  double alone(int64_t from, int64_t to, double bytes) const {
+    return topology->route(from, to).latency +
+           bytes / topology->bandwidth(from, to);
+  }
+
+  /// A movement as one transfer task, or (synthesized, where faster) as
+  /// hops through the best single relay; returns the task that lands it.
   int addTransfer(Movement m, std::vector<int> deps, std::string label) {
     program.bytes[m.kind] += m.bytes;
-    Task t;
-    t.kind = Task::Transfer;
-    t.queue = m.to;
-    t.from = m.from;
-    t.to = m.to;
-    t.bytes = m.bytes;
-    t.deps = std::move(deps);
-    t.label = std::move(label);
+    std::vector<int64_t> path = {m.from, m.to};
+    if (topology) {
+      double best = alone(m.from, m.to, m.bytes);
+      for (int64_t c = 0; c < topology->devices; ++c) {
+        if (c == m.from || c == m.to)
+          continue;
+        double relayed = alone(m.from, c, m.bytes) + alone(c, m.to, m.bytes);
+        if (relayed < best * (1 - 1e-9)) {
+          best = relayed;
+          path = {m.from, c, m.to};
+        }
+      }
+      m.via.assign(path.begin() + 1, path.end() - 1);
+    }
+    int movement = static_cast<int>(program.movements.size());
+    int last = -1;
+    for (size_t h = 0; h + 1 < path.size(); ++h) {
+      Task t;
+      t.kind = Task::Transfer;
+      t.queue = path[h + 1];
+      t.from = path[h];
+      t.to = path[h + 1];
+      t.bytes = m.bytes;
+      t.deps = h == 0 ? deps : std::vector<int>{last};
+      t.label = label;
+      if (path.size() > 2)
+        t.label += " (hop " + std::to_string(h + 1) + ")";
+      last = addTask(std::move(t), movement);
+    }
     program.movements.push_back(std::move(m));
-    return addTask(std::move(t),
-                   static_cast<int>(program.movements.size() - 1));
+    return last;
   }
 
   /// Tasks that must finish before `region` of `value` is whole on `device`
@@ -198,20 +229,34 @@ private:
       int64_t width = graph.values[value].elementBytes;
       for (const Box &box : order[i]) {
         const std::vector<int64_t> &list = readers[i][key(box)];
-        const std::vector<int> &whole = ready[value][{list[0], key(box)}];
-        arrived[i][{list[0], key(box)}] = whole;
-        for (size_t r = 1; r < list.size(); ++r) {
+        arrived[i][{list[0], key(box)}] = ready[value][{list[0], key(box)}];
+        // Who sends to whom: naive, the canonical GPU to every reader; a
+        // synthesized program grows a binomial tree (each round, every GPU
+        // that has the block sends it to one that lacks it).
+        std::vector<std::pair<size_t, size_t>> sends;
+        if (!topology || list.size() <= 2) {
+          for (size_t r = 1; r < list.size(); ++r)
+            sends.push_back({0, r});
+        } else {
+          size_t have = 1;
+          while (have < list.size()) {
+            size_t round = have;
+            for (size_t from = 0; from < round && have < list.size(); ++from)
+              sends.push_back({from, have++});
+          }
+        }
+        for (auto [from, to] : sends) {
           record.copies.push_back(
-              {static_cast<int>(i), value, box, list[0], list[r]});
+              {static_cast<int>(i), value, box, list[from], list[to]});
           Movement m{Movement::Join,
                      o,
                      value,
-                     list[0],
-                     list[r],
+                     list[from],
+                     list[to],
                      box,
                      double(box.volume() * width)};
-          arrived[i][{list[r], key(box)}] = {addTransfer(
-              std::move(m), whole,
+          arrived[i][{list[to], key(box)}] = {addTransfer(
+              std::move(m), arrived[i][{list[from], key(box)}],
               op.name + ": join copy of " + graph.values[value].name)};
         }
       }
@@ -261,28 +306,76 @@ private:
         finalTask[op.output.value][key(out)] = kernelOf[owner];
         continue;
       }
-      std::vector<int> deps = {kernelOf[owner]};
-      for (size_t p = 1; p < list.size(); ++p) {
+      // Naive: every partial straight to the owner, one aggregation there.
+      // Synthesized: pairs combine round by round (the second of each pair
+      // sends to the first), so the owner, first in the list, ends with all.
+      std::vector<std::pair<int64_t, int64_t>> &steps =
+          record.aggregations.back().steps;
+      bool tree = topology && list.size() > 2;
+      if (!tree) {
+        for (size_t p = 1; p < list.size(); ++p)
+          steps.push_back({list[p], owner});
+      } else {
+        std::vector<int64_t> active = list;
+        while (active.size() > 1) {
+          std::vector<int64_t> next;
+          for (size_t a = 0; a < active.size(); a += 2) {
+            next.push_back(active[a]);
+            if (a + 1 < active.size())
+              steps.push_back({active[a + 1], active[a]});
+          }
+          active = std::move(next);
+        }
+      }
+      double elements = double(out.volume());
+      if (!tree) {
+        std::vector<int> deps = {kernelOf[owner]};
+        for (auto [sender, receiver] : steps) {
+          Movement m{Movement::Aggregate,
+                     o,
+                     op.output.value,
+                     sender,
+                     receiver,
+                     out,
+                     double(out.volume() * op.accBytes)};
+          deps.push_back(addTransfer(std::move(m), {kernelOf[sender]},
+                                     op.name + ": partial to its owner"));
+        }
+        Task t;
+        t.kind = Task::Kernel;
+        t.queue = owner;
+        t.flops = elements * double(list.size() - 1);
+        t.memoryBytes = elements * double(op.accBytes * list.size()) +
+                        elements * double(result.elementBytes);
+        t.deps = std::move(deps);
+        t.label = op.name + ": aggregate";
+        finalTask[op.output.value][key(out)] = addTask(std::move(t));
+        continue;
+      }
+      // Each GPU's running partial: its kernel, then its latest combine.
+      std::map<int64_t, int> latest;
+      for (int64_t p : list)
+        latest[p] = kernelOf[p];
+      for (auto [sender, receiver] : steps) {
         Movement m{Movement::Aggregate,
                    o,
                    op.output.value,
-                   list[p],
-                   owner,
+                   sender,
+                   receiver,
                    out,
                    double(out.volume() * op.accBytes)};
-        deps.push_back(addTransfer(std::move(m), {kernelOf[list[p]]},
-                                   op.name + ": partial to its owner"));
+        int landed = addTransfer(std::move(m), {latest[sender]},
+                                 op.name + ": partial up the tree");
+        Task t;
+        t.kind = Task::Kernel;
+        t.queue = receiver;
+        t.flops = elements;
+        t.memoryBytes = elements * double(3 * op.accBytes);
+        t.deps = {latest[receiver], landed};
+        t.label = op.name + ": combine";
+        latest[receiver] = addTask(std::move(t));
       }
-      Task t;
-      t.kind = Task::Kernel;
-      t.queue = owner;
-      double elements = double(out.volume());
-      t.flops = elements * double(list.size() - 1);
-      t.memoryBytes = elements * double(op.accBytes * list.size()) +
-                      elements * double(result.elementBytes);
-      t.deps = std::move(deps);
-      t.label = op.name + ": aggregate";
-      finalTask[op.output.value][key(out)] = addTask(std::move(t));
+      finalTask[op.output.value][key(out)] = latest[owner];
     }
   }
 };
@@ -315,6 +408,24 @@ DeviceProgram naiveProgram(const planner::Graph &graph,
                            const planner::Plan &plan,
                            const planner::Options &options) {
   return ProgramBuilder(graph, plan, options).build();
+}
+
+DeviceProgram synthesizedProgram(const planner::Graph &graph,
+                                 const planner::Plan &plan,
+                                 const planner::Options &options,
+                                 const Topology &topology) {
+  return ProgramBuilder(graph, plan, options, &topology).build();
+}
+
+DeviceProgram bestProgram(const planner::Graph &graph,
+                          const planner::Plan &plan,
+                          const planner::Options &options,
+                          const Topology &topology, bool &synthesized) {
+  DeviceProgram naive = naiveProgram(graph, plan, options);
+  DeviceProgram synth = synthesizedProgram(graph, plan, options, topology);
+  synthesized = simulate(topology, synth.tasks).seconds <
+                simulate(topology, naive.tasks).seconds;
+  return synthesized ? std::move(synth) : std::move(naive);
 }
 
 } // namespace ein::physical

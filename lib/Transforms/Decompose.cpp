@@ -45,6 +45,11 @@ LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
   physical::DeviceProgram program =
       physical::naiveProgram(graph, plan, options);
   physical::SimResult sim = physical::simulate(topology, program.tasks);
+  double synthesized =
+      physical::simulate(
+          topology,
+          physical::synthesizedProgram(graph, plan, options, topology).tasks)
+          .seconds;
   InFlightDiagnostic remark = func.emitRemark();
   remark << "simulated step "
          << llvm::formatv("{0:F3}", sim.seconds * 1e3).str() << " ms on "
@@ -62,6 +67,9 @@ LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
            << llvm::formatv("{0:F0}", 100 * *busiest / sim.seconds).str()
            << "% of the step";
   }
+  remark << "; synthesized exchanges (relays, multicast and aggregation "
+            "trees) "
+         << llvm::formatv("{0:F3}", synthesized * 1e3).str() << " ms";
   return success();
 }
 

@@ -11,12 +11,14 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 using namespace ein;
 using namespace ein::physical;
 using namespace ein::planner::test;
 using planner::Box;
 using planner::Placed;
+using BoxKeyForTest = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
 
 namespace {
 
@@ -452,5 +454,112 @@ TEST(Exchange, ProgramBytesAreTheProxyTerms) {
     o.devices = devices;
     expectProgramMatchesProxy(attention, o,
                               "attention on " + std::to_string(devices));
+  }
+}
+
+namespace {
+
+/// A bushy chain (A B)(C D) of n x n activations.
+planner::Graph bushy(int64_t n) {
+  planner::Graph g;
+  int a = addValue(g, "a", {n, n}, planner::ValueKind::Activation);
+  int b = addValue(g, "b", {n, n}, planner::ValueKind::Activation);
+  int c = addValue(g, "c", {n, n}, planner::ValueKind::Activation);
+  int d = addValue(g, "d", {n, n}, planner::ValueKind::Activation);
+  matmul(g, matmul(g, a, b, "ab"), matmul(g, c, d, "cd"), "abcd");
+  return g;
+}
+
+} // namespace
+
+TEST(Synthesis, TreesDeliverEveryBlockAndPartialOnce) {
+  Topology cube = make("dgx1-v100", 8);
+  planner::Graph g = bushy(512);
+  planner::SearchOptions o;
+  o.devices = 8;
+  planner::Plan plan = planner::search(g, o);
+  DeviceProgram synth = synthesizedProgram(g, plan, o, cube);
+  for (const OpProgram &op : synth.ops) {
+    // Multicast: every reader but the first receives once, from one that
+    // already has the block.
+    std::map<std::pair<int, BoxKeyForTest>, std::set<int64_t>> has;
+    for (const OpProgram::Need &n : op.needs)
+      has[{n.input, {n.box.begin, n.box.end}}].insert(n.device);
+    for (const OpProgram::Copy &c : op.copies) {
+      auto &holders = has[{c.input, {c.box.begin, c.box.end}}];
+      EXPECT_TRUE(holders.count(c.from)) << "sender lacks the block";
+      EXPECT_TRUE(holders.insert(c.to).second) << "received twice";
+    }
+    // Aggregation: each producer but the owner sends its partial once,
+    // after which it neither sends nor receives; the owner receives last.
+    for (const OpProgram::Aggregation &a : op.aggregations) {
+      std::set<int64_t> done;
+      for (auto [sender, receiver] : a.steps) {
+        EXPECT_FALSE(done.count(sender));
+        EXPECT_FALSE(done.count(receiver));
+        done.insert(sender);
+      }
+      EXPECT_EQ(done.size(), a.producers.size() - 1);
+      EXPECT_FALSE(done.count(a.producers[0]));
+      if (!a.steps.empty()) {
+        EXPECT_EQ(a.steps.back().second, a.producers[0]);
+      }
+    }
+  }
+  // Every hop crosses a route the machine has.
+  for (const Task &t : synth.tasks)
+    if (t.kind == Task::Transfer) {
+      ASSERT_NE(t.from, t.to);
+      EXPECT_FALSE(cube.route(t.from, t.to).links.empty());
+    }
+}
+
+TEST(Synthesis, RelaysWhereNoLinkIsFaster) {
+  // GPUs 0 and 5 of the cube-mesh share no NVLink: 64 MiB go through a GPU
+  // linked to both (1 or 4) instead of PCIe and QPI.
+  Topology cube = make("dgx1-v100", 8);
+  planner::Graph g;
+  int x = addValue(g, "x", {8, 1 << 21}, planner::ValueKind::Activation);
+  elementwise(g, {x}, "y");
+  planner::Plan plan;
+  plan.feasible = true;
+  plan.specs = {{8, 1}};
+  plan.layouts.resize(g.values.size());
+  // x arrives whole on GPU 5; the join's block on GPU 0 needs row 0.
+  plan.layouts[x] = {{5, Box{{0, 0}, {8, 1 << 21}}}};
+  planner::Options o;
+  o.devices = 8;
+  plan.layouts[1] = planner::planOp(g, g.ops[0], plan.specs[0], o).holds;
+  DeviceProgram synth = synthesizedProgram(g, plan, o, cube);
+  bool relayed = false;
+  for (const Movement &m : synth.movements)
+    if (m.from == 5 && m.to == 0) {
+      ASSERT_EQ(m.via.size(), 1u);
+      EXPECT_TRUE(m.via[0] == 1 || m.via[0] == 4) << m.via[0];
+      relayed = true;
+    }
+  EXPECT_TRUE(relayed);
+  EXPECT_LT(simulate(cube, synth.tasks).seconds,
+            simulate(cube, naiveProgram(g, plan, o).tasks).seconds);
+}
+
+TEST(Synthesis, NeverSlowerOnBushyChainsOnTheCubeMesh) {
+  Topology cube = make("dgx1-v100", 8);
+  for (int64_t n : {1024, 4096, 8192}) {
+    planner::Graph g = bushy(n);
+    planner::SearchOptions o;
+    o.devices = 8;
+    planner::Plan plan = planner::search(g, o);
+    double naive = simulate(cube, naiveProgram(g, plan, o).tasks).seconds;
+    double synth =
+        simulate(cube, synthesizedProgram(g, plan, o, cube).tasks).seconds;
+    // Without a placement search the trees gain little on this plan (the
+    // paper's 1.41x comes with placement, issue 8); never losing is what
+    // synthesis alone guarantees, and bestProgram keeps the faster.
+    EXPECT_LE(synth, naive) << "n = " << n;
+    bool chose = false;
+    DeviceProgram best = bestProgram(g, plan, o, cube, chose);
+    EXPECT_EQ(simulate(cube, best.tasks).seconds, std::min(naive, synth));
+    EXPECT_EQ(chose, synth < naive);
   }
 }

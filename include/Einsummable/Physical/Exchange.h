@@ -40,6 +40,8 @@ struct Movement {
   int64_t from = 0, to = 0;
   planner::Box region;
   double bytes = 0;
+  /// GPUs the bytes are relayed through, in order (synthesized programs).
+  std::vector<int64_t> via;
 };
 
 const char *movementKindName(Movement::Kind kind);
@@ -85,10 +87,14 @@ struct OpProgram {
     std::vector<planner::Box> inputs;
     planner::Box output;
   };
-  /// The partials of an output block, the first on its owner.
+  /// The partials of an output block, the first on its owner, and how they
+  /// combine: `steps` in order, each sending the sender's running partial to
+  /// the receiver, which adds it to its own. The last step's receiver is the
+  /// owner. (Naive: every producer straight to the owner.)
   struct Aggregation {
     planner::Box box;
     std::vector<int64_t> producers;
+    std::vector<std::pair<int64_t, int64_t>> steps;
   };
   std::vector<Need> needs;
   std::vector<Copy> copies;
@@ -115,6 +121,24 @@ struct DeviceProgram {
 DeviceProgram naiveProgram(const planner::Graph &graph,
                            const planner::Plan &plan,
                            const planner::Options &options);
+
+/// The same movement synthesized for `topology`: a transfer relays through
+/// one GPU where that is faster alone on the machine (a pair without a
+/// direct link, say); a block several join blocks read travels down a
+/// binomial multicast tree (each GPU that has it sends it on) instead of
+/// from one GPU to all; partials combine in a pairwise tree ending at the
+/// owner instead of all at once there. Placement is the naive one.
+DeviceProgram synthesizedProgram(const planner::Graph &graph,
+                                 const planner::Plan &plan,
+                                 const planner::Options &options,
+                                 const Topology &topology);
+
+/// Whichever of the two simulates faster on `topology` (naive on a tie), so
+/// synthesis never makes a step slower; `synthesized` says which.
+DeviceProgram bestProgram(const planner::Graph &graph,
+                          const planner::Plan &plan,
+                          const planner::Options &options,
+                          const Topology &topology, bool &synthesized);
 
 } // namespace ein::physical
 
