@@ -105,6 +105,9 @@ public:
 private:
   Manifest &m;
   std::map<std::string, int> bufferIds;
+  /// (is an input, buffer) -> the block it holds.
+  std::map<std::pair<bool, int>, std::pair<size_t, std::vector<int64_t>>>
+      blockOfBuffer;
 
   void readTarget(const Node &top) {
     m.target = top.at("target").str();
@@ -153,7 +156,8 @@ private:
         fail(n.path + ".offset", "must be a non-negative multiple of " +
                                      std::to_string(kBufferAlignment) +
                                      ", got " + std::to_string(b.offset));
-      if (b.offset + b.bytes() > m.arenaBytes[b.device])
+      // (bytes() is at most 2^51 and the arena 2^48: no overflow here.)
+      if (b.offset > m.arenaBytes[b.device] - b.bytes())
         fail(n.path, "bytes [" + std::to_string(b.offset) + ", " +
                          std::to_string(b.offset + b.bytes()) +
                          ") exceed device " + std::to_string(b.device) +
@@ -222,6 +226,15 @@ private:
                             shapeText(p.offset) +
                             " does not fit in the tensor's shape " +
                             shapeText(layout.type.shape));
+        // A buffer holds one block of one input (replicas are distinct
+        // buffers), else scattering would overwrite a block with another;
+        // likewise for outputs. (One buffer may be an input's block and an
+        // output's: a value passed through.)
+        auto [it, fresh] = blockOfBuffer.emplace(
+            std::make_pair(isInput, p.buffer), std::make_pair(i, p.offset));
+        if (!fresh)
+          fail(bn.path + ".buffer",
+               "buffer " + inQuotes(b.name) + " already holds another block");
         layout.blocks.push_back(std::move(p));
       }
       checkTiling(n.path, layout, isInput);
@@ -349,6 +362,15 @@ private:
           fail(l.path + "." + key, "expected three positive sizes");
         std::copy(v.begin(), v.end(), dims);
       }
+      // CUDA's limits: grid x below 2^31, y and z at most 65535; at most
+      // 1024 threads a block (x, y at most 1024, z at most 64).
+      const int64_t *g = s.launch.grid, *b = s.launch.block;
+      if (g[0] > (int64_t(1) << 31) - 1 || g[1] > 65535 || g[2] > 65535)
+        fail(l.path + ".grid", "exceeds CUDA's grid limits (2^31 - 1, 65535, "
+                               "65535)");
+      if (b[0] > 1024 || b[1] > 1024 || b[2] > 64 || b[0] * b[1] * b[2] > 1024)
+        fail(l.path + ".block", "exceeds CUDA's block limits (1024 threads, "
+                                "z at most 64)");
       if (l.has("shared_bytes"))
         s.launch.sharedBytes = l.at("shared_bytes").integer();
       if (s.launch.sharedBytes < 0)
@@ -385,6 +407,13 @@ private:
       fail(path, std::string("gemm takes a and b of one type among f32, f16 "
                              "and bf16 and c of one of them, got ") +
                      dtypeName(a.dtype) + ", " + dtypeName(b.dtype) + ", " +
+                     dtypeName(c.dtype));
+    // cuBLASLt with f32 compute: f32 -> f32, f16 -> f16 or f32, bf16 ->
+    // bf16 or f32. The CPU backend runs every combination; a bundle for
+    // CUDA must use these.
+    if (m.target == "cuda" && c.dtype != DType::F32 && c.dtype != a.dtype)
+      fail(path, std::string("cuBLASLt computes ") + dtypeName(a.dtype) +
+                     " operands into f32 or " + dtypeName(a.dtype) + ", not " +
                      dtypeName(c.dtype));
     if (s.c == s.a || s.c == s.b)
       fail(path, "gemm's c must not be one of its operands");
@@ -462,6 +491,10 @@ private:
       s.inputs.push_back(readLocalBuffer(inputs[i], s.device));
     if (s.inputs.empty())
       fail(inputs.path, "an aggregation needs at least one input");
+    if (s.inputs.size() > size_t(kMaxDevices))
+      fail(inputs.path, "an aggregation combines at most " +
+                            std::to_string(kMaxDevices) + " inputs, got " +
+                            std::to_string(s.inputs.size()));
     s.output = readLocalBuffer(n.at("output"), s.device);
     for (int id : s.inputs) {
       const TensorType &t = buffer(id).type, &out = buffer(s.output).type;
@@ -624,9 +657,20 @@ bool checkSchedule(const Manifest &m, std::string &error) {
                          [&](const Span *o) { return o->last <= s.first; }),
           open.end());
       for (const Span *o : open) {
-        if (o->step == s.step || (o->access.access == Access::Read &&
-                                  s.access.access == Access::Read))
+        if (o->access.access == Access::Read && s.access.access == Access::Read)
           continue;
+        if (o->step == s.step) {
+          // Within one step only the same buffer may be read and written
+          // (an aggregation in place); other buffers over the same bytes
+          // would make the step read what it is writing.
+          if (o->access.buffer == s.access.buffer)
+            continue;
+          error = "manifest.steps[" + std::to_string(s.step) +
+                  "]: writes bytes it also accesses through another buffer (" +
+                  inQuotes(m.buffers[o->access.buffer].name) + " and " +
+                  inQuotes(m.buffers[s.access.buffer].name) + " share bytes)";
+          return false;
+        }
         if (o->access.buffer == s.access.buffer &&
             !regionsIntersect(o->access.offset, o->access.extent,
                               s.access.offset, s.access.extent))

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 namespace ein {
 namespace {
@@ -37,32 +38,47 @@ using HostKernel = void (*)(void *const *args, const int64_t *scalars);
 /// Where a kernel that faults returns to, and the address it touched.
 thread_local sigjmp_buf *faultReturn = nullptr;
 thread_local void *faultAddress = nullptr;
+struct sigaction previousSegv, previousBus;
 
-void onFault(int, siginfo_t *info, void *) {
+void onFault(int signal, siginfo_t *info, void *context) {
+  if (!faultReturn) {
+    // Not inside a kernel this backend called: behave as before it was
+    // installed, and let the fault happen again with that disposition.
+    sigaction(signal, signal == SIGSEGV ? &previousSegv : &previousBus,
+              nullptr);
+    return;
+  }
   faultAddress = info->si_addr;
   siglongjmp(*faultReturn, 1);
 }
 
+/// Installs the handlers once for the process; they act only on threads
+/// inside callGuarded.
+void installFaultHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction action = {};
+    action.sa_sigaction = onFault;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &previousSegv);
+    sigaction(SIGBUS, &action, &previousBus);
+  });
+}
+
 /// Calls `kernel`; returns false with `faultAddress` set if it touched
-/// memory it may not (a guard page, or anything unmapped). The handlers are
-/// installed only around the call, so faults elsewhere stay what they are.
+/// memory it may not (a guard page, or anything unmapped).
 bool callGuarded(HostKernel kernel, void *const *args, const int64_t *scalars) {
-  struct sigaction action = {}, oldSegv, oldBus;
-  action.sa_sigaction = onFault;
-  action.sa_flags = SA_SIGINFO | SA_NODEFER;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGSEGV, &action, &oldSegv);
-  sigaction(SIGBUS, &action, &oldBus);
+  installFaultHandlers();
   sigjmp_buf here;
-  faultReturn = &here;
   bool ok = true;
-  if (sigsetjmp(here, /*savesigs=*/1) == 0)
+  if (sigsetjmp(here, /*savesigs=*/1) == 0) {
+    faultReturn = &here;
     kernel(args, scalars);
-  else
+  } else {
     ok = false;
+  }
   faultReturn = nullptr;
-  sigaction(SIGSEGV, &oldSegv, nullptr);
-  sigaction(SIGBUS, &oldBus, nullptr);
   return ok;
 }
 
@@ -70,18 +86,27 @@ class CpuBackend final : public Backend {
 public:
   CpuBackend(const Bundle &bundle, const BackendOptions &options)
       : bundle(bundle), m(bundle.manifest), options(options) {
-    mapArenas();
-    loadKernels();
+    try {
+      mapArenas();
+      loadKernels();
+    } catch (...) {
+      release(); // no destructor runs for a constructor that throws
+      throw;
+    }
     for (const TensorLayout &layout : m.inputs)
       for (const BlockPlacement &p : layout.blocks)
         inputBuffers.push_back(p.buffer);
   }
 
-  ~CpuBackend() override {
+  ~CpuBackend() override { release(); }
+
+  void release() {
     for (void *library : libraries)
       dlclose(library);
+    libraries.clear();
     if (mapping)
       munmap(mapping, mappingBytes);
+    mapping = nullptr;
   }
 
   void writeBuffer(int buffer, const unsigned char *host) override {

@@ -193,6 +193,7 @@ static ein_status checkInputsSet(const ein_bundle *bundle) {
 ein_status ein_bundle_run(ein_bundle *bundle) {
   if (checkInputsSet(bundle) != EIN_OK)
     return EIN_ERROR;
+  bundle->ran = false; // a failed run leaves no outputs to read
   return guarded([&] {
     bundle->backend->run();
     bundle->ran = true;
@@ -228,6 +229,7 @@ ein_status ein_bundle_bench(ein_bundle *bundle, int warmup, int iterations,
                    "and a result pointer");
   if (checkInputsSet(bundle) != EIN_OK)
     return EIN_ERROR;
+  bundle->ran = false;
   return guarded([&] {
     for (int i = 0; i < warmup; ++i)
       bundle->backend->run();

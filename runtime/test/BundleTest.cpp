@@ -306,3 +306,55 @@ TEST(Schedule, OutputsAreNotClobbered) {
   earlier["steps"] = {aggregate(0, {"X"}, "T"), aggregate(0, {"X"}, "Y", {0})};
   EXPECT_EQ(errorOf(earlier), "");
 }
+
+TEST(Bundle, ReviewedRefusals) {
+  json m = splitMatmulManifest();
+  // An offset near 2^63 must not wrap around the arena check.
+  json huge = m;
+  huge["buffers"][0]["offset"] = int64_t(9223372036854775552LL);
+  EXPECT_REJECTS(huge, "manifest.buffers[0]: bytes [");
+  // One buffer cannot hold two blocks of an input.
+  json twice = m;
+  twice["inputs"][0]["blocks"][1]["buffer"] = "A0";
+  EXPECT_REJECTS(twice, "manifest.inputs[0].blocks[1].buffer: buffer 'A0' "
+                        "already holds another block");
+  // Launch sizes CUDA cannot run.
+  json kernel = {{"kind", "kernel"},
+                 {"device", 0},
+                 {"kernel", "k"},
+                 {"args", {{{"buffer", "P0"}, {"access", "readwrite"}}}},
+                 {"deps", {3}},
+                 {"launch", {{"grid", {1, 70000, 1}}, {"block", {64, 1, 1}}}}};
+  json cuda = patched(m, {{"target", "cuda"},
+                          {"chip", "sm_90"},
+                          {"kernel_libraries", {"kernels/k.cubin"}}});
+  cuda["steps"].push_back(kernel);
+  EXPECT_REJECTS(cuda, "launch.grid: exceeds CUDA's grid limits");
+  cuda["steps"][4]["launch"] = {{"grid", {1, 1, 1}}, {"block", {64, 32, 1}}};
+  EXPECT_REJECTS(cuda, "launch.block: exceeds CUDA's block limits");
+  // A gemm cuBLASLt cannot compute: f32 operands into bf16.
+  json narrow = patched(m, {{"target", "cuda"}, {"chip", "sm_90"}});
+  narrow["buffers"][2]["type"]["dtype"] = "bf16";
+  narrow["buffers"][3]["type"]["dtype"] = "bf16";
+  narrow["outputs"][0]["type"]["dtype"] = "bf16";
+  EXPECT_REJECTS(narrow, "cuBLASLt computes f32 operands into f32 or f32, "
+                         "not bf16");
+  // At most 64 partials in one aggregation.
+  json many = m;
+  std::vector<std::string> inputs(65, "P0");
+  many["steps"][3]["inputs"] = inputs;
+  EXPECT_REJECTS(many, "an aggregation combines at most 64 inputs, got 65");
+}
+
+TEST(Schedule, AStepDoesNotReadWhatItWritesThroughAnotherBuffer) {
+  // Y's bytes start inside X's: a transfer from X to Y would overwrite
+  // what it is still reading.
+  json m = manifest(
+      1, {1024},
+      {buffer("X", 0, 0, type({128})), buffer("Y", 0, 256, type({128})),
+       buffer("I", 0, 768, type({64}))},
+      {layout(type({64}), {block("I", {0})})},
+      {layout(type({64}), {block("I", {0})})}, {transfer(0, "X", "Y")});
+  EXPECT_REJECTS(m, "manifest.steps[0]: writes bytes it also accesses "
+                    "through another buffer ('X' and 'Y' share bytes)");
+}

@@ -80,15 +80,6 @@ cuda::ElementType elementType(DType t) {
   }
 }
 
-/// Launches of the aggregation kernel for `inputs` inputs: the first takes
-/// kMaxAggregateInputs, each later one the running result and one fewer.
-size_t aggregateLaunches(size_t inputs) {
-  size_t more = cuda::kMaxAggregateInputs - 1;
-  return inputs <= size_t(cuda::kMaxAggregateInputs)
-             ? 1
-             : 1 + (inputs - cuda::kMaxAggregateInputs + more - 1) / more;
-}
-
 cudaDataType_t libraryType(DType t) {
   return t == DType::F32   ? CUDA_R_32F
          : t == DType::F16 ? CUDA_R_16F
@@ -101,20 +92,27 @@ public:
       : bundle(bundle), m(bundle.manifest), options(options),
         copyMode(choice("EIN_CUDA_COPY", {"auto", "engine", "kernel"})),
         useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on") {
-    checkMachine();
-    allocate();
-    loadKernels();
-    planGemms();
-    createEvents();
-    // Eagerly once: loads every kernel into every context and surfaces
-    // errors outside capture, where they are easier to read.
-    issueSchedule();
-    synchronize("the first run of the schedule");
-    if (useGraph)
-      capture();
+    try {
+      checkMachine();
+      allocate();
+      loadKernels();
+      planGemms();
+      createEvents();
+      // Eagerly once: loads every kernel into every context and surfaces
+      // errors outside capture, where they are easier to read.
+      issueSchedule();
+      synchronize("the first run of the schedule");
+      if (useGraph)
+        capture();
+    } catch (...) {
+      release(); // no destructor runs for a constructor that throws
+      throw;
+    }
   }
 
-  ~CudaBackend() override {
+  ~CudaBackend() override { release(); }
+
+  void release() {
     for (int d = 0; d < int(streams.size()); ++d) {
       cudaSetDevice(d);
       cudaStreamSynchronize(streams[d]);
@@ -138,9 +136,13 @@ public:
       }
     for (cudaLibrary_t library : libraries)
       cudaLibraryUnload(library);
+    // (A failed setup may have allocated one arena more than streams.)
     for (int d = 0; d < int(arenas.size()); ++d) {
       cudaSetDevice(d);
       cudaFree(arenas[d]);
+    }
+    for (int d = 0; d < int(streams.size()); ++d) {
+      cudaSetDevice(d);
       cudaStreamDestroy(streams[d]);
     }
   }
@@ -278,11 +280,15 @@ private:
         static std::mutex mutex;
         static std::set<std::pair<int, int>> enabled;
         std::lock_guard<std::mutex> lock(mutex);
-        if (!enabled.insert({d, e}).second)
+        if (enabled.count({d, e}))
           continue;
-        check(cudaDeviceEnablePeerAccess(e, 0),
-              "enabling peer access from GPU " + std::to_string(d) +
-                  " to GPU " + std::to_string(e));
+        cudaError_t status = cudaDeviceEnablePeerAccess(e, 0);
+        if (status == cudaErrorPeerAccessAlreadyEnabled)
+          cudaGetLastError(); // another library in the process enabled it
+        else
+          check(status, "enabling peer access from GPU " + std::to_string(d) +
+                            " to GPU " + std::to_string(e));
+        enabled.insert({d, e});
       }
     }
   }
@@ -310,6 +316,10 @@ private:
       check(cudaMalloc(&arena, std::max<size_t>(m.arenaBytes[d], 256)),
             "allocating GPU " + std::to_string(d) + "'s arena");
       arenas.push_back(static_cast<unsigned char *>(arena));
+      // The first run happens before any input is set: let it read zeros,
+      // not whatever the allocation held (indices into gathers, say).
+      check(cudaMemset(arena, 0, std::max<size_t>(m.arenaBytes[d], 256)),
+            "clearing GPU " + std::to_string(d) + "'s arena");
       cudaStream_t stream;
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
             "cudaStreamCreate");
@@ -421,6 +431,10 @@ private:
       rows *= batch;
       batch = 1;
     }
+    if (batch > INT32_MAX)
+      throw RuntimeError("gemm step " + std::to_string(index) + ": " +
+                         std::to_string(batch) +
+                         " batches exceed cuBLASLt's 2^31 - 1");
     GemmPlan plan;
     plan.alpha = static_cast<float>(s.alpha);
     plan.beta = static_cast<float>(s.beta);
@@ -613,7 +627,7 @@ private:
       plan = cuda::planCopy(address(s.src.buffer), from.type.shape,
                             s.src.offset, address(s.dst.buffer), to.type.shape,
                             s.dst.offset, s.src.extent,
-                            dtypeBytes(from.type.dtype), copyMode == "kernel");
+                            dtypeBytes(from.type.dtype), useCopyKernel(s));
     } catch (const std::invalid_argument &e) {
       throw RuntimeError(where + ": " + e.what());
     }
@@ -637,35 +651,25 @@ private:
     }
   }
 
+  /// One launch reads every partial (the manifest allows at most
+  /// kMaxAggregateInputs) and writes the output once, in place or not.
   void aggregate(const Step &s, cudaStream_t stream, const std::string &where) {
     const Buffer &out = m.buffers[s.output];
-    size_t next = 0;
-    bool first = true;
-    while (next < s.inputs.size()) {
-      cuda::AggregateParams p = {};
-      p.out = address(s.output);
-      p.outType = elementType(out.type.dtype);
-      p.op = s.op == Agg::Add   ? cuda::Add
-             : s.op == Agg::Max ? cuda::Max
-             : s.op == Agg::Min ? cuda::Min
-                                : cuda::Mul;
-      p.count = out.type.numElements();
-      // After the first launch the output carries the running result.
-      if (!first) {
-        p.in[p.inputs] = address(s.output);
-        p.inType[p.inputs++] = p.outType;
-      }
-      while (next < s.inputs.size() && p.inputs < cuda::kMaxAggregateInputs) {
-        p.in[p.inputs] = address(s.inputs[next]);
-        p.inType[p.inputs++] =
-            elementType(m.buffers[s.inputs[next]].type.dtype);
-        ++next;
-      }
-      void *args[] = {&p};
-      launch(aggregateKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,
-             where);
-      first = false;
+    cuda::AggregateParams p = {};
+    p.out = address(s.output);
+    p.outType = elementType(out.type.dtype);
+    p.op = s.op == Agg::Add   ? cuda::Add
+           : s.op == Agg::Max ? cuda::Max
+           : s.op == Agg::Min ? cuda::Min
+                              : cuda::Mul;
+    p.count = out.type.numElements();
+    for (int id : s.inputs) {
+      p.in[p.inputs] = address(id);
+      p.inType[p.inputs++] = elementType(m.buffers[id].type.dtype);
     }
+    void *args[] = {&p};
+    launch(aggregateKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,
+           where);
   }
 
   void synchronize(const std::string &what) {
@@ -693,11 +697,7 @@ private:
     check(cudaSetDevice(0), "cudaSetDevice");
     check(cudaStreamEndCapture(streams[0], &graph), "capturing the schedule");
     check(cudaGraphGetNodes(graph, nullptr, &graphNodes), "cudaGraphGetNodes");
-    size_t least = 0;
-    for (const Step &s : m.steps)
-      least += s.kind == StepKind::Aggregate
-                   ? aggregateLaunches(s.inputs.size())
-                   : 1;
+    size_t least = m.steps.size(); // every step is at least one node
     if (graphNodes < least)
       throw RuntimeError("the captured graph has " +
                          std::to_string(graphNodes) +

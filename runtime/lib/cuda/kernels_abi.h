@@ -25,7 +25,9 @@ enum ElementType : int32_t { F64 = 0, F32 = 1, F16 = 2, BF16 = 3 };
 /// Aggregations: as ein::Agg without None.
 enum AggregateOp : int32_t { Add = 0, Max = 1, Min = 2, Mul = 3 };
 
-constexpr int kMaxAggregateInputs = 16;
+/// As many as devices a bundle may have, so one launch reads every partial
+/// (the manifest rejects more).
+constexpr int kMaxAggregateInputs = 64;
 constexpr int kMaxCopyRank = 8;
 
 /// ein_aggregate: out[i] = in[0][i] op in[1][i] op ..., in float64, rounded
