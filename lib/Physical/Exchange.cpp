@@ -246,8 +246,9 @@ private:
           }
         }
         for (auto [from, to] : sends) {
-          record.copies.push_back(
-              {static_cast<int>(i), value, box, list[from], list[to]});
+          record.copies.push_back({static_cast<int>(i), value, box, list[from],
+                                   list[to],
+                                   static_cast<int>(program.movements.size())});
           Movement m{Movement::Join,
                      o,
                      value,
@@ -338,6 +339,8 @@ private:
                      receiver,
                      out,
                      double(out.volume() * op.accBytes)};
+          record.aggregations.back().movements.push_back(
+              static_cast<int>(program.movements.size()));
           deps.push_back(addTransfer(std::move(m), {kernelOf[sender]},
                                      op.name + ": partial to its owner"));
         }
@@ -364,6 +367,8 @@ private:
                    receiver,
                    out,
                    double(out.volume() * op.accBytes)};
+        record.aggregations.back().movements.push_back(
+            static_cast<int>(program.movements.size()));
         int landed = addTransfer(std::move(m), {latest[sender]},
                                  op.name + ": partial up the tree");
         Task t;

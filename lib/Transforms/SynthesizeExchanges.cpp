@@ -104,10 +104,11 @@ bool charged(const planner::Value &v, bool weightsReplicable) {
 /// Lowers one planned function.
 class Lowering {
 public:
+  /// With `topology`, the synthesized program for it; else the naive one.
   Lowering(func::FuncOp func, const PlannerGraph &graph,
-           const planner::Options &options)
+           const planner::Options &options, const physical::Topology *topology)
       : func(func), pg(graph), g(graph.graph), options(options),
-        builder(func.getContext()) {}
+        topology(topology), builder(func.getContext()) {}
 
   LogicalResult run() {
     // The IR value of every graph value (arguments, constants, op results
@@ -125,7 +126,11 @@ public:
     }
     if (failed(rebuildPlan()))
       return failure();
-    program = physical::naiveProgram(g, plan, options);
+    // Synthesized: whichever of the two forms simulates faster, so
+    // synthesis never makes a step slower (trees pay a latency a level).
+    program = topology ? physical::bestProgram(g, plan, options, *topology,
+                                               synthesizedForm)
+                       : physical::naiveProgram(g, plan, options);
 
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     SmallVector<Operation *> old;
@@ -146,12 +151,16 @@ public:
   }
 
   const physical::DeviceProgram &deviceProgram() const { return program; }
+  /// Whether the synthesized form was kept (it simulated faster).
+  bool synthesized() const { return synthesizedForm; }
 
 private:
   func::FuncOp func;
   const PlannerGraph &pg;
   const planner::Graph &g;
   planner::Options options;
+  const physical::Topology *topology;
+  bool synthesizedForm = false;
   OpBuilder builder;
   planner::Plan plan;
   physical::DeviceProgram program;
@@ -247,12 +256,18 @@ private:
     }
   }
 
+  /// `region` (inside `within`, the block `source` holds) moved by
+  /// movement `movement` of the program, relayed where it says.
   Value transfer(Value source, const Box &region, const Box &within,
-                 int64_t from, int64_t to, Type element) {
+                 int64_t from, int64_t to, Type element, int movement) {
+    const std::vector<int64_t> &via = program.movements[movement].via;
     return TransferOp::create(builder, loc(), blockType(region, element),
                               TokenType::get(func.getContext()), source,
                               offsetsIn(region, within), sizesOf(region), from,
-                              to, DenseI64ArrayAttr(), ValueRange())
+                              to,
+                              via.empty() ? DenseI64ArrayAttr()
+                                          : builder.getDenseI64ArrayAttr(via),
+                              ValueRange())
         .getResult();
   }
 
@@ -274,7 +289,7 @@ private:
       Value part;
       if (piece.from != need.device)
         part = transfer(source, piece.region, box, piece.from, need.device,
-                        element);
+                        element, piece.movement);
       else if (key(piece.region) == key(box))
         part = source;
       else
@@ -361,7 +376,7 @@ private:
       Value source = blocks.at({copy.value, copy.from, key(copy.box)});
       blocks[{copy.value, copy.to, key(copy.box)}] =
           transfer(source, copy.box, copy.box, copy.from, copy.to,
-                   elementOf(copy.value));
+                   elementOf(copy.value), copy.movement);
     }
 
     // One block kernel per GPU: the op on its blocks.
@@ -438,16 +453,39 @@ private:
         blocks[{out, owner, key(a.box)}] = kernelResult.at(owner);
         continue;
       }
-      SmallVector<Value> partials = {kernelResult.at(owner)};
-      for (size_t p = 1; p < a.producers.size(); ++p)
-        partials.push_back(transfer(kernelResult.at(a.producers[p]), a.box,
-                                    a.box, a.producers[p], owner, accElement));
       auto join = cast<JoinAggOp>(op);
-      blocks[{out, owner, key(a.box)}] =
-          AggregateOp::create(builder, loc(), blockType(a.box, resultElement),
-                              TokenType::get(func.getContext()), join.getAgg(),
-                              partials, owner, ValueRange())
-              .getResult();
+      auto combine = [&](ArrayRef<Value> partials, int64_t on, Type element) {
+        return AggregateOp::create(builder, loc(), blockType(a.box, element),
+                                   TokenType::get(func.getContext()),
+                                   join.getAgg(), partials, on, ValueRange())
+            .getResult();
+      };
+      bool direct = llvm::all_of(
+          a.steps, [&](auto step) { return step.second == owner; });
+      if (direct) {
+        // Every partial to the owner, one aggregation there.
+        SmallVector<Value> partials = {kernelResult.at(owner)};
+        for (auto [s, step] : llvm::enumerate(a.steps))
+          partials.push_back(transfer(kernelResult.at(step.first), a.box, a.box,
+                                      step.first, owner, accElement,
+                                      a.movements[s]));
+        blocks[{out, owner, key(a.box)}] =
+            combine(partials, owner, resultElement);
+        continue;
+      }
+      // A tree: each step adds the sender's running partial to the
+      // receiver's, in the accumulator type until the last, at the owner.
+      std::map<int64_t, Value> running(kernelResult.begin(),
+                                       kernelResult.end());
+      for (auto [s, step] : llvm::enumerate(a.steps)) {
+        auto [sender, receiver] = step;
+        Value moved = transfer(running.at(sender), a.box, a.box, sender,
+                               receiver, accElement, a.movements[s]);
+        bool last = s + 1 == a.steps.size();
+        running[receiver] = combine({running.at(receiver), moved}, receiver,
+                                    last ? resultElement : accElement);
+      }
+      blocks[{out, owner, key(a.box)}] = running.at(owner);
     }
     irValue[out] = op->getResult(0);
     return success();
@@ -481,10 +519,11 @@ struct EinSynthesizeExchangesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (StringRef(exchange) != "naive") {
+    bool synthesize = StringRef(exchange) == "synthesized";
+    if (!synthesize && StringRef(exchange) != "naive") {
       module.emitError() << "exchange=" << StringRef(exchange)
                          << " is not available; the exchange forms are: "
-                            "naive";
+                            "naive, synthesized";
       return signalPassFailure();
     }
     TargetAttr target = requireTarget(module, "ein-synthesize-exchanges");
@@ -496,10 +535,12 @@ struct EinSynthesizeExchangesPass
     auto info = planner::getTargetInfo(target.getChip().str());
     physical::Topology topology;
     std::string error;
-    if (!StringRef(report).empty() &&
+    if ((synthesize || !StringRef(report).empty()) &&
         !physical::makeTopology(target.getTopology().str(), target.getDevices(),
                                 topology, error)) {
-      module.emitError() << "cannot write the exchange report: " << error;
+      module.emitError() << (synthesize ? "cannot synthesize exchanges: "
+                                        : "cannot write the exchange report: ")
+                         << error;
       return signalPassFailure();
     }
     llvm::json::Array functions;
@@ -519,12 +560,16 @@ struct EinSynthesizeExchangesPass
         op->getLoc().print(os);
         locations.push_back(text);
       }
-      Lowering lowering(func, *graph, options);
+      Lowering lowering(func, *graph, options,
+                        synthesize ? &topology : nullptr);
       if (failed(lowering.run()))
         return signalPassFailure();
-      if (!StringRef(report).empty())
-        functions.push_back(reportOf(func, graph->graph, locations,
-                                     lowering.deviceProgram(), topology));
+      if (!StringRef(report).empty()) {
+        llvm::json::Object entry = reportOf(func, graph->graph, locations,
+                                            lowering.deviceProgram(), topology);
+        entry["form"] = lowering.synthesized() ? "synthesized" : "naive";
+        functions.push_back(std::move(entry));
+      }
     }
     if (StringRef(report).empty())
       return;

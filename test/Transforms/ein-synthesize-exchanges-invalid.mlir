@@ -1,6 +1,4 @@
 // RUN: ein-opt %s -split-input-file -ein-synthesize-exchanges -verify-diagnostics
-// RUN: not ein-opt %s -split-input-file -ein-synthesize-exchanges=exchange=synthesized 2>&1 | FileCheck %s --check-prefix=FORM
-// FORM: error: exchange=synthesized is not available; the exchange forms are: naive
 
 // The pass lowers the planned form: an op without a spec has no plan.
 module attributes {ein.target = #ein.target<devices = 2>} {

@@ -77,6 +77,7 @@ struct OpProgram {
     int value = -1;
     planner::Box box;
     int64_t from = 0, to = 0;
+    int movement = -1;
   };
   /// Join block `device` (its coordinates per loop): what it reads and
   /// writes. Inputs of replicable weights and constants are read where they
@@ -95,6 +96,8 @@ struct OpProgram {
     planner::Box box;
     std::vector<int64_t> producers;
     std::vector<std::pair<int64_t, int64_t>> steps;
+    /// Per step, its movement (for the relay it may take).
+    std::vector<int> movements;
   };
   std::vector<Need> needs;
   std::vector<Copy> copies;

@@ -140,14 +140,20 @@ def EinSynthesizeExchanges
     `ein.extract_block` per block: the input layout a runtime scatters),
     results leave through `ein.from_blocks` and `ein.assemble`.
 
-    With `exchange=naive` (the only form so far) the movement is the naive
+    With `exchange=naive` (the default) the movement is the naive
     exchange program of the physical optimizer (docs/physical.md): every
     block a join reads is assembled at its canonical GPU (the lowest join
     block reading it) from the producer's blocks, sent whole to the other
     join blocks reading it, and partials go to their block's owner; its
     bytes are the proxy's terms. An activation argument arrives in the
     layout its first reader needs; replicable weights and constants arrive
-    where every reader needs them.
+    where every reader needs them. With `exchange=synthesized` the same
+    movement is synthesized for the target's topology: transfers relay
+    (`via`) where that is faster, blocks several join blocks read travel
+    down multicast trees, and partials combine in aggregation trees that end
+    at the owner; of the naive and the synthesized program, the one the
+    simulator finds faster is lowered (trees pay a latency a level, which
+    small blocks do not earn back), so synthesis never slows a step.
 
     Slices and concats (touch ops) move data only: each output block is
     assembled from the input regions it touches. Not lowered yet (a
@@ -156,7 +162,8 @@ def EinSynthesizeExchanges
   }];
   let options = [
     Option<"exchange", "exchange", "std::string", "\"naive\"",
-           "How data moves: naive (synthesized exchanges are to come)">,
+           "How data moves: naive, or synthesized for the target's topology "
+           "(relays, multicast and aggregation trees)">,
     Option<"weightsReplicable", "weights-replicable", "bool", "true",
            "As ein-decompose was told: weights arrive replicated for free">,
     Option<"report", "report", "std::string", "",
