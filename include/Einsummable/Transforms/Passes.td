@@ -175,4 +175,32 @@ def EinSynthesizeExchanges
                            "::mlir::tensor::TensorDialect"];
 }
 
+def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
+  let summary = "Write a device-level program whose blocks are matmuls as a bundle";
+  let description = [{
+    Writes the device-level function (`ein-synthesize-exchanges`) as a
+    bundle directory (docs/bundle-format.md) that `ein-run` runs: every
+    tensor a GPU holds gets a buffer in its arena (bump-allocated, no reuse
+    yet), block kernels that are matmuls (two inputs, an add aggregation
+    over one loop, a product join, batched or transposed) become `gemm`
+    library steps, transfers and local slices `transfer` steps, assemblies
+    transfers into one buffer, and aggregations `aggregate` steps, each
+    depending on the steps that wrote what it reads. `program.json` is the
+    device program's math (`--ein-export-program`). Other block kernels need
+    code generation, which is to come: they are an error naming the op.
+
+    ```
+    ein-opt examples/matrix_chain.mlir --ein-attach-target=devices=2 \
+      --ein-plan --ein-synthesize-exchanges \
+      --ein-write-bundle="dir=chain target=cpu" -o /dev/null
+    ein-run chain --check
+    ```
+  }];
+  let options = [
+    Option<"dir", "dir", "std::string", "\"\"", "The bundle directory to write">,
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "cpu (host, virtual GPUs) or cuda (the target's chip)">,
+  ];
+}
+
 #endif // EINSUMMABLE_TRANSFORMS_PASSES_TD

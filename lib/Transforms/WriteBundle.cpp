@@ -1,0 +1,468 @@
+//===- WriteBundle.cpp - ein-write-bundle -------------------------------===//
+//
+// Device-level ein to a bundle (docs/bundle-format.md) for programs whose
+// block kernels are all matmuls: every tensor a GPU holds becomes a buffer,
+// every data movement a transfer step, every matmul a gemm library step,
+// every aggregation an aggregate step, each depending on the steps that
+// wrote what it reads or overwrites.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Program/ExportProgram.h"
+#include "Einsummable/Transforms/Passes.h"
+
+#include "ein/bundle.h"
+#include "ein/partition.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINWRITEBUNDLE
+#include "Einsummable/Transforms/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein;
+namespace json = llvm::json;
+
+namespace {
+
+FailureOr<std::string> dtypeOf(Operation *where, Type type) {
+  if (type.isF64())
+    return std::string("f64");
+  if (type.isF32())
+    return std::string("f32");
+  if (type.isF16())
+    return std::string("f16");
+  if (type.isBF16())
+    return std::string("bf16");
+  return where->emitOpError()
+         << "element type " << type << " has no bundle form";
+}
+
+json::Array integers(ArrayRef<int64_t> values) {
+  json::Array a;
+  for (int64_t v : values)
+    a.push_back(v);
+  return a;
+}
+
+/// A join-agg block that is a (batched, transposed) matmul: its gemm
+/// operands and flags.
+struct Gemm {
+  bool transposeA = false, transposeB = false;
+};
+
+FailureOr<Gemm> matchGemm(JoinAggOp join) {
+  auto fail = [&]() -> FailureOr<Gemm> {
+    return join.emitOpError()
+           << "is not a matmul; block kernels other than matmuls need code "
+              "generation, which ein-write-bundle does not do yet";
+  };
+  if (join.getInputs().size() != 2 || join.getAgg() != AggKind::Add ||
+      join.getAggregatedLoops().size() != 1)
+    return fail();
+  // The region: optional extensions, one product, yielded.
+  Block &body = join.getJoin().front();
+  Operation *product = nullptr;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<arith::ExtFOp>(op))
+      continue;
+    if (!isa<arith::MulFOp>(op) || product)
+      return fail();
+    product = &op;
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (!product || yield.getValues().front() != product->getResult(0))
+    return fail();
+  auto origin = [&](Value v) {
+    while (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      v = ext.getIn();
+    return v;
+  };
+  if (origin(product->getOperand(0)) != body.getArgument(0) ||
+      origin(product->getOperand(1)) != body.getArgument(1))
+    return fail();
+  int64_t k = join.getAggregatedLoops().front();
+  ArrayRef<int64_t> out = join.getOutputIndices(),
+                    a = join.getIndicesOfInput(0),
+                    b = join.getIndicesOfInput(1);
+  if (out.size() < 2 || a.size() < 2 || b.size() < 2)
+    return fail();
+  int64_t i = out[out.size() - 2], j = out.back();
+  ArrayRef<int64_t> batch = out.drop_back(2);
+  Gemm g;
+  if (a[a.size() - 2] == i && a.back() == k)
+    g.transposeA = false;
+  else if (a[a.size() - 2] == k && a.back() == i)
+    g.transposeA = true;
+  else
+    return fail();
+  if (b[b.size() - 2] == k && b.back() == j)
+    g.transposeB = false;
+  else if (b[b.size() - 2] == j && b.back() == k)
+    g.transposeB = true;
+  else
+    return fail();
+  for (ArrayRef<int64_t> lead : {a.drop_back(2), b.drop_back(2)})
+    if (!lead.empty() && lead != batch)
+      return fail();
+  return g;
+}
+
+class Writer {
+public:
+  Writer(func::FuncOp func, int64_t devices) : func(func), arenas(devices, 0) {}
+
+  LogicalResult run(json::Object &manifest) {
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    inputs.resize(func.getNumArguments());
+    outputs.resize(ret.getNumOperands());
+    for (Operation &op : func.getBody().front().without_terminator())
+      if (failed(visit(&op, ret)))
+        return failure();
+    for (auto [i, blocks] : llvm::enumerate(inputs))
+      if (blocks.empty())
+        return func.emitOpError() << "argument " << i
+                                  << " reaches no GPU; a bundle places every "
+                                     "input";
+    json::Array buffers, steps, ins, outs, arenaBytes;
+    for (const Buffer &b : bufferList)
+      buffers.push_back(
+          json::Object{{"name", b.name},
+                       {"device", b.device},
+                       {"offset", b.offset},
+                       {"type", json::Object{{"dtype", b.dtype},
+                                             {"shape", integers(b.shape)}}}});
+    for (json::Object &s : stepList)
+      steps.push_back(std::move(s));
+    auto layouts = [&](std::vector<json::Array> &blocks, TypeRange types,
+                       json::Array &into) -> LogicalResult {
+      for (auto [blocksOf, type] : llvm::zip(blocks, types)) {
+        auto tensor = cast<RankedTensorType>(type);
+        FailureOr<std::string> dtype = dtypeOf(func, tensor.getElementType());
+        if (failed(dtype))
+          return failure();
+        into.push_back(json::Object{
+            {"type", json::Object{{"dtype", *dtype},
+                                  {"shape", integers(tensor.getShape())}}},
+            {"blocks", std::move(blocksOf)}});
+      }
+      return success();
+    };
+    if (failed(layouts(inputs, func.getArgumentTypes(), ins)) ||
+        failed(layouts(outputs, func.getResultTypes(), outs)))
+      return failure();
+    for (int64_t bytes : arenas)
+      arenaBytes.push_back(std::max<int64_t>(bytes, ::ein::kBufferAlignment));
+    manifest["arena_bytes"] = std::move(arenaBytes);
+    manifest["kernel_libraries"] = json::Array();
+    manifest["buffers"] = std::move(buffers);
+    manifest["inputs"] = std::move(ins);
+    manifest["outputs"] = std::move(outs);
+    manifest["steps"] = std::move(steps);
+    return success();
+  }
+
+private:
+  struct Buffer {
+    std::string name;
+    int64_t device;
+    int64_t offset;
+    std::string dtype;
+    SmallVector<int64_t> shape;
+  };
+
+  func::FuncOp func;
+  std::vector<int64_t> arenas;
+  std::vector<Buffer> bufferList;
+  llvm::DenseMap<Value, int> bufferOf;
+  /// Steps that wrote each buffer, and the steps that read it since.
+  std::map<int, std::vector<int>> writers, readers;
+  std::vector<json::Object> stepList;
+  std::vector<json::Array> inputs, outputs;
+  llvm::DenseMap<Value, Value> fromBlocksOf; // assemble source -> from_blocks
+
+  FailureOr<int> allocate(Operation *where, Value value, int64_t device) {
+    auto type = cast<RankedTensorType>(value.getType());
+    FailureOr<std::string> dtype = dtypeOf(where, type.getElementType());
+    if (failed(dtype))
+      return failure();
+    int64_t bytes =
+        type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    int64_t align = ::ein::kBufferAlignment;
+    int64_t offset = (arenas[device] + align - 1) / align * align;
+    arenas[device] = offset + bytes;
+    int id = static_cast<int>(bufferList.size());
+    bufferList.push_back({"b" + std::to_string(id), device, offset, *dtype,
+                          SmallVector<int64_t>(type.getShape())});
+    bufferOf[value] = id;
+    return id;
+  }
+
+  const std::string &name(int buffer) { return bufferList[buffer].name; }
+
+  /// A step reading and writing buffers: it waits for their writers (and,
+  /// for what it writes, their readers).
+  void addStep(json::Object step, ArrayRef<int> reads, ArrayRef<int> writes) {
+    std::set<int> deps;
+    for (int r : reads)
+      deps.insert(writers[r].begin(), writers[r].end());
+    for (int w : writes) {
+      deps.insert(writers[w].begin(), writers[w].end());
+      deps.insert(readers[w].begin(), readers[w].end());
+    }
+    int index = static_cast<int>(stepList.size());
+    step["deps"] =
+        json::Array(std::vector<json::Value>(deps.begin(), deps.end()));
+    stepList.push_back(std::move(step));
+    for (int r : reads)
+      readers[r].push_back(index);
+    for (int w : writes) {
+      writers[w].push_back(index);
+      readers[w].clear();
+    }
+  }
+
+  /// A region copy (within a GPU or between two).
+  void copy(int from, ArrayRef<int64_t> fromOffset, int to,
+            ArrayRef<int64_t> toOffset, ArrayRef<int64_t> extent,
+            int64_t device) {
+    addStep(json::Object{{"kind", "transfer"},
+                         {"device", device},
+                         {"from", name(from)},
+                         {"from_offset", integers(fromOffset)},
+                         {"to", name(to)},
+                         {"to_offset", integers(toOffset)},
+                         {"extent", integers(extent)}},
+            {from}, {to});
+  }
+
+  LogicalResult visit(Operation *op, func::ReturnOp ret) {
+    if (auto partition = dyn_cast<PartitionOp>(op)) {
+      if (!isa<BlockArgument>(partition.getSource()))
+        return op->emitOpError()
+               << "places a value that is not an argument (a constant?); "
+                  "ein-write-bundle places arguments only";
+      return success();
+    }
+    if (auto extract = dyn_cast<ExtractBlockOp>(op)) {
+      auto partition = extract.getSource().getDefiningOp<PartitionOp>();
+      if (!partition)
+        return op->emitOpError() << "needs a placed ein.partition";
+      auto rel = cast<RelationType>(extract.getSource().getType());
+      SmallVector<int64_t> offsets;
+      for (auto [d, b] : llvm::enumerate(extract.getBlock()))
+        offsets.push_back(
+            ::ein::blockRange(rel.getShape()[d], rel.getParts()[d], b).offset);
+      FailureOr<int> buffer =
+          allocate(op, extract.getResult(), extract.getDevice());
+      if (failed(buffer))
+        return failure();
+      unsigned arg = cast<BlockArgument>(partition.getSource()).getArgNumber();
+      inputs[arg].push_back(json::Object{{"buffer", name(*buffer)},
+                                         {"offset", integers(offsets)}});
+      return success();
+    }
+    if (auto transfer = dyn_cast<TransferOp>(op)) {
+      int64_t to = transfer.getTo();
+      SmallVector<int64_t> hops(
+          transfer.getVia().value_or(ArrayRef<int64_t>()));
+      int source = bufferOf.lookup(transfer.getSource());
+      SmallVector<int64_t> offsets(transfer.getOffsets());
+      // A relay: the region lands on each hop in turn.
+      for (int64_t hop : hops) {
+        FailureOr<int> staged = allocate(op, transfer.getResult(), hop);
+        if (failed(staged))
+          return failure();
+        copy(source, offsets, *staged, SmallVector<int64_t>(offsets.size(), 0),
+             transfer.getSizes(), hop);
+        source = *staged;
+        offsets.assign(offsets.size(), 0);
+      }
+      FailureOr<int> dest = allocate(op, transfer.getResult(), to);
+      if (failed(dest))
+        return failure();
+      copy(source, offsets, *dest, SmallVector<int64_t>(offsets.size(), 0),
+           transfer.getSizes(), to);
+      return success();
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      int source = bufferOf.lookup(slice.getSource());
+      int64_t device = bufferList[source].device;
+      FailureOr<int> dest = allocate(op, slice.getResult(), device);
+      if (failed(dest))
+        return failure();
+      copy(source, slice.getStaticOffsets(), *dest,
+           SmallVector<int64_t>(slice.getStaticOffsets().size(), 0),
+           slice.getStaticSizes(), device);
+      return success();
+    }
+    if (isa<tensor::EmptyOp>(op))
+      return success(); // its buffer comes with the first insertion
+    if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+      int source = bufferOf.lookup(insert.getSource());
+      int64_t device = bufferList[source].device;
+      int dest;
+      if (insert.getDest().getDefiningOp<tensor::EmptyOp>()) {
+        FailureOr<int> fresh = allocate(op, insert.getResult(), device);
+        if (failed(fresh))
+          return failure();
+        dest = *fresh;
+      } else {
+        dest = bufferOf.lookup(insert.getDest());
+      }
+      bufferOf[insert.getResult()] = dest;
+      copy(source, SmallVector<int64_t>(insert.getStaticOffsets().size(), 0),
+           dest, insert.getStaticOffsets(), insert.getStaticSizes(), device);
+      return success();
+    }
+    if (auto join = dyn_cast<JoinAggOp>(op)) {
+      if (!join.getDevice())
+        return op->emitOpError() << "is not a device-level block (run "
+                                    "ein-synthesize-exchanges first)";
+      FailureOr<Gemm> gemm = matchGemm(join);
+      if (failed(gemm))
+        return failure();
+      int64_t device = *join.getDevice();
+      int a = bufferOf.lookup(join.getInputs()[0]),
+          b = bufferOf.lookup(join.getInputs()[1]);
+      FailureOr<int> c = allocate(op, join.getResult(), device);
+      if (failed(c))
+        return failure();
+      addStep(json::Object{{"kind", "library"},
+                           {"call", "gemm"},
+                           {"device", device},
+                           {"a", name(a)},
+                           {"b", name(b)},
+                           {"c", name(*c)},
+                           {"transpose_a", gemm->transposeA},
+                           {"transpose_b", gemm->transposeB}},
+              {a, b}, {*c});
+      return success();
+    }
+    if (auto aggregate = dyn_cast<AggregateOp>(op)) {
+      SmallVector<int> partials;
+      json::Array names;
+      for (Value p : aggregate.getPartials()) {
+        partials.push_back(bufferOf.lookup(p));
+        names.push_back(name(partials.back()));
+      }
+      FailureOr<int> out =
+          allocate(op, aggregate.getResult(), aggregate.getDevice());
+      if (failed(out))
+        return failure();
+      addStep(json::Object{{"kind", "aggregate"},
+                           {"device", int64_t(aggregate.getDevice())},
+                           {"op", stringifyAggKind(aggregate.getKind())},
+                           {"inputs", std::move(names)},
+                           {"output", name(*out)}},
+              partials, {*out});
+      return success();
+    }
+    if (auto blocks = dyn_cast<FromBlocksOp>(op)) {
+      return success(); // read where it is assembled
+    }
+    if (auto assemble = dyn_cast<AssembleOp>(op)) {
+      auto blocks = assemble.getSource().getDefiningOp<FromBlocksOp>();
+      if (!blocks)
+        return op->emitOpError() << "needs an ein.from_blocks";
+      auto rel = cast<RelationType>(blocks.getType());
+      for (OpOperand &use : assemble.getResult().getUses())
+        if (use.getOwner() != ret.getOperation())
+          return op->emitOpError() << "is used before the return";
+      for (OpOperand &use : assemble.getResult().getUses()) {
+        unsigned result = use.getOperandNumber();
+        std::vector<int64_t> parts(rel.getParts().begin(),
+                                   rel.getParts().end());
+        for (auto [i, block] : llvm::enumerate(blocks.getBlocks())) {
+          std::vector<int64_t> index =
+              ::ein::delinearize(int64_t(i) / rel.getReplicas(), parts);
+          SmallVector<int64_t> offsets;
+          for (size_t d = 0; d < index.size(); ++d)
+            offsets.push_back(
+                ::ein::blockRange(rel.getShape()[d], parts[d], index[d])
+                    .offset);
+          outputs[result].push_back(
+              json::Object{{"buffer", name(bufferOf.lookup(block))},
+                           {"offset", integers(offsets)}});
+        }
+      }
+      return success();
+    }
+    return op->emitOpError() << "has no bundle form";
+  }
+};
+
+struct EinWriteBundlePass
+    : public mlir::ein::impl::EinWriteBundleBase<EinWriteBundlePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (StringRef(dir).empty()) {
+      module.emitError() << "ein-write-bundle needs dir=PATH";
+      return signalPassFailure();
+    }
+    TargetAttr machine = requireTarget(module, "ein-write-bundle");
+    if (!machine)
+      return signalPassFailure();
+    std::string kind = StringRef(target).str();
+    if (kind != "cpu" && kind != "cuda") {
+      module.emitError() << "ein-write-bundle target must be cpu or cuda, got '"
+                         << kind << "'";
+      return signalPassFailure();
+    }
+    std::string chip = kind == "cuda" ? machine.getChip().str() : "host";
+    if (kind == "cuda" && chip.rfind("sm_", 0) != 0) {
+      module.emitError() << "a cuda bundle needs an sm_* chip in the "
+                            "#ein.target, got '"
+                         << chip << "'";
+      return signalPassFailure();
+    }
+    FailureOr<func::FuncOp> func = selectProgramFunction(module, "");
+    if (failed(func))
+      return signalPassFailure();
+    json::Object manifest{{"format", "ein-bundle"},
+                          {"version", ::ein::kBundleFormatVersion},
+                          {"target", kind},
+                          {"chip", chip},
+                          {"devices", machine.getDevices()}};
+    if (failed(Writer(*func, machine.getDevices()).run(manifest)))
+      return signalPassFailure();
+    FailureOr<json::Value> program = exportProgram(*func);
+    if (failed(program))
+      return signalPassFailure();
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(StringRef(dir))) {
+      module.emitError() << "cannot create '" << StringRef(dir)
+                         << "': " << ec.message();
+      return signalPassFailure();
+    }
+    for (auto [file, value] : {std::pair<const char *, json::Value>{
+                                   "manifest.json", std::move(manifest)},
+                               std::pair<const char *, json::Value>{
+                                   "program.json", std::move(*program)}}) {
+      std::error_code ec;
+      std::string path = StringRef(dir).str() + "/" + file;
+      llvm::raw_fd_ostream os(path, ec);
+      if (ec) {
+        module.emitError() << "cannot write '" << path << "': " << ec.message();
+        return signalPassFailure();
+      }
+      os << llvm::formatv("{0:2}", value) << "\n";
+    }
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
