@@ -4,8 +4,9 @@
 # export the block to program.json and evaluate it with the float64 reference
 # evaluator on seeded inputs, plan it for 8 GPUs (each op's spec and the
 # simulated step), lower the plan to per-GPU blocks and exchanges and check
-# that program with ein-eval against the block, then run the hand-written
-# bundles on virtual GPUs with ein-run --check.
+# that program with ein-eval against the block, compile the matrix chain to
+# a bundle and run it on 2 virtual GPUs, then run the hand-written bundles
+# with ein-run --check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -55,6 +56,13 @@ else
   echo "  MISMATCH: logical '$logical', device-level '$devices'" >&2
   exit 1
 fi
+echo
+echo "== examples/matrix_chain.mlir compiled to a bundle for 2 GPUs (ein-write-bundle) and run on the CPU runtime"
+rm -rf "$OUT/matrix_chain.bundle"
+"$EIN_OPT" examples/matrix_chain.mlir --ein-attach-target="devices=2" --ein-plan --ein-synthesize-exchanges \
+  --ein-write-bundle="dir=$OUT/matrix_chain.bundle target=cpu" -o /dev/null
+echo "  $(grep -c '"kind"' "$OUT/matrix_chain.bundle/manifest.json") steps in $OUT/matrix_chain.bundle"
+"$EIN_RUN" "$OUT/matrix_chain.bundle" --seed=1 --check --debug | sed 's/^/  /'
 echo
 echo "== hand-written bundles on the CPU runtime's virtual GPUs (ein-run --check --debug)"
 for b in "$BUILD_DIR"/runtime/test/bundles/*/; do

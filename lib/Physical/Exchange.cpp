@@ -328,22 +328,21 @@ private:
           active = std::move(next);
         }
       }
+      // One partial of `out` from `sender` to `receiver`, recorded.
+      auto sendPartial = [&](int64_t sender, int64_t receiver,
+                             std::vector<int> deps, std::string label) {
+        record.aggregations.back().movements.push_back(
+            static_cast<int>(program.movements.size()));
+        return addTransfer({Movement::Aggregate, o, op.output.value, sender,
+                            receiver, out, double(out.volume() * op.accBytes)},
+                           std::move(deps), std::move(label));
+      };
       double elements = double(out.volume());
       if (!tree) {
         std::vector<int> deps = {kernelOf[owner]};
-        for (auto [sender, receiver] : steps) {
-          Movement m{Movement::Aggregate,
-                     o,
-                     op.output.value,
-                     sender,
-                     receiver,
-                     out,
-                     double(out.volume() * op.accBytes)};
-          record.aggregations.back().movements.push_back(
-              static_cast<int>(program.movements.size()));
-          deps.push_back(addTransfer(std::move(m), {kernelOf[sender]},
+        for (auto [sender, receiver] : steps)
+          deps.push_back(sendPartial(sender, receiver, {kernelOf[sender]},
                                      op.name + ": partial to its owner"));
-        }
         Task t;
         t.kind = Task::Kernel;
         t.queue = owner;
@@ -360,16 +359,7 @@ private:
       for (int64_t p : list)
         latest[p] = kernelOf[p];
       for (auto [sender, receiver] : steps) {
-        Movement m{Movement::Aggregate,
-                   o,
-                   op.output.value,
-                   sender,
-                   receiver,
-                   out,
-                   double(out.volume() * op.accBytes)};
-        record.aggregations.back().movements.push_back(
-            static_cast<int>(program.movements.size()));
-        int landed = addTransfer(std::move(m), {latest[sender]},
+        int landed = sendPartial(sender, receiver, {latest[sender]},
                                  op.name + ": partial up the tree");
         Task t;
         t.kind = Task::Kernel;

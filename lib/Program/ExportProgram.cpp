@@ -575,6 +575,14 @@ FailureOr<json::Value> Exporter::run(func::FuncOp func) {
 
 } // namespace
 
+FailureOr<StringRef> mlir::ein::programDTypeName(Type type) {
+  return dtypeName(type);
+}
+
+llvm::json::Array mlir::ein::jsonIntegers(ArrayRef<int64_t> values) {
+  return integers(values);
+}
+
 FailureOr<json::Value> mlir::ein::exportProgram(func::FuncOp func) {
   if (func.isExternal())
     return func.emitOpError() << "has no body to export";

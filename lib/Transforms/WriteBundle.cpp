@@ -37,24 +37,14 @@ namespace json = llvm::json;
 namespace {
 
 FailureOr<std::string> dtypeOf(Operation *where, Type type) {
-  if (type.isF64())
-    return std::string("f64");
-  if (type.isF32())
-    return std::string("f32");
-  if (type.isF16())
-    return std::string("f16");
-  if (type.isBF16())
-    return std::string("bf16");
-  return where->emitOpError()
-         << "element type " << type << " has no bundle form";
+  FailureOr<StringRef> name = programDTypeName(type);
+  if (failed(name) || !isa<FloatType>(type))
+    return where->emitOpError()
+           << "element type " << type << " has no bundle form";
+  return name->str();
 }
 
-json::Array integers(ArrayRef<int64_t> values) {
-  json::Array a;
-  for (int64_t v : values)
-    a.push_back(v);
-  return a;
-}
+json::Array integers(ArrayRef<int64_t> values) { return jsonIntegers(values); }
 
 /// A join-agg block that is a (batched, transposed) matmul: its gemm
 /// operands and flags.

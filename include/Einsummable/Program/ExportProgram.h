@@ -22,6 +22,13 @@ constexpr int64_t kProgramFormatVersion = 1;
 /// a diagnostic on the first op that has no program.json form and fails.
 FailureOr<llvm::json::Value> exportProgram(func::FuncOp func);
 
+/// The program.json (and bundle) name of an element type: "f32", "bf16",
+/// ...; failure for a type they cannot hold.
+FailureOr<StringRef> programDTypeName(Type type);
+
+/// A JSON array of integers.
+llvm::json::Array jsonIntegers(ArrayRef<int64_t> values);
+
 /// The function of `module` to export: the one named `name`, or, when `name`
 /// is empty, the only function with a body. Emits a diagnostic otherwise.
 FailureOr<func::FuncOp> selectProgramFunction(ModuleOp module, StringRef name);
