@@ -418,8 +418,9 @@ DeviceProgram bestProgram(const planner::Graph &graph,
                           const Topology &topology, bool &synthesized) {
   DeviceProgram naive = naiveProgram(graph, plan, options);
   DeviceProgram synth = synthesizedProgram(graph, plan, options, topology);
-  synthesized = simulate(topology, synth.tasks).seconds <
-                simulate(topology, naive.tasks).seconds;
+  SimResult a = simulate(topology, naive.tasks),
+            b = simulate(topology, synth.tasks);
+  synthesized = !b.stalled && (a.stalled || b.seconds < a.seconds);
   return synthesized ? std::move(synth) : std::move(naive);
 }
 

@@ -103,6 +103,8 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
                          std::max(t.flops / machine.flopsPerSecond,
                                   t.memoryBytes / machine.memoryBytesPerSecond);
         running.push_back({i, now + seconds, 0, false});
+      } else if (t.from == t.to || t.bytes <= 0) {
+        running.push_back({i, now, 0, false}); // nothing to move
       } else {
         const Route &route = topology.route(t.from, t.to);
         running.push_back({i, now + route.latency, t.bytes, false});
@@ -127,15 +129,31 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
     for (const Running &run : running)
       if (!run.streaming)
         next = std::min(next, run.until);
+    // The stream that drains first is finished outright, whatever floating
+    // point leaves of it, so time always advances to an event.
+    int draining = -1;
     for (size_t s = 0; s < streams.size(); ++s)
-      if (rates[s] > 0)
-        next = std::min(next, now + running[streams[s]].remaining / rates[s]);
+      if (rates[s] > 0) {
+        double at = now + running[streams[s]].remaining / rates[s];
+        if (at < next) {
+          next = at;
+          draining = static_cast<int>(s);
+        }
+      }
+    for (const Running &run : running)
+      if (!run.streaming && run.until <= next) {
+        draining = -1; // a kernel or latency ends first (or together)
+        break;
+      }
     if (!std::isfinite(next))
-      break; // nothing can progress (cannot happen with positive bandwidths)
+      break; // nothing can progress: r.stalled says so
     double dt = next - now;
     std::vector<bool> linkActive(topology.links.size(), false);
     for (size_t s = 0; s < streams.size(); ++s) {
-      double moved = std::min(running[streams[s]].remaining, rates[s] * dt);
+      double moved =
+          static_cast<int>(s) == draining
+              ? running[streams[s]].remaining
+              : std::min(running[streams[s]].remaining, rates[s] * dt);
       running[streams[s]].remaining -= moved;
       for (int l : routes[s]) {
         r.linkBytes[l] += moved;
@@ -156,7 +174,8 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
           run.streaming = true;
         else
           done = true;
-      } else if (run.streaming && run.remaining <= 1e-6) { // bytes
+      } else if (run.streaming &&
+                 run.remaining <= 1e-9 * tasks[run.task].bytes) {
         done = true;
       }
       if (!done) {
@@ -177,6 +196,7 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
     startReady();
   }
   r.seconds = now;
+  r.stalled = finished < n;
   return r;
 }
 

@@ -137,13 +137,21 @@ public:
     for (Operation &op : func.getBody().front().without_terminator())
       old.push_back(&op);
     builder.setInsertionPoint(ret);
-    placeArguments();
+    if (failed(placeArguments()))
+      return failure();
     for (size_t o = 0; o < g.ops.size(); ++o)
       if (failed(lowerOp(o)))
         return failure();
     // Results leave through placed relations assembled into tensors.
-    for (auto [i, v] : llvm::enumerate(g.results))
+    for (auto [i, v] : llvm::enumerate(g.results)) {
+      if (plan.layouts[v].empty() ||
+          g.values[v].kind != planner::ValueKind::Intermediate)
+        return ret.emitOpError()
+               << "returns " << g.values[v].name
+               << ", an argument or constant rather than an op's result; "
+                  "lowering that is not done yet";
       ret->setOperand(i, assembleResult(v));
+    }
     for (Operation *op : llvm::reverse(old))
       if (op->use_empty())
         op->erase();
@@ -235,7 +243,23 @@ private:
   }
 
   /// Charged arguments arrive in their layouts, one copy of each block.
-  void placeArguments() {
+  /// Whether `boxes` are the blocks of an even cut of `shape` (as every
+  /// relation's blocks are), which `grid` then describes.
+  bool evenGrid(const std::vector<Box> &boxes, ArrayRef<int64_t> shape,
+                Grid &grid) {
+    grid = gridOf(boxes, shape.size());
+    for (const Box &b : boxes) {
+      SmallVector<int64_t> c = grid.coords(b);
+      for (size_t d = 0; d < shape.size(); ++d) {
+        ::ein::Range r = ::ein::blockRange(shape[d], grid.parts[d], c[d]);
+        if (r.offset != b.begin[d] || r.offset + r.size != b.end[d])
+          return false;
+      }
+    }
+    return true;
+  }
+
+  LogicalResult placeArguments() {
     for (size_t a = 0; a < func.getNumArguments(); ++a) {
       if (!charged(g.values[a], options.weightsReplicable) ||
           plan.layouts[a].empty())
@@ -243,7 +267,13 @@ private:
       std::vector<Box> boxes;
       for (const Placed &p : plan.layouts[a])
         boxes.push_back(p.box);
-      Grid grid = gridOf(boxes, g.values[a].shape.size());
+      Grid grid;
+      if (!evenGrid(boxes, g.values[a].shape, grid))
+        return func.emitOpError()
+               << "argument " << a
+               << " is first read in parts that are "
+                  "not an even cut of it (through a slice or concat); "
+                  "placing such an argument is not lowered yet";
       std::vector<int64_t> devices(plan.layouts[a].size());
       for (const Placed &p : plan.layouts[a])
         devices[grid.index(p.box)] = p.device;
@@ -254,10 +284,9 @@ private:
             builder, loc(), blockType(p.box, elementOf(a)), rel,
             grid.coords(p.box), 0);
     }
+    return success();
   }
 
-  /// `region` (inside `within`, the block `source` holds) moved by
-  /// movement `movement` of the program, relayed where it says.
   Value transfer(Value source, const Box &region, const Box &within,
                  int64_t from, int64_t to, Type element, int movement) {
     const std::vector<int64_t> &via = program.movements[movement].via;
@@ -281,11 +310,23 @@ private:
   }
 
   /// A need assembled at its GPU from its pieces.
-  void assemble(const physical::OpProgram::Need &need) {
+  LogicalResult assemble(Operation *op, const physical::OpProgram::Need &need) {
     Type element = elementOf(need.value);
+    int64_t covered = 0;
+    for (const physical::OpProgram::Piece &piece : need.pieces)
+      covered += piece.region.volume();
+    if (covered != need.box.volume())
+      return op->emitOpError()
+             << "reads a block of " << g.values[need.value].name
+             << " that no block of its producer's layout holds (an argument "
+                "read only in part by its first reader?); not lowered yet";
     SmallVector<std::pair<Value, Box>> pieces;
     for (const physical::OpProgram::Piece &piece : need.pieces) {
       auto [source, box] = heldBlock(need.value, piece.from, piece.region);
+      if (!source)
+        return op->emitOpError()
+               << "needs a block of " << g.values[need.value].name << " on GPU "
+               << piece.from << " that the lowering lacks";
       Value part;
       if (piece.from != need.device)
         part = transfer(source, piece.region, box, piece.from, need.device,
@@ -301,6 +342,7 @@ private:
     }
     blocks[{need.value, need.device, key(need.box)}] =
         assembleFrom(pieces, need.box, element);
+    return success();
   }
 
   /// `box` from pieces that tile it: the piece itself when one covers it,
@@ -371,7 +413,8 @@ private:
                 "the attention kernel, which device-level ein does not have "
                 "yet";
     for (const physical::OpProgram::Need &need : record.needs)
-      assemble(need);
+      if (failed(assemble(op, need)))
+        return failure();
     for (const physical::OpProgram::Copy &copy : record.copies) {
       Value source = blocks.at({copy.value, copy.from, key(copy.box)});
       blocks[{copy.value, copy.to, key(copy.box)}] =
@@ -389,6 +432,23 @@ private:
       fanIn[key(a.box)] = a.producers.size();
     std::vector<Value> relations(node.inputs.size());
     std::vector<Grid> grids(node.inputs.size());
+    // A weight or constant is laid out as this op reads it: that must be a
+    // relation, an even cut.
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      int value = node.inputs[i].value;
+      if (charged(g.values[value], options.weightsReplicable))
+        continue;
+      std::vector<Box> boxes;
+      for (const physical::OpProgram::Kernel &k : record.kernels)
+        if (k.inputs[i].volume() > 0)
+          boxes.push_back(k.inputs[i]);
+      Grid unused;
+      if (!evenGrid(boxes, g.values[value].shape, unused))
+        return op->emitOpError()
+               << "reads " << g.values[value].name
+               << " in parts that are not an even cut of it; laying out a "
+                  "weight or constant that way is not lowered yet";
+    }
     std::map<int64_t, Value> kernelResult;
     for (const physical::OpProgram::Kernel &k : record.kernels) {
       SmallVector<Value> operands;

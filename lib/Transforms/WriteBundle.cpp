@@ -201,6 +201,16 @@ private:
 
   const std::string &name(int buffer) { return bufferList[buffer].name; }
 
+  /// The buffer holding `value`, or -1 with an error on `where`.
+  int bufferFor(Operation *where, Value value) {
+    auto it = bufferOf.find(value);
+    if (it != bufferOf.end())
+      return it->second;
+    where->emitOpError() << "reads a value no step or input produced (an "
+                            "unfilled tensor.empty?)";
+    return -1;
+  }
+
   /// A step reading and writing buffers: it waits for their writers (and,
   /// for what it writes, their readers).
   void addStep(json::Object step, ArrayRef<int> reads, ArrayRef<int> writes) {
@@ -267,7 +277,9 @@ private:
       int64_t to = transfer.getTo();
       SmallVector<int64_t> hops(
           transfer.getVia().value_or(ArrayRef<int64_t>()));
-      int source = bufferOf.lookup(transfer.getSource());
+      int source = bufferFor(op, transfer.getSource());
+      if (source < 0)
+        return failure();
       SmallVector<int64_t> offsets(transfer.getOffsets());
       // A relay: the region lands on each hop in turn.
       for (int64_t hop : hops) {
@@ -287,7 +299,9 @@ private:
       return success();
     }
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
-      int source = bufferOf.lookup(slice.getSource());
+      int source = bufferFor(op, slice.getSource());
+      if (source < 0)
+        return failure();
       int64_t device = bufferList[source].device;
       FailureOr<int> dest = allocate(op, slice.getResult(), device);
       if (failed(dest))
@@ -300,7 +314,9 @@ private:
     if (isa<tensor::EmptyOp>(op))
       return success(); // its buffer comes with the first insertion
     if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-      int source = bufferOf.lookup(insert.getSource());
+      int source = bufferFor(op, insert.getSource());
+      if (source < 0)
+        return failure();
       int64_t device = bufferList[source].device;
       int dest;
       if (insert.getDest().getDefiningOp<tensor::EmptyOp>()) {
@@ -309,7 +325,9 @@ private:
           return failure();
         dest = *fresh;
       } else {
-        dest = bufferOf.lookup(insert.getDest());
+        dest = bufferFor(op, insert.getDest());
+        if (dest < 0)
+          return failure();
       }
       bufferOf[insert.getResult()] = dest;
       copy(source, SmallVector<int64_t>(insert.getStaticOffsets().size(), 0),
@@ -324,8 +342,10 @@ private:
       if (failed(gemm))
         return failure();
       int64_t device = *join.getDevice();
-      int a = bufferOf.lookup(join.getInputs()[0]),
-          b = bufferOf.lookup(join.getInputs()[1]);
+      int a = bufferFor(op, join.getInputs()[0]),
+          b = bufferFor(op, join.getInputs()[1]);
+      if (a < 0 || b < 0)
+        return failure();
       FailureOr<int> c = allocate(op, join.getResult(), device);
       if (failed(c))
         return failure();
@@ -344,7 +364,9 @@ private:
       SmallVector<int> partials;
       json::Array names;
       for (Value p : aggregate.getPartials()) {
-        partials.push_back(bufferOf.lookup(p));
+        partials.push_back(bufferFor(op, p));
+        if (partials.back() < 0)
+          return failure();
         names.push_back(name(partials.back()));
       }
       FailureOr<int> out =
@@ -382,9 +404,11 @@ private:
             offsets.push_back(
                 ::ein::blockRange(rel.getShape()[d], parts[d], index[d])
                     .offset);
-          outputs[result].push_back(
-              json::Object{{"buffer", name(bufferOf.lookup(block))},
-                           {"offset", integers(offsets)}});
+          int buffer = bufferFor(op, block);
+          if (buffer < 0)
+            return failure();
+          outputs[result].push_back(json::Object{
+              {"buffer", name(buffer)}, {"offset", integers(offsets)}});
         }
       }
       return success();
@@ -432,6 +456,16 @@ struct EinWriteBundlePass
     FailureOr<json::Value> program = exportProgram(*func);
     if (failed(program))
       return signalPassFailure();
+    // The runtime's own validation (layouts tile, the schedule is race
+    // free, ...): a bundle that would not load is an error here.
+    ::ein::Manifest parsed;
+    std::string why;
+    std::string text;
+    llvm::raw_string_ostream(text) << json::Value(json::Object(manifest));
+    if (!::ein::parseManifest(text, parsed, why)) {
+      func->emitOpError() << "would make an invalid bundle: " << why;
+      return signalPassFailure();
+    }
     if (std::error_code ec =
             llvm::sys::fs::create_directories(StringRef(dir))) {
       module.emitError() << "cannot create '" << StringRef(dir)

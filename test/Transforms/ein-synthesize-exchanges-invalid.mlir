@@ -1,4 +1,5 @@
 // RUN: ein-opt %s -split-input-file -ein-synthesize-exchanges -verify-diagnostics
+// RUN: ein-opt %S/Inputs/needs-plan.mlir -split-input-file -ein-plan -ein-synthesize-exchanges -verify-diagnostics
 
 // The pass lowers the planned form: an op without a spec has no plan.
 module attributes {ein.target = #ein.target<devices = 2>} {

@@ -674,3 +674,21 @@ TEST(Synthesis, ProxyTracksSimulatedTime) {
     EXPECT_GT(r, 0.6) << name;
   }
 }
+
+TEST(Simulator, LongStepsEndAndStallsAreReported) {
+  // A big stream late in a long step still finishes (no endless zero-width
+  // steps), and a transfer over a link of no bandwidth is reported stalled.
+  Topology s = make("nvswitch", 2);
+  SimResult r = simulate(s, {kernel(0, 750e15, 0), transfer(0, 1, 7e11, 1, {0}),
+                             transfer(0, 1, 3, 1, {1})});
+  EXPECT_FALSE(r.stalled);
+  EXPECT_GT(r.end[2], r.end[1]);
+  Topology broken = s;
+  broken.links[broken.linkIndex("gpu1.in")].bandwidth = 0;
+  SimResult stuck = simulate(broken, {transfer(0, 1, 1e6, 1)});
+  EXPECT_TRUE(stuck.stalled);
+  // A transfer to its own GPU moves nothing and takes no time.
+  SimResult self = simulate(s, {transfer(1, 1, 1e6, 1)});
+  EXPECT_FALSE(self.stalled);
+  EXPECT_EQ(self.seconds, 0);
+}

@@ -49,6 +49,9 @@ struct SimResult {
   std::vector<double> linkBusy;   // per link: time carrying bytes
   std::vector<double> linkBytes;  // per link: bytes carried
   std::vector<double> queueBusy;  // per queue: time running a task
+  /// Tasks that could never run (a route without bandwidth, a dependency
+  /// cycle): `seconds` then covers only what ran.
+  bool stalled = false;
 };
 
 /// Simulates `tasks` (dependencies name earlier tasks; a transfer's GPUs
