@@ -228,6 +228,9 @@ bool parseTopology(const std::string &text, Topology &topology,
     for (size_t i = 0; i < routes.size(); ++i) {
       std::string at = "routes[" + std::to_string(i) + "]";
       only(routes[i], {"from", "to", "links", "latency_us"}, at);
+      for (const char *end : {"from", "to"})
+        if (!routes[i].at(end).is_number_integer())
+          throw std::runtime_error(at + ": '" + end + "' must be an integer");
       int64_t from = routes[i].at("from").get<int64_t>(),
               to = routes[i].at("to").get<int64_t>();
       if (from < 0 || to < 0 || from >= devices || to >= devices || from == to)
@@ -247,6 +250,10 @@ bool parseTopology(const std::string &text, Topology &topology,
       if (latency < 0)
         throw std::runtime_error(at + ": latency must not be negative");
       b.route(from, to, path, latency);
+      if (seen[from][to])
+        throw std::runtime_error(at + ": a second route from device " +
+                                 std::to_string(from) + " to device " +
+                                 std::to_string(to));
       seen[from][to] = true;
     }
     for (int64_t i = 0; i < devices; ++i)

@@ -129,6 +129,13 @@ TEST(Topology, Json) {
   };
   rejects("{", "not valid JSON");
   rejects(R"({"devices": 2, "lnks": []})", "topology: unknown field 'lnks'");
+  rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1}],
+              "routes": [{"from": 0.5, "to": 1, "links": ["a"], "latency_us": 1}]})",
+          "routes[0]: 'from' must be an integer");
+  rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1}],
+              "routes": [{"from": 0, "to": 1, "links": ["a"], "latency_us": 1},
+                         {"from": 0, "to": 1, "links": ["a"], "latency_us": 2}]})",
+          "routes[1]: a second route from device 0 to device 1");
   rejects(R"({"devices": 2, "links": [], "routes": []})",
           "no route from device 0 to device 1");
   rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 0}],
