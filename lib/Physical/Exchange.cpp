@@ -41,12 +41,6 @@ Box intersect(const Box &a, const Box &b) {
 using BoxKey = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
 BoxKey key(const Box &b) { return {b.begin, b.end}; }
 
-bool charged(const planner::Value &v, const planner::Options &options) {
-  return v.kind == planner::ValueKind::Activation ||
-         v.kind == planner::ValueKind::Intermediate ||
-         (v.kind == planner::ValueKind::Weight && !options.weightsReplicable);
-}
-
 /// Builds the program op by op; every task depends only on earlier ones,
 /// so list order is a valid order for every queue.
 class ProgramBuilder {
@@ -175,7 +169,7 @@ private:
     std::map<std::tuple<int, int64_t, BoxKey>, int> firstInput;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int value = op.inputs[i].value;
-      if (!charged(graph.values[value], options))
+      if (!movesWithPlan(graph.values[value], options))
         continue;
       std::set<std::pair<int64_t, BoxKey>> seen;
       for (const Placed &p : needsOf[value])
@@ -224,7 +218,7 @@ private:
         op.inputs.size());
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int value = op.inputs[i].value;
-      if (!charged(graph.values[value], options))
+      if (!movesWithPlan(graph.values[value], options))
         continue;
       int64_t width = graph.values[value].elementBytes;
       for (const Box &box : order[i]) {
@@ -376,6 +370,12 @@ private:
 };
 
 } // namespace
+
+bool movesWithPlan(const planner::Value &v, const planner::Options &options) {
+  return v.kind == planner::ValueKind::Activation ||
+         v.kind == planner::ValueKind::Intermediate ||
+         (v.kind == planner::ValueKind::Weight && !options.weightsReplicable);
+}
 
 std::vector<Movement> repartition(const std::vector<Placed> &holds,
                                   const std::vector<Placed> &needs,

@@ -95,12 +95,6 @@ Grid gridOf(const std::vector<Box> &boxes, size_t rank) {
   return g;
 }
 
-bool charged(const planner::Value &v, bool weightsReplicable) {
-  return v.kind == planner::ValueKind::Activation ||
-         v.kind == planner::ValueKind::Intermediate ||
-         (v.kind == planner::ValueKind::Weight && !weightsReplicable);
-}
-
 /// Lowers one planned function.
 class Lowering {
 public:
@@ -209,8 +203,7 @@ private:
         int value = g.ops[o].inputs[i].value;
         const planner::Value &v = g.values[value];
         if (v.kind != planner::ValueKind::Intermediate &&
-            charged(v, options.weightsReplicable) &&
-            plan.layouts[value].empty())
+            physical::movesWithPlan(v, options) && plan.layouts[value].empty())
           plan.layouts[value] = opPlan.needs[i];
       }
     }
@@ -261,7 +254,7 @@ private:
 
   LogicalResult placeArguments() {
     for (size_t a = 0; a < func.getNumArguments(); ++a) {
-      if (!charged(g.values[a], options.weightsReplicable) ||
+      if (!physical::movesWithPlan(g.values[a], options) ||
           plan.layouts[a].empty())
         continue;
       std::vector<Box> boxes;
@@ -436,7 +429,7 @@ private:
     // relation, an even cut.
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       int value = node.inputs[i].value;
-      if (charged(g.values[value], options.weightsReplicable))
+      if (physical::movesWithPlan(g.values[value], options))
         continue;
       std::vector<Box> boxes;
       for (const physical::OpProgram::Kernel &k : record.kernels)
@@ -456,7 +449,7 @@ private:
         int value = node.inputs[i].value;
         if (k.inputs[i].volume() == 0)
           operands.push_back(Value()); // a touch op's block misses it
-        else if (charged(g.values[value], options.weightsReplicable))
+        else if (physical::movesWithPlan(g.values[value], options))
           operands.push_back(blocks.at({value, k.device, key(k.inputs[i])}));
         else
           operands.push_back(laidOut(o, i, relations[i], grids[i], k));

@@ -553,6 +553,26 @@ std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
   return out;
 }
 
+std::vector<std::pair<int64_t, int64_t>> nonInputSpans(const Manifest &m,
+                                                       int device) {
+  std::vector<std::pair<int64_t, int64_t>> keep, spans;
+  for (const TensorLayout &layout : m.inputs)
+    for (const BlockPlacement &p : layout.blocks) {
+      const Buffer &b = m.buffers[p.buffer];
+      if (b.device == device)
+        keep.push_back({b.offset, b.offset + b.bytes()});
+    }
+  std::sort(keep.begin(), keep.end());
+  keep.push_back({m.arenaBytes[device], m.arenaBytes[device]});
+  int64_t cursor = 0;
+  for (auto [first, last] : keep) {
+    if (first > cursor)
+      spans.push_back({cursor, first});
+    cursor = std::max(cursor, last);
+  }
+  return spans;
+}
+
 bool checkSchedule(const Manifest &m, std::string &error) {
   size_t n = m.steps.size(), words = (n + 63) / 64;
   // Row j of `before` holds a bit for every step that finishes before step

@@ -93,9 +93,6 @@ public:
       release(); // no destructor runs for a constructor that throws
       throw;
     }
-    for (const TensorLayout &layout : m.inputs)
-      for (const BlockPlacement &p : layout.blocks)
-        inputBuffers.push_back(p.buffer);
   }
 
   ~CpuBackend() override { release(); }
@@ -149,7 +146,6 @@ private:
   std::vector<unsigned char *> arenas;
   std::vector<void *> libraries;
   std::map<std::string, HostKernel> kernels;
-  std::vector<int> inputBuffers;
 
   static size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -245,24 +241,9 @@ private:
   }
 
   void poison() {
-    std::vector<std::pair<int64_t, int64_t>> keep;
-    for (int device = 0; device < m.devices; ++device) {
-      keep.clear();
-      for (int id : inputBuffers)
-        if (m.buffers[id].device == device)
-          keep.push_back({m.buffers[id].offset,
-                          m.buffers[id].offset + m.buffers[id].bytes()});
-      std::sort(keep.begin(), keep.end());
-      int64_t cursor = 0;
-      for (auto [first, last] : keep) {
-        if (first > cursor)
-          std::memset(arenas[device] + cursor, 0xff, first - cursor);
-        cursor = std::max(cursor, last);
-      }
-      if (m.arenaBytes[device] > cursor)
-        std::memset(arenas[device] + cursor, 0xff,
-                    m.arenaBytes[device] - cursor);
-    }
+    for (int device = 0; device < m.devices; ++device)
+      for (auto [first, last] : nonInputSpans(m, device))
+        std::memset(arenas[device] + first, 0xff, last - first);
   }
 
   void execute(const Step &step) {

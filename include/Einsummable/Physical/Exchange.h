@@ -46,6 +46,11 @@ struct Movement {
 
 const char *movementKindName(Movement::Kind kind);
 
+/// Whether the program moves `value`'s blocks: activations and op results
+/// do; replicable weights and constants are laid out where they are read.
+bool movesWithPlan(const planner::Value &value,
+                   const planner::Options &options);
+
 /// The movements that form `needs` from `holds` (both canonical layouts of
 /// one value): for each need, its intersection with every block of `holds`
 /// on another GPU. Parts of a need no hold covers arrive where they are

@@ -145,6 +145,12 @@ struct BufferAccess {
 std::vector<BufferAccess> stepAccesses(const Manifest &manifest,
                                        const Step &step);
 
+/// The byte ranges [first, last) of `device`'s arena that no input buffer
+/// holds, in order: what a backend's debug mode fills with 0xff before a
+/// run.
+std::vector<std::pair<int64_t, int64_t>> nonInputSpans(const Manifest &manifest,
+                                                       int device);
+
 struct Bundle {
   std::string directory;
   Manifest manifest;

@@ -709,24 +709,11 @@ private:
   /// Debug mode: every byte of every arena that no input holds becomes 0xff.
   void poison() {
     for (int d = 0; d < m.devices; ++d) {
-      std::vector<std::pair<int64_t, int64_t>> keep;
-      for (const TensorLayout &layout : m.inputs)
-        for (const BlockPlacement &p : layout.blocks) {
-          const Buffer &b = m.buffers[p.buffer];
-          if (b.device == d)
-            keep.push_back({b.offset, b.offset + b.bytes()});
-        }
-      std::sort(keep.begin(), keep.end());
       check(cudaSetDevice(d), "cudaSetDevice");
-      int64_t cursor = 0;
-      keep.push_back({m.arenaBytes[d], m.arenaBytes[d]});
-      for (auto [first, last] : keep) {
-        if (first > cursor)
-          check(cudaMemsetAsync(arenas[d] + cursor, 0xff, first - cursor,
-                                streams[d]),
-                "poisoning the arena");
-        cursor = std::max(cursor, last);
-      }
+      for (auto [first, last] : nonInputSpans(m, d))
+        check(
+            cudaMemsetAsync(arenas[d] + first, 0xff, last - first, streams[d]),
+            "poisoning the arena");
       check(cudaStreamSynchronize(streams[d]), "poisoning the arena");
     }
   }
