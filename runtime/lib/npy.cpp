@@ -78,6 +78,23 @@ bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
 
 } // namespace
 
+std::vector<unsigned char> tensorBytes(const HostTensor &t) {
+  size_t width = dtypeBytes(t.dtype);
+  std::vector<unsigned char> bytes(t.data.size() * width);
+  for (size_t i = 0; i < t.data.size(); ++i)
+    encodeElement(t.dtype, t.data[i], bytes.data() + i * width);
+  return bytes;
+}
+
+std::vector<double> tensorValues(DType type, const unsigned char *bytes,
+                                 size_t count) {
+  size_t width = dtypeBytes(type);
+  std::vector<double> values(count);
+  for (size_t i = 0; i < count; ++i)
+    values[i] = decodeElement(type, bytes + i * width);
+  return values;
+}
+
 bool readNpy(const std::string &path, DType declared, HostTensor &out,
              std::string &error) {
   std::ifstream file(path, std::ios::binary);
@@ -144,11 +161,9 @@ bool readNpy(const std::string &path, DType declared, HostTensor &out,
     return fail("holds " + std::to_string(bytes.size() - dataStart) +
                 " data bytes but shape " + shapeText + " needs " +
                 std::to_string(count * width));
-  out.data.resize(count);
-  const auto *data =
-      reinterpret_cast<const unsigned char *>(bytes.data()) + dataStart;
-  for (int64_t i = 0; i < count; ++i)
-    out.data[i] = decodeElement(declared, data + i * width);
+  out.data = tensorValues(
+      declared,
+      reinterpret_cast<const unsigned char *>(bytes.data()) + dataStart, count);
   return true;
 }
 
@@ -180,10 +195,7 @@ bool writeNpy(const std::string &path, const HostTensor &tensor,
                              static_cast<unsigned char>(header.size() >> 8)};
   file.write(reinterpret_cast<const char *>(length), 2);
   file << header;
-  size_t width = dtypeBytes(tensor.dtype);
-  std::vector<unsigned char> data(tensor.data.size() * width);
-  for (size_t i = 0; i < tensor.data.size(); ++i)
-    encodeElement(tensor.dtype, tensor.data[i], data.data() + i * width);
+  std::vector<unsigned char> data = tensorBytes(tensor);
   file.write(reinterpret_cast<const char *>(data.data()), data.size());
   if (!file) {
     error = "failed writing '" + path + "'";

@@ -46,14 +46,6 @@ std::string loadError(const TempBundle &dir) {
   return ein_last_error();
 }
 
-std::vector<unsigned char> bytesOf(const HostTensor &t) {
-  int width = dtypeBytes(t.dtype);
-  std::vector<unsigned char> bytes(t.data.size() * width);
-  for (size_t i = 0; i < t.data.size(); ++i)
-    encodeElement(t.dtype, t.data[i], bytes.data() + i * width);
-  return bytes;
-}
-
 /// Sets every input from the seed, runs, and returns the outputs together
 /// with the inputs used.
 std::vector<HostTensor> runSeeded(ein_bundle *b, const Program &program,
@@ -61,7 +53,7 @@ std::vector<HostTensor> runSeeded(ein_bundle *b, const Program &program,
   inputs.clear();
   for (size_t i = 0; i < program.arguments.size(); ++i) {
     inputs.push_back(randomInput(program.arguments[i].type, 7, int(i)));
-    std::vector<unsigned char> bytes = bytesOf(inputs.back());
+    std::vector<unsigned char> bytes = tensorBytes(inputs.back());
     EXPECT_EQ(ein_bundle_set_input(b, int(i), bytes.data(), bytes.size()),
               EIN_OK)
         << ein_last_error();
@@ -74,13 +66,10 @@ std::vector<HostTensor> runSeeded(ein_bundle *b, const Program &program,
     std::vector<unsigned char> bytes(info.bytes);
     EXPECT_EQ(ein_bundle_get_output(b, i, bytes.data(), bytes.size()), EIN_OK)
         << ein_last_error();
-    HostTensor t{*parseDType(info.dtype),
-                 std::vector<int64_t>(info.shape, info.shape + info.rank),
-                 {}};
-    int width = dtypeBytes(t.dtype);
-    for (size_t e = 0; e < bytes.size(); e += width)
-      t.data.push_back(decodeElement(t.dtype, bytes.data() + e));
-    outputs.push_back(t);
+    DType type = *parseDType(info.dtype);
+    outputs.push_back(
+        {type, std::vector<int64_t>(info.shape, info.shape + info.rank),
+         tensorValues(type, bytes.data(), bytes.size() / dtypeBytes(type))});
   }
   return outputs;
 }

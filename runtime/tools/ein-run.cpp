@@ -38,23 +38,13 @@ void check(ein_status status) {
     die(ein_last_error());
 }
 
-std::vector<unsigned char> encode(const ein::HostTensor &t) {
-  int width = ein::dtypeBytes(t.dtype);
-  std::vector<unsigned char> bytes(t.data.size() * width);
-  for (size_t i = 0; i < t.data.size(); ++i)
-    ein::encodeElement(t.dtype, t.data[i], bytes.data() + i * width);
-  return bytes;
-}
-
 ein::HostTensor decode(const ein_tensor_info &info,
                        const std::vector<unsigned char> &bytes) {
   ein::HostTensor t;
   t.dtype = *ein::parseDType(info.dtype);
   t.shape.assign(info.shape, info.shape + info.rank);
-  int width = ein::dtypeBytes(t.dtype);
-  t.data.resize(bytes.size() / width);
-  for (size_t i = 0; i < t.data.size(); ++i)
-    t.data[i] = ein::decodeElement(t.dtype, bytes.data() + i * width);
+  t.data = ein::tensorValues(t.dtype, bytes.data(),
+                             bytes.size() / ein::dtypeBytes(t.dtype));
   return t;
 }
 
@@ -109,7 +99,7 @@ int run(int argc, char **argv) {
   std::vector<ein::HostTensor> inputs =
       loadInputs(program.arguments, inputFiles, seed, maxElements);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    std::vector<unsigned char> bytes = encode(inputs[i]);
+    std::vector<unsigned char> bytes = ein::tensorBytes(inputs[i]);
     check(ein_bundle_set_input(bundle, static_cast<int>(i), bytes.data(),
                                bytes.size()));
   }

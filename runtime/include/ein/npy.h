@@ -28,6 +28,14 @@ struct HostTensor {
   int64_t numElements() const;
 };
 
+/// `tensor`'s values as they lie in memory: dtypeBytes(dtype) little-endian
+/// bytes each, in row-major order.
+std::vector<unsigned char> tensorBytes(const HostTensor &tensor);
+
+/// The `count` elements of `type` that tensorBytes laid out at `bytes`.
+std::vector<double> tensorValues(DType type, const unsigned char *bytes,
+                                 size_t count);
+
 /// The .npy descriptor for an element type ("<f4", "<u2" for bf16, ...).
 const char *npyDescriptor(DType type);
 
