@@ -3,6 +3,7 @@
 #include "ein/eval.h"
 
 #include "ein/random.h"
+#include "ein/region.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,13 +20,6 @@ struct EvalError : std::runtime_error {
 };
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
 
 HostTensor makeTensor(const TensorType &type) {
   HostTensor t;

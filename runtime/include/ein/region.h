@@ -15,6 +15,18 @@
 
 namespace ein {
 
+/// The row-major strides of `shape`, in units of `unit` (1 for elements,
+/// the element width for bytes).
+inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape,
+                                            int64_t unit = 1) {
+  std::vector<int64_t> strides(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = unit;
+    unit *= shape[d];
+  }
+  return strides;
+}
+
 /// Copies the elements [srcOffset, srcOffset + extent) of a tensor of shape
 /// `srcShape` at `src` to [dstOffset, dstOffset + extent) of a tensor of
 /// shape `dstShape` at `dst`; elements are `width` bytes. All vectors have
@@ -30,14 +42,8 @@ inline void copyRegion(const unsigned char *src,
     std::memcpy(dst, src, width);
     return;
   }
-  std::vector<int64_t> srcStride(rank), dstStride(rank);
-  int64_t s = width, d = width;
-  for (size_t i = rank; i-- > 0;) {
-    srcStride[i] = s;
-    dstStride[i] = d;
-    s *= srcShape[i];
-    d *= dstShape[i];
-  }
+  std::vector<int64_t> srcStride = rowMajorStrides(srcShape, width),
+                       dstStride = rowMajorStrides(dstShape, width);
   const unsigned char *srcBase = src;
   unsigned char *dstBase = dst;
   for (size_t i = 0; i < rank; ++i) {

@@ -11,6 +11,7 @@
 #ifndef EIN_LIB_CUDA_COPY_PLAN_H
 #define EIN_LIB_CUDA_COPY_PLAN_H
 
+#include "ein/region.h"
 #include "kernels_abi.h"
 
 #include <cstdint>
@@ -41,14 +42,8 @@ planCopy(const unsigned char *src, const std::vector<int64_t> &srcShape,
          const std::vector<int64_t> &dstOffset,
          const std::vector<int64_t> &extent, int64_t width, bool useKernel) {
   size_t rank = extent.size();
-  std::vector<int64_t> srcStride(rank), dstStride(rank); // in bytes
-  int64_t a = width, b = width;
-  for (size_t d = rank; d-- > 0;) {
-    srcStride[d] = a;
-    dstStride[d] = b;
-    a *= srcShape[d];
-    b *= dstShape[d];
-  }
+  std::vector<int64_t> srcStride = rowMajorStrides(srcShape, width),
+                       dstStride = rowMajorStrides(dstShape, width);
   CopyPlan plan;
   plan.src = src;
   plan.dst = dst;
