@@ -2,6 +2,7 @@
 
 #include "Einsummable/InitAll.h"
 
+#include "Einsummable/Conversion/Passes.h"
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "Einsummable/Transforms/Passes.h"
 
@@ -15,6 +16,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::ein::registerAllDialects(DialectRegistry &registry) {
@@ -23,10 +26,14 @@ void mlir::ein::registerAllDialects(DialectRegistry &registry) {
               gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
               linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
               scf::SCFDialect, tensor::TensorDialect>();
+  // ein-write-bundle translates CPU kernels to LLVM IR.
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
 }
 
 void mlir::ein::registerAllPasses() {
   ein::registerEinPasses();
+  ein::registerEinConversionPasses();
   ein::registerEinPipelines();
   // Upstream cleanups that pipelines and tests use.
   registerCanonicalizerPass();

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
+#include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Program/ExportProgram.h"
 #include "Einsummable/Transforms/Passes.h"
@@ -46,72 +48,13 @@ FailureOr<std::string> dtypeOf(Operation *where, Type type) {
 
 json::Array integers(ArrayRef<int64_t> values) { return jsonIntegers(values); }
 
-/// A join-agg block that is a (batched, transposed) matmul: its gemm
-/// operands and flags.
-struct Gemm {
-  bool transposeA = false, transposeB = false;
-};
-
-FailureOr<Gemm> matchGemm(JoinAggOp join) {
-  auto fail = [&]() -> FailureOr<Gemm> {
-    return join.emitOpError()
-           << "is not a matmul; block kernels other than matmuls need code "
-              "generation, which ein-write-bundle does not do yet";
-  };
-  if (join.getInputs().size() != 2 || join.getAgg() != AggKind::Add ||
-      join.getAggregatedLoops().size() != 1)
-    return fail();
-  // The region: optional extensions, one product, yielded.
-  Block &body = join.getJoin().front();
-  Operation *product = nullptr;
-  for (Operation &op : body.without_terminator()) {
-    if (isa<arith::ExtFOp>(op))
-      continue;
-    if (!isa<arith::MulFOp>(op) || product)
-      return fail();
-    product = &op;
-  }
-  auto yield = cast<YieldOp>(body.getTerminator());
-  if (!product || yield.getValues().front() != product->getResult(0))
-    return fail();
-  auto origin = [&](Value v) {
-    while (auto ext = v.getDefiningOp<arith::ExtFOp>())
-      v = ext.getIn();
-    return v;
-  };
-  if (origin(product->getOperand(0)) != body.getArgument(0) ||
-      origin(product->getOperand(1)) != body.getArgument(1))
-    return fail();
-  int64_t k = join.getAggregatedLoops().front();
-  ArrayRef<int64_t> out = join.getOutputIndices(),
-                    a = join.getIndicesOfInput(0),
-                    b = join.getIndicesOfInput(1);
-  if (out.size() < 2 || a.size() < 2 || b.size() < 2)
-    return fail();
-  int64_t i = out[out.size() - 2], j = out.back();
-  ArrayRef<int64_t> batch = out.drop_back(2);
-  Gemm g;
-  if (a[a.size() - 2] == i && a.back() == k)
-    g.transposeA = false;
-  else if (a[a.size() - 2] == k && a.back() == i)
-    g.transposeA = true;
-  else
-    return fail();
-  if (b[b.size() - 2] == k && b.back() == j)
-    g.transposeB = false;
-  else if (b[b.size() - 2] == j && b.back() == k)
-    g.transposeB = true;
-  else
-    return fail();
-  for (ArrayRef<int64_t> lead : {a.drop_back(2), b.drop_back(2)})
-    if (!lead.empty() && lead != batch)
-      return fail();
-  return g;
-}
-
 class Writer {
 public:
-  Writer(func::FuncOp func, int64_t devices) : func(func), arenas(devices, 0) {}
+  Writer(func::FuncOp func, int64_t devices, StringRef target)
+      : func(func), target(target), arenas(devices, 0) {}
+
+  /// Whether some step calls a generated kernel.
+  bool usesKernels = false;
 
   LogicalResult run(json::Object &manifest) {
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -170,9 +113,12 @@ private:
     int64_t offset;
     std::string dtype;
     SmallVector<int64_t> shape;
+    /// The buffer whose bytes this one views (itself unless a reshape).
+    int root;
   };
 
   func::FuncOp func;
+  std::string target;
   std::vector<int64_t> arenas;
   std::vector<Buffer> bufferList;
   llvm::DenseMap<Value, int> bufferOf;
@@ -194,7 +140,7 @@ private:
     arenas[device] = offset + bytes;
     int id = static_cast<int>(bufferList.size());
     bufferList.push_back({"b" + std::to_string(id), device, offset, *dtype,
-                          SmallVector<int64_t>(type.getShape())});
+                          SmallVector<int64_t>(type.getShape()), id});
     bufferOf[value] = id;
     return id;
   }
@@ -213,7 +159,14 @@ private:
 
   /// A step reading and writing buffers: it waits for their writers (and,
   /// for what it writes, their readers).
-  void addStep(json::Object step, ArrayRef<int> reads, ArrayRef<int> writes) {
+  void addStep(json::Object step, ArrayRef<int> readBuffers,
+               ArrayRef<int> writeBuffers) {
+    // Views of one buffer share its history.
+    SmallVector<int> reads, writes;
+    for (int r : readBuffers)
+      reads.push_back(bufferList[r].root);
+    for (int w : writeBuffers)
+      writes.push_back(bufferList[w].root);
     std::set<int> deps;
     for (int r : reads)
       deps.insert(writers[r].begin(), writers[r].end());
@@ -245,6 +198,61 @@ private:
                          {"to_offset", integers(toOffset)},
                          {"extent", integers(extent)}},
             {from}, {to});
+  }
+
+  /// A block kernel: a library gemm, or the kernel ein-lower-to-cpu made.
+  LogicalResult block(Operation *op) {
+    auto device = op->getAttrOfType<IntegerAttr>("device");
+    if (!device)
+      return op->emitOpError() << "is not a device-level block (run "
+                                  "ein-synthesize-exchanges first)";
+    SmallVector<int> reads;
+    for (Value input : op->getOperands()) {
+      reads.push_back(bufferFor(op, input));
+      if (reads.back() < 0)
+        return failure();
+    }
+    json::Object step{{"device", device.getInt()}};
+    if (auto kernel =
+            op->getAttrOfType<StringAttr>(EinDialect::getKernelAttrName())) {
+      if (target != "cpu")
+        return op->emitOpError()
+               << "has a CPU kernel, but the bundle targets " << target;
+      json::Array args;
+      for (int r : reads)
+        args.push_back(json::Object{{"buffer", name(r)}, {"access", "read"}});
+      step["kind"] = "kernel";
+      step["kernel"] = kernel.getValue();
+      FailureOr<int> out = allocate(op, op->getResult(0), device.getInt());
+      if (failed(out))
+        return failure();
+      args.push_back(json::Object{{"buffer", name(*out)}, {"access", "write"}});
+      step["args"] = std::move(args);
+      usesKernels = true;
+      addStep(std::move(step), reads, {*out});
+      return success();
+    }
+    auto join = dyn_cast<JoinAggOp>(op);
+    FailureOr<LibraryGemm> gemm =
+        join ? matchLibraryGemm(join) : FailureOr<LibraryGemm>(failure());
+    if (failed(gemm))
+      return op->emitOpError()
+             << "needs a generated kernel: run "
+             << (target == "cpu" ? "ein-lower-to-cpu"
+                                 : "ein-lower-to-cuda (not implemented yet)")
+             << " before ein-write-bundle";
+    FailureOr<int> c = allocate(op, join.getResult(), device.getInt());
+    if (failed(c))
+      return failure();
+    step["kind"] = "library";
+    step["call"] = "gemm";
+    step["a"] = name(reads[0]);
+    step["b"] = name(reads[1]);
+    step["c"] = name(*c);
+    step["transpose_a"] = gemm->transposeA;
+    step["transpose_b"] = gemm->transposeB;
+    addStep(std::move(step), reads, {*c});
+    return success();
   }
 
   LogicalResult visit(Operation *op, func::ReturnOp ret) {
@@ -334,30 +342,19 @@ private:
            dest, insert.getStaticOffsets(), insert.getStaticSizes(), device);
       return success();
     }
-    if (auto join = dyn_cast<JoinAggOp>(op)) {
-      if (!join.getDevice())
-        return op->emitOpError() << "is not a device-level block (run "
-                                    "ein-synthesize-exchanges first)";
-      FailureOr<Gemm> gemm = matchGemm(join);
-      if (failed(gemm))
+    if (isa<JoinAggOp, AttentionOp, SoftmaxOp, RmsNormOp>(op))
+      return block(op);
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      // Row-major blocks reshape in place: the same bytes, another shape.
+      int source = bufferFor(op, reshape.getSource());
+      if (source < 0)
         return failure();
-      int64_t device = *join.getDevice();
-      int a = bufferFor(op, join.getInputs()[0]),
-          b = bufferFor(op, join.getInputs()[1]);
-      if (a < 0 || b < 0)
-        return failure();
-      FailureOr<int> c = allocate(op, join.getResult(), device);
-      if (failed(c))
-        return failure();
-      addStep(json::Object{{"kind", "library"},
-                           {"call", "gemm"},
-                           {"device", device},
-                           {"a", name(a)},
-                           {"b", name(b)},
-                           {"c", name(*c)},
-                           {"transpose_a", gemm->transposeA},
-                           {"transpose_b", gemm->transposeB}},
-              {a, b}, {*c});
+      Buffer view = bufferList[source];
+      view.name = "b" + std::to_string(bufferList.size());
+      auto viewType = cast<RankedTensorType>(reshape.getType());
+      view.shape.assign(viewType.getShape().begin(), viewType.getShape().end());
+      bufferOf[reshape.getResult()] = static_cast<int>(bufferList.size());
+      bufferList.push_back(std::move(view));
       return success();
     }
     if (auto aggregate = dyn_cast<AggregateOp>(op)) {
@@ -451,8 +448,19 @@ struct EinWriteBundlePass
                           {"target", kind},
                           {"chip", chip},
                           {"devices", machine.getDevices()}};
-    if (failed(Writer(*func, machine.getDevices()).run(manifest)))
+    Writer writer(*func, machine.getDevices(), kind);
+    if (failed(writer.run(manifest)))
       return signalPassFailure();
+    ModuleOp kernels = findKernelsModule(module);
+    if (writer.usesKernels) {
+      if (!kernels || !kernels.getOps<func::FuncOp>().empty()) {
+        func->emitOpError() << "calls kernels that are not lowered to the "
+                               "LLVM dialect (run ein-lower-to-cpu with "
+                               "lower-to-llvm=true)";
+        return signalPassFailure();
+      }
+      manifest["kernel_libraries"] = json::Array{"kernels/host.so"};
+    }
     FailureOr<json::Value> program = exportProgram(*func);
     if (failed(program))
       return signalPassFailure();
@@ -471,6 +479,16 @@ struct EinWriteBundlePass
       module.emitError() << "cannot create '" << StringRef(dir)
                          << "': " << ec.message();
       return signalPassFailure();
+    }
+    if (writer.usesKernels) {
+      std::string library = StringRef(dir).str() + "/kernels";
+      if (std::error_code ec = llvm::sys::fs::create_directories(library)) {
+        module.emitError() << "cannot create '" << library
+                           << "': " << ec.message();
+        return signalPassFailure();
+      }
+      if (failed(writeHostLibrary(kernels, library + "/host.so")))
+        return signalPassFailure();
     }
     for (auto [file, value] : {std::pair<const char *, json::Value>{
                                    "manifest.json", std::move(manifest)},

@@ -237,15 +237,17 @@ private:
                "buffer " + inQuotes(b.name) + " already holds another block");
         layout.blocks.push_back(std::move(p));
       }
-      checkTiling(n.path, layout, isInput);
+      // An input's blocks are each filled from their region: they may
+      // overlap (a weight laid out twice) and need not cover it.
+      if (!isInput)
+        checkTiling(n.path, layout);
       layouts.push_back(std::move(layout));
     }
   }
 
-  /// The distinct block regions must be disjoint and cover the tensor;
+  /// An output's distinct block regions must be disjoint and cover it;
   /// blocks with equal regions are replicas.
-  void checkTiling(const std::string &path, const TensorLayout &layout,
-                   bool isInput) {
+  void checkTiling(const std::string &path, const TensorLayout &layout) {
     std::set<std::vector<int64_t>> seen;
     std::vector<const BlockPlacement *> distinct;
     for (const BlockPlacement &p : layout.blocks) {
@@ -269,10 +271,10 @@ private:
                    " overlap without being replicas");
     }
     if (covered != layout.type.numElements())
-      fail(path + ".blocks",
-           std::string("the blocks cover ") + std::to_string(covered) +
-               " of the " + std::to_string(layout.type.numElements()) +
-               " elements of the " + (isInput ? "input" : "output"));
+      fail(path + ".blocks", std::string("the blocks cover ") +
+                                 std::to_string(covered) + " of the " +
+                                 std::to_string(layout.type.numElements()) +
+                                 " elements of the output");
   }
 
   Region readRegion(const Node &step, const char *bufferKey,

@@ -113,14 +113,23 @@ TEST(Bundle, LayoutErrors) {
   EXPECT_REJECTS(outside, "manifest.inputs[0].blocks[1]: block of shape "
                           "[8, 2] at [0, 3] does not fit in the tensor's "
                           "shape [8, 4]");
+  // An input may be laid out twice (two ops read a weight in different
+  // cuts) and need not be read whole: each block is filled from its region.
+  json overlapIn = m;
+  overlapIn["inputs"][0]["blocks"][1]["offset"] = {0, 1};
+  EXPECT_EQ(errorOf(overlapIn), "");
+  json partIn = m;
+  partIn["inputs"][0]["blocks"].erase(1);
+  EXPECT_EQ(errorOf(partIn), "");
+  // An output is gathered from its blocks: they must tile it.
   json overlap = m;
-  overlap["inputs"][0]["blocks"][1]["offset"] = {0, 1};
-  EXPECT_REJECTS(overlap, "blocks in buffers 'A0' and 'A1' overlap without "
-                          "being replicas");
+  overlap["outputs"][0]["blocks"].push_back(block("A0", {0, 1}));
+  EXPECT_REJECTS(overlap, "manifest.outputs[0].blocks: blocks in buffers "
+                          "'P0' and 'A0' overlap without being replicas");
   json gap = m;
-  gap["inputs"][0]["blocks"].erase(1);
-  EXPECT_REJECTS(gap, "manifest.inputs[0].blocks: the blocks cover 16 of "
-                      "the 32 elements of the input");
+  gap["outputs"][0]["type"]["shape"] = {8, 8};
+  EXPECT_REJECTS(gap, "manifest.outputs[0].blocks: the blocks cover 48 of "
+                      "the 64 elements of the output");
   // Replicas: the same region twice is fine.
   json replicated = m;
   replicated["outputs"][0]["blocks"].push_back(block("R0", {0, 0}));

@@ -44,9 +44,10 @@ struct BlockPlacement {
   std::vector<int64_t> offset;
 };
 
-/// A logical tensor cut into blocks. An input's blocks cover the tensor,
-/// blocks of equal regions being replicas; an output's blocks too, the
-/// runtime reading any one replica of each region.
+/// A logical tensor cut into blocks. An input's blocks are each filled from
+/// their region (they may overlap and need not cover it); an output's tile
+/// it, blocks of equal regions being replicas, of which the runtime reads
+/// any one.
 struct TensorLayout {
   TensorType type;
   std::vector<BlockPlacement> blocks;

@@ -71,8 +71,44 @@ func.func @g() attributes {ein.weight} {
 
 // -----
 
-// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates' or 'ein.loop_offsets'}}
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel' or 'ein.kernel_target'}}
 module attributes {ein.devices = 8} {}
+
+// -----
+
+func.func @kernel_not_string(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ein.kernel' must be a kernel name string, got 3 : i64}}
+  %y = ein.join_agg none ins(%x[d0] : tensor<4xf32>) out[d0] attributes {device = 0 : i64, ein.kernel = 3} : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_not_device_level(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ein.kernel' belongs on a device-level block (a join_agg or composite with 'device')}}
+  %y = ein.join_agg none ins(%x[d0] : tensor<4xf32>) out[d0] attributes {ein.kernel = "k"} : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'ein.kernel_target' must be "cpu", got "tpu"}}
+module attributes {ein.kernel_target = "tpu"} {}
+
+// -----
+
+module {
+  // expected-error @+1 {{'ein.kernel_target' belongs on a builtin.module, not on 'func.func'}}
+  func.func @f() attributes {ein.kernel_target = "cpu"} {
+    return
+  }
+}
 
 // -----
 

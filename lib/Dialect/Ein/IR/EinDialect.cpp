@@ -68,11 +68,36 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                              << "' offsets must not be negative";
     return success();
   }
+  if (attr.getName() == getKernelAttrName()) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << getKernelAttrName()
+             << "' must be a kernel name string, got " << attr.getValue();
+    if (!isa<JoinAggOp, AttentionOp, SoftmaxOp, RmsNormOp>(op) ||
+        !op->hasAttr("device"))
+      return op->emitError() << "'" << getKernelAttrName()
+                             << "' belongs on a device-level block (a "
+                                "join_agg or composite with 'device')";
+    return success();
+  }
+  if (attr.getName() == getKernelTargetAttrName()) {
+    auto target = dyn_cast<StringAttr>(attr.getValue());
+    if (!target || target.getValue() != "cpu")
+      return op->emitError() << "'" << getKernelTargetAttrName()
+                             << "' must be \"cpu\", got " << attr.getValue();
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << getKernelTargetAttrName()
+                             << "' belongs on a builtin.module, not on '"
+                             << op->getName() << "'";
+    return success();
+  }
   return op->emitError() << "unknown ein attribute '"
                          << attr.getName().getValue() << "'; expected '"
                          << getTargetAttrName() << "', '"
-                         << getCandidatesAttrName() << "' or '"
-                         << getLoopOffsetsAttrName() << "'";
+                         << getCandidatesAttrName() << "', '"
+                         << getLoopOffsetsAttrName() << "', '"
+                         << getKernelAttrName() << "' or '"
+                         << getKernelTargetAttrName() << "'";
 }
 
 LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,

@@ -60,6 +60,14 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getLoopOffsetsAttrName() {
       return "ein.loop_offsets";
     }
+    /// On a device-level block: the kernel ein-lower-to-cpu made for it.
+    static constexpr ::llvm::StringLiteral getKernelAttrName() {
+      return "ein.kernel";
+    }
+    /// On the nested module of block kernels: the target they are for.
+    static constexpr ::llvm::StringLiteral getKernelTargetAttrName() {
+      return "ein.kernel_target";
+    }
 
   private:
     void registerAttributes();

@@ -1,0 +1,42 @@
+//===- BlockKernels.h - Device-level ein blocks as kernels ------*- C++ -*-===//
+//
+// The per-GPU block kernels of device-level ein as functions on memrefs
+// whose bodies are linalg: what ein-lower-to-cpu compiles to host code and
+// what a GPU lowering can tile. Block matmuls are not kernels: they become
+// library gemm steps (matchLibraryGemm).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_CONVERSION_EINTOCPU_BLOCKKERNELS_H
+#define EINSUMMABLE_CONVERSION_EINTOCPU_BLOCKKERNELS_H
+
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::ein {
+
+/// A device-level join-agg that is a (batched, transposed) matmul, which a
+/// bundle runs as a library gemm step.
+struct LibraryGemm {
+  bool transposeA = false, transposeB = false;
+};
+
+/// The gemm form of `join`, or failure when it is not one (no diagnostic).
+FailureOr<LibraryGemm> matchLibraryGemm(JoinAggOp join);
+
+/// Whether `op` is a device-level block that needs a generated kernel: a
+/// join-agg other than a library gemm, or a composite.
+bool needsBlockKernel(Operation *op);
+
+/// Builds `func.func @name(inputs..., result)` on static, row-major memrefs
+/// at `builder`'s insertion point: the block computed with linalg ops,
+/// reading its inputs and writing its result buffer. Accumulates in the
+/// op's accumulator type (f32 for bf16 and f16) and rounds once at the end.
+/// Fails with a diagnostic on `op` for what it cannot express.
+FailureOr<func::FuncOp> buildBlockKernel(Operation *op, StringRef name,
+                                         OpBuilder &builder);
+
+} // namespace mlir::ein
+
+#endif // EINSUMMABLE_CONVERSION_EINTOCPU_BLOCKKERNELS_H

@@ -1,0 +1,556 @@
+//===- BlockKernels.cpp - Device-level ein blocks as kernels --------------===//
+//
+// Each block becomes linalg on memrefs. Aggregations fill their accumulator
+// with the aggregation's identity and reduce into it; bf16 and f16 blocks
+// accumulate in f32 in a scratch buffer and round once. Composites spell
+// out their stages: RMSNorm and softmax as a reduction then a map, attention
+// as scores, masked row maximum, exponential sums and the weighted values,
+// with GQA read through `h floordiv group` (no repeated KV).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ein;
+
+FailureOr<LibraryGemm> mlir::ein::matchLibraryGemm(JoinAggOp join) {
+  if (join.getInputs().size() != 2 || join.getAgg() != AggKind::Add ||
+      join.getAggregatedLoops().size() != 1)
+    return failure();
+  // The region: optional extensions, one product, yielded.
+  Block &body = join.getJoin().front();
+  Operation *product = nullptr;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<arith::ExtFOp>(op))
+      continue;
+    if (!isa<arith::MulFOp>(op) || product)
+      return failure();
+    product = &op;
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (!product || yield.getValues().front() != product->getResult(0))
+    return failure();
+  auto origin = [&](Value v) {
+    while (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      v = ext.getIn();
+    return v;
+  };
+  if (origin(product->getOperand(0)) != body.getArgument(0) ||
+      origin(product->getOperand(1)) != body.getArgument(1))
+    return failure();
+  int64_t k = join.getAggregatedLoops().front();
+  ArrayRef<int64_t> out = join.getOutputIndices(),
+                    a = join.getIndicesOfInput(0),
+                    b = join.getIndicesOfInput(1);
+  if (out.size() < 2 || a.size() < 2 || b.size() < 2)
+    return failure();
+  int64_t i = out[out.size() - 2], j = out.back();
+  ArrayRef<int64_t> batch = out.drop_back(2);
+  LibraryGemm g;
+  if (a[a.size() - 2] == i && a.back() == k)
+    g.transposeA = false;
+  else if (a[a.size() - 2] == k && a.back() == i)
+    g.transposeA = true;
+  else
+    return failure();
+  if (b[b.size() - 2] == k && b.back() == j)
+    g.transposeB = false;
+  else if (b[b.size() - 2] == j && b.back() == k)
+    g.transposeB = true;
+  else
+    return failure();
+  for (ArrayRef<int64_t> lead : {a.drop_back(2), b.drop_back(2)})
+    if (!lead.empty() && lead != batch)
+      return failure();
+  return g;
+}
+
+bool mlir::ein::needsBlockKernel(Operation *op) {
+  if (!op->hasAttr("device"))
+    return false;
+  if (auto join = dyn_cast<JoinAggOp>(op))
+    return failed(matchLibraryGemm(join));
+  return isa<AttentionOp, SoftmaxOp, RmsNormOp>(op);
+}
+
+namespace {
+
+using utils::IteratorType;
+
+Type elementOf(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
+}
+
+/// `v` converted to the float type `to` (through f32 between the 16-bit
+/// formats).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  auto from = cast<FloatType>(v.getType());
+  auto into = cast<FloatType>(to);
+  if (from == into)
+    return v;
+  if (from.getWidth() < into.getWidth())
+    return arith::ExtFOp::create(b, loc, into, v);
+  if (from.getWidth() > into.getWidth())
+    return arith::TruncFOp::create(b, loc, into, v);
+  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return arith::TruncFOp::create(b, loc, into, wide);
+}
+
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
+
+Value infinity(OpBuilder &b, Location loc, Type type, bool negative) {
+  auto f = cast<FloatType>(type);
+  return arith::ConstantOp::create(
+      b, loc, f,
+      b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), negative)));
+}
+
+Value identityOf(OpBuilder &b, Location loc, AggKind kind, Type type) {
+  switch (kind) {
+  case AggKind::Add:
+    return floatConstant(b, loc, type, 0.0);
+  case AggKind::Mul:
+    return floatConstant(b, loc, type, 1.0);
+  case AggKind::Max:
+    return infinity(b, loc, type, /*negative=*/true);
+  case AggKind::Min:
+    return infinity(b, loc, type, /*negative=*/false);
+  default:
+    llvm_unreachable("no identity for aggregation none");
+  }
+}
+
+Value combine(OpBuilder &b, Location loc, AggKind kind, Value acc, Value v) {
+  switch (kind) {
+  case AggKind::Add:
+    return arith::AddFOp::create(b, loc, acc, v);
+  case AggKind::Mul:
+    return arith::MulFOp::create(b, loc, acc, v);
+  case AggKind::Max:
+    return arith::MaximumFOp::create(b, loc, acc, v);
+  case AggKind::Min:
+    return arith::MinimumFOp::create(b, loc, acc, v);
+  default:
+    llvm_unreachable("nothing to combine for aggregation none");
+  }
+}
+
+/// The map from `numLoops` loops to the listed ones.
+AffineMap loopsMap(MLIRContext *ctx, int64_t numLoops,
+                   ArrayRef<int64_t> loops) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t l : loops)
+    exprs.push_back(getAffineDimExpr(l, ctx));
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+SmallVector<int64_t> range(int64_t begin, int64_t end) {
+  SmallVector<int64_t> r;
+  for (int64_t i = begin; i < end; ++i)
+    r.push_back(i);
+  return r;
+}
+
+void yieldValue(OpBuilder &b, Location loc, Value v) {
+  linalg::YieldOp::create(b, loc, ValueRange{v});
+}
+
+using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
+
+void generic(OpBuilder &b, Location loc, ValueRange ins, ValueRange outs,
+             ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iterators,
+             BodyFn body) {
+  linalg::GenericOp::create(b, loc, TypeRange(), ins, outs, maps, iterators,
+                            body);
+}
+
+/// A scratch buffer the kernel frees before it returns.
+class Scratch {
+public:
+  Scratch(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Value make(ArrayRef<int64_t> shape, Type element) {
+    Value buffer =
+        memref::AllocOp::create(b, loc, MemRefType::get(shape, element));
+    buffers.push_back(buffer);
+    return buffer;
+  }
+  void freeAll() {
+    for (Value buffer : buffers)
+      memref::DeallocOp::create(b, loc, buffer);
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  SmallVector<Value> buffers;
+};
+
+/// `out = round(acc)`, element by element.
+void roundInto(OpBuilder &b, Location loc, Value acc, Value out) {
+  int64_t rank = cast<MemRefType>(out.getType()).getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  Type element = elementOf(out);
+  generic(b, loc, acc, out, {id, id},
+          SmallVector<IteratorType>(rank, IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            yieldValue(nb, l, castFloat(nb, l, args[0], element));
+          });
+}
+
+/// The compute type of a normalisation: f32, or the element type if wider.
+Type computeTypeOf(OpBuilder &b, Type element) {
+  return cast<FloatType>(element).getWidth() > 32 ? element : b.getF32Type();
+}
+
+LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
+  Location loc = join.getLoc();
+  MLIRContext *ctx = b.getContext();
+  int64_t numLoops = join.getNumLoops();
+  SmallVector<int64_t> offsets(numLoops, 0);
+  if (auto attr = join->getAttrOfType<DenseI64ArrayAttr>(
+          EinDialect::getLoopOffsetsAttrName()))
+    offsets.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+  if (int64_t(offsets.size()) != numLoops)
+    return join.emitOpError() << "has " << offsets.size()
+                              << " loop offsets for " << numLoops << " loops";
+
+  Block &region = join.getJoin().front();
+  auto yield = cast<YieldOp>(region.getTerminator());
+  if (yield.getValues().size() != 1)
+    return join.emitOpError() << "yields " << yield.getValues().size()
+                              << " values; a block kernel needs one";
+  bool nestedIndex = false;
+  region.walk([&](IndexOp index) {
+    nestedIndex |= index->getParentOp() != join.getOperation();
+  });
+  if (nestedIndex)
+    return join.emitOpError()
+           << "reads ein.index inside a nested region, which block kernels "
+              "do not lower";
+
+  Type accType = join.getAccType();
+  Value out = args.back();
+  Type resultType = elementOf(out);
+  if (!isa<FloatType>(accType))
+    return join.emitOpError() << "accumulates in " << accType
+                              << "; block kernels accumulate in float types";
+
+  SmallVector<AffineMap> maps;
+  for (unsigned i = 0, e = join.getInputs().size(); i < e; ++i)
+    maps.push_back(loopsMap(ctx, numLoops, join.getIndicesOfInput(i)));
+  maps.push_back(loopsMap(ctx, numLoops, join.getOutputIndices()));
+  SmallVector<IteratorType> iterators;
+  for (int64_t l = 0; l < numLoops; ++l)
+    iterators.push_back(llvm::is_contained(join.getOutputIndices(), l)
+                            ? IteratorType::parallel
+                            : IteratorType::reduction);
+
+  AggKind kind = join.getAgg();
+  bool aggregates = kind != AggKind::None;
+  Scratch scratch(b, loc);
+  Value acc = out;
+  if (aggregates) {
+    if (accType != resultType)
+      acc = scratch.make(cast<MemRefType>(out.getType()).getShape(), accType);
+    linalg::FillOp::create(
+        b, loc, ValueRange{identityOf(b, loc, kind, accType)}, ValueRange{acc});
+  }
+  generic(
+      b, loc, args.drop_back(), acc, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange elements) {
+        IRMapping map;
+        for (auto [arg, element] : llvm::zip(region.getArguments(), elements))
+          map.map(arg, element);
+        for (Operation &op : region.without_terminator()) {
+          auto index = dyn_cast<IndexOp>(op);
+          if (!index) {
+            nb.clone(op, map);
+            continue;
+          }
+          // Block kernels see whole-tensor coordinates.
+          int64_t dim = index.getDim();
+          Value i = linalg::IndexOp::create(nb, l, dim);
+          if (offsets[dim] != 0)
+            i = arith::AddIOp::create(
+                nb, l, i, arith::ConstantIndexOp::create(nb, l, offsets[dim]));
+          map.map(index.getResult(), i);
+        }
+        Value v = map.lookup(yield.getValues().front());
+        if (aggregates)
+          v = combine(nb, l, kind, elements.back(),
+                      castFloat(nb, l, v, accType));
+        else
+          v = castFloat(nb, l, v, resultType);
+        yieldValue(nb, l, v);
+      });
+  if (acc != out)
+    roundInto(b, loc, acc, out);
+  scratch.freeAll();
+  return success();
+}
+
+/// `out[..., i] = x[..., i] / sqrt(mean(x^2) + eps) * w[i]`.
+LogicalResult rmsNormKernel(RmsNormOp norm, ValueRange args, OpBuilder &b) {
+  Location loc = norm.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = args[0], w = args[1], out = args[2];
+  ArrayRef<int64_t> shape = cast<MemRefType>(x.getType()).getShape();
+  int64_t rank = shape.size();
+  Type ct = computeTypeOf(b, elementOf(x));
+  Scratch scratch(b, loc);
+  Value sum = scratch.make(shape.drop_back(), ct);
+  linalg::FillOp::create(b, loc, ValueRange{floatConstant(b, loc, ct, 0.0)},
+                         ValueRange{sum});
+  AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap lead = loopsMap(ctx, rank, range(0, rank - 1));
+  AffineMap last = loopsMap(ctx, rank, {rank - 1});
+  SmallVector<IteratorType> reduceLast(rank, IteratorType::parallel);
+  reduceLast.back() = IteratorType::reduction;
+  generic(b, loc, x, sum, {full, lead}, reduceLast,
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value xf = castFloat(nb, l, e[0], ct);
+            Value sq = arith::MulFOp::create(nb, l, xf, xf);
+            yieldValue(nb, l, arith::AddFOp::create(nb, l, e[1], sq));
+          });
+  double n = static_cast<double>(shape.back());
+  double eps = norm.getEps().convertToDouble();
+  generic(
+      b, loc, ValueRange{x, w, sum}, out, {full, last, lead, full},
+      SmallVector<IteratorType>(rank, IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange e) {
+        Value mean =
+            arith::DivFOp::create(nb, l, e[2], floatConstant(nb, l, ct, n));
+        Value root = math::SqrtOp::create(
+            nb, l,
+            arith::AddFOp::create(nb, l, mean, floatConstant(nb, l, ct, eps)));
+        Value y =
+            arith::DivFOp::create(nb, l, castFloat(nb, l, e[0], ct), root);
+        y = arith::MulFOp::create(nb, l, y, castFloat(nb, l, e[1], ct));
+        yieldValue(nb, l, castFloat(nb, l, y, elementOf(out)));
+      });
+  scratch.freeAll();
+  return success();
+}
+
+/// The row maximum of `source` over its last `reduced` loop, with rows that
+/// hold no finite value read as 0 by `safeMax` (a fully masked row).
+Value safeMax(OpBuilder &b, Location loc, Value m) {
+  Value negInf = infinity(b, loc, m.getType(), /*negative=*/true);
+  Value isEmpty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  return arith::SelectOp::create(b, loc, isEmpty,
+                                 floatConstant(b, loc, m.getType(), 0.0), m);
+}
+
+/// Normalises `scores` in place along loop `dim` of its `rank` loops:
+/// `scores = exp(scores - max) / sum(exp(scores - max))`, 0 for rows with
+/// nothing unmasked. Returns nothing; uses `scratch` for the statistics.
+void softmaxInPlace(OpBuilder &b, Location loc, Value scores, int64_t dim,
+                    Scratch &scratch) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = cast<MemRefType>(scores.getType()).getShape();
+  int64_t rank = shape.size();
+  Type ct = elementOf(scores);
+  SmallVector<int64_t> kept, keptShape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim) {
+      kept.push_back(d);
+      keptShape.push_back(shape[d]);
+    }
+  AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap row = loopsMap(ctx, rank, kept);
+  SmallVector<IteratorType> reduce(rank, IteratorType::parallel);
+  reduce[dim] = IteratorType::reduction;
+  Value max = scratch.make(keptShape, ct);
+  Value sum = scratch.make(keptShape, ct);
+  linalg::FillOp::create(b, loc, ValueRange{infinity(b, loc, ct, true)},
+                         ValueRange{max});
+  linalg::FillOp::create(b, loc, ValueRange{floatConstant(b, loc, ct, 0.0)},
+                         ValueRange{sum});
+  generic(b, loc, scores, max, {full, row}, reduce,
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            yieldValue(nb, l, arith::MaximumFOp::create(nb, l, e[1], e[0]));
+          });
+  generic(b, loc, ValueRange{scores, max}, sum, {full, row, row}, reduce,
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value p = math::ExpOp::create(
+                nb, l,
+                arith::SubFOp::create(nb, l, e[0], safeMax(nb, l, e[1])));
+            yieldValue(nb, l, arith::AddFOp::create(nb, l, e[2], p));
+          });
+  generic(
+      b, loc, ValueRange{max, sum}, scores, {row, row, full},
+      SmallVector<IteratorType>(rank, IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange e) {
+        Value p = math::ExpOp::create(
+            nb, l, arith::SubFOp::create(nb, l, e[2], safeMax(nb, l, e[0])));
+        Value zero = floatConstant(nb, l, ct, 0.0);
+        Value empty =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, e[1], zero);
+        Value q = arith::DivFOp::create(nb, l, p, e[1]);
+        yieldValue(nb, l, arith::SelectOp::create(nb, l, empty, zero, q));
+      });
+}
+
+LogicalResult softmaxKernel(SoftmaxOp softmax, ValueRange args, OpBuilder &b) {
+  Location loc = softmax.getLoc();
+  Value x = args[0], out = args[1];
+  auto type = cast<MemRefType>(x.getType());
+  int64_t rank = type.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  Type ct = computeTypeOf(b, type.getElementType());
+  Scratch scratch(b, loc);
+  Value work =
+      ct == type.getElementType() ? out : scratch.make(type.getShape(), ct);
+  generic(b, loc, x, work, {id, id},
+          SmallVector<IteratorType>(rank, IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            yieldValue(nb, l, castFloat(nb, l, e[0], ct));
+          });
+  softmaxInPlace(b, loc, work, softmax.getDim(), scratch);
+  if (work != out)
+    roundInto(b, loc, work, out);
+  scratch.freeAll();
+  return success();
+}
+
+/// Scores in f32 with the scale and causal mask, softmax along the keys,
+/// then the weighted values.
+LogicalResult attentionKernel(AttentionOp attention, ValueRange args,
+                              OpBuilder &b) {
+  Location loc = attention.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value q = args[0], k = args[1], v = args[2], out = args[3];
+  ArrayRef<int64_t> qs = cast<MemRefType>(q.getType()).getShape(),
+                    ks = cast<MemRefType>(k.getType()).getShape(),
+                    vs = cast<MemRefType>(v.getType()).getShape();
+  int64_t group = attention.getGroup();
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4)
+    return attention.emitOpError() << "needs rank-4 blocks for its kernel";
+  if (qs[1] != ks[1] * group)
+    return attention.emitOpError()
+           << "block has " << qs[1] << " query heads for " << ks[1]
+           << " KV heads in groups of " << group;
+  int64_t batch = qs[0], heads = qs[1], queries = qs[2], keys = ks[2];
+  Type f32 = b.getF32Type();
+  Scratch scratch(b, loc);
+
+  // Loops b, h, s, t, d: scores[b, h, s, t] = sum_d q[b, h, s, d] k[b, h/g, t,
+  // d].
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  AffineExpr kvHead = d(1).floorDiv(group);
+  Value scores = scratch.make({batch, heads, queries, keys}, f32);
+  linalg::FillOp::create(b, loc, ValueRange{floatConstant(b, loc, f32, 0.0)},
+                         ValueRange{scores});
+  auto map = [&](unsigned dims, ArrayRef<AffineExpr> exprs) {
+    return AffineMap::get(dims, 0, exprs, ctx);
+  };
+  using IT = IteratorType;
+  generic(
+      b, loc, ValueRange{q, k}, scores,
+      {map(5, {d(0), d(1), d(2), d(4)}), map(5, {d(0), kvHead, d(3), d(4)}),
+       map(5, {d(0), d(1), d(2), d(3)})},
+      {IT::parallel, IT::parallel, IT::parallel, IT::parallel, IT::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange e) {
+        Value p = arith::MulFOp::create(nb, l, castFloat(nb, l, e[0], f32),
+                                        castFloat(nb, l, e[1], f32));
+        yieldValue(nb, l, arith::AddFOp::create(nb, l, e[2], p));
+      });
+  // Scale and mask: query s sees key t when t + key_offset <= s + query_offset.
+  double scale = attention.getScaleOrDefault();
+  int64_t queryOffset = attention.getQueryOffset(),
+          keyOffset = attention.getKeyOffset();
+  bool causal = attention.getCausal();
+  AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  generic(b, loc, ValueRange{}, scores, {id4}, SmallVector<IT>(4, IT::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value s = arith::MulFOp::create(nb, l, e[0],
+                                            floatConstant(nb, l, f32, scale));
+            if (causal) {
+              auto shifted = [&](int64_t dim, int64_t offset) {
+                Value i = linalg::IndexOp::create(nb, l, dim);
+                return arith::AddIOp::create(
+                    nb, l, i, arith::ConstantIndexOp::create(nb, l, offset));
+              };
+              Value hidden = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::sgt, shifted(3, keyOffset),
+                  shifted(2, queryOffset));
+              s = arith::SelectOp::create(nb, l, hidden,
+                                          infinity(nb, l, f32, true), s);
+            }
+            yieldValue(nb, l, s);
+          });
+  softmaxInPlace(b, loc, scores, /*dim=*/3, scratch);
+  // Loops b, h, s, e, t: out[b, h, s, e] = sum_t p[b, h, s, t] v[b, h/g, t, e].
+  Value acc =
+      elementOf(out) == f32
+          ? out
+          : scratch.make(cast<MemRefType>(out.getType()).getShape(), f32);
+  linalg::FillOp::create(b, loc, ValueRange{floatConstant(b, loc, f32, 0.0)},
+                         ValueRange{acc});
+  generic(
+      b, loc, ValueRange{scores, v}, acc,
+      {map(5, {d(0), d(1), d(2), d(4)}), map(5, {d(0), kvHead, d(4), d(3)}),
+       map(5, {d(0), d(1), d(2), d(3)})},
+      {IT::parallel, IT::parallel, IT::parallel, IT::parallel, IT::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange e) {
+        Value p =
+            arith::MulFOp::create(nb, l, e[0], castFloat(nb, l, e[1], f32));
+        yieldValue(nb, l, arith::AddFOp::create(nb, l, e[2], p));
+      });
+  if (acc != out)
+    roundInto(b, loc, acc, out);
+  scratch.freeAll();
+  return success();
+}
+
+} // namespace
+
+FailureOr<func::FuncOp>
+mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
+  SmallVector<Type> argTypes;
+  for (Type type : llvm::concat<Type>(llvm::to_vector(op->getOperandTypes()),
+                                      llvm::to_vector(op->getResultTypes()))) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return op->emitOpError()
+             << "has a " << type
+             << " operand or result; a block kernel needs static tensors";
+    if (!isa<FloatType>(tensor.getElementType()))
+      return op->emitOpError() << "has element type " << tensor.getElementType()
+                               << "; block kernels read and write floats";
+    argTypes.push_back(
+        MemRefType::get(tensor.getShape(), tensor.getElementType()));
+  }
+  Location loc = op->getLoc();
+  auto func = func::FuncOp::create(
+      builder, loc, name, builder.getFunctionType(argTypes, TypeRange()));
+  Block *entry = func.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+  ValueRange args = entry->getArguments();
+  LogicalResult built =
+      TypeSwitch<Operation *, LogicalResult>(op)
+          .Case([&](JoinAggOp join) { return joinAggKernel(join, args, b); })
+          .Case([&](RmsNormOp norm) { return rmsNormKernel(norm, args, b); })
+          .Case([&](SoftmaxOp s) { return softmaxKernel(s, args, b); })
+          .Case([&](AttentionOp a) { return attentionKernel(a, args, b); })
+          .Default([](Operation *other) {
+            return other->emitOpError() << "has no block kernel form";
+          });
+  if (failed(built)) {
+    func.erase();
+    return failure();
+  }
+  func::ReturnOp::create(b, loc);
+  return func;
+}

@@ -1,0 +1,167 @@
+// RUN: ein-opt %s -split-input-file --ein-lower-to-cpu=lower-to-llvm=false | FileCheck %s
+// RUN: ein-opt %s -split-input-file --ein-lower-to-cpu | FileCheck %s --check-prefix=LLVM
+
+// A bf16 block of a row sum that starts at row 4 and masks by whole-tensor
+// row: f32 scratch filled with 0, a reduction whose ein.index reads
+// linalg.index + 4, one rounding into the bf16 result, the scratch freed.
+
+// CHECK-DAG: #[[FULL:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @masked_sum
+// CHECK: ein.join_agg add {{.*}} attributes {device = 1 : i64, ein.kernel = "ein_kernel_0", ein.loop_offsets = array<i64: 4, 0>}
+// CHECK: module @ein_kernels attributes {ein.kernel_target = "cpu"}
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x8xbf16>, %[[OUT:.*]]: memref<4xbf16>)
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%[[ACC]] : memref<4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[FULL]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : memref<4x8xbf16>) outs(%[[ACC]] : memref<4xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: bf16, %[[RUNNING:.*]]: f32):
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[ROWI:.*]] = arith.addi %[[I]], %[[C4]] : index
+// CHECK: arith.cmpi ult, %[[ROWI]]
+// CHECK: %[[V:.*]] = arith.select
+// CHECK: %[[SUM:.*]] = arith.addf %[[RUNNING]], %[[V]] : f32
+// CHECK: linalg.yield %[[SUM]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]] : memref<4xf32>) outs(%[[OUT]] : memref<4xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: memref.dealloc %[[ACC]] : memref<4xf32>
+// CHECK-NEXT: return
+
+// The same module lowered: the body is internal, and the kernel of the
+// runtime's ABI loads each buffer pointer from the argument array.
+// LLVM-LABEL: func.func @masked_sum
+// LLVM: module @ein_kernels
+// LLVM: llvm.func internal @ein_kernel_0.body(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// LLVM-NOT: bf16 {{.*}} -> f32
+// LLVM: llvm.func @ein_kernel_0(%[[ARGS:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// LLVM-NEXT: %[[P0:.*]] = llvm.getelementptr %[[ARGS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// LLVM-NEXT: %[[A0:.*]] = llvm.load %[[P0]] : !llvm.ptr -> !llvm.ptr
+// LLVM-NEXT: %[[P1:.*]] = llvm.getelementptr %[[ARGS]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// LLVM-NEXT: %[[A1:.*]] = llvm.load %[[P1]] : !llvm.ptr -> !llvm.ptr
+// LLVM-NEXT: llvm.call @ein_kernel_0.body(%[[A0]], %[[A1]]) : (!llvm.ptr, !llvm.ptr) -> ()
+// LLVM-NEXT: llvm.return
+func.func @masked_sum(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
+  %s = ein.join_agg add ins(%x[d0, d1] : tensor<4x8xbf16>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4xbf16> {
+  ^bb0(%a: bf16):
+    %i = ein.index 0 : index
+    %c6 = arith.constant 6 : index
+    %keep = arith.cmpi ult, %i, %c6 : index
+    %w = arith.extf %a : bf16 to f32
+    %z = arith.constant 0.0 : f32
+    %v = arith.select %keep, %w, %z : f32
+    ein.yield %v : f32
+  }
+  return %s : tensor<4xbf16>
+}
+
+// -----
+
+// A block matmul stays a library gemm (no kernel); the f32 row maximum
+// reduces straight into its result, from -inf. Kernels are numbered in
+// program order.
+
+// CHECK-LABEL: func.func @gemm_then_max
+// CHECK: ein.join_agg add
+// CHECK-NOT: ein.kernel
+// CHECK-SAME: : tensor<8x4xf32>
+// CHECK: ein.join_agg max {{.*}} ein.kernel = "ein_kernel_0"
+// CHECK: func.func @ein_kernel_0(%[[C:.*]]: memref<8x4xf32>, %[[M:.*]]: memref<8xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%[[M]] : memref<8xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[C]] : memref<8x4xf32>) outs(%[[M]] : memref<8xf32>)
+// CHECK: arith.maximumf
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @gemm_then_max(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8xf32> {
+  %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<8x16xf32>, tensor<16x4xf32>) out[d0, d2] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0>} : tensor<8x4xf32> {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %y : f32
+    ein.yield %m : f32
+  }
+  %m = ein.join_agg max ins(%c[d0, d1] : tensor<8x4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0>} : tensor<8xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %m : tensor<8xf32>
+}
+
+// -----
+
+// RMSNorm: the f32 sum of squares per row, then x / sqrt(sum / n + eps) * w.
+
+// CHECK-DAG: #[[FULL:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[LEAD:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[LAST:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x64xbf16>, %[[W:.*]]: memref<64xbf16>, %[[OUT:.*]]: memref<4x64xbf16>)
+// CHECK: %[[SUM:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[FULL]], #[[LEAD]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : memref<4x64xbf16>) outs(%[[SUM]] : memref<4xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {indexing_maps = [#[[FULL]], #[[LAST]], #[[LEAD]], #[[FULL]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[W]], %[[SUM]] : memref<4x64xbf16>, memref<64xbf16>, memref<4xf32>) outs(%[[OUT]] : memref<4x64xbf16>)
+// CHECK: arith.constant 6.400000e+01 : f32
+// CHECK: arith.constant 9.99999974E-6 : f32
+// CHECK: math.sqrt
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: memref.dealloc %[[SUM]]
+func.func @rms_norm(%x: tensor<4x64xbf16>, %w: tensor<64xbf16>) -> tensor<4x64xbf16> {
+  %y = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<4x64xbf16>, tensor<64xbf16>
+  return %y : tensor<4x64xbf16>
+}
+
+// -----
+
+// Softmax over dimension 0 of an f32 block works in the result buffer:
+// copy, row maximum, sum of exponentials, normalise.
+
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @softmax
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x8xf32>, %[[OUT:.*]]: memref<4x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : memref<4x8xf32>) outs(%[[OUT]] : memref<4x8xf32>)
+// CHECK: %[[MAX:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[SUM:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[COL]]], iterator_types = ["reduction", "parallel"]} ins(%[[OUT]] : memref<4x8xf32>) outs(%[[MAX]] : memref<8xf32>)
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[COL]], #[[COL]]], iterator_types = ["reduction", "parallel"]} ins(%[[OUT]], %[[MAX]] : {{.*}}) outs(%[[SUM]] : memref<8xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {indexing_maps = [#[[COL]], #[[COL]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[MAX]], %[[SUM]] : {{.*}}) outs(%[[OUT]] : memref<4x8xf32>)
+// CHECK: arith.divf
+// CHECK-DAG: memref.dealloc %[[MAX]]
+// CHECK-DAG: memref.dealloc %[[SUM]]
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = ein.softmax %x dim 0 {device = 2 : i64} : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Causal GQA attention for a block of queries 8..15 of the sequence: the
+// KV head is h floordiv group (no repeated KV), key t is hidden from query s
+// when t + 0 > s + 8, scale 1/sqrt(16).
+
+// CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
+// CHECK-DAG: #[[S:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[V:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d4, d3)>
+// CHECK-LABEL: func.func @attention
+// CHECK: func.func @ein_kernel_0(%[[QA:.*]]: memref<1x4x8x16xf16>, %[[KA:.*]]: memref<1x2x8x16xf16>, %[[VA:.*]]: memref<1x2x8x16xf16>, %[[OUT:.*]]: memref<1x4x8x16xf16>)
+// CHECK: %[[SC:.*]] = memref.alloc() : memref<1x4x8x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[S]]], {{.*}} ins(%[[QA]], %[[KA]] : {{.*}}) outs(%[[SC]] : memref<1x4x8x8xf32>)
+// CHECK: arith.constant 2.500000e-01 : f32
+// CHECK: %[[QI:.*]] = linalg.index 2 : index
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: %[[QPOS:.*]] = arith.addi %[[QI]], %[[C8]] : index
+// CHECK: %[[KI:.*]] = linalg.index 3 : index
+// CHECK: %[[KPOS:.*]] = arith.addi %[[KI]], %{{.*}} : index
+// CHECK: arith.cmpi sgt, %[[KPOS]], %[[QPOS]] : index
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<1x4x8x16xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[Q]], #[[V]], #[[S]]], {{.*}} ins(%[[SC]], %[[VA]] : {{.*}}) outs(%[[ACC]] : memref<1x4x8x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]] : memref<1x4x8x16xf32>) outs(%[[OUT]] : memref<1x4x8x16xf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @attention(%q: tensor<1x4x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf16>) -> tensor<1x4x8x16xf16> {
+  %o = ein.attention %q, %k, %v {causal, group = 2 : i64, query_offset = 8 : i64, device = 0 : i64} : tensor<1x4x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x4x8x16xf16>
+  return %o : tensor<1x4x8x16xf16>
+}

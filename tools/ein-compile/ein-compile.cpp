@@ -1,0 +1,193 @@
+//===- ein-compile.cpp - A tensor program to a bundle ---------------------===//
+//
+// The compile driver: one ein-opt pipeline (attach the target, plan, lower
+// to device-level blocks with exchange programs, compile the block kernels,
+// write the bundle), printed by --print-pipeline so any stage can be
+// replayed with ein-opt, then a short summary of what the bundle does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Einsummable/InitAll.h"
+
+#include "ein/bundle.h"
+#include "ein/dtype.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("ein-compile options");
+static cl::opt<std::string> input(cl::Positional, cl::desc("<input.mlir>"),
+                                  cl::Required, cl::cat(category));
+static cl::opt<std::string> output("o", cl::desc("The bundle directory"),
+                                   cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<int64_t> devices("devices", cl::desc("Number of GPUs, 1 to 64"),
+                                cl::init(1), cl::cat(category));
+static cl::opt<std::string>
+    topology("topology",
+             cl::desc("A topology preset (nvswitch, dgx1-v100, ...) or a "
+                      "topology JSON file"),
+             cl::init("nvswitch"), cl::cat(category));
+static cl::opt<std::string> chip("chip", cl::desc("The GPU chip (cuda)"),
+                                 cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string>
+    exchange("exchange",
+             cl::desc("Exchange programs: synthesized (relays, multicasts, "
+                      "aggregation trees where the simulator prefers them) "
+                      "or naive"),
+             cl::init("synthesized"), cl::cat(category));
+static cl::opt<bool>
+    tieLayout("tie-layout",
+              cl::desc("Results leave in the layout of the first activation "
+                       "argument of their type"),
+              cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    allowInexact("allow-inexact",
+                 cl::desc("Keep the cheapest plan found when the search's "
+                          "state cap bites"),
+                 cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    printPipeline("print-pipeline",
+                  cl::desc("Print the ein-opt command this compile runs, and "
+                           "exit"),
+                  cl::init(false), cl::cat(category));
+
+/// A pass option value, quoted when the pipeline parser needs it to be.
+static std::string optionValue(StringRef value) {
+  if (value.find_first_of(" ,{}'\"=") == StringRef::npos && !value.empty())
+    return value.str();
+  return "\"" + value.str() + "\"";
+}
+
+/// The passes run on the top-level module, in pipeline syntax.
+static std::string buildPipeline() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "ein-attach-target{devices=" << devices
+     << " topology=" << optionValue(topology) << " chip=" << optionValue(chip)
+     << "},"
+     << "ein-plan{tie-layout=" << (tieLayout ? "true" : "false")
+     << " allow-inexact=" << (allowInexact ? "true" : "false") << "},"
+     << "ein-synthesize-exchanges{exchange=" << exchange << "},";
+  if (target == "cpu")
+    os << "ein-lower-to-cpu,";
+  os << "ein-write-bundle{dir=" << optionValue(output) << " target=" << target
+     << "}";
+  return text;
+}
+
+static std::string megabytes(int64_t bytes) {
+  return llvm::formatv("{0:f2} MB", bytes / 1.0e6).str();
+}
+
+/// What the bundle does, in a few lines.
+static int summarize() {
+  std::string path = output + "/manifest.json";
+  auto text = llvm::MemoryBuffer::getFile(path);
+  ::ein::Manifest m;
+  std::string why;
+  if (!text || !::ein::parseManifest((*text)->getBuffer().str(), m, why)) {
+    llvm::errs() << "ein-compile: error: cannot read back '" << path
+                 << "': " << (text ? why : text.getError().message()) << "\n";
+    return 1;
+  }
+  std::map<::ein::StepKind, int> count;
+  int64_t movedBytes = 0;
+  for (const ::ein::Step &s : m.steps) {
+    ++count[s.kind];
+    if (s.kind != ::ein::StepKind::Transfer)
+      continue;
+    int64_t elements = 1;
+    for (int64_t e : s.src.extent)
+      elements *= e;
+    const ::ein::Buffer &from = m.buffers[s.src.buffer];
+    const ::ein::Buffer &to = m.buffers[s.dst.buffer];
+    if (from.device != to.device)
+      movedBytes += elements * ::ein::dtypeBytes(from.type.dtype);
+  }
+  int largest = 0;
+  for (int d = 0; d < m.devices; ++d)
+    if (m.arenaBytes[d] > m.arenaBytes[largest])
+      largest = d;
+  llvm::outs() << "bundle " << output << ": " << m.target << " (" << m.chip
+               << "), " << m.devices << " device" << (m.devices == 1 ? "" : "s")
+               << ", topology " << topology << ", " << exchange
+               << " exchanges\n"
+               << "steps: " << count[::ein::StepKind::Kernel] << " kernel, "
+               << count[::ein::StepKind::Library] << " gemm, "
+               << count[::ein::StepKind::Transfer] << " transfer ("
+               << megabytes(movedBytes) << " between devices), "
+               << count[::ein::StepKind::Aggregate] << " aggregate\n"
+               << "largest arena: " << megabytes(m.arenaBytes[largest])
+               << " (device " << largest << ")\n";
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  DialectRegistry registry;
+  mlir::ein::registerAllDialects(registry);
+  mlir::ein::registerAllPasses();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "ein-compile: plan a tensor program for N GPUs and write a bundle\n");
+
+  auto fail = [](const Twine &why) {
+    llvm::errs() << "ein-compile: error: " << why << "\n";
+    return 1;
+  };
+  if (target != "cpu" && target != "cuda")
+    return fail("--target must be cpu or cuda, got '" + target + "'");
+  if (devices < 1 || devices > 64)
+    return fail("--devices must be 1 to 64, got " + Twine(devices));
+  if (exchange != "synthesized" && exchange != "naive")
+    return fail("--exchange must be synthesized or naive, got '" + exchange +
+                "'");
+  if (output.empty() && !printPipeline)
+    return fail("no bundle directory: pass -o DIR");
+  if (output.empty())
+    output = "BUNDLE";
+
+  std::string pipeline = buildPipeline();
+  if (printPipeline) {
+    llvm::outs() << "ein-opt " << input << " --pass-pipeline='builtin.module("
+                 << pipeline << ")' -o /dev/null\n";
+    return 0;
+  }
+
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(input, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sources, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
+  if (!module)
+    return 1;
+  PassManager pm(&context, ModuleOp::getOperationName());
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return fail("the pipeline does not parse: " + pipeline);
+  if (failed(pm.run(*module)))
+    return 1;
+  return summarize();
+}
