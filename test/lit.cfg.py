@@ -26,5 +26,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.ein_tools_dir, config.llvm_tools_dir]
-tools = ["ein-opt", "ein-eval", "ein-run"]
+tools = ["ein-opt", "ein-compile", "ein-eval", "ein-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
