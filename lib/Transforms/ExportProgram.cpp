@@ -4,7 +4,9 @@
 #include "Einsummable/Transforms/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::ein {
@@ -33,6 +35,13 @@ struct EinExportProgramPass
     if (failed(program))
       return signalPassFailure();
     std::string error;
+    StringRef parent = llvm::sys::path::parent_path(file);
+    if (!parent.empty())
+      if (std::error_code ec = llvm::sys::fs::create_directories(parent)) {
+        module.emitError() << "cannot create '" << parent
+                           << "': " << ec.message();
+        return signalPassFailure();
+      }
     std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(file, &error);
     if (!output) {
       module.emitError() << "cannot write program.json: " << error;

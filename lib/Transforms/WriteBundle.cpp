@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -63,11 +64,7 @@ public:
     for (Operation &op : func.getBody().front().without_terminator())
       if (failed(visit(&op, ret)))
         return failure();
-    for (auto [i, blocks] : llvm::enumerate(inputs))
-      if (blocks.empty())
-        return func.emitOpError() << "argument " << i
-                                  << " reaches no GPU; a bundle places every "
-                                     "input";
+    // An argument no block reads has no blocks: setting it is a no-op.
     json::Array buffers, steps, ins, outs, arenaBytes;
     for (const Buffer &b : bufferList)
       buffers.push_back(
@@ -461,7 +458,28 @@ struct EinWriteBundlePass
       }
       manifest["kernel_libraries"] = json::Array{"kernels/host.so"};
     }
-    FailureOr<json::Value> program = exportProgram(*func);
+    // The reference --check evaluates: the logical program when given
+    // (ein-compile exports it before planning), else the device-level one.
+    FailureOr<json::Value> program = failure();
+    if (!StringRef(reference).empty()) {
+      auto text = llvm::MemoryBuffer::getFile(StringRef(reference));
+      if (!text) {
+        module.emitError() << "cannot read the reference program '"
+                           << StringRef(reference)
+                           << "': " << text.getError().message();
+        return signalPassFailure();
+      }
+      llvm::Expected<json::Value> parsed = json::parse((*text)->getBuffer());
+      if (!parsed) {
+        module.emitError() << "the reference program '" << StringRef(reference)
+                           << "' is not JSON: "
+                           << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+      program = std::move(*parsed);
+    } else {
+      program = exportProgram(*func);
+    }
     if (failed(program))
       return signalPassFailure();
     // The runtime's own validation (layouts tile, the schedule is race
@@ -502,6 +520,12 @@ struct EinWriteBundlePass
         return signalPassFailure();
       }
       os << llvm::formatv("{0:2}", value) << "\n";
+    }
+    // What ein-run will read: the manifest and the program must agree.
+    ::ein::Bundle written;
+    if (!::ein::readBundle(StringRef(dir).str(), written, why)) {
+      module.emitError() << "wrote a bundle the runtime refuses: " << why;
+      return signalPassFailure();
     }
     markAllAnalysesPreserved();
   }

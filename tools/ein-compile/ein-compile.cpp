@@ -82,13 +82,17 @@ static std::string buildPipeline() {
   os << "ein-attach-target{devices=" << devices
      << " topology=" << optionValue(topology) << " chip=" << optionValue(chip)
      << "},"
+     // The logical program, the reference the bundle is checked against.
+     << "ein-export-program{file=" << optionValue(output + "/program.json")
+     << "},"
      << "ein-plan{tie-layout=" << (tieLayout ? "true" : "false")
      << " allow-inexact=" << (allowInexact ? "true" : "false") << "},"
-     << "ein-synthesize-exchanges{exchange=" << exchange << "},";
+     << "ein-synthesize-exchanges{exchange=" << exchange << "},"
+     << "ein-fuse-blocks,";
   if (target == "cpu")
     os << "ein-lower-to-cpu,";
   os << "ein-write-bundle{dir=" << optionValue(output) << " target=" << target
-     << "}";
+     << " reference=" << optionValue(output + "/program.json") << "}";
   return text;
 }
 

@@ -4,6 +4,7 @@
 #define EINSUMMABLE_TRANSFORMS_PASSES_H
 
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -175,19 +175,52 @@ def EinSynthesizeExchanges
                            "::mlir::tensor::TensorDialect"];
 }
 
+def EinFuseBlocks : Pass<"ein-fuse-blocks", "::mlir::ModuleOp"> {
+  let summary = "Fuse each GPU's chains of elementwise blocks into their consumers";
+  let description = [{
+    On device-level ein (`ein-synthesize-exchanges`), a block `P` that
+    aggregates nothing (`none`: elementwise maps, broadcasts, transposes) is
+    fused into the one block `C` that reads it when both run on the same
+    GPU, `C` reads `P`'s result one to one (every loop of `C` indexes it,
+    none twice), and nothing else does. The fused block reads `P`'s inputs
+    directly and computes `P`'s scalar inside `C`'s region, rounded to
+    `P`'s result type as the separate block would have stored it, so the
+    result is unchanged bit for bit; `ein.index` in `P` is rewritten to
+    `C`'s loops and block offsets. Chains fuse transitively (SiLU, times
+    up, then the residual add become one kernel), and an elementwise
+    producer fuses into a reduction that consumes it (a sum of squares).
+
+    Blocks that move between GPUs, matmuls (library gemms), composites and
+    values read twice are left alone. Shared by the CPU and CUDA targets:
+    run it before `ein-lower-to-cpu`.
+
+    ```
+    ein-opt examples/mlp.mlir --ein-attach-target=devices=2 --ein-plan \
+      --ein-synthesize-exchanges --ein-fuse-blocks
+    ```
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
-  let summary = "Write a device-level program whose blocks are matmuls as a bundle";
+  let summary = "Write a device-level program as a bundle";
   let description = [{
     Writes the device-level function (`ein-synthesize-exchanges`) as a
     bundle directory (docs/bundle-format.md) that `ein-run` runs: every
     tensor a GPU holds gets a buffer in its arena (bump-allocated, no reuse
-    yet), block kernels that are matmuls (two inputs, an add aggregation
-    over one loop, a product join, batched or transposed) become `gemm`
-    library steps, transfers and local slices `transfer` steps, assemblies
-    transfers into one buffer, and aggregations `aggregate` steps, each
-    depending on the steps that wrote what it reads. `program.json` is the
-    device program's math (`--ein-export-program`). Other block kernels need
-    code generation, which is to come: they are an error naming the op.
+    yet; a block reshape views its source's bytes), block matmuls (two
+    inputs, an add aggregation over one loop, a product join, batched or
+    transposed) become `gemm` library steps, blocks with an `ein.kernel`
+    (`ein-lower-to-cpu`) `kernel` steps calling `kernels/host.so`, which it
+    compiles from the `@ein_kernels` module, transfers and local slices
+    `transfer` steps, assemblies transfers into one buffer, and aggregations
+    `aggregate` steps, each depending on the steps that wrote what it reads
+    or overwrites. `program.json` is the `reference` program when given
+    (`ein-compile` exports the logical program before planning, so `--check`
+    tests the plan too), else the device-level program's math. The written
+    bundle is read back with the runtime's reader: a bundle the runtime
+    would refuse is an error here.
 
     ```
     ein-opt examples/matrix_chain.mlir --ein-attach-target=devices=2 \
@@ -200,6 +233,11 @@ def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
     Option<"dir", "dir", "std::string", "\"\"", "The bundle directory to write">,
     Option<"target", "target", "std::string", "\"cpu\"",
            "cpu (host, virtual GPUs) or cuda (the target's chip)">,
+    Option<"reference", "reference", "std::string", "\"\"",
+           "A program.json (ein-export-program of the logical program) to "
+           "ship as the bundle's reference for --check, instead of the "
+           "device-level program; its arguments and results must be the "
+           "bundle's inputs and outputs">,
   ];
 }
 

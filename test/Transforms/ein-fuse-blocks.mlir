@@ -1,0 +1,131 @@
+// RUN: ein-opt %s -split-input-file --ein-fuse-blocks | FileCheck %s
+
+// A chain of elementwise blocks on one GPU becomes one block reading the
+// chain's inputs; the bf16 producer's f32 scalar is rounded to bf16, as its
+// buffer would have stored it, before the consumer reads it.
+
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xbf16>, %[[Y:.*]]: tensor<8x4xbf16>, %[[Z:.*]]: tensor<4x8xbf16>)
+// CHECK: %[[F:.*]] = ein.join_agg none ins(%[[Z]][d0, d1], %[[Y]][d1, d0], %[[X]][d0, d1] : tensor<4x8xbf16>, tensor<8x4xbf16>, tensor<4x8xbf16>) out[d0, d1] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4x8xbf16> {
+// CHECK-NEXT: ^bb0(%[[ZA:.*]]: bf16, %[[YA:.*]]: bf16, %[[XA:.*]]: bf16):
+// CHECK-NEXT: %[[XW:.*]] = arith.extf %[[XA]] : bf16 to f32
+// CHECK-NEXT: %[[NEG:.*]] = arith.negf %[[XW]] : f32
+// CHECK-NEXT: %[[R1:.*]] = arith.truncf %[[NEG]] : f32 to bf16
+// CHECK-NEXT: %[[A:.*]] = arith.extf %[[R1]] : bf16 to f32
+// CHECK-NEXT: %[[B:.*]] = arith.extf %[[YA]] : bf16 to f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[R2:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK-NEXT: %[[C:.*]] = arith.extf %[[ZA]] : bf16 to f32
+// CHECK-NEXT: %[[D:.*]] = arith.extf %[[R2]] : bf16 to f32
+// CHECK-NEXT: %[[PROD:.*]] = arith.mulf %[[C]], %[[D]] : f32
+// CHECK-NEXT: ein.yield %[[PROD]] : f32
+// CHECK: return %[[F]]
+func.func @chain(%x: tensor<4x8xbf16>, %y: tensor<8x4xbf16>, %z: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %n = ein.join_agg none ins(%x[d0, d1] : tensor<4x8xbf16>) out[d0, d1] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4x8xbf16> {
+  ^bb0(%a: bf16):
+    %w = arith.extf %a : bf16 to f32
+    %m = arith.negf %w : f32
+    ein.yield %m : f32
+  }
+  %s = ein.join_agg none ins(%n[d0, d1], %y[d1, d0] : tensor<4x8xbf16>, tensor<8x4xbf16>) out[d0, d1] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4x8xbf16> {
+  ^bb0(%a: bf16, %b: bf16):
+    %aw = arith.extf %a : bf16 to f32
+    %bw = arith.extf %b : bf16 to f32
+    %m = arith.addf %aw, %bw : f32
+    ein.yield %m : f32
+  }
+  %p = ein.join_agg none ins(%z[d0, d1], %s[d0, d1] : tensor<4x8xbf16>, tensor<4x8xbf16>) out[d0, d1] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4x8xbf16> {
+  ^bb0(%a: bf16, %b: bf16):
+    %aw = arith.extf %a : bf16 to f32
+    %bw = arith.extf %b : bf16 to f32
+    %m = arith.mulf %aw, %bw : f32
+    ein.yield %m : f32
+  }
+  return %p : tensor<4x8xbf16>
+}
+
+// -----
+
+// A transposing producer fuses into a row-sum reduction: the producer's
+// loops map onto the consumer's through the transpose, and its ein.index
+// reads the consumer's loop shifted between the two blocks' offsets (the
+// producer's rows start at 8, the consumer's columns at 2: +6).
+
+// CHECK-LABEL: func.func @into_reduction
+// CHECK-SAME: (%[[X:.*]]: tensor<4x6xf32>)
+// CHECK: %[[R:.*]] = ein.join_agg add ins(%[[X]][d1, d0] : tensor<4x6xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 2>} : tensor<6xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: %[[I:.*]] = ein.index 1 : index
+// CHECK-NEXT: %[[SHIFT:.*]] = arith.constant 6 : index
+// CHECK-NEXT: %[[ROW:.*]] = arith.addi %[[I]], %[[SHIFT]] : index
+// CHECK-NEXT: %[[ROWI:.*]] = arith.index_cast %[[ROW]] : index to i64
+// CHECK-NEXT: %[[ROWF:.*]] = arith.sitofp %[[ROWI]] : i64 to f32
+// CHECK-NEXT: %[[V:.*]] = arith.mulf %[[A]], %[[ROWF]] : f32
+// CHECK-NEXT: ein.yield %[[V]] : f32
+// CHECK: return %[[R]]
+func.func @into_reduction(%x: tensor<4x6xf32>) -> tensor<6xf32> {
+  %t = ein.join_agg none ins(%x[d0, d1] : tensor<4x6xf32>) out[d1, d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 8, 0>} : tensor<6x4xf32> {
+  ^bb0(%a: f32):
+    %i = ein.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %f = arith.sitofp %ii : i64 to f32
+    %m = arith.mulf %a, %f : f32
+    ein.yield %m : f32
+  }
+  %r = ein.join_agg add ins(%t[d0, d1] : tensor<6x4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 2>} : tensor<6xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  return %r : tensor<6xf32>
+}
+
+// -----
+
+// Left alone: a producer on another GPU, a producer read twice, a value a
+// consumer broadcasts (recomputing it per row), and a reduction producer.
+
+// CHECK-LABEL: func.func @unfusible
+// CHECK-COUNT-8: ein.join_agg
+// CHECK-NOT: ein.join_agg
+func.func @unfusible(%x: tensor<4xf32>, %m: tensor<3x4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>, tensor<3xf32>) {
+  %other = ein.join_agg none ins(%x[d0] : tensor<4xf32>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 0>} : tensor<4xf32> {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    ein.yield %n : f32
+  }
+  %here = ein.join_agg none ins(%other[d0] : tensor<4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0>} : tensor<4xf32> {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    ein.yield %n : f32
+  }
+  %twice = ein.join_agg none ins(%x[d0] : tensor<4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0>} : tensor<4xf32> {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    ein.yield %n : f32
+  }
+  %sq = ein.join_agg none ins(%twice[d0], %twice[d0] : tensor<4xf32>, tensor<4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0>} : tensor<4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.mulf %a, %b : f32
+    ein.yield %n : f32
+  }
+  %bias = ein.join_agg none ins(%x[d0] : tensor<4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0>} : tensor<4xf32> {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    ein.yield %n : f32
+  }
+  %rows = ein.join_agg none ins(%m[d0, d1], %bias[d1] : tensor<3x4xf32>, tensor<4xf32>) out[d0, d1] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0>} : tensor<3x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.addf %a, %b : f32
+    ein.yield %n : f32
+  }
+  %sum = ein.join_agg add ins(%m[d0, d1] : tensor<3x4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0>} : tensor<3xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %neg = ein.join_agg none ins(%sum[d0] : tensor<3xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0>} : tensor<3xf32> {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    ein.yield %n : f32
+  }
+  return %here, %sq, %rows, %neg : tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>, tensor<3xf32>
+}
