@@ -106,8 +106,8 @@ JoinAggOp fuse(JoinAggOp producer, JoinAggOp consumer, unsigned operand,
           arith::ConstantIndexOp::create(r, index.getLoc(), shift));
     mapping.map(index.getResult(), value);
   }
-  Value scalar = mapping.lookup(
-      cast<YieldOp>(source.getTerminator()).getValues().front());
+  Value scalar =
+      mapping.lookup(cast<YieldOp>(source.getTerminator()).getValues().front());
   // Stored in the producer's result type, as the separate block would be.
   Type stored = cast<ShapedType>(producer.getType()).getElementType();
   if (scalar.getType() != stored) {

@@ -19,6 +19,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -191,7 +192,12 @@ int main(int argc, char **argv) {
   PassManager pm(&context, ModuleOp::getOperationName());
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     return fail("the pipeline does not parse: " + pipeline);
-  if (failed(pm.run(*module)))
+  // A compile that fails leaves no partial bundle behind.
+  bool existed = llvm::sys::fs::exists(output);
+  if (failed(pm.run(*module))) {
+    if (!existed)
+      llvm::sys::fs::remove_directories(output);
     return 1;
+  }
   return summarize();
 }
