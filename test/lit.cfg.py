@@ -28,3 +28,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.ein_tools_dir, config.llvm_tools_dir]
 tools = ["ein-opt", "ein-compile", "ein-eval", "ein-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# ein-lower-to-cuda compiles kernels with the CUDA toolkit's ptxas and
+# libdevice; the build machines have it at /usr/local/cuda.
+if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+    config.available_features.add("cuda-toolkit")

@@ -10,6 +10,7 @@
 
 #include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
 #include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
+#include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Program/ExportProgram.h"
 #include "Einsummable/Transforms/Passes.h"
@@ -19,7 +20,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -51,8 +54,8 @@ json::Array integers(ArrayRef<int64_t> values) { return jsonIntegers(values); }
 
 class Writer {
 public:
-  Writer(func::FuncOp func, int64_t devices, StringRef target)
-      : func(func), target(target), arenas(devices, 0) {}
+  Writer(func::FuncOp func, int64_t devices, StringRef target, ModuleOp kernels)
+      : func(func), target(target), kernels(kernels), arenas(devices, 0) {}
 
   /// Whether some step calls a generated kernel.
   bool usesKernels = false;
@@ -116,6 +119,7 @@ private:
 
   func::FuncOp func;
   std::string target;
+  ModuleOp kernels;
   std::vector<int64_t> arenas;
   std::vector<Buffer> bufferList;
   llvm::DenseMap<Value, int> bufferOf;
@@ -126,7 +130,15 @@ private:
   llvm::DenseMap<Value, Value> fromBlocksOf; // assemble source -> from_blocks
 
   FailureOr<int> allocate(Operation *where, Value value, int64_t device) {
-    auto type = cast<RankedTensorType>(value.getType());
+    FailureOr<int> id =
+        allocate(where, cast<ShapedType>(value.getType()), device);
+    if (succeeded(id))
+      bufferOf[value] = *id;
+    return id;
+  }
+
+  /// A fresh buffer of `type` (a tensor, or a kernel's scratch memref).
+  FailureOr<int> allocate(Operation *where, ShapedType type, int64_t device) {
     FailureOr<std::string> dtype = dtypeOf(where, type.getElementType());
     if (failed(dtype))
       return failure();
@@ -138,7 +150,6 @@ private:
     int id = static_cast<int>(bufferList.size());
     bufferList.push_back({"b" + std::to_string(id), device, offset, *dtype,
                           SmallVector<int64_t>(type.getShape()), id});
-    bufferOf[value] = id;
     return id;
   }
 
@@ -197,7 +208,69 @@ private:
             {from}, {to});
   }
 
-  /// A block kernel: a library gemm, or the kernel ein-lower-to-cpu made.
+  /// The kernel steps of a block ein-lower-to-cuda compiled: one per
+  /// gpu.launch_func of its kernel function, whose arguments are the
+  /// block's inputs, its result and its scratch buffers.
+  LogicalResult launches(Operation *op, StringRef kernelName,
+                         ArrayRef<int> inputs, int out, int64_t device) {
+    auto fn = kernels ? kernels.lookupSymbol<func::FuncOp>(kernelName)
+                      : func::FuncOp();
+    if (!fn)
+      return op->emitOpError() << "names kernel '" << kernelName
+                               << "', which the @ein_kernels module lacks";
+    SmallVector<int> buffers(inputs.begin(), inputs.end());
+    buffers.push_back(out);
+    if (fn.getNumArguments() < buffers.size())
+      return op->emitOpError()
+             << "has " << inputs.size() << " inputs, but its kernel takes "
+             << fn.getNumArguments() << " buffers";
+    for (Type scratch : fn.getArgumentTypes().drop_front(buffers.size())) {
+      FailureOr<int> id = allocate(op, cast<ShapedType>(scratch), device);
+      if (failed(id))
+        return failure();
+      buffers.push_back(*id);
+    }
+    auto constant = [](Value v) -> int64_t {
+      std::optional<int64_t> c = getConstantIntValue(v);
+      return c ? *c : -1;
+    };
+    for (auto launch : fn.getOps<gpu::LaunchFuncOp>()) {
+      gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
+                      block = launch.getBlockSizeOperandValues();
+      json::Array gridDims, blockDims, args;
+      for (Value v : {grid.x, grid.y, grid.z})
+        gridDims.push_back(constant(v));
+      for (Value v : {block.x, block.y, block.z})
+        blockDims.push_back(constant(v));
+      SmallVector<int> reads, writes;
+      for (Value operand : launch.getKernelOperands()) {
+        auto arg = dyn_cast<BlockArgument>(operand);
+        if (!arg || arg.getOwner()->getParentOp() != fn)
+          return launch.emitOpError()
+                 << "passes a value that is not a buffer of its block";
+        int buffer = buffers[arg.getArgNumber()];
+        bool input = arg.getArgNumber() < inputs.size();
+        args.push_back(json::Object{{"buffer", name(buffer)},
+                                    {"access", input ? "read" : "readwrite"}});
+        reads.push_back(buffer);
+        if (!input)
+          writes.push_back(buffer);
+      }
+      addStep(
+          json::Object{{"kind", "kernel"},
+                       {"device", device},
+                       {"kernel", launch.getKernelName().getValue()},
+                       {"args", std::move(args)},
+                       {"launch", json::Object{{"grid", std::move(gridDims)},
+                                               {"block", std::move(blockDims)},
+                                               {"shared_bytes", 0}}}},
+          reads, writes);
+    }
+    return success();
+  }
+
+  /// A block kernel: a library gemm, or the kernel ein-lower-to-cpu or
+  /// ein-lower-to-cuda made.
   LogicalResult block(Operation *op) {
     auto device = op->getAttrOfType<IntegerAttr>("device");
     if (!device)
@@ -212,20 +285,19 @@ private:
     json::Object step{{"device", device.getInt()}};
     if (auto kernel =
             op->getAttrOfType<StringAttr>(EinDialect::getKernelAttrName())) {
-      if (target != "cpu")
-        return op->emitOpError()
-               << "has a CPU kernel, but the bundle targets " << target;
-      json::Array args;
-      for (int r : reads)
-        args.push_back(json::Object{{"buffer", name(r)}, {"access", "read"}});
-      step["kind"] = "kernel";
-      step["kernel"] = kernel.getValue();
       FailureOr<int> out = allocate(op, op->getResult(0), device.getInt());
       if (failed(out))
         return failure();
-      args.push_back(json::Object{{"buffer", name(*out)}, {"access", "write"}});
-      step["args"] = std::move(args);
       usesKernels = true;
+      if (target == "cuda")
+        return launches(op, kernel.getValue(), reads, *out, device.getInt());
+      json::Array args;
+      for (int r : reads)
+        args.push_back(json::Object{{"buffer", name(r)}, {"access", "read"}});
+      args.push_back(json::Object{{"buffer", name(*out)}, {"access", "write"}});
+      step["kind"] = "kernel";
+      step["kernel"] = kernel.getValue();
+      step["args"] = std::move(args);
       addStep(std::move(step), reads, {*out});
       return success();
     }
@@ -235,8 +307,7 @@ private:
     if (failed(gemm))
       return op->emitOpError()
              << "needs a generated kernel: run "
-             << (target == "cpu" ? "ein-lower-to-cpu"
-                                 : "ein-lower-to-cuda (not implemented yet)")
+             << (target == "cpu" ? "ein-lower-to-cpu" : "ein-lower-to-cuda")
              << " before ein-write-bundle";
     FailureOr<int> c = allocate(op, join.getResult(), device.getInt());
     if (failed(c))
@@ -445,18 +516,44 @@ struct EinWriteBundlePass
                           {"target", kind},
                           {"chip", chip},
                           {"devices", machine.getDevices()}};
-    Writer writer(*func, machine.getDevices(), kind);
+    ModuleOp kernels = findKernelsModule(module);
+    if (kernels) {
+      auto built = kernels->getAttrOfType<StringAttr>(
+          EinDialect::getKernelTargetAttrName());
+      if (!built || built.getValue() != kind) {
+        kernels.emitError() << "the @" << kKernelsModuleName
+                            << " module holds kernels built for '"
+                            << (built ? built.getValue() : "no target")
+                            << "', but the bundle targets " << kind;
+        return signalPassFailure();
+      }
+    }
+    Writer writer(*func, machine.getDevices(), kind, kernels);
     if (failed(writer.run(manifest)))
       return signalPassFailure();
-    ModuleOp kernels = findKernelsModule(module);
+    gpu::BinaryOp cubin;
     if (writer.usesKernels) {
-      if (!kernels || !kernels.getOps<func::FuncOp>().empty()) {
+      if (!kernels) {
+        func->emitOpError() << "calls kernels, but the module has no @"
+                            << kKernelsModuleName << " module";
+        return signalPassFailure();
+      }
+      if (kind == "cpu" && !kernels.getOps<func::FuncOp>().empty()) {
         func->emitOpError() << "calls kernels that are not lowered to the "
                                "LLVM dialect (run ein-lower-to-cpu with "
                                "lower-to-llvm=true)";
         return signalPassFailure();
       }
-      manifest["kernel_libraries"] = json::Array{"kernels/host.so"};
+      if (kind == "cuda") {
+        cubin = kernels.lookupSymbol<gpu::BinaryOp>(kDeviceModuleName);
+        if (!cubin || cubin.getObjects().size() != 1) {
+          func->emitOpError() << "calls GPU kernels that are not compiled to "
+                                 "one cubin (run ein-lower-to-cuda)";
+          return signalPassFailure();
+        }
+      }
+      manifest["kernel_libraries"] = json::Array{
+          kind == "cpu" ? "kernels/host.so" : "kernels/device.cubin"};
     }
     // The reference --check evaluates: the logical program when given
     // (ein-compile exports it before planning), else the device-level one.
@@ -505,8 +602,20 @@ struct EinWriteBundlePass
                            << "': " << ec.message();
         return signalPassFailure();
       }
-      if (failed(writeHostLibrary(kernels, library + "/host.so")))
+      if (kind == "cpu" &&
+          failed(writeHostLibrary(kernels, library + "/host.so")))
         return signalPassFailure();
+      if (kind == "cuda") {
+        auto object = cast<gpu::ObjectAttr>(cubin.getObjects()[0]);
+        std::error_code ec;
+        llvm::raw_fd_ostream os(library + "/device.cubin", ec);
+        if (ec) {
+          module.emitError() << "cannot write '" << library
+                             << "/device.cubin': " << ec.message();
+          return signalPassFailure();
+        }
+        os << object.getObject().getValue();
+      }
     }
     for (auto [file, value] : {std::pair<const char *, json::Value>{
                                    "manifest.json", std::move(manifest)},

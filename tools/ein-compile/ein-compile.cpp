@@ -48,6 +48,11 @@ static cl::opt<std::string>
 static cl::opt<std::string> chip("chip", cl::desc("The GPU chip (cuda)"),
                                  cl::init("sm_90"), cl::cat(category));
 static cl::opt<std::string>
+    toolkit("cuda-toolkit",
+            cl::desc("The CUDA toolkit whose ptxas and libdevice compile "
+                     "GPU kernels (cuda)"),
+            cl::init("/usr/local/cuda"), cl::cat(category));
+static cl::opt<std::string>
     exchange("exchange",
              cl::desc("Exchange programs: synthesized (relays, multicasts, "
                       "aggregation trees where the simulator prefers them) "
@@ -92,6 +97,8 @@ static std::string buildPipeline() {
      << "ein-fuse-blocks,";
   if (target == "cpu")
     os << "ein-lower-to-cpu,";
+  else
+    os << "ein-lower-to-cuda{toolkit=" << optionValue(toolkit) << "},";
   os << "ein-write-bundle{dir=" << optionValue(output) << " target=" << target
      << " reference=" << optionValue(output + "/program.json") << "}";
   return text;

@@ -45,4 +45,51 @@ def EinLowerToCpu : Pass<"ein-lower-to-cpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def EinLowerToCuda : Pass<"ein-lower-to-cuda", "::mlir::ModuleOp"> {
+  let summary = "Compile the block kernels of device-level ein to a cubin";
+  let description = [{
+    The generic CUDA path. Every per-GPU block that is not a library gemm
+    (block matmuls stay cuBLASLt `gemm` steps) gets the kernel function
+    `ein-lower-to-cpu` would build (linalg on memrefs), in the nested module
+    `@ein_kernels`, named by the block's `ein.kernel`. Its scratch buffers
+    become trailing arguments (the bundle allocates them in the arena), and
+    each of its linalg ops becomes a GPU kernel in `gpu.module @ein_device`
+    with one thread per point of the op's parallel loops (256 a block,
+    delinearised with the innermost loop fastest, so contiguous rows are
+    read coalesced) running the op's reduction loops itself, launched by a
+    `gpu.launch_func` in the kernel function. The GPU module is lowered to
+    NVVM with bare-pointer arguments (a kernel's parameters are its buffers'
+    addresses, the runtime's CUDA kernel ABI) and compiled to a cubin with
+    the toolkit's `ptxas` and libdevice; `ein-write-bundle target=cuda`
+    writes it as `kernels/device.cubin` and one kernel step per launch.
+
+    The chip (`chip`, else the `#ein.target`'s) is checked before any code
+    generation: LLVM's fatal errors would abort the process. Correct for any
+    static shape; long reductions (one thread a row) are slow, which the
+    fused kernels of the CUDA issues are for.
+
+    ```
+    ein-opt examples/mlp.mlir --ein-attach-target="devices=2 chip=sm_90" \
+      --ein-plan --ein-synthesize-exchanges --ein-lower-to-cuda
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"\"",
+           "The GPU chip, sm_NN (default: the #ein.target's)">,
+    Option<"toolkit", "toolkit", "std::string", "\"/usr/local/cuda\"",
+           "The CUDA toolkit whose ptxas and libdevice compile the kernels">,
+    Option<"compile", "compile", "bool", "true",
+           "Compile the GPU module to a cubin (false stops at the GPU "
+           "dialect, to read the kernels)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::affine::AffineDialect",
+  ];
+}
+
 #endif // EINSUMMABLE_CONVERSION_PASSES_TD

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
+#include "Einsummable/Program/ExportProgram.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -553,4 +554,42 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
   }
   func::ReturnOp::create(b, loc);
   return func;
+}
+
+ModuleOp mlir::ein::findKernelsModule(ModuleOp module) {
+  for (auto nested : module.getBody()->getOps<ModuleOp>())
+    if (nested.getSymName() == kKernelsModuleName)
+      return nested;
+  return nullptr;
+}
+
+FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
+                                                   StringRef target) {
+  if (findKernelsModule(module))
+    return module.emitError()
+           << "already has an @ein_kernels module; block kernels are "
+              "built once";
+  FailureOr<func::FuncOp> func = selectProgramFunction(module, "");
+  if (failed(func))
+    return failure();
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(module.getBody());
+  auto kernels =
+      ModuleOp::create(builder, module.getLoc(), StringRef(kKernelsModuleName));
+  kernels->setAttr(EinDialect::getKernelTargetAttrName(),
+                   builder.getStringAttr(target));
+  builder.setInsertionPointToEnd(kernels.getBody());
+  int count = 0;
+  WalkResult walked = func->walk([&](Operation *op) {
+    if (!needsBlockKernel(op))
+      return WalkResult::advance();
+    std::string name = "ein_kernel_" + std::to_string(count++);
+    if (failed(buildBlockKernel(op, name, builder)))
+      return WalkResult::interrupt();
+    op->setAttr(EinDialect::getKernelAttrName(), builder.getStringAttr(name));
+    return WalkResult::advance();
+  });
+  if (walked.wasInterrupted())
+    return failure();
+  return kernels;
 }

@@ -22,13 +22,6 @@
 using namespace mlir;
 using namespace mlir::ein;
 
-ModuleOp mlir::ein::findKernelsModule(ModuleOp module) {
-  for (auto nested : module.getBody()->getOps<ModuleOp>())
-    if (nested.getSymName() == kKernelsModuleName)
-      return nested;
-  return nullptr;
-}
-
 void mlir::ein::buildCpuKernelLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

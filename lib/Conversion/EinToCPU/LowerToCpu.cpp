@@ -10,7 +10,6 @@
 #include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
 #include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
 #include "Einsummable/Conversion/Passes.h"
-#include "Einsummable/Program/ExportProgram.h"
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINLOWERTOCPU
@@ -27,40 +26,15 @@ struct EinLowerToCpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (findKernelsModule(module)) {
-      module.emitError() << "already has an @" << kKernelsModuleName
-                         << " module; ein-lower-to-cpu runs once";
-      return signalPassFailure();
-    }
-    FailureOr<func::FuncOp> func = selectProgramFunction(module, "");
-    if (failed(func))
-      return signalPassFailure();
-    OpBuilder builder(module.getContext());
-    builder.setInsertionPointToEnd(module.getBody());
-    auto kernels = ModuleOp::create(builder, module.getLoc(),
-                                    StringRef(kKernelsModuleName));
-    kernels->setAttr(EinDialect::getKernelTargetAttrName(),
-                     builder.getStringAttr("cpu"));
-    builder.setInsertionPointToEnd(kernels.getBody());
-    int count = 0;
-    WalkResult walked = func->walk([&](Operation *op) {
-      if (!needsBlockKernel(op))
-        return WalkResult::advance();
-      std::string name = "ein_kernel_" + std::to_string(count++);
-      if (failed(buildBlockKernel(op, name, builder)))
-        return WalkResult::interrupt();
-      op->setAttr(EinDialect::getKernelAttrName(), builder.getStringAttr(name));
-      return WalkResult::advance();
-    });
-    if (walked.wasInterrupted())
+    FailureOr<ModuleOp> kernels = outlineBlockKernels(getOperation(), "cpu");
+    if (failed(kernels))
       return signalPassFailure();
     if (!lowerToLLVM)
       return;
     OpPassManager pm(ModuleOp::getOperationName());
     buildCpuKernelLoweringPipeline(pm);
-    if (failed(runPipeline(pm, kernels)) ||
-        failed(addKernelEntryPoints(kernels)))
+    if (failed(runPipeline(pm, *kernels)) ||
+        failed(addKernelEntryPoints(*kernels)))
       return signalPassFailure();
   }
 };

@@ -11,7 +11,7 @@ func.func @integers(%x: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
-// expected-error @+1 {{already has an @ein_kernels module; ein-lower-to-cpu runs once}}
+// expected-error @+1 {{already has an @ein_kernels module; block kernels are built once}}
 module {
   func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>

@@ -98,7 +98,7 @@ func.func @kernel_not_device_level(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'ein.kernel_target' must be "cpu", got "tpu"}}
+// expected-error @+1 {{'ein.kernel_target' must be "cpu" or "cuda", got "tpu"}}
 module attributes {ein.kernel_target = "tpu"} {}
 
 // -----

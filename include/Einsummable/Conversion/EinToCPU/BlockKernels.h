@@ -13,6 +13,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::ein {
 
@@ -36,6 +37,19 @@ bool needsBlockKernel(Operation *op);
 /// Fails with a diagnostic on `op` for what it cannot express.
 FailureOr<func::FuncOp> buildBlockKernel(Operation *op, StringRef name,
                                          OpBuilder &builder);
+
+/// The nested module that holds a program's block kernels.
+inline constexpr llvm::StringLiteral kKernelsModuleName = "ein_kernels";
+
+/// The kernels module nested in `module`, or null.
+ModuleOp findKernelsModule(ModuleOp module);
+
+/// Builds the kernel of every device-level block of `module`'s program
+/// that needs one (needsBlockKernel) into a new nested module
+/// `@ein_kernels` marked with `ein.kernel_target = target`, and names it in
+/// the block's `ein.kernel`. Fails with a diagnostic, also when the module
+/// already has kernels.
+FailureOr<ModuleOp> outlineBlockKernels(ModuleOp module, StringRef target);
 
 } // namespace mlir::ein
 

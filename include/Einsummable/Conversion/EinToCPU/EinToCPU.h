@@ -14,12 +14,6 @@
 
 namespace mlir::ein {
 
-/// The nested module that holds a program's block kernels.
-inline constexpr llvm::StringLiteral kKernelsModuleName = "ein_kernels";
-
-/// The kernels module nested in `module`, or null.
-ModuleOp findKernelsModule(ModuleOp module);
-
 /// Kernels on memrefs (linalg, arith, math) to the LLVM dialect with the
 /// bare-pointer calling convention; bf16 and f16 arithmetic in f32.
 void buildCpuKernelLoweringPipeline(OpPassManager &pm);

@@ -82,9 +82,10 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == getKernelTargetAttrName()) {
     auto target = dyn_cast<StringAttr>(attr.getValue());
-    if (!target || target.getValue() != "cpu")
-      return op->emitError() << "'" << getKernelTargetAttrName()
-                             << "' must be \"cpu\", got " << attr.getValue();
+    if (!target || (target.getValue() != "cpu" && target.getValue() != "cuda"))
+      return op->emitError()
+             << "'" << getKernelTargetAttrName()
+             << "' must be \"cpu\" or \"cuda\", got " << attr.getValue();
     if (!isa<ModuleOp>(op))
       return op->emitError() << "'" << getKernelTargetAttrName()
                              << "' belongs on a builtin.module, not on '"

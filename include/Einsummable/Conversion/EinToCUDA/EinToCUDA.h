@@ -1,0 +1,45 @@
+//===- EinToCUDA.h - Block kernels to GPU kernels ---------------*- C++ -*-===//
+//
+// The pieces of ein-lower-to-cuda: validating the chip before any code
+// generation (LLVM's fatal errors abort), turning each linalg op of a block
+// kernel into a GPU kernel and its launch, and compiling the GPU module to a
+// cubin.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_CONVERSION_EINTOCUDA_EINTOCUDA_H
+#define EINSUMMABLE_CONVERSION_EINTOCUDA_EINTOCUDA_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::ein {
+
+/// Threads per block of the generated kernels.
+inline constexpr int64_t kGpuThreadsPerBlock = 256;
+/// The GPU module of a kernels module, and the cubin it becomes.
+inline constexpr llvm::StringLiteral kDeviceModuleName = "ein_device";
+
+/// The PTX features code generation for `chip` (sm_NN) needs, or failure
+/// with the reason in `why`: chips below sm_70 and malformed names are
+/// refused.
+FailureOr<std::string> cudaFeaturesFor(StringRef chip, std::string &why);
+
+/// Turns the block kernel `kernel` (linalg on memrefs, from
+/// buildBlockKernel) into launches of GPU kernels built into `device`: its
+/// scratch allocations become trailing function arguments (the bundle
+/// allocates them), and each linalg op a `gpu.func` with one thread per
+/// point of its parallel loops (the reduction loops run in the thread) and
+/// a `gpu.launch_func` in its place. Fails with a diagnostic.
+LogicalResult launchOnGpu(func::FuncOp kernel, gpu::GPUModuleOp device);
+
+/// nvvm-attach-target, the GPU module to NVVM (bare-pointer memref
+/// arguments: a kernel's parameters are the buffers' addresses) and to a
+/// cubin with the toolkit's ptxas and libdevice.
+void buildCudaDeviceLoweringPipeline(OpPassManager &pm, StringRef chip,
+                                     StringRef features, StringRef toolkit);
+
+} // namespace mlir::ein
+
+#endif // EINSUMMABLE_CONVERSION_EINTOCUDA_EINTOCUDA_H

@@ -1,0 +1,85 @@
+// RUN: ein-opt %s -split-input-file --ein-lower-to-cuda=compile=false | FileCheck %s
+
+// A bf16 row sum: three kernels (fill the f32 scratch, reduce into it,
+// round into the result), each one thread per output element, 256 a block.
+// The scratch is a trailing argument of the block's kernel function, which
+// the bundle allocates. The reduction loop runs in the thread, reading the
+// scratch once and storing it once.
+
+// CHECK-LABEL: func.func @rows
+// CHECK: ein.join_agg add {{.*}}ein.kernel = "ein_kernel_0"
+// CHECK: module @ein_kernels attributes {ein.kernel_target = "cuda", gpu.container_module}
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x8xbf16>, %[[OUT:.*]]: memref<4xbf16>, %[[ACC:.*]]: memref<4xf32>)
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_0 blocks in (%[[ONE]], %[[ONE]], %[[ONE]]) threads in (%[[THREADS]], %[[ONE]], %[[ONE]]) args(%[[ACC]] : memref<4xf32>)
+// CHECK-NEXT: gpu.launch_func @ein_device::@ein_kernel_0_1 {{.*}} args(%[[X]] : memref<4x8xbf16>, %[[ACC]] : memref<4xf32>)
+// CHECK-NEXT: gpu.launch_func @ein_device::@ein_kernel_0_2 {{.*}} args(%[[ACC]] : memref<4xf32>, %[[OUT]] : memref<4xbf16>)
+// CHECK-NEXT: return
+// CHECK: gpu.module @ein_device
+// CHECK: gpu.func @ein_kernel_0_0(%[[A:.*]]: memref<4xf32>) kernel
+// CHECK-NOT: memref.load
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK: gpu.func @ein_kernel_0_1(%[[IN:.*]]: memref<4x8xbf16>, %[[S:.*]]: memref<4xf32>) kernel
+// CHECK: %[[BID:.*]] = gpu.block_id x
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[BASE:.*]] = arith.muli %[[BID]], %{{.*}} : index
+// CHECK: %[[LIN:.*]] = arith.addi %[[BASE]], %[[TID]] : index
+// CHECK: %[[IN_RANGE:.*]] = arith.cmpi ult, %[[LIN]], %{{.*}} : index
+// CHECK: scf.if %[[IN_RANGE]]
+// CHECK: %[[ROW:.*]] = arith.remui %[[LIN]]
+// CHECK: %[[INIT:.*]] = memref.load %[[S]]
+// CHECK: %[[SUM:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args(%[[CARRY:.*]] = %[[INIT]]) -> (f32)
+// CHECK: memref.load %[[IN]]
+// CHECK: math.exp
+// CHECK: %[[NEXT:.*]] = arith.addf %[[CARRY]]
+// CHECK: scf.yield %[[NEXT]] : f32
+// CHECK: memref.store %[[SUM]], %[[S]]
+// CHECK: gpu.func @ein_kernel_0_2(%[[FROM:.*]]: memref<4xf32>, %[[TO:.*]]: memref<4xbf16>) kernel
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+module attributes {ein.target = #ein.target<devices = 2, chip = "sm_90">} {
+  func.func @rows(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
+    %s = ein.join_agg add ins(%x[d0, d1] : tensor<4x8xbf16>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4xbf16> {
+    ^bb0(%a: bf16):
+      %w = arith.extf %a : bf16 to f32
+      %e = math.exp %w : f32
+      ein.yield %e : f32
+    }
+    return %s : tensor<4xbf16>
+  }
+}
+
+// -----
+
+// An elementwise map over 3x300 (900 points: 4 blocks of 256) with a
+// whole-tensor column index: the point is delinearised innermost-fastest,
+// and the output is written without being read.
+
+// CHECK-LABEL: func.func @masked
+// CHECK: %[[BLOCKS:.*]] = arith.constant 4 : index
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_0 blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}})
+// CHECK: gpu.func @ein_kernel_0_0(%[[X:.*]]: memref<3x300xf32>, %[[Y:.*]]: memref<3x300xf32>) kernel
+// CHECK-DAG: %[[C300:.*]] = arith.constant 300 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[OFF:.*]] = arith.constant 100 : index
+// CHECK: %[[COL:.*]] = arith.remui %{{.*}}, %[[C300]] : index
+// CHECK: %[[REST:.*]] = arith.divui %{{.*}}, %[[C300]] : index
+// CHECK: %[[ROW:.*]] = arith.remui %[[REST]], %[[C3]] : index
+// CHECK: memref.load %[[X]][%[[ROW]], %[[COL]]]
+// CHECK: arith.addi %[[COL]], %[[OFF]] : index
+// CHECK-NOT: memref.load %[[Y]]
+// CHECK: memref.store %{{.*}}, %[[Y]]
+module attributes {ein.target = #ein.target<devices = 2, chip = "sm_90">} {
+  func.func @masked(%x: tensor<3x300xf32>) -> tensor<3x300xf32> {
+    %y = ein.join_agg none ins(%x[d0, d1] : tensor<3x300xf32>) out[d0, d1] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 100>} : tensor<3x300xf32> {
+    ^bb0(%a: f32):
+      %j = ein.index 1 : index
+      %c = arith.constant 250 : index
+      %keep = arith.cmpi ult, %j, %c : index
+      %z = arith.constant 0.0 : f32
+      %v = arith.select %keep, %a, %z : f32
+      ein.yield %v : f32
+    }
+    return %y : tensor<3x300xf32>
+  }
+}
