@@ -88,7 +88,7 @@ def EinLowerToCuda : Pass<"ein-lower-to-cuda", "::mlir::ModuleOp"> {
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect", "::mlir::cf::ControlFlowDialect",
-    "::mlir::affine::AffineDialect",
+    "::mlir::affine::AffineDialect", "::mlir::vector::VectorDialect",
   ];
 }
 

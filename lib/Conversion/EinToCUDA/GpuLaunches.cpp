@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -112,6 +113,10 @@ public:
       if (kind == utils::IteratorType::parallel)
         points *= size;
     }
+    // Elementwise ops move `width` consecutive elements a thread with 16-byte
+    // vector accesses where every operand runs along the innermost loop.
+    int64_t width = vectorWidth(sizes, iterators);
+    points /= width;
     int64_t blocks = (points + kGpuThreadsPerBlock - 1) / kGpuThreadsPerBlock;
     if (blocks > std::numeric_limits<int32_t>::max())
       return op->emitOpError()
@@ -136,11 +141,20 @@ public:
     for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
       if (iterators[d] != utils::IteratorType::parallel)
         continue;
-      ivs[d] = arith::RemUIOp::create(b, loc, rest, index(sizes[d]));
-      rest = arith::DivUIOp::create(b, loc, rest, index(sizes[d]));
+      bool innermost = d == int64_t(sizes.size()) - 1;
+      int64_t size = innermost ? sizes[d] / width : sizes[d];
+      ivs[d] = arith::RemUIOp::create(b, loc, rest, index(size));
+      rest = arith::DivUIOp::create(b, loc, rest, index(size));
+      if (innermost && width > 1)
+        ivs[d] = arith::MulIOp::create(b, loc, ivs[d], index(width));
+    }
+    OpOperand *out = op.getDpsInitOperand(0);
+    if (width > 1) {
+      if (failed(vectorBody(b, width)))
+        return failure();
+      return finish(b, fn, entry, blocks);
     }
     // Where the output element lives does not depend on reduction loops.
-    OpOperand *out = op.getDpsInitOperand(0);
     for (int64_t d = 0, e = sizes.size(); d < e; ++d)
       if (!ivs[d])
         ivs[d] = index(0);
@@ -160,6 +174,21 @@ public:
       return failure();
     memref::StoreOp::create(b, loc, *result, args.lookup(out->get()),
                             indicesOf(b, *out));
+    return finish(b, fn, entry, blocks);
+  }
+
+private:
+  linalg::LinalgOp op;
+  gpu::GPUModuleOp device;
+  std::string name;
+  SmallVector<Value> buffers;
+  IRMapping args;
+  SmallVector<Value> ivs;
+
+  /// Ends the kernel and replaces the op by its launch.
+  LogicalResult finish(OpBuilder &b, gpu::GPUFuncOp fn, Block &entry,
+                       int64_t blocks) {
+    Location loc = op.getLoc();
     b.setInsertionPointToEnd(&entry);
     gpu::ReturnOp::create(b, loc);
 
@@ -178,13 +207,103 @@ public:
     return success();
   }
 
-private:
-  linalg::LinalgOp op;
-  gpu::GPUModuleOp device;
-  std::string name;
-  SmallVector<Value> buffers;
-  IRMapping args;
-  SmallVector<Value> ivs;
+  /// How many consecutive points of the innermost loop a thread takes: 1,
+  /// or as many as fill 16 bytes of the narrowest operand, when the op
+  /// reduces nothing, the innermost loop is a multiple of that, and every
+  /// buffer either runs along it contiguously (its last index) or does not
+  /// depend on it (a broadcast).
+  int64_t vectorWidth(ArrayRef<int64_t> sizes,
+                      ArrayRef<utils::IteratorType> iterators) {
+    if (sizes.empty() ||
+        llvm::is_contained(iterators, utils::IteratorType::reduction))
+      return 1;
+    int64_t innermost = sizes.size() - 1;
+    int64_t narrowest = 8;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type)
+        continue;
+      narrowest = std::min<int64_t>(
+          narrowest, (type.getElementTypeBitWidth() + 7) / 8);
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      for (auto [r, expr] : llvm::enumerate(map.getResults())) {
+        if (!expr.isFunctionOfDim(innermost))
+          continue;
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        if (!dim || r + 1 != map.getNumResults())
+          return 1;
+      }
+    }
+    int64_t width = std::min<int64_t>(8, 16 / narrowest);
+    return width > 1 && sizes[innermost] % width == 0 ? width : 1;
+  }
+
+  /// The elementwise body over `width` consecutive points: vector loads of
+  /// the operands along the innermost loop (scalars for broadcasts), the
+  /// region once a lane on extracted scalars, one vector store.
+  LogicalResult vectorBody(OpBuilder &b, int64_t width) {
+    Location loc = op.getLoc();
+    int64_t innermost = ivs.size() - 1;
+    auto access = [&](OpOperand &operand) -> std::optional<VectorType> {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type || !op.getMatchingIndexingMap(&operand).isFunctionOfDim(
+                       innermost))
+        return std::nullopt;
+      return VectorType::get({width}, type.getElementType());
+    };
+    auto alignment = [&](VectorType type) {
+      return llvm::MaybeAlign(std::min<int64_t>(
+          16, width * ((type.getElementTypeBitWidth() + 7) / 8)));
+    };
+    Block *region = op.getBlock();
+    OpOperand *out = op.getDpsInitOperand(0);
+    // Per region argument: a vector to extract lanes from, or a scalar.
+    SmallVector<Value> values;
+    for (OpOperand &operand : op->getOpOperands()) {
+      bool isOut = &operand == out;
+      if (isOut && region->getArguments().back().use_empty()) {
+        values.push_back(Value());
+        continue;
+      }
+      if (std::optional<VectorType> type = access(operand)) {
+        values.push_back(vector::LoadOp::create(
+            b, loc, *type, args.lookup(operand.get()), indicesOf(b, operand),
+            /*nontemporal=*/false, alignment(*type)));
+        continue;
+      }
+      FailureOr<Value> scalar = load(b, operand);
+      if (failed(scalar))
+        return failure();
+      values.push_back(*scalar);
+    }
+    Value base = ivs[innermost];
+    SmallVector<Value> lanes;
+    for (int64_t lane = 0; lane < width; ++lane) {
+      SmallVector<Value> elements;
+      for (Value v : values)
+        elements.push_back(v && isa<VectorType>(v.getType())
+                               ? vector::ExtractOp::create(b, loc, v, lane)
+                                     .getResult()
+                               : v);
+      ivs[innermost] = lane == 0 ? base
+                                 : arith::AddIOp::create(
+                                       b, loc, base,
+                                       arith::ConstantIndexOp::create(
+                                           b, loc, lane))
+                                       .getResult();
+      FailureOr<Value> result = body(b, elements);
+      if (failed(result))
+        return failure();
+      lanes.push_back(*result);
+    }
+    ivs[innermost] = base;
+    auto type = *access(*out);
+    Value result = vector::FromElementsOp::create(b, loc, type, lanes);
+    vector::StoreOp::create(b, loc, result, args.lookup(out->get()),
+                            indicesOf(b, *out), /*nontemporal=*/false,
+                            alignment(type));
+    return success();
+  }
 
   SmallVector<Value> indicesOf(OpBuilder &b, OpOperand &operand) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
@@ -228,16 +347,25 @@ private:
 
   /// The op's region at the current point, reading `acc` as the output.
   FailureOr<Value> body(OpBuilder &b, Value acc) {
-    Block *region = op.getBlock();
-    IRMapping map;
+    SmallVector<Value> elements;
     for (OpOperand *input : op.getDpsInputOperands()) {
       FailureOr<Value> element = load(b, *input);
       if (failed(element))
         return failure();
-      map.map(region->getArgument(input->getOperandNumber()), *element);
+      elements.push_back(*element);
     }
-    if (acc)
-      map.map(region->getArguments().back(), acc);
+    elements.push_back(acc);
+    return body(b, elements);
+  }
+
+  /// The op's region on one element of each operand (the output's last;
+  /// null where the region does not read it).
+  FailureOr<Value> body(OpBuilder &b, ArrayRef<Value> elements) {
+    Block *region = op.getBlock();
+    IRMapping map;
+    for (auto [arg, element] : llvm::zip(region->getArguments(), elements))
+      if (element)
+        map.map(arg, element);
     for (Operation &inner : region->without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
         map.map(index.getResult(), ivs[index.getDim()]);

@@ -1,7 +1,8 @@
 // RUN: ein-opt %s -split-input-file --ein-lower-to-cuda=compile=false | FileCheck %s
 
-// A bf16 row sum: three kernels (fill the f32 scratch, reduce into it,
-// round into the result), each one thread per output element, 256 a block.
+// A bf16 row sum: three kernels (fill the f32 scratch, 4 lanes a thread;
+// reduce into it, one thread per row; round into the result), 256 threads
+// a block.
 // The scratch is a trailing argument of the block's kernel function, which
 // the bundle allocates. The reduction loop runs in the thread, reading the
 // scratch once and storing it once.
@@ -18,8 +19,8 @@
 // CHECK-NEXT: return
 // CHECK: gpu.module @ein_device
 // CHECK: gpu.func @ein_kernel_0_0(%[[A:.*]]: memref<4xf32>) kernel
-// CHECK-NOT: memref.load
-// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK-NOT: load
+// CHECK: vector.store %{{.*}}, %[[A]][%{{.*}}] {alignment = 16 : i64} : memref<4xf32>, vector<4xf32>
 // CHECK: gpu.func @ein_kernel_0_1(%[[IN:.*]]: memref<4x8xbf16>, %[[S:.*]]: memref<4xf32>) kernel
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: %[[TID:.*]] = gpu.thread_id x
@@ -51,24 +52,34 @@ module attributes {ein.target = #ein.target<devices = 2, chip = "sm_90">} {
 
 // -----
 
-// An elementwise map over 3x300 (900 points: 4 blocks of 256) with a
-// whole-tensor column index: the point is delinearised innermost-fastest,
-// and the output is written without being read.
+// An elementwise map over 3x300 f32 with a whole-tensor column index: each
+// thread takes 4 consecutive columns (16 bytes) with one vector load and one
+// vector store, 225 threads in one block; the region runs once a lane, its
+// ein.index reading the lane's column plus the block's offset, 100. The
+// output is written without being read.
 
 // CHECK-LABEL: func.func @masked
-// CHECK: %[[BLOCKS:.*]] = arith.constant 4 : index
-// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_0 blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}})
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_0 blocks in (%[[ONE:.*]], %[[ONE]], %[[ONE]])
 // CHECK: gpu.func @ein_kernel_0_0(%[[X:.*]]: memref<3x300xf32>, %[[Y:.*]]: memref<3x300xf32>) kernel
-// CHECK-DAG: %[[C300:.*]] = arith.constant 300 : index
+// CHECK-DAG: %[[C75:.*]] = arith.constant 75 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[OFF:.*]] = arith.constant 100 : index
-// CHECK: %[[COL:.*]] = arith.remui %{{.*}}, %[[C300]] : index
-// CHECK: %[[REST:.*]] = arith.divui %{{.*}}, %[[C300]] : index
+// CHECK-DAG: %[[OFF3:.*]] = arith.constant 103 : index
+// CHECK-DAG: %[[POINTS:.*]] = arith.constant 225 : index
+// CHECK: arith.cmpi ult, %{{.*}}, %[[POINTS]] : index
+// CHECK: %[[QUAD:.*]] = arith.remui %{{.*}}, %[[C75]] : index
+// CHECK: %[[REST:.*]] = arith.divui %{{.*}}, %[[C75]] : index
+// CHECK: %[[COL:.*]] = arith.muli %[[QUAD]], %[[C4]] : index
 // CHECK: %[[ROW:.*]] = arith.remui %[[REST]], %[[C3]] : index
-// CHECK: memref.load %[[X]][%[[ROW]], %[[COL]]]
+// CHECK: %[[V:.*]] = vector.load %[[X]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<3x300xf32>, vector<4xf32>
+// CHECK: vector.extract %[[V]][0]
 // CHECK: arith.addi %[[COL]], %[[OFF]] : index
-// CHECK-NOT: memref.load %[[Y]]
-// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: vector.extract %[[V]][3]
+// CHECK: arith.addi %[[COL]], %[[OFF3]] : index
+// CHECK: %[[R:.*]] = vector.from_elements
+// CHECK-NOT: vector.load %[[Y]]
+// CHECK: vector.store %[[R]], %[[Y]][%[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<3x300xf32>, vector<4xf32>
 module attributes {ein.target = #ein.target<devices = 2, chip = "sm_90">} {
   func.func @masked(%x: tensor<3x300xf32>) -> tensor<3x300xf32> {
     %y = ein.join_agg none ins(%x[d0, d1] : tensor<3x300xf32>) out[d0, d1] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 100>} : tensor<3x300xf32> {

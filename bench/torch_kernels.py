@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of the kernel-speed benchmark: the same bf16 ops at the
+same shapes as bench/gen_kernel_bench.py, each timed with CUDA events
+(median of --iters after --warmup), one line `NAME MS` per op."""
+import argparse
+
+import torch
+import torch.nn.functional as F
+
+T = 16384
+
+
+def timed(fn, warmup, iters):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--iters", type=int, default=10)
+    args = parser.parse_args()
+    dev, bf16 = "cuda", torch.bfloat16
+    x = torch.randn(T, 4096, device=dev, dtype=bf16)
+    y = torch.randn(T, 4096, device=dev, dtype=bf16)
+    g = torch.randn(T, 14336, device=dev, dtype=bf16)
+    u = torch.randn(T, 14336, device=dev, dtype=bf16)
+    w = torch.randn(4096, device=dev, dtype=bf16)
+    b = torch.randn(4096, 4096, device=dev, dtype=bf16)
+
+    def rms():
+        xf = x.float()
+        r = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)
+        return (xf * r).to(bf16) * w
+
+    ops = {
+        "add": lambda: x + y,
+        "silu_mul": lambda: F.silu(g) * u,
+        "rms_norm": rms,
+        "rms_norm_fused": lambda: F.rms_norm(x, (4096,), w, 1e-5),
+        "gemm": lambda: x @ b,
+    }
+    for name, fn in ops.items():
+        print(f"{name} {timed(fn, args.warmup, args.iters):.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
