@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -113,6 +114,9 @@ public:
       if (kind == utils::IteratorType::parallel)
         points *= size;
     }
+    // Reductions along contiguous rows: a warp a row.
+    if (std::optional<Combiner> combiner = rowReduction(sizes, iterators))
+      return warpPerRow(b, fn, entry, sizes, *combiner, points);
     // Elementwise ops move `width` consecutive elements a thread with 16-byte
     // vector accesses where every operand runs along the innermost loop.
     int64_t width = vectorWidth(sizes, iterators);
@@ -207,6 +211,189 @@ private:
     return success();
   }
 
+  /// How the region folds one point into the accumulator: `acc = acc OP
+  /// f(inputs)`, and OP's identity.
+  struct Combiner {
+    enum Kind { Add, Mul, Max, Min } kind;
+    Type type;
+  };
+
+  /// The combiner of an op that reduces along its innermost loop only, with
+  /// every input running along that loop contiguously or not depending on
+  /// it, and a 32-bit float accumulator; none otherwise.
+  std::optional<Combiner>
+  rowReduction(ArrayRef<int64_t> sizes,
+               ArrayRef<utils::IteratorType> iterators) {
+    int64_t innermost = int64_t(sizes.size()) - 1;
+    if (sizes.empty() ||
+        llvm::count(iterators, utils::IteratorType::reduction) != 1 ||
+        iterators.back() != utils::IteratorType::reduction)
+      return std::nullopt;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(input);
+      for (auto [r, expr] : llvm::enumerate(map.getResults()))
+        if (expr.isFunctionOfDim(innermost) &&
+            (!isa<AffineDimExpr>(expr) || r + 1 != map.getNumResults()))
+          return std::nullopt;
+    }
+    Block *region = op.getBlock();
+    BlockArgument acc = region->getArguments().back();
+    if (!acc.hasOneUse() || !acc.getType().isF32())
+      return std::nullopt;
+    Operation *fold = region->getTerminator()->getOperand(0).getDefiningOp();
+    if (!fold || *acc.getUsers().begin() != fold || fold->getNumOperands() != 2)
+      return std::nullopt;
+    std::optional<Combiner::Kind> kind =
+        TypeSwitch<Operation *, std::optional<Combiner::Kind>>(fold)
+            .Case([](arith::AddFOp) { return Combiner::Add; })
+            .Case([](arith::MulFOp) { return Combiner::Mul; })
+            .Case([](arith::MaximumFOp) { return Combiner::Max; })
+            .Case([](arith::MinimumFOp) { return Combiner::Min; })
+            .Default([](Operation *) { return std::nullopt; });
+    if (!kind)
+      return std::nullopt;
+    return Combiner{*kind, acc.getType()};
+  }
+
+  Value combine(OpBuilder &b, const Combiner &c, Value x, Value y) {
+    Location loc = op.getLoc();
+    switch (c.kind) {
+    case Combiner::Add:
+      return arith::AddFOp::create(b, loc, x, y);
+    case Combiner::Mul:
+      return arith::MulFOp::create(b, loc, x, y);
+    case Combiner::Max:
+      return arith::MaximumFOp::create(b, loc, x, y);
+    case Combiner::Min:
+      return arith::MinimumFOp::create(b, loc, x, y);
+    }
+    llvm_unreachable("combiner kind");
+  }
+
+  Value identity(OpBuilder &b, const Combiner &c) {
+    auto type = cast<FloatType>(c.type);
+    APFloat value =
+        c.kind == Combiner::Add   ? APFloat::getZero(type.getFloatSemantics())
+        : c.kind == Combiner::Mul ? APFloat(type.getFloatSemantics(), 1)
+                                  : APFloat::getInf(type.getFloatSemantics(),
+                                                    c.kind == Combiner::Max);
+    return arith::ConstantOp::create(b, op.getLoc(), type,
+                                     b.getFloatAttr(type, value));
+  }
+
+  /// A warp a row: each lane folds every 32nd chunk of `width` consecutive
+  /// points of the row (16-byte vector loads), from the combiner's identity;
+  /// the lanes combine by shuffles, and lane 0 folds the sum into the
+  /// output.
+  LogicalResult warpPerRow(OpBuilder &b, gpu::GPUFuncOp fn, Block &entry,
+                           ArrayRef<int64_t> sizes, const Combiner &combiner,
+                           int64_t rows) {
+    Location loc = op.getLoc();
+    constexpr int64_t kWarp = 32;
+    int64_t innermost = int64_t(sizes.size()) - 1;
+    int64_t narrowest = 16;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (auto type = dyn_cast<MemRefType>(input->get().getType()))
+        if (op.getMatchingIndexingMap(input).isFunctionOfDim(innermost))
+          narrowest = std::min<int64_t>(
+              narrowest, (type.getElementTypeBitWidth() + 7) / 8);
+    int64_t width = std::min<int64_t>(8, 16 / narrowest);
+    while (width > 1 && sizes[innermost] % width)
+      width /= 2;
+    int64_t threads = rows * kWarp;
+    int64_t blocks = (threads + kGpuThreadsPerBlock - 1) / kGpuThreadsPerBlock;
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value linear = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc,
+                              gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                              index(kGpuThreadsPerBlock)),
+        gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    Value row = arith::DivUIOp::create(b, loc, linear, index(kWarp));
+    Value lane = arith::RemUIOp::create(b, loc, linear, index(kWarp));
+    // Warp-uniform: a warp is one row, so every lane shuffles or none.
+    auto guard = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                              index(rows)),
+        /*withElseRegion=*/false);
+    b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    ivs.assign(sizes.size(), Value());
+    Value rest = row;
+    for (int64_t d = innermost - 1; d >= 0; --d) {
+      ivs[d] = arith::RemUIOp::create(b, loc, rest, index(sizes[d]));
+      rest = arith::DivUIOp::create(b, loc, rest, index(sizes[d]));
+    }
+    auto loop = scf::ForOp::create(
+        b, loc, arith::MulIOp::create(b, loc, lane, index(width)),
+        index(sizes[innermost]), index(kWarp * width),
+        ValueRange{identity(b, combiner)});
+    {
+      OpBuilder::InsertionGuard inLoop(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value start = loop.getInductionVar();
+      ivs[innermost] = start;
+      SmallVector<Value> values;
+      for (OpOperand *input : op.getDpsInputOperands()) {
+        auto type = dyn_cast<MemRefType>(input->get().getType());
+        if (type && width > 1 &&
+            op.getMatchingIndexingMap(input).isFunctionOfDim(innermost)) {
+          auto vector = VectorType::get({width}, type.getElementType());
+          values.push_back(vector::LoadOp::create(
+              b, loc, vector, args.lookup(input->get()), indicesOf(b, *input),
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(std::min<int64_t>(
+                  16, width * ((type.getElementTypeBitWidth() + 7) / 8)))));
+          continue;
+        }
+        FailureOr<Value> scalar = load(b, *input);
+        if (failed(scalar))
+          return failure();
+        values.push_back(*scalar);
+      }
+      Value acc = loop.getRegionIterArgs().front();
+      for (int64_t j = 0; j < width; ++j) {
+        ivs[innermost] =
+            j == 0 ? start
+                   : arith::AddIOp::create(b, loc, start, index(j)).getResult();
+        SmallVector<Value> elements;
+        for (Value v : values)
+          elements.push_back(
+              isa<VectorType>(v.getType())
+                  ? vector::ExtractOp::create(b, loc, v, j).getResult()
+                  : v);
+        elements.push_back(acc);
+        FailureOr<Value> next = body(b, elements);
+        if (failed(next))
+          return failure();
+        acc = *next;
+      }
+      scf::YieldOp::create(b, loc, acc);
+    }
+    Value partial = loop.getResult(0);
+    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+      Value other = gpu::ShuffleOp::create(b, loc, partial, offset, kWarp,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      partial = combine(b, combiner, partial, other);
+    }
+    auto first = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0)),
+        /*withElseRegion=*/false);
+    b.setInsertionPoint(first.thenBlock()->getTerminator());
+    ivs[innermost] = index(0);
+    OpOperand *out = op.getDpsInitOperand(0);
+    FailureOr<Value> init = load(b, *out);
+    if (failed(init))
+      return failure();
+    memref::StoreOp::create(b, loc, combine(b, combiner, *init, partial),
+                            args.lookup(out->get()), indicesOf(b, *out));
+    return finish(b, fn, entry, blocks);
+  }
+
   /// How many consecutive points of the innermost loop a thread takes: 1,
   /// or as many as fill 16 bytes of the narrowest operand, when the op
   /// reduces nothing, the innermost loop is a multiple of that, and every
@@ -223,8 +410,8 @@ private:
       auto type = dyn_cast<MemRefType>(operand.get().getType());
       if (!type)
         continue;
-      narrowest = std::min<int64_t>(
-          narrowest, (type.getElementTypeBitWidth() + 7) / 8);
+      narrowest =
+          std::min<int64_t>(narrowest, (type.getElementTypeBitWidth() + 7) / 8);
       AffineMap map = op.getMatchingIndexingMap(&operand);
       for (auto [r, expr] : llvm::enumerate(map.getResults())) {
         if (!expr.isFunctionOfDim(innermost))
@@ -246,8 +433,8 @@ private:
     int64_t innermost = ivs.size() - 1;
     auto access = [&](OpOperand &operand) -> std::optional<VectorType> {
       auto type = dyn_cast<MemRefType>(operand.get().getType());
-      if (!type || !op.getMatchingIndexingMap(&operand).isFunctionOfDim(
-                       innermost))
+      if (!type ||
+          !op.getMatchingIndexingMap(&operand).isFunctionOfDim(innermost))
         return std::nullopt;
       return VectorType::get({width}, type.getElementType());
     };
@@ -281,16 +468,16 @@ private:
     for (int64_t lane = 0; lane < width; ++lane) {
       SmallVector<Value> elements;
       for (Value v : values)
-        elements.push_back(v && isa<VectorType>(v.getType())
-                               ? vector::ExtractOp::create(b, loc, v, lane)
-                                     .getResult()
-                               : v);
-      ivs[innermost] = lane == 0 ? base
-                                 : arith::AddIOp::create(
-                                       b, loc, base,
-                                       arith::ConstantIndexOp::create(
-                                           b, loc, lane))
-                                       .getResult();
+        elements.push_back(
+            v && isa<VectorType>(v.getType())
+                ? vector::ExtractOp::create(b, loc, v, lane).getResult()
+                : v);
+      ivs[innermost] =
+          lane == 0
+              ? base
+              : arith::AddIOp::create(
+                    b, loc, base, arith::ConstantIndexOp::create(b, loc, lane))
+                    .getResult();
       FailureOr<Value> result = body(b, elements);
       if (failed(result))
         return failure();

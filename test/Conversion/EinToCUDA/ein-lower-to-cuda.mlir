@@ -1,11 +1,11 @@
 // RUN: ein-opt %s -split-input-file --ein-lower-to-cuda=compile=false | FileCheck %s
 
 // A bf16 row sum: three kernels (fill the f32 scratch, 4 lanes a thread;
-// reduce into it, one thread per row; round into the result), 256 threads
-// a block.
-// The scratch is a trailing argument of the block's kernel function, which
-// the bundle allocates. The reduction loop runs in the thread, reading the
-// scratch once and storing it once.
+// reduce into it, a warp a row; round into the result), 256 threads a
+// block. The scratch is a trailing argument of the block's kernel function,
+// which the bundle allocates. In the reduction each lane folds its 8-element
+// chunks (one 16-byte load) from 0, the lanes combine by xor shuffles, and
+// lane 0 adds the sum to the scratch.
 
 // CHECK-LABEL: func.func @rows
 // CHECK: ein.join_agg add {{.*}}ein.kernel = "ein_kernel_0"
@@ -22,20 +22,24 @@
 // CHECK-NOT: load
 // CHECK: vector.store %{{.*}}, %[[A]][%{{.*}}] {alignment = 16 : i64} : memref<4xf32>, vector<4xf32>
 // CHECK: gpu.func @ein_kernel_0_1(%[[IN:.*]]: memref<4x8xbf16>, %[[S:.*]]: memref<4xf32>) kernel
-// CHECK: %[[BID:.*]] = gpu.block_id x
-// CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK: %[[BASE:.*]] = arith.muli %[[BID]], %{{.*}} : index
-// CHECK: %[[LIN:.*]] = arith.addi %[[BASE]], %[[TID]] : index
-// CHECK: %[[IN_RANGE:.*]] = arith.cmpi ult, %[[LIN]], %{{.*}} : index
-// CHECK: scf.if %[[IN_RANGE]]
-// CHECK: %[[ROW:.*]] = arith.remui %[[LIN]]
-// CHECK: %[[INIT:.*]] = memref.load %[[S]]
-// CHECK: %[[SUM:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args(%[[CARRY:.*]] = %[[INIT]]) -> (f32)
-// CHECK: memref.load %[[IN]]
-// CHECK: math.exp
-// CHECK: %[[NEXT:.*]] = arith.addf %[[CARRY]]
-// CHECK: scf.yield %[[NEXT]] : f32
-// CHECK: memref.store %[[SUM]], %[[S]]
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[WARP:.*]] = arith.constant 32 : index
+// CHECK: %[[LIN:.*]] = arith.addi
+// CHECK: %[[ROW:.*]] = arith.divui %[[LIN]], %[[WARP]] : index
+// CHECK: %[[LANE:.*]] = arith.remui %[[LIN]], %[[WARP]] : index
+// CHECK: scf.if
+// CHECK: %[[FROM:.*]] = arith.muli %[[LANE]]
+// CHECK: %[[PART:.*]] = scf.for %[[K:.*]] = %[[FROM]] to %{{.*}} step %{{.*}} iter_args(%[[CARRY:.*]] = %[[ZERO]]) -> (f32)
+// CHECK: vector.load %[[IN]][%{{.*}}, %[[K]]] {alignment = 16 : i64} : memref<4x8xbf16>, vector<8xbf16>
+// CHECK-COUNT-8: math.exp
+// CHECK: scf.yield
+// CHECK: gpu.shuffle xor %[[PART]]
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]]
+// CHECK: scf.if %[[FIRST]]
+// CHECK: %[[OLD:.*]] = memref.load %[[S]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]]
+// CHECK: memref.store %[[NEW]], %[[S]]
 // CHECK: gpu.func @ein_kernel_0_2(%[[FROM:.*]]: memref<4xf32>, %[[TO:.*]]: memref<4xbf16>) kernel
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 module attributes {ein.target = #ein.target<devices = 2, chip = "sm_90">} {
