@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -629,4 +630,173 @@ LogicalResult mlir::ein::launchOnGpu(func::FuncOp kernel,
       return failure();
   }
   return success();
+}
+
+FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
+                                              RmsNormOp norm,
+                                              gpu::GPUModuleOp device) {
+  constexpr int64_t kWarp = 32;
+  auto xType = cast<MemRefType>(kernel.getArgumentTypes()[0]);
+  auto wType = cast<MemRefType>(kernel.getArgumentTypes()[1]);
+  auto outType = cast<MemRefType>(kernel.getArgumentTypes()[2]);
+  ArrayRef<int64_t> shape = xType.getShape();
+  int64_t rank = shape.size();
+  int64_t n = shape.back();
+  int64_t bytes = (xType.getElementTypeBitWidth() + 7) / 8;
+  int64_t width = std::min<int64_t>(8, 16 / bytes);
+  if (!xType.getElementType().isBF16() && !xType.getElementType().isF16() &&
+      !xType.getElementType().isF32())
+    return false;
+  if (n % width != 0)
+    return false;
+  int64_t rows = xType.getNumElements() / n;
+  int64_t blocks =
+      (rows * kWarp + kGpuThreadsPerBlock - 1) / kGpuThreadsPerBlock;
+  if (blocks > std::numeric_limits<int32_t>::max())
+    return false;
+
+  Location loc = norm.getLoc();
+  MLIRContext *ctx = kernel.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(device.getBody());
+  std::string name = (kernel.getSymName() + "_rms_norm").str();
+  auto fn = gpu::GPUFuncOp::create(
+      b, loc, name, b.getFunctionType({xType, wType, outType}, TypeRange()));
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  Block &entry = fn.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Value x = entry.getArgument(0), w = entry.getArgument(1),
+        out = entry.getArgument(2);
+  Type f32 = b.getF32Type();
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto f32Const = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(v));
+  };
+  auto widen = [&](Value v) -> Value {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
+  };
+  auto alignment = [&](MemRefType type) {
+    return llvm::MaybeAlign(std::min<int64_t>(
+        16, width * ((type.getElementTypeBitWidth() + 7) / 8)));
+  };
+  Value linear = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc,
+                            gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                            index(kGpuThreadsPerBlock)),
+      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value row = arith::DivUIOp::create(b, loc, linear, index(kWarp));
+  Value lane = arith::RemUIOp::create(b, loc, linear, index(kWarp));
+  // Warp-uniform: a warp is one row.
+  auto guard =
+      scf::IfOp::create(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              row, index(rows)),
+                        /*withElseRegion=*/false);
+  b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  SmallVector<Value> at(rank, Value());
+  Value rest = row;
+  for (int64_t d = rank - 2; d >= 0; --d) {
+    at[d] = arith::RemUIOp::create(b, loc, rest, index(shape[d]));
+    rest = arith::DivUIOp::create(b, loc, rest, index(shape[d]));
+  }
+  Value first = arith::MulIOp::create(b, loc, lane, index(width));
+  Value step = index(kWarp * width);
+  auto xVector = VectorType::get({width}, xType.getElementType());
+  auto wVector = VectorType::get({width}, wType.getElementType());
+  auto outVector = VectorType::get({width}, outType.getElementType());
+
+  // Each lane reads every 32nd chunk of the row, twice: for the sum of
+  // squares and (from cache) for the output. (Holding a 4096-wide row in
+  // registers instead measured slower on an H200: 0.130 against 0.110 ms.)
+  auto loadChunk = [&](Value k) -> Value {
+    at.back() = k;
+    return vector::LoadOp::create(b, loc, xVector, x, at,
+                                  /*nontemporal=*/false, alignment(xType));
+  };
+  auto squares = [&](Value chunk, Value acc) {
+    for (int64_t j = 0; j < width; ++j) {
+      Value v = widen(vector::ExtractOp::create(b, loc, chunk, j));
+      acc = arith::AddFOp::create(b, loc, acc,
+                                  arith::MulFOp::create(b, loc, v, v));
+    }
+    return acc;
+  };
+  auto sum = scf::ForOp::create(b, loc, first, index(n), step,
+                                ValueRange{f32Const(0.0)});
+  {
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(sum.getBody());
+    scf::YieldOp::create(b, loc,
+                         squares(loadChunk(sum.getInductionVar()),
+                                 sum.getRegionIterArgs().front()));
+  }
+  Value total = sum.getResult(0);
+  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+    total = arith::AddFOp::create(b, loc, total,
+                                  gpu::ShuffleOp::create(b, loc, total, offset,
+                                                         kWarp,
+                                                         gpu::ShuffleMode::XOR)
+                                      .getShuffleResult());
+  double eps = norm.getEps().convertToDouble();
+  Value root = math::SqrtOp::create(
+      b, loc,
+      arith::AddFOp::create(
+          b, loc,
+          arith::DivFOp::create(b, loc, total,
+                                f32Const(static_cast<double>(n))),
+          f32Const(eps)));
+
+  // Normalised and scaled, 8 lanes a store.
+  auto emit = [&](Value k, Value chunk) {
+    Value weights =
+        vector::LoadOp::create(b, loc, wVector, w, ValueRange{k},
+                               /*nontemporal=*/false, alignment(wType));
+    SmallVector<Value> lanes;
+    for (int64_t j = 0; j < width; ++j) {
+      Value v = arith::DivFOp::create(
+          b, loc, widen(vector::ExtractOp::create(b, loc, chunk, j)), root);
+      v = arith::MulFOp::create(
+          b, loc, v, widen(vector::ExtractOp::create(b, loc, weights, j)));
+      if (outType.getElementType() != f32)
+        v = arith::TruncFOp::create(b, loc, outType.getElementType(), v);
+      lanes.push_back(v);
+    }
+    at.back() = k;
+    vector::StoreOp::create(
+        b, loc, vector::FromElementsOp::create(b, loc, outVector, lanes), out,
+        at, /*nontemporal=*/false, alignment(outType));
+  };
+  auto scale = scf::ForOp::create(b, loc, first, index(n), step);
+  {
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(scale.getBody());
+    Value k = scale.getInductionVar();
+    emit(k, loadChunk(k));
+  }
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, loc);
+
+  // The kernel function: this one launch.
+  Block &body = kernel.getBody().front();
+  SmallVector<Operation *> old;
+  for (Operation &op : body.without_terminator())
+    old.push_back(&op);
+  for (Operation *op : llvm::reverse(old)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  OpBuilder host = OpBuilder::atBlockBegin(&body);
+  Value one = arith::ConstantIndexOp::create(host, loc, 1);
+  gpu::LaunchFuncOp::create(
+      host, loc, fn,
+      gpu::KernelDim3{arith::ConstantIndexOp::create(host, loc, blocks), one,
+                      one},
+      gpu::KernelDim3{
+          arith::ConstantIndexOp::create(host, loc, kGpuThreadsPerBlock), one,
+          one},
+      Value(), ValueRange(body.getArguments()).take_front(3));
+  return true;
 }

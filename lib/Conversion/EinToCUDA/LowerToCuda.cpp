@@ -68,10 +68,25 @@ struct EinLowerToCudaPass
     builder.setInsertionPointToEnd(kernels->getBody());
     auto device =
         gpu::GPUModuleOp::create(builder, module.getLoc(), kDeviceModuleName);
+    // RMSNorm blocks get their fused kernel, the rest the generic path.
+    llvm::StringMap<RmsNormOp> norms;
+    module.walk([&](RmsNormOp norm) {
+      if (auto name =
+              norm->getAttrOfType<StringAttr>(EinDialect::getKernelAttrName()))
+        norms[name.getValue()] = norm;
+    });
     for (auto kernel :
-         llvm::to_vector(kernels->getBody()->getOps<func::FuncOp>()))
+         llvm::to_vector(kernels->getBody()->getOps<func::FuncOp>())) {
+      if (RmsNormOp norm = norms.lookup(kernel.getSymName())) {
+        FailureOr<bool> fused = launchRmsNormOnGpu(kernel, norm, device);
+        if (failed(fused))
+          return signalPassFailure();
+        if (*fused)
+          continue;
+      }
       if (failed(launchOnGpu(kernel, device)))
         return signalPassFailure();
+    }
     OpPassManager pm(ModuleOp::getOperationName());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

@@ -98,3 +98,39 @@ module attributes {ein.target = #ein.target<devices = 2, chip = "sm_90">} {
     return %y : tensor<3x300xf32>
   }
 }
+
+// -----
+
+// RMSNorm is one kernel, a warp a row: the lanes' sums of squares over
+// 16-byte chunks, an xor all-reduce so every lane has the row's total, then
+// the row read again, normalised, scaled by the weight and stored 8 lanes
+// at a time. 4 rows of 32 threads: one block.
+
+// CHECK-LABEL: func.func @norm
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<2x2x64xbf16>, %[[W:.*]]: memref<64xbf16>, %[[OUT:.*]]: memref<2x2x64xbf16>)
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_rms_norm blocks in (%[[ONE:.*]], %[[ONE]], %[[ONE]]) threads in (%{{.*}}, %[[ONE]], %[[ONE]]) args(%[[X]] : memref<2x2x64xbf16>, %[[W]] : memref<64xbf16>, %[[OUT]] : memref<2x2x64xbf16>)
+// CHECK-NEXT: return
+// CHECK: gpu.func @ein_kernel_0_rms_norm(%[[XA:.*]]: memref<2x2x64xbf16>, %[[WA:.*]]: memref<64xbf16>, %[[OA:.*]]: memref<2x2x64xbf16>) kernel
+// CHECK-DAG: %[[N:.*]] = arith.constant 6.400000e+01 : f32
+// CHECK-DAG: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[PART:.*]] = scf.for {{.*}} -> (f32)
+// CHECK: vector.load %[[XA]]{{.*}} : memref<2x2x64xbf16>, vector<8xbf16>
+// CHECK: scf.yield
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: %[[MEAN:.*]] = arith.divf %{{.*}}, %[[N]] : f32
+// CHECK: %[[SHIFTED:.*]] = arith.addf %[[MEAN]], %[[EPS]] : f32
+// CHECK: %[[ROOT:.*]] = math.sqrt %[[SHIFTED]] : f32
+// CHECK: scf.for
+// CHECK: vector.load %[[XA]]
+// CHECK: vector.load %[[WA]]
+// CHECK: arith.divf %{{.*}}, %[[ROOT]] : f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: vector.store %{{.*}}, %[[OA]]{{.*}} {alignment = 16 : i64} : memref<2x2x64xbf16>, vector<8xbf16>
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @norm(%x: tensor<2x2x64xbf16>, %w: tensor<64xbf16>) -> tensor<2x2x64xbf16> {
+    %y = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<2x2x64xbf16>, tensor<64xbf16>
+    return %y : tensor<2x2x64xbf16>
+  }
+}
+

@@ -10,6 +10,7 @@
 #ifndef EINSUMMABLE_CONVERSION_EINTOCUDA_EINTOCUDA_H
 #define EINSUMMABLE_CONVERSION_EINTOCUDA_EINTOCUDA_H
 
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
@@ -33,6 +34,15 @@ FailureOr<std::string> cudaFeaturesFor(StringRef chip, std::string &why);
 /// point of its parallel loops (the reduction loops run in the thread) and
 /// a `gpu.launch_func` in its place. Fails with a diagnostic.
 LogicalResult launchOnGpu(func::FuncOp kernel, gpu::GPUModuleOp device);
+
+/// RMSNorm's block kernel (x, w, out) as one GPU kernel, a warp a row: the
+/// sum of squares with 16-byte loads and an xor-shuffle all-reduce, then
+/// the row read again (from cache), normalised, scaled and stored. Replaces the
+/// kernel function's body by its launch. False (nothing changed) when the
+/// row length is not a multiple of the vector width or the type is not a
+/// float of 32 bits or fewer.
+FailureOr<bool> launchRmsNormOnGpu(func::FuncOp kernel, RmsNormOp norm,
+                                   gpu::GPUModuleOp device);
 
 /// nvvm-attach-target, the GPU module to NVVM (bare-pointer memref
 /// arguments: a kernel's parameters are the buffers' addresses) and to a
