@@ -79,6 +79,32 @@ void mlir::ein::buildCudaDeviceLoweringPipeline(OpPassManager &pm,
 
 namespace {
 
+constexpr int64_t kWarp = 32;
+
+/// For a kernel with a warp per row: the thread's row and lane. Leaves `b`
+/// inside `if row < rows`, which is warp-uniform (a warp is one row), so
+/// every lane of a live warp takes part in its shuffles.
+std::pair<Value, Value> enterWarpRow(OpBuilder &b, Location loc, int64_t rows) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value linear = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc,
+                            gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                            index(kGpuThreadsPerBlock)),
+      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value row = arith::DivUIOp::create(b, loc, linear, index(kWarp));
+  Value lane = arith::RemUIOp::create(b, loc, linear, index(kWarp));
+  auto guard =
+      scf::IfOp::create(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              row, index(rows)),
+                        /*withElseRegion=*/false);
+  b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  return {row, lane};
+}
+
 /// Builds one GPU kernel for `op` and replaces `op` by its launch.
 class KernelBuilder {
 public:
@@ -290,7 +316,6 @@ private:
                            ArrayRef<int64_t> sizes, const Combiner &combiner,
                            int64_t rows) {
     Location loc = op.getLoc();
-    constexpr int64_t kWarp = 32;
     int64_t innermost = int64_t(sizes.size()) - 1;
     int64_t narrowest = 16;
     for (OpOperand *input : op.getDpsInputOperands())
@@ -306,21 +331,7 @@ private:
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value linear = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc,
-                              gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                              index(kGpuThreadsPerBlock)),
-        gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-    Value row = arith::DivUIOp::create(b, loc, linear, index(kWarp));
-    Value lane = arith::RemUIOp::create(b, loc, linear, index(kWarp));
-    // Warp-uniform: a warp is one row, so every lane shuffles or none.
-    auto guard = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                              index(rows)),
-        /*withElseRegion=*/false);
-    b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    auto [row, lane] = enterWarpRow(b, loc, rows);
     ivs.assign(sizes.size(), Value());
     Value rest = row;
     for (int64_t d = innermost - 1; d >= 0; --d) {
@@ -635,7 +646,6 @@ LogicalResult mlir::ein::launchOnGpu(func::FuncOp kernel,
 FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
                                               RmsNormOp norm,
                                               gpu::GPUModuleOp device) {
-  constexpr int64_t kWarp = 32;
   auto xType = cast<MemRefType>(kernel.getArgumentTypes()[0]);
   auto wType = cast<MemRefType>(kernel.getArgumentTypes()[1]);
   auto outType = cast<MemRefType>(kernel.getArgumentTypes()[2]);
@@ -681,21 +691,7 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
     return llvm::MaybeAlign(std::min<int64_t>(
         16, width * ((type.getElementTypeBitWidth() + 7) / 8)));
   };
-  Value linear = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc,
-                            gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                            index(kGpuThreadsPerBlock)),
-      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-  Value row = arith::DivUIOp::create(b, loc, linear, index(kWarp));
-  Value lane = arith::RemUIOp::create(b, loc, linear, index(kWarp));
-  // Warp-uniform: a warp is one row.
-  auto guard =
-      scf::IfOp::create(b, loc,
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                              row, index(rows)),
-                        /*withElseRegion=*/false);
-  b.setInsertionPoint(guard.thenBlock()->getTerminator());
+  auto [row, lane] = enterWarpRow(b, loc, rows);
   SmallVector<Value> at(rank, Value());
   Value rest = row;
   for (int64_t d = rank - 2; d >= 0; --d) {
