@@ -23,13 +23,6 @@ using namespace mlir::ein;
 
 namespace {
 
-SmallVector<int64_t> loopOffsets(JoinAggOp op) {
-  if (auto attr = op->getAttrOfType<DenseI64ArrayAttr>(
-          EinDialect::getLoopOffsetsAttrName()))
-    return SmallVector<int64_t>(attr.asArrayRef());
-  return SmallVector<int64_t>(op.getNumLoops(), 0);
-}
-
 /// For each of `producer`'s loops, the loop of `consumer` that reads it
 /// through input `operand`, if `consumer` reads the producer one to one.
 std::optional<SmallVector<int64_t>>
@@ -87,8 +80,8 @@ JoinAggOp fuse(JoinAggOp producer, JoinAggOp consumer, unsigned operand,
   for (BlockArgument arg : source.getArguments())
     mapping.map(arg, body.addArgument(arg.getType(), arg.getLoc()));
   OpBuilder r = OpBuilder::atBlockBegin(&body);
-  SmallVector<int64_t> producerOffsets = loopOffsets(producer),
-                       consumerOffsets = loopOffsets(consumer);
+  SmallVector<int64_t> producerOffsets = producer.getBlockOffsets(),
+                       consumerOffsets = consumer.getBlockOffsets();
   for (Operation &op : source.without_terminator()) {
     auto index = dyn_cast<IndexOp>(op);
     if (!index) {

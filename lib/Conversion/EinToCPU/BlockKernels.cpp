@@ -116,7 +116,10 @@ Value infinity(OpBuilder &b, Location loc, Type type, bool negative) {
       b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), negative)));
 }
 
-Value identityOf(OpBuilder &b, Location loc, AggKind kind, Type type) {
+} // namespace
+
+Value mlir::ein::aggregationIdentity(OpBuilder &b, Location loc, AggKind kind,
+                                     Type type) {
   switch (kind) {
   case AggKind::Add:
     return floatConstant(b, loc, type, 0.0);
@@ -131,7 +134,8 @@ Value identityOf(OpBuilder &b, Location loc, AggKind kind, Type type) {
   }
 }
 
-Value combine(OpBuilder &b, Location loc, AggKind kind, Value acc, Value v) {
+Value mlir::ein::aggregationCombine(OpBuilder &b, Location loc, AggKind kind,
+                                    Value acc, Value v) {
   switch (kind) {
   case AggKind::Add:
     return arith::AddFOp::create(b, loc, acc, v);
@@ -145,6 +149,8 @@ Value combine(OpBuilder &b, Location loc, AggKind kind, Value acc, Value v) {
     llvm_unreachable("nothing to combine for aggregation none");
   }
 }
+
+namespace {
 
 /// The map from `numLoops` loops to the listed ones.
 AffineMap loopsMap(MLIRContext *ctx, int64_t numLoops,
@@ -217,13 +223,8 @@ LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
   Location loc = join.getLoc();
   MLIRContext *ctx = b.getContext();
   int64_t numLoops = join.getNumLoops();
-  SmallVector<int64_t> offsets(numLoops, 0);
-  if (auto attr = join->getAttrOfType<DenseI64ArrayAttr>(
-          EinDialect::getLoopOffsetsAttrName()))
-    offsets.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
-  if (int64_t(offsets.size()) != numLoops)
-    return join.emitOpError() << "has " << offsets.size()
-                              << " loop offsets for " << numLoops << " loops";
+  // The dialect verifies one offset per loop.
+  SmallVector<int64_t> offsets = join.getBlockOffsets();
 
   Block &region = join.getJoin().front();
   auto yield = cast<YieldOp>(region.getTerminator());
@@ -264,7 +265,8 @@ LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
     if (accType != resultType)
       acc = scratch.make(cast<MemRefType>(out.getType()).getShape(), accType);
     linalg::FillOp::create(
-        b, loc, ValueRange{identityOf(b, loc, kind, accType)}, ValueRange{acc});
+        b, loc, ValueRange{aggregationIdentity(b, loc, kind, accType)},
+        ValueRange{acc});
   }
   generic(
       b, loc, args.drop_back(), acc, maps, iterators,
@@ -288,8 +290,8 @@ LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
         }
         Value v = map.lookup(yield.getValues().front());
         if (aggregates)
-          v = combine(nb, l, kind, elements.back(),
-                      castFloat(nb, l, v, accType));
+          v = aggregationCombine(nb, l, kind, elements.back(),
+                                 castFloat(nb, l, v, accType));
         else
           v = castFloat(nb, l, v, resultType);
         yieldValue(nb, l, v);

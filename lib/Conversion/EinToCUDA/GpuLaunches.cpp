@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
 #include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
@@ -81,6 +82,31 @@ namespace {
 
 constexpr int64_t kWarp = 32;
 
+int64_t elementBytes(ShapedType type) {
+  return (type.getElementTypeBitWidth() + 7) / 8;
+}
+
+/// The alignment of a `width`-lane vector access to `type`'s elements that
+/// starts at a multiple of `width` in a 256-byte-aligned buffer.
+llvm::MaybeAlign vectorAlignment(ShapedType type, int64_t width) {
+  return llvm::MaybeAlign(std::min<int64_t>(16, width * elementBytes(type)));
+}
+
+/// Launches `fn` on `buffers` at the builder's point: `blocks` blocks of
+/// kGpuThreadsPerBlock threads.
+void launch(OpBuilder &host, Location loc, gpu::GPUFuncOp fn, int64_t blocks,
+            ValueRange buffers) {
+  Value one = arith::ConstantIndexOp::create(host, loc, 1);
+  gpu::LaunchFuncOp::create(
+      host, loc, fn,
+      gpu::KernelDim3{arith::ConstantIndexOp::create(host, loc, blocks), one,
+                      one},
+      gpu::KernelDim3{
+          arith::ConstantIndexOp::create(host, loc, kGpuThreadsPerBlock), one,
+          one},
+      Value(), buffers);
+}
+
 /// For a kernel with a warp per row: the thread's row and lane. Leaves `b`
 /// inside `if row < rows`, which is warp-uniform (a warp is one row), so
 /// every lane of a live warp takes part in its shuffles.
@@ -142,8 +168,8 @@ public:
         points *= size;
     }
     // Reductions along contiguous rows: a warp a row.
-    if (std::optional<Combiner> combiner = rowReduction(sizes, iterators))
-      return warpPerRow(b, fn, entry, sizes, *combiner, points);
+    if (std::optional<AggKind> kind = rowReduction(sizes, iterators))
+      return warpPerRow(b, fn, entry, sizes, *kind, points);
     // Elementwise ops move `width` consecutive elements a thread with 16-byte
     // vector accesses where every operand runs along the innermost loop.
     int64_t width = vectorWidth(sizes, iterators);
@@ -225,32 +251,17 @@ private:
 
     // The launch, in place of the op.
     OpBuilder host(op);
-    Value one = arith::ConstantIndexOp::create(host, loc, 1);
-    gpu::LaunchFuncOp::create(
-        host, loc, fn,
-        gpu::KernelDim3{arith::ConstantIndexOp::create(host, loc, blocks), one,
-                        one},
-        gpu::KernelDim3{
-            arith::ConstantIndexOp::create(host, loc, kGpuThreadsPerBlock), one,
-            one},
-        Value(), buffers);
+    launch(host, loc, fn, blocks, buffers);
     op->erase();
     return success();
   }
 
-  /// How the region folds one point into the accumulator: `acc = acc OP
-  /// f(inputs)`, and OP's identity.
-  struct Combiner {
-    enum Kind { Add, Mul, Max, Min } kind;
-    Type type;
-  };
-
-  /// The combiner of an op that reduces along its innermost loop only, with
-  /// every input running along that loop contiguously or not depending on
-  /// it, and a 32-bit float accumulator; none otherwise.
-  std::optional<Combiner>
-  rowReduction(ArrayRef<int64_t> sizes,
-               ArrayRef<utils::IteratorType> iterators) {
+  /// How the region of an op that reduces along its innermost loop only
+  /// folds a point into its f32 accumulator, `acc = acc OP f(inputs)`, as
+  /// the aggregation kind OP is, when every input runs along that loop
+  /// contiguously or does not depend on it; none otherwise.
+  std::optional<AggKind> rowReduction(ArrayRef<int64_t> sizes,
+                                      ArrayRef<utils::IteratorType> iterators) {
     int64_t innermost = int64_t(sizes.size()) - 1;
     if (sizes.empty() ||
         llvm::count(iterators, utils::IteratorType::reduction) != 1 ||
@@ -270,50 +281,20 @@ private:
     Operation *fold = region->getTerminator()->getOperand(0).getDefiningOp();
     if (!fold || *acc.getUsers().begin() != fold || fold->getNumOperands() != 2)
       return std::nullopt;
-    std::optional<Combiner::Kind> kind =
-        TypeSwitch<Operation *, std::optional<Combiner::Kind>>(fold)
-            .Case([](arith::AddFOp) { return Combiner::Add; })
-            .Case([](arith::MulFOp) { return Combiner::Mul; })
-            .Case([](arith::MaximumFOp) { return Combiner::Max; })
-            .Case([](arith::MinimumFOp) { return Combiner::Min; })
-            .Default([](Operation *) { return std::nullopt; });
-    if (!kind)
-      return std::nullopt;
-    return Combiner{*kind, acc.getType()};
-  }
-
-  Value combine(OpBuilder &b, const Combiner &c, Value x, Value y) {
-    Location loc = op.getLoc();
-    switch (c.kind) {
-    case Combiner::Add:
-      return arith::AddFOp::create(b, loc, x, y);
-    case Combiner::Mul:
-      return arith::MulFOp::create(b, loc, x, y);
-    case Combiner::Max:
-      return arith::MaximumFOp::create(b, loc, x, y);
-    case Combiner::Min:
-      return arith::MinimumFOp::create(b, loc, x, y);
-    }
-    llvm_unreachable("combiner kind");
-  }
-
-  Value identity(OpBuilder &b, const Combiner &c) {
-    auto type = cast<FloatType>(c.type);
-    APFloat value =
-        c.kind == Combiner::Add   ? APFloat::getZero(type.getFloatSemantics())
-        : c.kind == Combiner::Mul ? APFloat(type.getFloatSemantics(), 1)
-                                  : APFloat::getInf(type.getFloatSemantics(),
-                                                    c.kind == Combiner::Max);
-    return arith::ConstantOp::create(b, op.getLoc(), type,
-                                     b.getFloatAttr(type, value));
+    return TypeSwitch<Operation *, std::optional<AggKind>>(fold)
+        .Case([](arith::AddFOp) { return AggKind::Add; })
+        .Case([](arith::MulFOp) { return AggKind::Mul; })
+        .Case([](arith::MaximumFOp) { return AggKind::Max; })
+        .Case([](arith::MinimumFOp) { return AggKind::Min; })
+        .Default([](Operation *) { return std::nullopt; });
   }
 
   /// A warp a row: each lane folds every 32nd chunk of `width` consecutive
-  /// points of the row (16-byte vector loads), from the combiner's identity;
+  /// points of the row (16-byte vector loads), from the aggregation's identity;
   /// the lanes combine by shuffles, and lane 0 folds the sum into the
   /// output.
   LogicalResult warpPerRow(OpBuilder &b, gpu::GPUFuncOp fn, Block &entry,
-                           ArrayRef<int64_t> sizes, const Combiner &combiner,
+                           ArrayRef<int64_t> sizes, AggKind kind,
                            int64_t rows) {
     Location loc = op.getLoc();
     int64_t innermost = int64_t(sizes.size()) - 1;
@@ -321,8 +302,7 @@ private:
     for (OpOperand *input : op.getDpsInputOperands())
       if (auto type = dyn_cast<MemRefType>(input->get().getType()))
         if (op.getMatchingIndexingMap(input).isFunctionOfDim(innermost))
-          narrowest = std::min<int64_t>(
-              narrowest, (type.getElementTypeBitWidth() + 7) / 8);
+          narrowest = std::min<int64_t>(narrowest, elementBytes(type));
     int64_t width = std::min<int64_t>(8, 16 / narrowest);
     while (width > 1 && sizes[innermost] % width)
       width /= 2;
@@ -341,7 +321,7 @@ private:
     auto loop = scf::ForOp::create(
         b, loc, arith::MulIOp::create(b, loc, lane, index(width)),
         index(sizes[innermost]), index(kWarp * width),
-        ValueRange{identity(b, combiner)});
+        ValueRange{aggregationIdentity(b, loc, kind, b.getF32Type())});
     {
       OpBuilder::InsertionGuard inLoop(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -355,9 +335,7 @@ private:
           auto vector = VectorType::get({width}, type.getElementType());
           values.push_back(vector::LoadOp::create(
               b, loc, vector, args.lookup(input->get()), indicesOf(b, *input),
-              /*nontemporal=*/false,
-              llvm::MaybeAlign(std::min<int64_t>(
-                  16, width * ((type.getElementTypeBitWidth() + 7) / 8)))));
+              /*nontemporal=*/false, vectorAlignment(type, width)));
           continue;
         }
         FailureOr<Value> scalar = load(b, *input);
@@ -389,7 +367,7 @@ private:
       Value other = gpu::ShuffleOp::create(b, loc, partial, offset, kWarp,
                                            gpu::ShuffleMode::XOR)
                         .getShuffleResult();
-      partial = combine(b, combiner, partial, other);
+      partial = aggregationCombine(b, loc, kind, partial, other);
     }
     auto first = scf::IfOp::create(
         b, loc,
@@ -401,7 +379,8 @@ private:
     FailureOr<Value> init = load(b, *out);
     if (failed(init))
       return failure();
-    memref::StoreOp::create(b, loc, combine(b, combiner, *init, partial),
+    memref::StoreOp::create(b, loc,
+                            aggregationCombine(b, loc, kind, *init, partial),
                             args.lookup(out->get()), indicesOf(b, *out));
     return finish(b, fn, entry, blocks);
   }
@@ -422,8 +401,7 @@ private:
       auto type = dyn_cast<MemRefType>(operand.get().getType());
       if (!type)
         continue;
-      narrowest =
-          std::min<int64_t>(narrowest, (type.getElementTypeBitWidth() + 7) / 8);
+      narrowest = std::min<int64_t>(narrowest, elementBytes(type));
       AffineMap map = op.getMatchingIndexingMap(&operand);
       for (auto [r, expr] : llvm::enumerate(map.getResults())) {
         if (!expr.isFunctionOfDim(innermost))
@@ -450,10 +428,6 @@ private:
         return std::nullopt;
       return VectorType::get({width}, type.getElementType());
     };
-    auto alignment = [&](VectorType type) {
-      return llvm::MaybeAlign(std::min<int64_t>(
-          16, width * ((type.getElementTypeBitWidth() + 7) / 8)));
-    };
     Block *region = op.getBlock();
     OpOperand *out = op.getDpsInitOperand(0);
     // Per region argument: a vector to extract lanes from, or a scalar.
@@ -467,7 +441,7 @@ private:
       if (std::optional<VectorType> type = access(operand)) {
         values.push_back(vector::LoadOp::create(
             b, loc, *type, args.lookup(operand.get()), indicesOf(b, operand),
-            /*nontemporal=*/false, alignment(*type)));
+            /*nontemporal=*/false, vectorAlignment(*type, width)));
         continue;
       }
       FailureOr<Value> scalar = load(b, operand);
@@ -500,7 +474,7 @@ private:
     Value result = vector::FromElementsOp::create(b, loc, type, lanes);
     vector::StoreOp::create(b, loc, result, args.lookup(out->get()),
                             indicesOf(b, *out), /*nontemporal=*/false,
-                            alignment(type));
+                            vectorAlignment(type, width));
     return success();
   }
 
@@ -652,8 +626,7 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
   ArrayRef<int64_t> shape = xType.getShape();
   int64_t rank = shape.size();
   int64_t n = shape.back();
-  int64_t bytes = (xType.getElementTypeBitWidth() + 7) / 8;
-  int64_t width = std::min<int64_t>(8, 16 / bytes);
+  int64_t width = std::min<int64_t>(8, 16 / elementBytes(xType));
   if (!xType.getElementType().isBF16() && !xType.getElementType().isF16() &&
       !xType.getElementType().isF32())
     return false;
@@ -687,10 +660,6 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
   auto widen = [&](Value v) -> Value {
     return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   };
-  auto alignment = [&](MemRefType type) {
-    return llvm::MaybeAlign(std::min<int64_t>(
-        16, width * ((type.getElementTypeBitWidth() + 7) / 8)));
-  };
   auto [row, lane] = enterWarpRow(b, loc, rows);
   SmallVector<Value> at(rank, Value());
   Value rest = row;
@@ -710,7 +679,8 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
   auto loadChunk = [&](Value k) -> Value {
     at.back() = k;
     return vector::LoadOp::create(b, loc, xVector, x, at,
-                                  /*nontemporal=*/false, alignment(xType));
+                                  /*nontemporal=*/false,
+                                  vectorAlignment(xType, width));
   };
   auto squares = [&](Value chunk, Value acc) {
     for (int64_t j = 0; j < width; ++j) {
@@ -747,9 +717,9 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
 
   // Normalised and scaled, 8 lanes a store.
   auto emit = [&](Value k, Value chunk) {
-    Value weights =
-        vector::LoadOp::create(b, loc, wVector, w, ValueRange{k},
-                               /*nontemporal=*/false, alignment(wType));
+    Value weights = vector::LoadOp::create(b, loc, wVector, w, ValueRange{k},
+                                           /*nontemporal=*/false,
+                                           vectorAlignment(wType, width));
     SmallVector<Value> lanes;
     for (int64_t j = 0; j < width; ++j) {
       Value v = arith::DivFOp::create(
@@ -763,7 +733,7 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
     at.back() = k;
     vector::StoreOp::create(
         b, loc, vector::FromElementsOp::create(b, loc, outVector, lanes), out,
-        at, /*nontemporal=*/false, alignment(outType));
+        at, /*nontemporal=*/false, vectorAlignment(outType, width));
   };
   auto scale = scf::ForOp::create(b, loc, first, index(n), step);
   {
@@ -785,14 +755,6 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
     op->erase();
   }
   OpBuilder host = OpBuilder::atBlockBegin(&body);
-  Value one = arith::ConstantIndexOp::create(host, loc, 1);
-  gpu::LaunchFuncOp::create(
-      host, loc, fn,
-      gpu::KernelDim3{arith::ConstantIndexOp::create(host, loc, blocks), one,
-                      one},
-      gpu::KernelDim3{
-          arith::ConstantIndexOp::create(host, loc, kGpuThreadsPerBlock), one,
-          one},
-      Value(), ValueRange(body.getArguments()).take_front(3));
+  launch(host, loc, fn, blocks, body.getArguments().take_front(3));
   return true;
 }

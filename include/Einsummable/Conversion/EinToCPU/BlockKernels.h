@@ -30,6 +30,14 @@ FailureOr<LibraryGemm> matchLibraryGemm(JoinAggOp join);
 /// join-agg other than a library gemm, or a composite.
 bool needsBlockKernel(Operation *op);
 
+/// The identity of aggregation `kind` (not `none`) in float `type`: 0, 1,
+/// -inf for max, +inf for min.
+Value aggregationIdentity(OpBuilder &b, Location loc, AggKind kind, Type type);
+
+/// `acc` combined with `v` by aggregation `kind` (not `none`).
+Value aggregationCombine(OpBuilder &b, Location loc, AggKind kind, Value acc,
+                         Value v);
+
 /// Builds `func.func @name(inputs..., result)` on static, row-major memrefs
 /// at `builder`'s insertion point: the block computed with linalg ops,
 /// reading its inputs and writing its result buffer. Accumulates in the

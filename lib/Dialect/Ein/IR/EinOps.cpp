@@ -243,6 +243,13 @@ SmallVector<int64_t> JoinAggOp::getAggregatedLoops() {
   return loops;
 }
 
+SmallVector<int64_t> JoinAggOp::getBlockOffsets() {
+  if (auto attr = (*this)->getAttrOfType<DenseI64ArrayAttr>(
+          EinDialect::getLoopOffsetsAttrName()))
+    return SmallVector<int64_t>(attr.asArrayRef());
+  return SmallVector<int64_t>(getNumLoops(), 0);
+}
+
 SmallVector<int64_t> JoinAggOp::getLoopSizes() {
   SmallVector<int64_t> sizes(getNumLoops(), 0);
   for (auto [i, input] : llvm::enumerate(getInputs()))

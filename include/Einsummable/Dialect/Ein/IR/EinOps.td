@@ -83,6 +83,9 @@ def Ein_JoinAggOp : Ein_Op<"join_agg", [
     ::mlir::Type getAccType();
     /// Loops that are aggregated (absent from the result), ascending.
     ::llvm::SmallVector<int64_t> getAggregatedLoops();
+    /// Where a device-level block starts in each loop (`ein.loop_offsets`),
+    /// zeros when it has none.
+    ::llvm::SmallVector<int64_t> getBlockOffsets();
   }];
 }
 
