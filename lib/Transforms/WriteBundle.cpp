@@ -301,6 +301,33 @@ private:
       addStep(std::move(step), reads, {*out});
       return success();
     }
+    if (auto attention = dyn_cast<AttentionOp>(op);
+        attention && isLibraryAttention(attention, target)) {
+      auto heads = [](Value v) {
+        return cast<ShapedType>(v.getType()).getDimSize(1);
+      };
+      if (heads(attention.getQuery()) !=
+          heads(attention.getKey()) * int64_t(attention.getGroup()))
+        return op->emitOpError()
+               << "block has " << heads(attention.getQuery())
+               << " query heads for " << heads(attention.getKey())
+               << " KV heads in groups of " << attention.getGroup()
+               << "; the attention step reads the group from the shapes";
+      FailureOr<int> o = allocate(op, attention.getResult(), device.getInt());
+      if (failed(o))
+        return failure();
+      step["kind"] = "library";
+      step["call"] = "attention";
+      step["q"] = name(reads[0]);
+      step["k"] = name(reads[1]);
+      step["v"] = name(reads[2]);
+      step["o"] = name(*o);
+      step["causal"] = attention.getCausal();
+      step["diagonal"] = attention.getQueryOffset() - attention.getKeyOffset();
+      step["scale"] = attention.getScaleOrDefault();
+      addStep(std::move(step), reads, {*o});
+      return success();
+    }
     auto join = dyn_cast<JoinAggOp>(op);
     FailureOr<LibraryGemm> gemm =
         join ? matchLibraryGemm(join) : FailureOr<LibraryGemm>(failure());

@@ -6,6 +6,7 @@
 #include "json_node.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -383,9 +384,11 @@ private:
   void readLibrary(const Node &n, Step &s) {
     s.kind = StepKind::Library;
     s.call = n.at("call").str();
+    if (s.call == "attention")
+      return readAttention(n, s);
     if (s.call != "gemm")
       fail(n.path + ".call", "unknown library call " + inQuotes(s.call) +
-                                 "; this runtime knows gemm");
+                                 "; this runtime knows gemm and attention");
     n.only({"kind", "device", "deps", "label", "call", "a", "b", "c",
             "transpose_a", "transpose_b", "alpha", "beta"});
     s.a = readLocalBuffer(n.at("a"), s.device);
@@ -446,6 +449,70 @@ private:
             bn = dim(b, s.transposeB ? 2 : 1);
     if (am != m || bn != n || ak != bk)
       shapeError();
+  }
+
+  void readAttention(const Node &n, Step &s) {
+    n.only({"kind", "device", "deps", "label", "call", "q", "k", "v", "o",
+            "lse", "causal", "diagonal", "scale"});
+    s.q = readLocalBuffer(n.at("q"), s.device);
+    s.k = readLocalBuffer(n.at("k"), s.device);
+    s.v = readLocalBuffer(n.at("v"), s.device);
+    s.o = readLocalBuffer(n.at("o"), s.device);
+    if (n.has("lse"))
+      s.lse = readLocalBuffer(n.at("lse"), s.device);
+    if (n.has("causal"))
+      s.causal = n.at("causal").boolean();
+    if (n.has("diagonal"))
+      s.diagonal = n.at("diagonal").integer();
+    s.scale = n.at("scale").number();
+    checkAttention(n.path, s);
+  }
+
+  void checkAttention(const std::string &path, const Step &s) {
+    const TensorType &q = buffer(s.q).type, &k = buffer(s.k).type,
+                     &v = buffer(s.v).type, &o = buffer(s.o).type;
+    auto shapes = [&]() {
+      return "q " + shapeText(q.shape) + ", k " + shapeText(k.shape) + ", v " +
+             shapeText(v.shape) + ", o " + shapeText(o.shape);
+    };
+    if (q.dtype != k.dtype || q.dtype != v.dtype || q.dtype != o.dtype ||
+        !isGemmType(q.dtype))
+      fail(path, std::string("attention takes q, k, v and o of one type "
+                             "among f32, f16 and bf16, got ") +
+                     dtypeName(q.dtype) + ", " + dtypeName(k.dtype) + ", " +
+                     dtypeName(v.dtype) + ", " + dtypeName(o.dtype));
+    // cuDNN's and the runtime's fused kernels read 16-bit floats.
+    if (m.target == "cuda" && q.dtype == DType::F32)
+      fail(path, "attention on cuda takes f16 or bf16, not f32");
+    if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4 ||
+        o.shape.size() != 4)
+      fail(path, "attention takes rank-4 [batch, heads, tokens, dim] tensors, "
+                 "got " +
+                     shapes());
+    if (k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] ||
+        v.shape[1] != k.shape[1] || v.shape[2] != k.shape[2] ||
+        k.shape[3] != q.shape[3] || o.shape[0] != q.shape[0] ||
+        o.shape[1] != q.shape[1] || o.shape[2] != q.shape[2] ||
+        o.shape[3] != v.shape[3])
+      fail(path, "attention shapes do not agree: " + shapes());
+    if (q.shape[1] % k.shape[1] != 0)
+      fail(path, "attention's " + std::to_string(q.shape[1]) +
+                     " query heads are not a multiple of its " +
+                     std::to_string(k.shape[1]) + " KV heads: " + shapes());
+    for (int in : {s.q, s.k, s.v})
+      if (s.o == in || s.lse == in)
+        fail(path, "attention's outputs must not be one of its inputs");
+    if (s.lse >= 0) {
+      const TensorType &l = buffer(s.lse).type;
+      std::vector<int64_t> rows(q.shape.begin(), q.shape.end() - 1);
+      if (l.dtype != DType::F32 || l.shape != rows)
+        fail(path, "attention's lse must be f32 " + shapeText(rows) + ", got " +
+                       dtypeName(l.dtype) + " " + shapeText(l.shape));
+      if (s.lse == s.o)
+        fail(path, "attention's lse and o must be different buffers");
+    }
+    if (!(s.scale > 0) || !std::isfinite(s.scale))
+      fail(path, "attention's scale must be positive and finite");
   }
 
   void readTransfer(const Node &n, Step &s) {
@@ -538,6 +605,14 @@ std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
       out.push_back(whole(a.buffer, a.access));
     break;
   case StepKind::Library:
+    if (s.call == "attention") {
+      for (int id : {s.q, s.k, s.v})
+        out.push_back(whole(id, Access::Read));
+      out.push_back(whole(s.o, Access::Write));
+      if (s.lse >= 0)
+        out.push_back(whole(s.lse, Access::Write));
+      break;
+    }
     out.push_back(whole(s.a, Access::Read));
     out.push_back(whole(s.b, Access::Read));
     out.push_back(whole(s.c, s.beta != 0 ? Access::ReadWrite : Access::Write));

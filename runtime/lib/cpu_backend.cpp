@@ -11,6 +11,7 @@
 
 #include "backend.h"
 
+#include "ein/eval.h"
 #include "ein/partition.h"
 #include "ein/region.h"
 
@@ -262,7 +263,10 @@ private:
       return;
     }
     case StepKind::Library:
-      gemm(step);
+      if (step.call == "attention")
+        attention(step);
+      else
+        gemm(step);
       return;
     case StepKind::Transfer: {
       const Buffer &from = m.buffers[step.src.buffer],
@@ -338,6 +342,40 @@ private:
     }
     for (size_t i = 0; i < c.size(); ++i)
       encodeElement(tc.dtype, c[i], out + i * 2);
+  }
+
+  HostTensor decode(int buffer, const Step &step) const {
+    const Buffer &b = m.buffers[buffer];
+    const unsigned char *p = checked(buffer, step.device, step);
+    int width = dtypeBytes(b.type.dtype);
+    HostTensor t;
+    t.dtype = b.type.dtype;
+    t.shape = b.type.shape;
+    t.data.resize(b.type.numElements());
+    for (size_t i = 0; i < t.data.size(); ++i)
+      t.data[i] = decodeElement(b.type.dtype, p + i * width);
+    return t;
+  }
+
+  void encode(const HostTensor &t, int buffer, const Step &step) {
+    const Buffer &b = m.buffers[buffer];
+    unsigned char *p = checked(buffer, step.device, step);
+    int width = dtypeBytes(b.type.dtype);
+    for (size_t i = 0; i < t.data.size(); ++i)
+      encodeElement(b.type.dtype, t.data[i], p + i * width);
+  }
+
+  /// The reference's float64 attention (ein/eval.h), whose diagonal is its
+  /// query offset.
+  void attention(const Step &step) {
+    HostTensor q = decode(step.q, step), k = decode(step.k, step),
+               v = decode(step.v, step), o, lse;
+    int64_t group = q.shape[1] / k.shape[1];
+    ein::attention(q, k, v, step.causal, group, step.scale, step.diagonal, 0, o,
+                   step.lse >= 0 ? &lse : nullptr);
+    encode(o, step.o, step);
+    if (step.lse >= 0)
+      encode(lse, step.lse, step);
   }
 
   void aggregate(const Step &step) {

@@ -38,6 +38,23 @@ inline json gemm(int device, const std::string &a, const std::string &b,
           {"deps", deps}};
 }
 
+inline json attentionStep(int device, const std::string &q,
+                          const std::string &k, const std::string &v,
+                          const std::string &o, bool causal, int64_t diagonal,
+                          double scale, std::vector<int> deps = {}) {
+  return {{"kind", "library"},
+          {"call", "attention"},
+          {"device", device},
+          {"q", q},
+          {"k", k},
+          {"v", v},
+          {"o", o},
+          {"causal", causal},
+          {"diagonal", diagonal},
+          {"scale", scale},
+          {"deps", deps}};
+}
+
 inline json transfer(int device, const std::string &from, const std::string &to,
                      std::vector<int> deps = {}) {
   return {{"kind", "transfer"},

@@ -196,6 +196,67 @@ TEST(Bundle, StepErrors) {
                         "'A0' is [8, 2] f32 and the output [8, 6] f32");
 }
 
+TEST(Bundle, AttentionSteps) {
+  // 4 queries over 8 keys: Q and O 2 KiB each, K and V 2 KiB each, room
+  // for the variants below.
+  json bf16q = type({1, 4, 4, 64}, "bf16"),
+       bf16kv = type({1, 2, 8, 64}, "bf16");
+  json m = manifest(1, {16384},
+                    {buffer("Q", 0, 0, bf16q), buffer("K", 0, 4096, bf16kv),
+                     buffer("V", 0, 8192, bf16kv), buffer("O", 0, 2048, bf16q),
+                     buffer("L", 0, 12288, type({1, 4, 8}))},
+                    {layout(bf16q, {block("Q", {0, 0, 0, 0})}),
+                     layout(bf16kv, {block("K", {0, 0, 0, 0})}),
+                     layout(bf16kv, {block("V", {0, 0, 0, 0})})},
+                    {layout(bf16q, {block("O", {0, 0, 0, 0})})},
+                    {attentionStep(0, "Q", "K", "V", "O", true, 0, 0.125)});
+  EXPECT_EQ(errorOf(m), "");
+  json lse = m;
+  lse["steps"][0]["lse"] = "L";
+  EXPECT_REJECTS(lse, "attention's lse must be f32 [1, 4, 4], got f32 "
+                      "[1, 4, 8]");
+  json types = m;
+  types["buffers"][1]["type"] = type({1, 2, 8, 64}, "f16");
+  types["inputs"][1]["type"] = type({1, 2, 8, 64}, "f16");
+  EXPECT_REJECTS(types, "attention takes q, k, v and o of one type among "
+                        "f32, f16 and bf16, got bf16, f16, bf16, bf16");
+  json heads = m;
+  heads["buffers"][1]["type"] = type({1, 3, 8, 64}, "bf16");
+  heads["buffers"][2]["type"] = type({1, 3, 8, 64}, "bf16");
+  heads["inputs"][1]["type"] = type({1, 3, 8, 64}, "bf16");
+  heads["inputs"][2]["type"] = type({1, 3, 8, 64}, "bf16");
+  EXPECT_REJECTS(heads, "attention's 4 query heads are not a multiple of its "
+                        "3 KV heads");
+  json dims = m;
+  dims["buffers"][1]["type"] = type({1, 2, 8, 32}, "bf16");
+  dims["inputs"][1]["type"] = type({1, 2, 8, 32}, "bf16");
+  EXPECT_REJECTS(dims, "attention shapes do not agree: q [1, 4, 4, 64], k "
+                       "[1, 2, 8, 32], v [1, 2, 8, 64], o [1, 4, 4, 64]");
+  json rank = m;
+  rank["buffers"][0]["type"] = type({4, 4, 64}, "bf16");
+  rank["inputs"][0]["type"] = type({4, 4, 64}, "bf16");
+  rank["inputs"][0]["blocks"][0]["offset"] = {0, 0, 0};
+  EXPECT_REJECTS(rank, "attention takes rank-4 [batch, heads, tokens, dim] "
+                       "tensors");
+  json alias = m;
+  alias["steps"][0]["o"] = "Q";
+  EXPECT_REJECTS(alias, "attention's outputs must not be one of its inputs");
+  json scale = m;
+  scale["steps"][0]["scale"] = 0;
+  EXPECT_REJECTS(scale, "attention's scale must be positive and finite");
+  json unknown = m;
+  unknown["steps"][0]["mask"] = "M";
+  EXPECT_REJECTS(unknown, "mask");
+  json f32 = patched(m, {{"target", "cuda"}, {"chip", "sm_90"}});
+  EXPECT_EQ(errorOf(f32), "");
+  for (int b : {0, 1, 2, 3})
+    f32["buffers"][b]["type"]["dtype"] = "f32";
+  for (int i : {0, 1, 2})
+    f32["inputs"][i]["type"]["dtype"] = "f32";
+  f32["outputs"][0]["type"]["dtype"] = "f32";
+  EXPECT_REJECTS(f32, "attention on cuda takes f16 or bf16, not f32");
+}
+
 TEST(Bundle, KernelSteps) {
   json m = splitMatmulManifest();
   json kernel = {{"kind", "kernel"},

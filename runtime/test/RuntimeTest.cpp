@@ -361,6 +361,51 @@ TEST_P(OnEachTarget, AggregationKinds) {
   EXPECT_LE(errorAgainstReference(dir, p), 1e-6);
 }
 
+/// Causal GQA attention over 16 tokens (4 query heads, 2 KV heads, head
+/// dimension 64) split by queries across two devices, each block a fused
+/// attention step whose diagonal is its query offset, with a log-sum-exp
+/// output on device 1; against the reference's attention.
+TEST_P(OnEachTarget, AttentionSteps) {
+  for (std::string dtype : {"bf16", "f16"}) {
+    SCOPED_TRACE(dtype);
+    json q = type({1, 4, 16, 64}, dtype), kv = type({1, 2, 16, 64}, dtype),
+         half = type({1, 4, 8, 64}, dtype);
+    int64_t qBytes = 4 * 16 * 64 * 2, kvBytes = 2 * 16 * 64 * 2,
+            halfBytes = qBytes / 2;
+    std::vector<json> buffers;
+    for (int d = 0; d < 2; ++d) {
+      std::string s = std::to_string(d);
+      buffers.push_back(buffer("Q" + s, d, 0, half));
+      buffers.push_back(buffer("K" + s, d, halfBytes, kv));
+      buffers.push_back(buffer("V" + s, d, halfBytes + kvBytes, kv));
+      buffers.push_back(buffer("O" + s, d, halfBytes + 2 * kvBytes, half));
+    }
+    buffers.push_back(
+        buffer("L1", 1, 2 * halfBytes + 2 * kvBytes, type({1, 4, 8})));
+    json step1 = attentionStep(1, "Q1", "K1", "V1", "O1", true, 8, 0.125);
+    step1["lse"] = "L1";
+    json m = manifest(
+        2,
+        {2 * halfBytes + 2 * kvBytes + 256, 2 * halfBytes + 2 * kvBytes + 256},
+        buffers,
+        {layout(q, {block("Q0", {0, 0, 0, 0}), block("Q1", {0, 0, 8, 0})}),
+         layout(kv, {block("K0", {0, 0, 0, 0}), block("K1", {0, 0, 0, 0})}),
+         layout(kv, {block("V0", {0, 0, 0, 0}), block("V1", {0, 0, 0, 0})})},
+        {layout(q, {block("O0", {0, 0, 0, 0}), block("O1", {0, 0, 8, 0})})},
+        {attentionStep(0, "Q0", "K0", "V0", "O0", true, 0, 0.125), step1});
+    json op = {{"kind", "attention"}, {"result", "o"},
+               {"type", q},           {"inputs", {"q", "k", "v"}},
+               {"causal", true},      {"group", 2},
+               {"scale", 0.125},      {"query_offset", 0},
+               {"key_offset", 0}};
+    json p = program({argument("q", q), argument("k", kv), argument("v", kv)},
+                     {op}, {"o"});
+    TempBundle dir(on(m), p);
+    EXPECT_LE(errorAgainstReference(dir, p, /*debug=*/true),
+              checkThreshold(*parseDType(dtype)));
+  }
+}
+
 TEST(Runtime, KernelsComeFromTheBundlesLibrary) {
   std::string so = EIN_TEST_BUNDLES_DIR "/uneven-3gpu/kernels/host.so";
   json kernel = {{"kind", "kernel"},

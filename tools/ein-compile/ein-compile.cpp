@@ -120,9 +120,11 @@ static int summarize() {
     return 1;
   }
   std::map<::ein::StepKind, int> count;
+  int attentions = 0;
   int64_t movedBytes = 0;
   for (const ::ein::Step &s : m.steps) {
     ++count[s.kind];
+    attentions += s.kind == ::ein::StepKind::Library && s.call == "attention";
     if (s.kind != ::ein::StepKind::Transfer)
       continue;
     int64_t elements = 1;
@@ -142,7 +144,8 @@ static int summarize() {
                << ", topology " << topology << ", " << exchange
                << " exchanges\n"
                << "steps: " << count[::ein::StepKind::Kernel] << " kernel, "
-               << count[::ein::StepKind::Library] << " gemm, "
+               << count[::ein::StepKind::Library] - attentions << " gemm, "
+               << attentions << " attention, "
                << count[::ein::StepKind::Transfer] << " transfer ("
                << megabytes(movedBytes) << " between devices), "
                << count[::ein::StepKind::Aggregate] << " aggregate\n"

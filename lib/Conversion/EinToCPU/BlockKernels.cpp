@@ -74,12 +74,31 @@ FailureOr<LibraryGemm> mlir::ein::matchLibraryGemm(JoinAggOp join) {
   return g;
 }
 
-bool mlir::ein::needsBlockKernel(Operation *op) {
+bool mlir::ein::isLibraryAttention(AttentionOp attention, StringRef target) {
+  if (target == "cpu")
+    return true;
+  auto type = [](Value v) { return cast<ShapedType>(v.getType()); };
+  ShapedType q = type(attention.getQuery()), k = type(attention.getKey()),
+             v = type(attention.getValue()), o = type(attention.getResult());
+  Type element = q.getElementType();
+  if (!element.isBF16() && !element.isF16())
+    return false;
+  for (ShapedType t : {k, v, o})
+    if (t.getElementType() != element || t.getRank() != 4)
+      return false;
+  int64_t headDim = q.getShape().back();
+  return q.getRank() == 4 && (headDim == 64 || headDim == 128) &&
+         k.getShape().back() == headDim && v.getShape().back() == headDim;
+}
+
+bool mlir::ein::needsBlockKernel(Operation *op, StringRef target) {
   if (!op->hasAttr("device"))
     return false;
   if (auto join = dyn_cast<JoinAggOp>(op))
     return failed(matchLibraryGemm(join));
-  return isa<AttentionOp, SoftmaxOp, RmsNormOp>(op);
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return !isLibraryAttention(attention, target);
+  return isa<SoftmaxOp, RmsNormOp>(op);
 }
 
 namespace {
@@ -583,7 +602,7 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
   builder.setInsertionPointToEnd(kernels.getBody());
   int count = 0;
   WalkResult walked = func->walk([&](Operation *op) {
-    if (!needsBlockKernel(op))
+    if (!needsBlockKernel(op, target))
       return WalkResult::advance();
     std::string name = "ein_kernel_" + std::to_string(count++);
     if (failed(buildBlockKernel(op, name, builder)))

@@ -100,6 +100,17 @@ struct Step {
   bool transposeA = false, transposeB = false;
   double alpha = 1, beta = 0;
 
+  // kind == Library, call == "attention": o = softmax(scale q k^T) v, fused,
+  // on q [b, h, s, d], k [b, hk, t, d], v [b, hk, t, dv], o [b, h, s, dv]
+  // with query head h reading KV head h / (h / hk); with `causal`, query s
+  // sees key t when t <= s + diagonal. `lse` (-1: none) receives the f32
+  // log-sum-exp [b, h, s] of each query's visible scaled scores (-inf, with
+  // o = 0, for a query that sees none).
+  int q = 0, k = 0, v = 0, o = 0, lse = -1;
+  bool causal = false;
+  int64_t diagonal = 0;
+  double scale = 1;
+
   // kind == Transfer: copies `src` into `dst` (equal extents and types).
   Region src, dst;
 

@@ -2,10 +2,8 @@
 //
 // The CUDA backend's gemm steps call cuBLASLt, which it loads with dlopen
 // only when a bundle has a gemm: a machine without the library gets an
-// error naming every place searched, not a loader failure at start-up.
-// The search: $EIN_CUBLASLT alone when set (a file), else the loader's path
-// (LD_LIBRARY_PATH, the system), the CUDA toolkit, and PyTorch's wheels
-// (site-packages/nvidia/*/lib) under the usual Python prefixes.
+// error naming every place searched, not a loader failure at start-up
+// (library_search.h; $EIN_CUBLASLT names the file explicitly).
 //
 //===----------------------------------------------------------------------===//
 

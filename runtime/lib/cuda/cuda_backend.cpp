@@ -5,7 +5,8 @@
 // buffer plan), a stream, and, when it runs gemms, a cuBLASLt handle and
 // workspace. Kernels load from the bundle's .cubin files and from the
 // backend's own fatbin (aggregation, strided copies). cuBLASLt's heuristics
-// are queried before capture.
+// are queried, and every attention step planned (cuDNN's fused SDPA or the
+// runtime's own kernel, attention.h), before capture.
 //
 // The schedule is issued once eagerly (which also loads every kernel into
 // every context) and once under stream capture into a single graph spanning
@@ -16,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../backend.h"
+#include "attention.h"
 #include "copy_plan.h"
 #include "cublaslt.h"
 #include "kernels_abi.h"
@@ -97,6 +99,7 @@ public:
       allocate();
       loadKernels();
       planGemms();
+      planAttentions();
       createEvents();
       // Eagerly once: loads every kernel into every context and surfaces
       // errors outside capture, where they are easier to read.
@@ -123,6 +126,12 @@ public:
       cudaGraphDestroy(graph);
     for (cudaEvent_t e : events)
       cudaEventDestroy(e);
+    attentions.clear();
+    for (int d = 0; d < int(attentionWorkspaces.size()); ++d)
+      if (attentionWorkspaces[d]) {
+        cudaSetDevice(d);
+        cudaFree(attentionWorkspaces[d]);
+      }
     for (auto &[step, plan] : gemms) {
       lt.cublasLtMatmulDescDestroy(plan.desc);
       for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
@@ -194,6 +203,11 @@ public:
                        std::to_string(graphNodes) + " nodes";
     if (lt.loaded())
       text += ", cuBLASLt from " + lt.path;
+    std::set<std::string> names;
+    for (const auto &[step, attention] : attentions)
+      names.insert(attention->name());
+    for (const std::string &name : names)
+      text += ", attention by " + name;
     return text;
   }
 
@@ -221,6 +235,8 @@ private:
     bool swapped = true; // cuBLAS's A is the step's b (row-major trick)
   };
   std::map<size_t, GemmPlan> gemms;
+  std::map<size_t, std::unique_ptr<cuda::Attention>> attentions;
+  std::vector<void *> attentionWorkspaces; // per device, may be null
   std::vector<cudaLibrary_t> libraries;
   cudaKernel_t aggregateKernel = nullptr, copyKernel = nullptr;
   std::map<std::string, cudaKernel_t> kernels;
@@ -295,7 +311,8 @@ private:
 
   bool runsGemm(int device) const {
     return std::any_of(m.steps.begin(), m.steps.end(), [&](const Step &s) {
-      return s.kind == StepKind::Library && s.device == device;
+      return s.kind == StepKind::Library && s.call == "gemm" &&
+             s.device == device;
     });
   }
 
@@ -393,7 +410,7 @@ private:
   void planGemms() {
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
-      if (s.kind != StepKind::Library)
+      if (s.kind != StepKind::Library || s.call != "gemm")
         continue;
       if (!lt.loaded())
         lt.load();
@@ -408,6 +425,53 @@ private:
               "allocating the cuBLASLt workspace");
       }
       gemms[i] = planGemm(i, s);
+    }
+  }
+
+  /// Plans every attention step on its device (EIN_ATTENTION chooses the
+  /// implementation, attention.h) and gives each device the largest
+  /// workspace its steps need.
+  void planAttentions() {
+    std::string implementation =
+        choice("EIN_ATTENTION", {"auto", "cudnn", "kernel"});
+    std::vector<size_t> workspace(m.devices, 0);
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const Step &s = m.steps[i];
+      if (s.kind != StepKind::Library || s.call != "attention")
+        continue;
+      const TensorType &q = m.buffers[s.q].type, &k = m.buffers[s.k].type,
+                       &v = m.buffers[s.v].type;
+      cuda::AttentionProblem p;
+      p.batch = q.shape[0];
+      p.heads = q.shape[1];
+      p.kvHeads = k.shape[1];
+      p.queries = q.shape[2];
+      p.keys = k.shape[2];
+      p.headDim = q.shape[3];
+      p.valueDim = v.shape[3];
+      p.type = elementType(q.dtype);
+      p.scale = static_cast<float>(s.scale);
+      p.causal = s.causal;
+      p.diagonal = s.diagonal;
+      p.withLse = s.lse >= 0;
+      check(cudaSetDevice(s.device), "cudaSetDevice");
+      try {
+        attentions[i] = cuda::createAttention(p, implementation);
+      } catch (const RuntimeError &e) {
+        throw RuntimeError("attention step " + std::to_string(i) + ": " +
+                           e.what());
+      }
+      workspace[s.device] =
+          std::max(workspace[s.device], attentions[i]->workspaceBytes());
+    }
+    attentionWorkspaces.assign(m.devices, nullptr);
+    for (int d = 0; d < m.devices; ++d) {
+      if (!workspace[d])
+        continue;
+      check(cudaSetDevice(d), "cudaSetDevice");
+      check(cudaMalloc(&attentionWorkspaces[d], workspace[d]),
+            "allocating GPU " + std::to_string(d) + "'s attention workspace (" +
+                mib(workspace[d]) + ")");
     }
   }
 
@@ -589,6 +653,13 @@ private:
       return;
     }
     case StepKind::Library: {
+      if (s.call == "attention") {
+        attentions.at(index)->run(
+            address(s.q), address(s.k), address(s.v), address(s.o),
+            s.lse >= 0 ? reinterpret_cast<float *>(address(s.lse)) : nullptr,
+            attentionWorkspaces[s.device], stream);
+        return;
+      }
       const GemmPlan &plan = gemms.at(index);
       ltCheck(lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha,
                                 address(s.b), plan.a, address(s.a), plan.b,

@@ -134,3 +134,48 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
   }
 }
 
+
+// -----
+
+// Causal GQA attention in bf16 with head dimension 64 is the runtime's
+// fused attention step (cuDNN's SDPA or its own kernel): no kernel is
+// generated for it.
+
+// CHECK-LABEL: func.func @fused_attention
+// CHECK: ein.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, device = 0 : i64, group = 2 : i64, query_offset = 8 : i64} :
+// CHECK: module @ein_kernels attributes {ein.kernel_target = "cuda", gpu.container_module} {
+// CHECK-NEXT: gpu.module @ein_device {
+// CHECK-NEXT: }
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @fused_attention(%q: tensor<1x4x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: tensor<1x2x8x64xbf16>) -> tensor<1x4x8x64xbf16> {
+    %o = ein.attention %q, %k, %v {causal, group = 2 : i64, query_offset = 8 : i64, device = 0 : i64} : tensor<1x4x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16> -> tensor<1x4x8x64xbf16>
+    return %o : tensor<1x4x8x64xbf16>
+  }
+}
+
+// -----
+
+// A head dimension of 16 is neither cuDNN's nor the runtime kernel's: the
+// block gets the generic kernel, its stages as launches over scratch
+// buffers: f32 scores from q and k (KV head h floordiv 2), the masked
+// softmax's row maximum and sum, the weighted values in f32, one rounding
+// into the f16 result.
+
+// CHECK-DAG: #[[GROUP:.*]] = affine_map<()[s0] -> (s0 floordiv 2)>
+// CHECK-LABEL: func.func @generic_attention
+// CHECK: ein.attention {{.*}}ein.kernel = "ein_kernel_0"
+// CHECK: func.func @ein_kernel_0(%[[Q:.*]]: memref<1x4x8x16xf16>, %[[K:.*]]: memref<1x2x8x16xf16>, %[[V:.*]]: memref<1x2x8x16xf16>, %[[O:.*]]: memref<1x4x8x16xf16>, %[[S:.*]]: memref<1x4x8x8xf32>, %[[MAX:.*]]: memref<1x4x8xf32>, %[[SUM:.*]]: memref<1x4x8xf32>, %[[ACC:.*]]: memref<1x4x8x16xf32>)
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_1 {{.*}} args(%[[Q]] : memref<1x4x8x16xf16>, %[[K]] : memref<1x2x8x16xf16>, %[[S]] : memref<1x4x8x8xf32>)
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_9 {{.*}} args(%[[S]] : memref<1x4x8x8xf32>, %[[V]] : memref<1x2x8x16xf16>, %[[ACC]] : memref<1x4x8x16xf32>)
+// CHECK-NEXT: gpu.launch_func @ein_device::@ein_kernel_0_10 {{.*}} args(%[[ACC]] : memref<1x4x8x16xf32>, %[[O]] : memref<1x4x8x16xf16>)
+// CHECK: gpu.func @ein_kernel_0_1(%[[QA:.*]]: memref<1x4x8x16xf16>, %[[KA:.*]]: memref<1x2x8x16xf16>
+// CHECK: %[[H:.*]] = arith.remui %{{.*}}, %c4 : index
+// CHECK: vector.load %[[QA]][%c0, %[[H]],
+// CHECK: %[[KVH:.*]] = affine.apply #[[GROUP]]()[%[[H]]]
+// CHECK: vector.load %[[KA]][%c0, %[[KVH]],
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @generic_attention(%q: tensor<1x4x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf16>) -> tensor<1x4x8x16xf16> {
+    %o = ein.attention %q, %k, %v {causal, group = 2 : i64, query_offset = 8 : i64, device = 0 : i64} : tensor<1x4x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x4x8x16xf16>
+    return %o : tensor<1x4x8x16xf16>
+  }
+}

@@ -3,7 +3,8 @@
 // The per-GPU block kernels of device-level ein as functions on memrefs
 // whose bodies are linalg: what ein-lower-to-cpu compiles to host code and
 // what a GPU lowering can tile. Block matmuls are not kernels: they become
-// library gemm steps (matchLibraryGemm).
+// library gemm steps (matchLibraryGemm); attention blocks become the
+// runtime's fused attention steps where it runs them (isLibraryAttention).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,9 +27,17 @@ struct LibraryGemm {
 /// The gemm form of `join`, or failure when it is not one (no diagnostic).
 FailureOr<LibraryGemm> matchLibraryGemm(JoinAggOp join);
 
-/// Whether `op` is a device-level block that needs a generated kernel: a
-/// join-agg other than a library gemm, or a composite.
-bool needsBlockKernel(Operation *op);
+/// Whether the runtime's fused `attention` library call runs `attention`'s
+/// block on `target` ("cpu" or "cuda"): always on the CPU; on CUDA when
+/// query, key, value and result are all f16 or all bf16 with one head
+/// dimension of 64 or 128 for keys and values (what both cuDNN's fused SDPA
+/// and the runtime's own kernel run).
+bool isLibraryAttention(AttentionOp attention, StringRef target);
+
+/// Whether `op` is a device-level block that needs a generated kernel for
+/// `target`: a join-agg other than a library gemm, or a composite other than
+/// a library attention.
+bool needsBlockKernel(Operation *op, StringRef target);
 
 /// The identity of aggregation `kind` (not `none`) in float `type`: 0, 1,
 /// -inf for max, +inf for min.

@@ -1,0 +1,821 @@
+//===- cudnn_attention.cpp - Fused attention through cuDNN's graph API ----===//
+//
+// softmax(scale q k^T + mask) v as one cuDNN 9 operation graph, built from
+// backend descriptors (cudnn_graph.h; cudnn-frontend is not available) in
+// the pattern cudnn-frontend's composite SDPA node emits for cuDNN before
+// 9.21, which cuDNN's fused flash-attention engines recognise and run as one
+// kernel:
+//
+//   s = q k^T            matmul; k is read as k^T [b, kvHeads, d, keys] and
+//                        grouped-query attention is k and v having kvHeads
+//                        where q has heads (the matmul broadcasts them)
+//   s = s * scale        pointwise MUL by a by-value f32
+//   causal (see mask()):
+//     i, j = the query and key index of each score        GEN_INDEX, int32
+//     i = i + diagonal   ADD (+ keys, SUB queries for the bottom-right one)
+//     s = i >= j ? s : -inf                        CMP_GE, BINARY_SELECT
+//   m = max_t s, e = exp(s - m), z = sum_t e       REDUCTION, SUB, EXP
+//   lse = m + log z      LOG, ADD: f32 [b, h, queries, 1], natural log of
+//                        the scaled, masked scores, as attention.h's lse;
+//                        virtual when the problem has no lse
+//   o = (e / z) v        DIV into the io type, matmul
+//
+// cuDNN 9.13.1's single SDPA_FWD operation would be shorter, but until 9.21
+// it takes no mask other than a block mask, and no score-modifier subgraph
+// (cuDNN 9.19's cudnn_graph.h has neither attribute), so it cannot express a
+// causal mask, let alone one with an arbitrary diagonal; cudnn-frontend too
+// builds masked attention from the composite graph before 9.21.
+//
+// Loading: libcudnn.so.9 is a shim that dlopens its sub-libraries (the
+// graph library, the engines, the heuristics) by soname when first used.
+// Opened by full path, as from PyTorch's site-packages/nvidia/cudnn/lib, it
+// still finds them through its RUNPATH $ORIGIN, but LD_LIBRARY_PATH comes
+// first in that search, so another cuDNN there would be mixed in. So the
+// sub-libraries are opened first, by full path, from the shim's own
+// directory; the shim's dlopen by soname then returns those. They are
+// opened RTLD_LOCAL, not exporting their symbols: the engines reach the
+// graph library through their DT_NEEDED and the shim through its own
+// handles, and global symbols could interpose on another cuDNN user in the
+// process (PyTorch). The sub-libraries' RUNPATH also holds
+// $ORIGIN/../../cu13/lib, where the pip wheels keep NVRTC, which the
+// runtime-compiled engines load when they plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cudnn_attention.h"
+
+#include "../backend.h"
+#include "library_search.h"
+
+#include <cudnn_graph.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ein::cuda {
+namespace {
+
+/// EIN_CUDNN_LOG=1: engine selection, line by line, on stderr.
+void logLine(const std::string &line) {
+  static const bool enabled = [] {
+    const char *value = std::getenv("EIN_CUDNN_LOG");
+    return value && std::string(value) == "1";
+  }();
+  if (enabled)
+    std::fprintf(stderr, "[ein cudnn] %s\n", line.c_str());
+}
+
+std::string dlError() {
+  const char *error = dlerror();
+  return error ? error : "unknown dlopen error";
+}
+
+/// libcudnn.so.9's entry points.
+struct Cudnn {
+#define EIN_CUDNN_FUNCTION(name) decltype(&::name) name = nullptr;
+#include "cudnn_functions.def"
+
+  /// "9.19.0".
+  std::string version;
+  /// The sub-libraries that did not preload, and why; empty when all did.
+  std::string preloadFailures;
+
+  /// The status, cuDNN's own message on this thread's latest error (which
+  /// attribute, which limit), and a hint where one helps.
+  std::string explain(cudnnStatus_t status) const {
+    std::string text = std::string(cudnnGetErrorString(status)) + " (" +
+                       std::to_string(static_cast<int>(status)) + ")";
+    char detail[4096] = "";
+    cudnnGetLastErrorString(detail, sizeof detail);
+    if (*detail)
+      text += ": " + std::string(detail);
+    if (status == CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING)
+      text += " (runtime-compiled engines need NVRTC, libnvrtc.so.13: put "
+              "its directory on LD_LIBRARY_PATH)";
+    if ((status == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
+         status == CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE) &&
+        !preloadFailures.empty())
+      text += " (" + preloadFailures + ")";
+    return text;
+  }
+};
+
+/// What libcudnn.so.9 loads by soname, the graph library first: the others
+/// need it.
+constexpr const char *kSubLibraries[] = {
+    "libcudnn_graph.so.9", "libcudnn_engines_precompiled.so.9",
+    "libcudnn_engines_runtime_compiled.so.9", "libcudnn_heuristic.so.9"};
+
+/// cuDNN, loaded on first use and kept for the process (the per-device
+/// handles below outlive every attention).
+const Cudnn &cudnn() {
+  static std::mutex mutex;
+  static const Cudnn *loaded = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded)
+    return *loaded;
+  LoadedLibrary shim =
+      openLibrary("EIN_CUDNN", {"libcudnn.so.9"}, "libcudnn.so",
+                  "cuDNN 9 (libcudnn.so.9), which the cuDNN attention needs,");
+  char origin[PATH_MAX] = "";
+  if (dlinfo(shim.handle, RTLD_DI_ORIGIN, origin) != 0)
+    throw RuntimeError("cannot tell which directory '" + shim.path +
+                       "' was loaded from: " + dlError());
+  auto api = std::make_unique<Cudnn>();
+  // Before the shim loads anything itself; see the file comment.
+  for (const char *file : kSubLibraries) {
+    std::string path = std::string(origin) + "/" + file;
+    if (dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))
+      continue;
+    std::string why = dlError();
+    if (file == kSubLibraries[0])
+      throw RuntimeError("cuDNN's graph library, next to '" + shim.path +
+                         "', did not load: " + why);
+    api->preloadFailures +=
+        (api->preloadFailures.empty() ? "" : "; ") + std::string(why);
+  }
+#define EIN_CUDNN_FUNCTION(name)                                               \
+  api->name = reinterpret_cast<decltype(api->name)>(                           \
+      librarySymbol(shim, #name, "cuDNN 9"));
+#include "cudnn_functions.def"
+  size_t version = api->cudnnGetVersion();
+  api->version = std::to_string(version / 10000) + "." +
+                 std::to_string(version % 10000 / 100) + "." +
+                 std::to_string(version % 100);
+  // The mask fills with -inf, which cudnn-frontend only does from 9.10 on
+  // (older attention engines want the lowest float), and 9.10.0 and 9.10.1
+  // have known attention bugs.
+  if (version / 10000 != 9 || version < 91002)
+    throw RuntimeError("'" + shim.path + "' is cuDNN " + api->version +
+                       "; the cuDNN attention needs 9.10.2 or a later 9.x");
+  if (cudnnStatus_t status = api->cudnnGraphVersionCheck();
+      status != CUDNN_STATUS_SUCCESS)
+    throw RuntimeError(
+        "cuDNN " + api->version + " in " + origin +
+        ": its sub-libraries do not match: " + api->explain(status));
+  logLine("loaded " + shim.path + ": cuDNN " + api->version +
+          ", sub-libraries from " + origin +
+          (api->preloadFailures.empty()
+               ? ""
+               : " (did not preload: " + api->preloadFailures + ")"));
+  loaded = api.release();
+  return *loaded;
+}
+
+/// One cuDNN handle per device, shared by every attention on it. The mutex
+/// serialises the handle's users: one run's cudnnSetStream and
+/// cudnnBackendExecute must not interleave with another's, and planning
+/// uses the handle too.
+struct DeviceHandle {
+  cudnnHandle_t handle = nullptr;
+  std::mutex mutex;
+};
+
+/// The current device's handle, created on first use. Handles are never
+/// destroyed: cudnnDestroy at exit could run after the CUDA runtime's own
+/// teardown.
+DeviceHandle &deviceHandle(const Cudnn &api, int device) {
+  static std::mutex mutex;
+  static auto *handles = new std::map<int, std::unique_ptr<DeviceHandle>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<DeviceHandle> &slot = (*handles)[device];
+  if (!slot) {
+    auto made = std::make_unique<DeviceHandle>();
+    if (cudnnStatus_t status = api.cudnnCreate(&made->handle);
+        status != CUDNN_STATUS_SUCCESS)
+      throw RuntimeError("cudnnCreate on GPU " + std::to_string(device) +
+                         " failed: " + api.explain(status));
+    slot = std::move(made);
+  }
+  return *slot;
+}
+
+/// An attribute and its name, for errors.
+struct Attribute {
+  cudnnBackendAttributeName_t name;
+  const char *text;
+};
+#define EIN_ATTR(name)                                                         \
+  Attribute { name, #name }
+
+/// The cudnnBackendAttributeType_t of an attribute's C element type, so
+/// that the element type passed always matches the one declared. The
+/// variant pack's device pointers (void *, like a descriptor) are set apart,
+/// by Descriptors::setPointers.
+template <typename T> struct AttributeType;
+template <> struct AttributeType<int64_t> {
+  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_INT64;
+};
+template <> struct AttributeType<float> {
+  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_FLOAT;
+};
+template <> struct AttributeType<bool> {
+  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_BOOLEAN;
+};
+template <> struct AttributeType<cudnnDataType_t> {
+  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_DATA_TYPE;
+};
+template <> struct AttributeType<cudnnPointwiseMode_t> {
+  static constexpr cudnnBackendAttributeType_t value =
+      CUDNN_TYPE_POINTWISE_MODE;
+};
+template <> struct AttributeType<cudnnReduceTensorOp_t> {
+  static constexpr cudnnBackendAttributeType_t value =
+      CUDNN_TYPE_REDUCTION_OPERATOR_TYPE;
+};
+template <> struct AttributeType<cudnnBackendHeurMode_t> {
+  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_HEUR_MODE;
+};
+template <> struct AttributeType<cudnnBackendBehaviorNote_t> {
+  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_BEHAVIOR_NOTE;
+};
+template <> struct AttributeType<cudnnHandle_t> {
+  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_HANDLE;
+};
+template <> struct AttributeType<cudnnBackendDescriptor_t> {
+  static constexpr cudnnBackendAttributeType_t value =
+      CUDNN_TYPE_BACKEND_DESCRIPTOR;
+};
+
+/// Backend descriptors, each destroyed with this (a plan needs the graph,
+/// the graph its operations, an operation its tensors); every failure names
+/// the step, the descriptor, the attribute and the problem.
+class Descriptors {
+public:
+  Descriptors(const Cudnn &api, const std::string &problem)
+      : api(api), problem(problem) {}
+  ~Descriptors() {
+    for (auto it = owned.rbegin(); it != owned.rend(); ++it)
+      api.cudnnBackendDestroyDescriptor(it->first);
+  }
+  Descriptors(const Descriptors &) = delete;
+  Descriptors &operator=(const Descriptors &) = delete;
+
+  cudnnBackendDescriptor_t create(cudnnBackendDescriptorType_t type,
+                                  const std::string &what) {
+    cudnnBackendDescriptor_t made = nullptr;
+    check(api.cudnnBackendCreateDescriptor(type, &made), "creating " + what);
+    owned.emplace_back(made, what);
+    return made;
+  }
+
+  template <typename T>
+  void set(cudnnBackendDescriptor_t d, Attribute attribute, const T *values,
+           int64_t count = 1) {
+    check(api.cudnnBackendSetAttribute(d, attribute.name,
+                                       AttributeType<T>::value, count, values),
+          "setting " + std::string(attribute.text) + " of " + what(d));
+  }
+
+  /// Sets device or host addresses (CUDNN_TYPE_VOID_PTR).
+  void setPointers(cudnnBackendDescriptor_t d, Attribute attribute,
+                   void *const *values, int64_t count) {
+    check(api.cudnnBackendSetAttribute(d, attribute.name, CUDNN_TYPE_VOID_PTR,
+                                       count, values),
+          "setting " + std::string(attribute.text) + " of " + what(d));
+  }
+
+  /// Reads up to `capacity` values into `values` (for descriptors: ones
+  /// created to receive them); returns how many the attribute has.
+  template <typename T>
+  int64_t get(cudnnBackendDescriptor_t d, Attribute attribute, T *values,
+              int64_t capacity) {
+    int64_t count = 0;
+    check(api.cudnnBackendGetAttribute(d, attribute.name,
+                                       AttributeType<T>::value, capacity,
+                                       &count, values),
+          "reading " + std::string(attribute.text) + " of " + what(d));
+    return count;
+  }
+
+  void finalize(cudnnBackendDescriptor_t d) {
+    check(api.cudnnBackendFinalize(d), "finalizing " + what(d));
+  }
+
+  void check(cudnnStatus_t status, const std::string &step) const {
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw RuntimeError("cuDNN attention for " + problem + ": " + step +
+                         " failed: " + api.explain(status));
+  }
+
+  const std::string &what(cudnnBackendDescriptor_t d) const {
+    static const std::string unknown = "a descriptor";
+    auto it = std::find_if(owned.begin(), owned.end(),
+                           [&](const auto &o) { return o.first == d; });
+    return it == owned.end() ? unknown : it->second;
+  }
+
+private:
+  const Cudnn &api;
+  const std::string &problem;
+  std::vector<std::pair<cudnnBackendDescriptor_t, std::string>> owned;
+};
+
+/// A rank-4 tensor's dims and strides, in elements.
+struct Layout {
+  std::array<int64_t, 4> dims, strides;
+};
+
+Layout rowMajor(const std::array<int64_t, 4> &dims) {
+  return {dims, {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1}};
+}
+
+enum class Storage { Device, Virtual, ByValue };
+
+/// The uids the variant pack names the caller's buffers and the by-value
+/// scalars by; the graph's intermediates count up from kFirstVirtualUid.
+enum : int64_t {
+  kUidQ = 1,
+  kUidK,
+  kUidV,
+  kUidO,
+  kUidLse,
+  kUidScale,
+  kUidMaskFill,
+  kUidDiagonal,
+  kUidKeys,
+  kUidQueries,
+  kFirstVirtualUid = 100
+};
+
+/// Why the graph below cannot compute `p` exactly; empty when it can.
+std::string unsupported(const AttentionProblem &p) {
+  if (p.type != F16 && p.type != BF16)
+    return "its element type is neither f16 nor bf16";
+  for (int64_t n :
+       {p.batch, p.heads, p.kvHeads, p.queries, p.keys, p.headDim, p.valueDim})
+    if (n < 1)
+      return "a size is not positive";
+  if (p.heads % p.kvHeads)
+    return "query heads are not a multiple of KV heads";
+  if (p.headDim % 8 || p.valueDim % 8 || p.headDim > 256 || p.valueDim > 256)
+    return "cuDNN's fused attention engines take head dims that are "
+           "multiples of 8 up to 256";
+  if (!p.causal)
+    return "";
+  // The mask's index arithmetic is int32, and its right bound is >= 0 (as
+  // cudnn-frontend checks): with diagonal < 0, queries 0 .. -diagonal - 1
+  // see no key and must give o = 0 and lse = -inf, but what cuDNN writes
+  // for a row whose scores are all -inf is not specified.
+  if (p.queries > INT32_MAX || p.keys > INT32_MAX)
+    return "the causal mask indexes queries and keys in int32";
+  if (p.diagonal < 0)
+    return "with diagonal " + std::to_string(p.diagonal) + ", queries 0.." +
+           std::to_string(std::min(-p.diagonal, p.queries) - 1) +
+           " see no key, which must give o = 0 and lse = -inf; cuDNN's "
+           "result for a fully masked row is unspecified";
+  return "";
+}
+
+class CudnnAttention final : public Attention {
+public:
+  CudnnAttention(const Cudnn &api, DeviceHandle &device, int deviceIndex,
+                 const AttentionProblem &problem)
+      : api(api), device(device), deviceIndex(deviceIndex), problem(problem),
+        described(problem.describe()), descriptors(api, described),
+        scale(problem.scale) {
+    std::lock_guard<std::mutex> lock(device.mutex);
+    buildGraph();
+    choosePlan();
+  }
+
+  size_t workspaceBytes() const override { return workspace; }
+
+  void run(const void *q, const void *k, const void *v, void *o, float *lse,
+           void *workspaceMemory, cudaStream_t stream) override {
+    if (problem.withLse && !lse)
+      throw RuntimeError("cuDNN attention for " + described +
+                         ": run without an lse buffer, but it writes lse");
+    int current = -1;
+    if (cudaError_t status = cudaGetDevice(&current); status != cudaSuccess)
+      throw RuntimeError(
+          "cuDNN attention for " + described +
+          ": cudaGetDevice failed: " + cudaGetErrorString(status));
+    if (current != deviceIndex)
+      throw RuntimeError("cuDNN attention for " + described +
+                         " was planned on GPU " + std::to_string(deviceIndex) +
+                         " but runs with GPU " + std::to_string(current) +
+                         " current");
+    std::vector<void *> pointers = packValues;
+    for (size_t i = 0; i < packUids.size(); ++i) {
+      switch (packUids[i]) {
+      case kUidQ:
+        pointers[i] = const_cast<void *>(q);
+        break;
+      case kUidK:
+        pointers[i] = const_cast<void *>(k);
+        break;
+      case kUidV:
+        pointers[i] = const_cast<void *>(v);
+        break;
+      case kUidO:
+        pointers[i] = o;
+        break;
+      case kUidLse:
+        pointers[i] = lse;
+        break;
+      default: // a by-value scalar, already pointed at
+        break;
+      }
+    }
+    std::lock_guard<std::mutex> lock(device.mutex);
+    Descriptors call(api, described);
+    call.check(api.cudnnSetStream(device.handle, stream), "cudnnSetStream");
+    cudnnBackendDescriptor_t pack =
+        call.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "the variant pack");
+    auto count = static_cast<int64_t>(packUids.size());
+    call.set(pack, EIN_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS),
+             packUids.data(), count);
+    call.setPointers(pack, EIN_ATTR(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS),
+                     pointers.data(), count);
+    call.setPointers(pack, EIN_ATTR(CUDNN_ATTR_VARIANT_PACK_WORKSPACE),
+                     &workspaceMemory, 1);
+    call.finalize(pack);
+    call.check(api.cudnnBackendExecute(device.handle, plan, pack),
+               "cudnnBackendExecute with engine " + std::to_string(engine));
+  }
+
+  std::string name() const override {
+    return "cudnn " + api.version + " engine " + std::to_string(engine);
+  }
+
+private:
+  cudnnBackendDescriptor_t tensor(int64_t uid, const std::string &name,
+                                  cudnnDataType_t type, const Layout &layout,
+                                  Storage storage) {
+    cudnnBackendDescriptor_t t = descriptors.create(
+        CUDNN_BACKEND_TENSOR_DESCRIPTOR,
+        "tensor '" + name + "' (uid " + std::to_string(uid) + ")");
+    const int64_t alignment = 16;
+    const bool yes = true;
+    descriptors.set(t, EIN_ATTR(CUDNN_ATTR_TENSOR_DATA_TYPE), &type);
+    descriptors.set(t, EIN_ATTR(CUDNN_ATTR_TENSOR_DIMENSIONS),
+                    layout.dims.data(), 4);
+    descriptors.set(t, EIN_ATTR(CUDNN_ATTR_TENSOR_STRIDES),
+                    layout.strides.data(), 4);
+    descriptors.set(t, EIN_ATTR(CUDNN_ATTR_TENSOR_UNIQUE_ID), &uid);
+    descriptors.set(t, EIN_ATTR(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT), &alignment);
+    if (storage == Storage::Virtual)
+      descriptors.set(t, EIN_ATTR(CUDNN_ATTR_TENSOR_IS_VIRTUAL), &yes);
+    if (storage == Storage::ByValue)
+      descriptors.set(t, EIN_ATTR(CUDNN_ATTR_TENSOR_IS_BY_VALUE), &yes);
+    descriptors.finalize(t);
+    if (storage == Storage::Device) {
+      packUids.push_back(uid);
+      packValues.push_back(nullptr); // the caller's, set by run()
+    }
+    return t;
+  }
+
+  cudnnBackendDescriptor_t intermediate(const std::string &name,
+                                        cudnnDataType_t type,
+                                        const Layout &layout) {
+    return tensor(nextUid++, name, type, layout, Storage::Virtual);
+  }
+
+  /// A scalar the variant pack passes from host memory at `value`, a member
+  /// of this object, which never moves (it lives behind a unique_ptr).
+  cudnnBackendDescriptor_t scalar(int64_t uid, const std::string &name,
+                                  cudnnDataType_t type, void *value) {
+    cudnnBackendDescriptor_t t =
+        tensor(uid, name, type, {{1, 1, 1, 1}, {1, 1, 1, 1}}, Storage::ByValue);
+    packUids.push_back(uid);
+    packValues.push_back(value);
+    return t;
+  }
+
+  /// y = mode(x[, b[, t]]); `axis` is GEN_INDEX's.
+  void pointwise(const std::string &name, cudnnPointwiseMode_t mode,
+                 cudnnDataType_t precision, cudnnBackendDescriptor_t x,
+                 cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t,
+                 cudnnBackendDescriptor_t y, int64_t axis = -1) {
+    cudnnBackendDescriptor_t desc = descriptors.create(
+        CUDNN_BACKEND_POINTWISE_DESCRIPTOR, "pointwise '" + name + "'");
+    descriptors.set(desc, EIN_ATTR(CUDNN_ATTR_POINTWISE_MODE), &mode);
+    descriptors.set(desc, EIN_ATTR(CUDNN_ATTR_POINTWISE_MATH_PREC), &precision);
+    if (mode == CUDNN_POINTWISE_GEN_INDEX)
+      descriptors.set(desc, EIN_ATTR(CUDNN_ATTR_POINTWISE_AXIS), &axis);
+    descriptors.finalize(desc);
+    cudnnBackendDescriptor_t op =
+        descriptors.create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                           "operation '" + name + "'");
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR),
+                    &desc);
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_XDESC), &x);
+    if (b)
+      descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_BDESC), &b);
+    if (t)
+      descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_TDESC), &t);
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_YDESC), &y);
+    // As cudnn-frontend sets them on every pointwise operation.
+    const float one = 1;
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1), &one);
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2), &one);
+    descriptors.finalize(op);
+    operations.push_back(op);
+  }
+
+  /// y = the `reduce` of x over the dims where y has size 1, in f32.
+  void reduction(const std::string &name, cudnnReduceTensorOp_t reduce,
+                 cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y) {
+    cudnnBackendDescriptor_t desc = descriptors.create(
+        CUDNN_BACKEND_REDUCTION_DESCRIPTOR, "reduction '" + name + "'");
+    const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+    descriptors.set(desc, EIN_ATTR(CUDNN_ATTR_REDUCTION_COMP_TYPE), &precision);
+    descriptors.set(desc, EIN_ATTR(CUDNN_ATTR_REDUCTION_OPERATOR), &reduce);
+    descriptors.finalize(desc);
+    cudnnBackendDescriptor_t op =
+        descriptors.create(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+                           "operation '" + name + "'");
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_REDUCTION_DESC), &desc);
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_REDUCTION_XDESC), &x);
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_REDUCTION_YDESC), &y);
+    descriptors.finalize(op);
+    operations.push_back(op);
+  }
+
+  /// c = a b over the last two dims, batched (and broadcast) over the first
+  /// two, accumulating in f32.
+  void matmul(const std::string &name, cudnnBackendDescriptor_t a,
+              cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c) {
+    cudnnBackendDescriptor_t desc = descriptors.create(
+        CUDNN_BACKEND_MATMUL_DESCRIPTOR, "matmul '" + name + "'");
+    const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+    descriptors.set(desc, EIN_ATTR(CUDNN_ATTR_MATMUL_COMP_TYPE), &precision);
+    descriptors.finalize(desc);
+    cudnnBackendDescriptor_t op = descriptors.create(
+        CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, "operation '" + name + "'");
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_MATMUL_ADESC), &a);
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_MATMUL_BDESC), &b);
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_MATMUL_CDESC), &c);
+    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_MATMUL_DESC), &desc);
+    descriptors.finalize(op);
+    operations.push_back(op);
+  }
+
+  /// `scores` where query s sees key t (t <= s + diagonal), else -inf, in
+  /// the index arithmetic of cudnn-frontend's causal masks, which the fused
+  /// engines recognise and turn into skipped tiles. A top-left mask
+  /// (diagonal 0) compares the indices as they are; a bottom-right one, whose
+  /// diagonal is keys minus queries, adds keys to the query index and then
+  /// subtracts queries; any other diagonal is cudnn-frontend's right bound,
+  /// added to the query index.
+  cudnnBackendDescriptor_t mask(cudnnBackendDescriptor_t scores,
+                                const Layout &layout) {
+    cudnnBackendDescriptor_t query =
+        intermediate("query index", CUDNN_DATA_INT32, layout);
+    pointwise("query index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT,
+              scores, nullptr, nullptr, query, /*axis=*/2);
+    cudnnBackendDescriptor_t key =
+        intermediate("key index", CUDNN_DATA_INT32, layout);
+    pointwise("key index", CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, scores,
+              nullptr, nullptr, key, /*axis=*/3);
+    // The last key each query sees.
+    cudnnBackendDescriptor_t last = query;
+    if (problem.diagonal != 0 &&
+        problem.diagonal == problem.keys - problem.queries) {
+      keys = static_cast<int32_t>(problem.keys);
+      queries = static_cast<int32_t>(problem.queries);
+      cudnnBackendDescriptor_t plusKeys =
+          intermediate("query index + keys", CUDNN_DATA_INT32, layout);
+      pointwise("add keys", CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, query,
+                scalar(kUidKeys, "keys", CUDNN_DATA_INT32, &keys), nullptr,
+                plusKeys);
+      last = intermediate("query index + keys - queries", CUDNN_DATA_INT32,
+                          layout);
+      pointwise("subtract queries", CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32,
+                plusKeys,
+                scalar(kUidQueries, "queries", CUDNN_DATA_INT32, &queries),
+                nullptr, last);
+    } else if (problem.diagonal != 0) {
+      diagonal = static_cast<int32_t>(problem.diagonal);
+      last = intermediate("query index + diagonal", CUDNN_DATA_INT32, layout);
+      pointwise("add diagonal", CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, query,
+                scalar(kUidDiagonal, "diagonal", CUDNN_DATA_INT32, &diagonal),
+                nullptr, last);
+    }
+    cudnnBackendDescriptor_t visible =
+        intermediate("visible", CUDNN_DATA_BOOLEAN, layout);
+    pointwise("key visible", CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, last,
+              key, nullptr, visible);
+    cudnnBackendDescriptor_t masked =
+        intermediate("masked scores", CUDNN_DATA_FLOAT, layout);
+    pointwise("mask", CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, scores,
+              scalar(kUidMaskFill, "-inf", CUDNN_DATA_FLOAT, &maskFill),
+              visible, masked);
+    return masked;
+  }
+
+  /// The operation graph of the file comment, finalized.
+  void buildGraph() {
+    const AttentionProblem &p = problem;
+    const cudnnDataType_t io =
+        p.type == F16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    const int64_t d = p.headDim, t = p.keys, kvHeads = p.kvHeads;
+    cudnnBackendDescriptor_t q =
+        tensor(kUidQ, "q", io, rowMajor({p.batch, p.heads, p.queries, d}),
+               Storage::Device);
+    cudnnBackendDescriptor_t kT =
+        tensor(kUidK, "k, read as k^T", io,
+               {{p.batch, kvHeads, d, t}, {kvHeads * t * d, t * d, 1, d}},
+               Storage::Device);
+    cudnnBackendDescriptor_t v =
+        tensor(kUidV, "v", io, rowMajor({p.batch, kvHeads, t, p.valueDim}),
+               Storage::Device);
+    cudnnBackendDescriptor_t o = tensor(
+        kUidO, "o", io, rowMajor({p.batch, p.heads, p.queries, p.valueDim}),
+        Storage::Device);
+    const Layout scores = rowMajor({p.batch, p.heads, p.queries, t});
+    const Layout rows = rowMajor({p.batch, p.heads, p.queries, 1});
+
+    cudnnBackendDescriptor_t qk = intermediate("q k^T", f32, scores);
+    matmul("bmm1 q k^T", q, kT, qk);
+    cudnnBackendDescriptor_t scaled =
+        intermediate("scaled scores", f32, scores);
+    pointwise("scale", CUDNN_POINTWISE_MUL, f32, qk,
+              scalar(kUidScale, "scale", f32, &scale), nullptr, scaled);
+    // With diagonal >= keys - 1 every query sees every key: no mask.
+    cudnnBackendDescriptor_t masked =
+        p.causal && p.diagonal < p.keys - 1 ? mask(scaled, scores) : scaled;
+    cudnnBackendDescriptor_t rowMax = intermediate("row max", f32, rows);
+    reduction("row max", CUDNN_REDUCE_TENSOR_MAX, masked, rowMax);
+    cudnnBackendDescriptor_t shifted =
+        intermediate("scores - row max", f32, scores);
+    pointwise("subtract row max", CUDNN_POINTWISE_SUB, f32, masked, rowMax,
+              nullptr, shifted);
+    cudnnBackendDescriptor_t exps =
+        intermediate("exp(scores - row max)", f32, scores);
+    pointwise("exp", CUDNN_POINTWISE_EXP, f32, shifted, nullptr, nullptr, exps);
+    cudnnBackendDescriptor_t rowSum = intermediate("row sum", f32, rows);
+    reduction("row sum", CUDNN_REDUCE_TENSOR_ADD, exps, rowSum);
+    cudnnBackendDescriptor_t logSum = intermediate("log row sum", f32, rows);
+    pointwise("log", CUDNN_POINTWISE_LOG, f32, rowSum, nullptr, nullptr,
+              logSum);
+    // Computed even when nothing reads them, into a virtual tensor, as
+    // cudnn-frontend's inference graphs do: the fused engines are matched
+    // against the graphs it builds.
+    cudnnBackendDescriptor_t lse =
+        p.withLse ? tensor(kUidLse, "lse", f32, rows, Storage::Device)
+                  : intermediate("lse", f32, rows);
+    pointwise("lse", CUDNN_POINTWISE_ADD, f32, rowMax, logSum, nullptr, lse);
+    cudnnBackendDescriptor_t probabilities =
+        intermediate("probabilities", io, scores);
+    pointwise("normalise", CUDNN_POINTWISE_DIV, f32, exps, rowSum, nullptr,
+              probabilities);
+    matmul("bmm2 p v", probabilities, v, o);
+
+    std::string ops;
+    for (cudnnBackendDescriptor_t op : operations)
+      ops += (ops.empty() ? "" : ", ") + descriptors.what(op);
+    logLine(described + ": graph of " + ops);
+    graph = descriptors.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
+                               "the operation graph");
+    descriptors.set(graph, EIN_ATTR(CUDNN_ATTR_OPERATIONGRAPH_OPS),
+                    operations.data(), static_cast<int64_t>(operations.size()));
+    descriptors.set(graph, EIN_ATTR(CUDNN_ATTR_OPERATIONGRAPH_HANDLE),
+                    &device.handle);
+    descriptors.finalize(graph);
+  }
+
+  /// The engine's global index, and " (runtime-compiled)" when it is.
+  std::pair<int64_t, std::string> engineOf(cudnnBackendDescriptor_t config) {
+    cudnnBackendDescriptor_t engineDesc =
+        descriptors.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "an engine");
+    descriptors.get(config, EIN_ATTR(CUDNN_ATTR_ENGINECFG_ENGINE), &engineDesc,
+                    1);
+    int64_t index = -1;
+    descriptors.get(engineDesc, EIN_ATTR(CUDNN_ATTR_ENGINE_GLOBAL_INDEX),
+                    &index, 1);
+    cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+    int64_t count =
+        descriptors.get(engineDesc, EIN_ATTR(CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE),
+                        notes, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
+    cudnnBackendBehaviorNote_t *end =
+        notes + std::min<int64_t>(count, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
+    bool compiled =
+        std::find(notes, end, CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) != end;
+    return {index, compiled ? " (runtime-compiled)" : ""};
+  }
+
+  /// The first engine config, from heuristics mode A and then cuDNN's
+  /// fallback list (as cudnn-frontend's default), whose execution plan
+  /// finalizes.
+  void choosePlan() {
+    std::string refusals;
+    const std::pair<cudnnBackendHeurMode_t, std::string> sources[] = {
+        {CUDNN_HEUR_MODE_A, "heuristics mode A"},
+        {CUDNN_HEUR_MODE_FALLBACK, "the fallback list"}};
+    for (const auto &[mode, source] : sources) {
+      cudnnBackendDescriptor_t heuristics =
+          descriptors.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, source);
+      descriptors.set(heuristics,
+                      EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH), &graph);
+      descriptors.set(heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_MODE), &mode);
+      if (cudnnStatus_t status = api.cudnnBackendFinalize(heuristics);
+          status != CUDNN_STATUS_SUCCESS) {
+        std::string why = source + " failed: " + api.explain(status);
+        logLine(described + ": " + why);
+        refusals += "; " + why;
+        continue;
+      }
+      int64_t offered = descriptors.get<cudnnBackendDescriptor_t>(
+          heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_RESULTS), nullptr, 0);
+      std::vector<cudnnBackendDescriptor_t> configs;
+      for (int64_t i = 0; i < offered; ++i)
+        configs.push_back(
+            descriptors.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+                               source + "'s config " + std::to_string(i)));
+      offered = std::min<int64_t>(
+          offered,
+          descriptors.get(heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_RESULTS),
+                          configs.data(), offered));
+      logLine(described + ": " + source + " offers " + std::to_string(offered) +
+              " engine configs");
+      if (!offered)
+        refusals += "; " + source + " offers no engine";
+      for (int64_t i = 0; i < offered; ++i) {
+        auto [index, traits] = engineOf(configs[i]);
+        std::string what = "engine " + std::to_string(index) + traits;
+        plan = descriptors.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
+                                  "the execution plan for " + what);
+        descriptors.set(plan, EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_HANDLE),
+                        &device.handle);
+        descriptors.set(plan, EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG),
+                        &configs[i]);
+        if (cudnnStatus_t status = api.cudnnBackendFinalize(plan);
+            status != CUDNN_STATUS_SUCCESS) {
+          std::string why = what + " from " + source +
+                            " did not finalize: " + api.explain(status);
+          logLine(described + ": " + why);
+          refusals += "; " + why;
+          continue;
+        }
+        int64_t bytes = 0;
+        descriptors.get(plan,
+                        EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE),
+                        &bytes, 1);
+        engine = index;
+        // Rounded up, so that callers can pack workspaces back to back.
+        workspace = (static_cast<size_t>(bytes) + 255) / 256 * 256;
+        logLine(described + ": " + what + " from " + source +
+                " finalized; workspace " + std::to_string(bytes) + " bytes");
+        return;
+      }
+    }
+    throw RuntimeError("no cuDNN " + api.version + " engine runs " + described +
+                       refusals +
+                       (api.preloadFailures.empty()
+                            ? ""
+                            : "; did not preload: " + api.preloadFailures));
+  }
+
+  const Cudnn &api;
+  DeviceHandle &device;
+  const int deviceIndex;
+  const AttentionProblem problem;
+  const std::string described;
+  Descriptors descriptors;
+  std::vector<cudnnBackendDescriptor_t> operations;
+  cudnnBackendDescriptor_t graph = nullptr, plan = nullptr;
+  int64_t engine = -1;
+  size_t workspace = 0;
+  int64_t nextUid = kFirstVirtualUid;
+  // The by-value scalars, which the variant pack passes by address.
+  float scale;
+  float maskFill = -std::numeric_limits<float>::infinity();
+  int32_t diagonal = 0, keys = 0, queries = 0;
+  // The variant pack: every non-virtual uid and its address (null for the
+  // caller's buffers, which run() fills in).
+  std::vector<int64_t> packUids;
+  std::vector<void *> packValues;
+};
+
+} // namespace
+
+std::unique_ptr<Attention>
+createCudnnAttention(const AttentionProblem &problem) {
+  if (std::string why = unsupported(problem); !why.empty())
+    throw RuntimeError("cuDNN attention cannot run " + problem.describe() +
+                       ": " + why);
+  const Cudnn &api = cudnn();
+  int device = -1;
+  if (cudaError_t status = cudaGetDevice(&device); status != cudaSuccess)
+    throw RuntimeError("cuDNN attention for " + problem.describe() +
+                       ": cudaGetDevice failed: " + cudaGetErrorString(status));
+  return std::make_unique<CudnnAttention>(api, deviceHandle(api, device),
+                                          device, problem);
+}
+
+} // namespace ein::cuda
