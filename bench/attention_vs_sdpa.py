@@ -17,12 +17,13 @@ Exit status 1 when any check fails."""
 import argparse
 import ctypes
 import math
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from cuda_events import timed
 
 THRESHOLD = {torch.bfloat16: 2e-2, torch.float16: 2e-3}
 NAMES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
@@ -223,21 +224,6 @@ def check_combine(lib, impl):
     print(f"{impl:8} {'combine of 3 key parts (bf16, f32, bf16), causal 4096':58} "
           f"{err_o:9.2e} {err_l:9.2e}  {'ok' if ok else 'FAIL'}", flush=True)
     return 0 if ok else 1
-
-
-def timed(fn, warmup, iters):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def bench(lib, implementations, warmup, iters, lengths):

@@ -45,6 +45,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attention_abi.h"
+#include "elements.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -394,34 +395,6 @@ EIN_FLASH_KERNEL(ein_flash_attention_bf16_d128, 128, __nv_bfloat16)
 EIN_FLASH_KERNEL(ein_flash_attention_f16_d64, 64, __half)
 EIN_FLASH_KERNEL(ein_flash_attention_f16_d128, 128, __half)
 
-namespace {
-
-__device__ float loadElement(const void *base, int32_t type, int64_t i) {
-  switch (type) {
-  case F32:
-    return static_cast<const float *>(base)[i];
-  case F16:
-    return __half2float(static_cast<const __half *>(base)[i]);
-  default:
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(base)[i]);
-  }
-}
-
-__device__ void storeElement(void *base, int32_t type, int64_t i, float x) {
-  switch (type) {
-  case F32:
-    static_cast<float *>(base)[i] = x;
-    return;
-  case F16:
-    static_cast<__half *>(base)[i] = __float2half_rn(x);
-    return;
-  default:
-    static_cast<__nv_bfloat16 *>(base)[i] = __float2bfloat16_rn(x);
-    return;
-  }
-}
-
-} // namespace
 
 /// One warp per row: the lanes hold the parts' lse (lane, lane + 32), reduce
 /// them to the row's lse and leave each part's weight exp(lse_i - lse) in

@@ -7,53 +7,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kernels_abi.h"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "elements.cuh"
 
 using namespace ein::cuda;
 
-namespace {
-
-__device__ double load(const void *base, int32_t type, int64_t i) {
-  switch (type) {
-  case F64:
-    return static_cast<const double *>(base)[i];
-  case F32:
-    return static_cast<const float *>(base)[i];
-  case F16:
-    return __half2float(static_cast<const __half *>(base)[i]);
-  default:
-    return __bfloat162float(static_cast<const __nv_bfloat16 *>(base)[i]);
-  }
-}
-
-__device__ void store(void *base, int32_t type, int64_t i, double v) {
-  switch (type) {
-  case F64:
-    static_cast<double *>(base)[i] = v;
-    return;
-  case F32:
-    static_cast<float *>(base)[i] = static_cast<float>(v);
-    return;
-  case F16:
-    static_cast<__half *>(base)[i] = __double2half(v);
-    return;
-  default:
-    static_cast<__nv_bfloat16 *>(base)[i] = __double2bfloat16(v);
-    return;
-  }
-}
-
-} // namespace
 
 extern "C" __global__ void ein_aggregate(AggregateParams p) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < p.count;
        i += int64_t(gridDim.x) * blockDim.x) {
-    double acc = load(p.in[0], p.inType[0], i);
+    double acc = loadElement(p.in[0], p.inType[0], i);
     for (int k = 1; k < p.inputs; ++k) {
-      double x = load(p.in[k], p.inType[k], i);
+      double x = loadElement(p.in[k], p.inType[k], i);
       switch (p.op) {
       case Add:
         acc += x;
@@ -69,7 +33,7 @@ extern "C" __global__ void ein_aggregate(AggregateParams p) {
         break;
       }
     }
-    store(p.out, p.outType, i, acc);
+    storeElement(p.out, p.outType, i, acc);
   }
 }
 

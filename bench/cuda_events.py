@@ -1,0 +1,21 @@
+"""Timing on the GPU as every benchmark here does (../shared/WORKLOADS.md):
+CUDA events around each call, the median of `iters` after `warmup` calls."""
+import torch
+
+
+def timed(fn, warmup, iters):
+    """The median time of fn() in milliseconds."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
