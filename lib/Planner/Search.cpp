@@ -73,7 +73,11 @@ bool charged(const Value &value, const Options &options) {
          (value.kind == ValueKind::Weight && !options.weightsReplicable);
 }
 
-Problem build(const Graph &graph, const Options &options) {
+/// `allowed` (may be empty) restricts each op's specs, as
+/// SearchOptions::allowedSpecs says.
+Problem build(const Graph &graph, const Options &options,
+              const std::vector<std::vector<Spec>> &allowed = {},
+              const std::string &restriction = "") {
   Problem pb;
   size_t numOps = graph.ops.size();
   pb.specs.resize(numOps);
@@ -87,6 +91,16 @@ Problem build(const Graph &graph, const Options &options) {
     if (pb.specs[o].empty() && pb.error.empty())
       pb.error = "op '" + op.name + "' has no legal spec for " +
                  std::to_string(options.devices) + " devices";
+    if (!allowed.empty() && !pb.specs[o].empty()) {
+      std::vector<Spec> kept;
+      for (const Spec &s : pb.specs[o])
+        if (std::find(allowed[o].begin(), allowed[o].end(), s) !=
+            allowed[o].end())
+          kept.push_back(s);
+      pb.specs[o] = std::move(kept);
+      if (pb.specs[o].empty() && pb.error.empty())
+        pb.error = "op '" + op.name + "' has no legal spec " + restriction;
+    }
     for (const Spec &s : pb.specs[o])
       pb.plans[o].push_back(planOp(graph, op, s, options));
   }
@@ -304,7 +318,7 @@ bool better(double cost, const std::vector<int> &choice, double otherCost,
 } // namespace
 
 Plan search(const Graph &graph, const SearchOptions &options) {
-  Problem pb = build(graph, options);
+  Problem pb = build(graph, options, options.allowedSpecs, options.restriction);
   if (!pb.error.empty())
     return infeasible(pb);
   size_t numNodes = pb.nodes.size();
@@ -384,6 +398,16 @@ Plan search(const Graph &graph, const SearchOptions &options) {
   result.capped = capped;
   result.peakStates = peak;
   return result;
+}
+
+Plan evaluate(const Graph &graph, const std::vector<Spec> &specs,
+              const SearchOptions &options) {
+  SearchOptions fixed = options;
+  fixed.allowedSpecs.clear();
+  for (const Spec &s : specs)
+    fixed.allowedSpecs.push_back({s});
+  fixed.restriction = "(the spec asked for is not legal)";
+  return search(graph, fixed);
 }
 
 Plan bruteForce(const Graph &graph, const Options &options) {

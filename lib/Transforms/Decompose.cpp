@@ -4,7 +4,12 @@
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Planner/BuildGraph.h"
 #include "Einsummable/Planner/Search.h"
+#include "Einsummable/Planner/Strategy.h"
 #include "Einsummable/Transforms/Passes.h"
+#include "Einsummable/Transforms/PlanReport.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -16,19 +21,9 @@ namespace mlir::ein {
 using namespace mlir;
 using namespace mlir::ein;
 namespace planner = ::ein::planner;
+namespace physical = ::ein::physical;
 
 namespace {
-
-/// Bytes in a short human form: 1.5 MiB.
-std::string humanBytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return llvm::formatv("{0:F1} {1}", bytes, units[unit]).str();
-}
 
 /// The plan's step on the target's topology, as the simulator predicts it
 /// with naive exchanges, and its busiest link.
@@ -36,7 +31,6 @@ LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
                                   const planner::Graph &graph,
                                   const planner::Plan &plan,
                                   const planner::Options &options) {
-  namespace physical = ::ein::physical;
   physical::Topology topology;
   std::string error;
   if (!physical::makeTopology(target.getTopology().str(), target.getDevices(),
@@ -94,6 +88,33 @@ struct EinDecomposePass
     options.bytesPerFlop = bytesPerFlop >= 0 ? double(bytesPerFlop)
                                              : options.devices * 395e9 / 750e12;
     auto info = planner::getTargetInfo(target.getChip().str());
+    std::optional<planner::Strategy> kind =
+        planner::parseStrategy(StringRef(strategy).str());
+    if (!kind) {
+      module.emitError() << "strategy must be optimal, random, dp or "
+                            "megatron, got '"
+                         << strategy << "'";
+      return signalPassFailure();
+    }
+    StringRef explainTo = explain;
+    physical::Topology topology;
+    if (!explainTo.empty()) {
+      std::string error;
+      if (explainExchange != "synthesized" && explainExchange != "naive") {
+        module.emitError() << "explain-exchange must be synthesized or naive, "
+                              "got '"
+                           << explainExchange << "'";
+        return signalPassFailure();
+      }
+      if (!physical::makeTopology(target.getTopology().str(),
+                                  target.getDevices(), topology, error)) {
+        module.emitError() << "cannot explain the plan: " << error;
+        return signalPassFailure();
+      }
+    }
+    std::vector<ExplainedOp> explained;
+    llvm::json::Array exchanges;
+    double total = 0, simulatedMs = 0;
 
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
@@ -101,7 +122,18 @@ struct EinDecomposePass
       FailureOr<PlannerGraph> graph = buildPlannerGraph(func, *info, tieLayout);
       if (failed(graph))
         return signalPassFailure();
-      planner::Plan plan = planner::search(graph->graph, options);
+      planner::SearchOptions restricted = options;
+      if (*kind != planner::Strategy::Optimal) {
+        std::string why;
+        if (!planner::allowedSpecs(graph->graph, *kind, options.devices, seed,
+                                   restricted.allowedSpecs, why)) {
+          func.emitOpError() << "has no plan: " << why;
+          return signalPassFailure();
+        }
+        restricted.restriction =
+            std::string("under strategy ") + planner::strategyName(*kind);
+      }
+      planner::Plan plan = planner::search(graph->graph, restricted);
       if (!plan.feasible) {
         func.emitOpError() << "has no plan: " << plan.error;
         return signalPassFailure();
@@ -118,6 +150,26 @@ struct EinDecomposePass
           return signalPassFailure();
         }
         diag << "the plan may not be optimal; raise state-cap";
+      }
+      if (!explainTo.empty()) {
+        std::vector<std::string> locations;
+        for (Operation *op : graph->ops)
+          locations.push_back(locationText(op));
+        for (ExplainedOp &e :
+             explainOps(graph->graph, plan, restricted, locations))
+          explained.push_back(std::move(e));
+        bool synthesized = false;
+        physical::DeviceProgram program =
+            explainExchange == "naive"
+                ? physical::naiveProgram(graph->graph, plan, options)
+                : physical::bestProgram(graph->graph, plan, options, topology,
+                                        synthesized);
+        llvm::json::Object report =
+            exchangeReport(graph->graph, locations, program, topology);
+        simulatedMs += *report.getNumber("simulated_ms");
+        for (llvm::json::Value &x : *report.getArray("exchanges"))
+          exchanges.push_back(std::move(x));
+        total += plan.total;
       }
       for (size_t i = 0; i < graph->ops.size(); ++i) {
         Operation *op = graph->ops[i];
@@ -141,6 +193,39 @@ struct EinDecomposePass
           return signalPassFailure();
       }
     }
+    if (explainTo.empty())
+      return;
+    if (explainTo == "-") {
+      llvm::outs() << "plan for " << options.devices << " devices on "
+                   << topology.name << ", strategy "
+                   << planner::strategyName(*kind) << ": " << humanBytes(total)
+                   << " by the proxy, "
+                   << llvm::formatv("{0:F3}", simulatedMs).str()
+                   << " ms simulated with " << explainExchange << " exchanges ("
+                   << exchanges.size() << " transfers)\n";
+      printExplainTable(llvm::outs(), explained);
+      return;
+    }
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(explainTo, &error);
+    if (!output) {
+      module.emitError() << "cannot write the explanation: " << error;
+      return signalPassFailure();
+    }
+    llvm::json::Object root{{"devices", options.devices},
+                            {"topology", topology.name},
+                            {"strategy", planner::strategyName(*kind)},
+                            {"exchange", StringRef(explainExchange)},
+                            {"ops", explainJson(explained)},
+                            {"total_cost_bytes", total},
+                            {"simulated_ms", simulatedMs},
+                            {"exchanges", std::move(exchanges)}};
+    if (*kind == planner::Strategy::Random)
+      root["seed"] = int64_t(seed);
+    output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+                 << "\n";
+    output->keep();
   }
 };
 } // namespace

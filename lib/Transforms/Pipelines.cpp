@@ -16,6 +16,10 @@ void mlir::ein::buildPlanPipeline(OpPassManager &pm,
   decompose.tieLayout = options.tieLayout;
   decompose.stateCap = options.stateCap;
   decompose.allowInexact = options.allowInexact;
+  decompose.strategy = options.strategy;
+  decompose.seed = options.seed;
+  decompose.explain = options.explain;
+  decompose.explainExchange = options.explainExchange;
   pm.addPass(createEinDecompose(decompose));
   pm.addPass(createEinInsertExchanges());
 }

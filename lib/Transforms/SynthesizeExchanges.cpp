@@ -11,6 +11,7 @@
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Planner/BuildGraph.h"
 #include "Einsummable/Transforms/Passes.h"
+#include "Einsummable/Transforms/PlanReport.h"
 
 #include "ein/partition.h"
 
@@ -607,19 +608,16 @@ struct EinSynthesizeExchangesPass
         return signalPassFailure();
       // Where each op stood, before the lowering replaces it.
       std::vector<std::string> locations;
-      for (Operation *op : graph->ops) {
-        std::string text;
-        llvm::raw_string_ostream os(text);
-        op->getLoc().print(os);
-        locations.push_back(text);
-      }
+      for (Operation *op : graph->ops)
+        locations.push_back(locationText(op));
       Lowering lowering(func, *graph, options,
                         synthesize ? &topology : nullptr);
       if (failed(lowering.run()))
         return signalPassFailure();
       if (!StringRef(report).empty()) {
-        llvm::json::Object entry = reportOf(func, graph->graph, locations,
-                                            lowering.deviceProgram(), topology);
+        llvm::json::Object entry = exchangeReport(
+            graph->graph, locations, lowering.deviceProgram(), topology);
+        entry["function"] = func.getSymName();
         entry["form"] = lowering.synthesized() ? "synthesized" : "naive";
         functions.push_back(std::move(entry));
       }
@@ -639,46 +637,6 @@ struct EinSynthesizeExchangesPass
     output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
                  << "\n";
     output->keep();
-  }
-
-  /// One function's exchanges, their byte totals and its simulated step.
-  static llvm::json::Object reportOf(func::FuncOp func,
-                                     const planner::Graph &graph,
-                                     ArrayRef<std::string> locations,
-                                     const physical::DeviceProgram &program,
-                                     const physical::Topology &topology) {
-    physical::SimResult sim = physical::simulate(topology, program.tasks);
-    llvm::json::Array exchanges;
-    for (const physical::Movement &m : program.movements) {
-      llvm::json::Array links;
-      for (int l : topology.route(m.from, m.to).links)
-        links.push_back(topology.links[l].name);
-      llvm::json::Array offsets, sizes;
-      for (size_t d = 0; d < m.region.begin.size(); ++d) {
-        offsets.push_back(m.region.begin[d]);
-        sizes.push_back(m.region.end[d] - m.region.begin[d]);
-      }
-      exchanges.push_back(
-          llvm::json::Object{{"op", graph.ops[m.op].name},
-                             {"loc", locations[m.op]},
-                             {"kind", physical::movementKindName(m.kind)},
-                             {"value", graph.values[m.value].name},
-                             {"offsets", std::move(offsets)},
-                             {"sizes", std::move(sizes)},
-                             {"from", m.from},
-                             {"to", m.to},
-                             {"bytes", m.bytes},
-                             {"links", std::move(links)}});
-    }
-    return llvm::json::Object{
-        {"function", func.getSymName()},
-        {"simulated_ms", sim.seconds * 1e3},
-        {"bytes",
-         llvm::json::Object{
-             {"repartition", program.bytes[physical::Movement::Repartition]},
-             {"join", program.bytes[physical::Movement::Join]},
-             {"aggregate", program.bytes[physical::Movement::Aggregate]}}},
-        {"exchanges", std::move(exchanges)}};
   }
 };
 

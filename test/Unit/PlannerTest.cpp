@@ -2,6 +2,7 @@
 //---------===//
 
 #include "Einsummable/Planner/Search.h"
+#include "Einsummable/Planner/Strategy.h"
 #include "GraphBuilder.h"
 
 #include <gtest/gtest.h>
@@ -349,4 +350,85 @@ TEST(Planner, ArgumentsReadInPartsArriveFree) {
   ASSERT_TRUE(plan.feasible);
   EXPECT_EQ(plan.total, 0);
   EXPECT_EQ(plan.total, bruteForce(g, bytesOnly(2)).total);
+}
+
+TEST(Planner, EvaluatingTheSearchsSpecsGivesItsTotal) {
+  // evaluate() with the search's own specs finds the same plan; any other
+  // assignment of legal specs costs at least as much.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    Graph g;
+    auto size = [&] {
+      return static_cast<int64_t>(
+          std::uniform_int_distribution<int>(2, 9)(rng));
+    };
+    int64_t m = size(), k = size(), n = size();
+    int x = addValue(g, "x", {m, k}, ValueKind::Activation);
+    int w = addValue(g, "w", {k, n}, ValueKind::Weight);
+    int y = matmul(g, x, w, "y");
+    elementwise(g, {y}, "r");
+    SearchOptions o = bytesOnly(trial % 2 ? 2 : 4);
+    Plan best = search(g, o);
+    if (!best.feasible)
+      continue;
+    Plan same = evaluate(g, best.specs, o);
+    ASSERT_TRUE(same.feasible);
+    EXPECT_EQ(same.total, best.total);
+    std::vector<Spec> other;
+    for (const Op &op : g.ops) {
+      std::vector<Spec> legal = enumerateSpecs(op, o.devices);
+      other.push_back(legal[std::uniform_int_distribution<size_t>(
+          0, legal.size() - 1)(rng)]);
+    }
+    Plan random = evaluate(g, other, o);
+    ASSERT_TRUE(random.feasible);
+    EXPECT_EQ(random.specs, other);
+    EXPECT_GE(random.total, best.total);
+  }
+}
+
+TEST(Planner, StrategiesRestrictTheSpecs) {
+  // x [batch 4, 8] through a weight 8x6, then a ReLU, on 2 GPUs.
+  Graph g;
+  int x = addValue(g, "x", {4, 8}, ValueKind::Activation);
+  int w = addValue(g, "w", {8, 6}, ValueKind::Weight);
+  int y = matmul(g, x, w, "y");
+  elementwise(g, {y}, "r");
+  std::vector<std::vector<Spec>> allowed;
+  std::string error;
+  // dp: only the batch loop (the matmul's first, the ReLU's first).
+  ASSERT_TRUE(allowedSpecs(g, Strategy::DataParallel, 2, 0, allowed, error))
+      << error;
+  EXPECT_EQ(allowed[0], (std::vector<Spec>{{2, 1, 1}}));
+  EXPECT_EQ(allowed[1], (std::vector<Spec>{{2, 1}}));
+  // megatron: the matmul cuts only the weight's loops (k or n).
+  ASSERT_TRUE(allowedSpecs(g, Strategy::Megatron, 2, 0, allowed, error))
+      << error;
+  for (const Spec &s : allowed[0])
+    EXPECT_EQ(s[0], 1);
+  EXPECT_EQ(allowed[1].size(), enumerateSpecs(g.ops[1], 2).size());
+  // random: one legal spec per op, the same for the same seed.
+  std::vector<std::vector<Spec>> again;
+  ASSERT_TRUE(allowedSpecs(g, Strategy::Random, 2, 9, allowed, error));
+  ASSERT_TRUE(allowedSpecs(g, Strategy::Random, 2, 9, again, error));
+  EXPECT_EQ(allowed, again);
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    ASSERT_EQ(allowed[o].size(), 1u);
+    EXPECT_TRUE(isLegalSpec(g.ops[o], allowed[o][0], 2));
+  }
+  // Searching under a strategy keeps to its specs.
+  SearchOptions o = bytesOnly(2);
+  ASSERT_TRUE(allowedSpecs(g, Strategy::Megatron, 2, 0, o.allowedSpecs, error));
+  Plan plan = search(g, o);
+  ASSERT_TRUE(plan.feasible);
+  EXPECT_EQ(plan.specs[0][0], 1);
+  // dp where the batch is too small to cut: an error naming the op.
+  Graph small;
+  int a = addValue(small, "a", {1, 8}, ValueKind::Activation);
+  int b = addValue(small, "b", {8, 6}, ValueKind::Weight);
+  matmul(small, a, b, "c");
+  EXPECT_FALSE(
+      allowedSpecs(small, Strategy::DataParallel, 2, 0, allowed, error));
+  EXPECT_NE(error.find("strategy dp does not apply: op 'c'"), std::string::npos)
+      << error;
 }

@@ -68,6 +68,19 @@ static cl::opt<bool>
                  cl::desc("Keep the cheapest plan found when the search's "
                           "state cap bites"),
                  cl::init(false), cl::cat(category));
+static cl::opt<std::string>
+    strategy("strategy",
+             cl::desc("optimal (the search's best plan), random (a legal "
+                      "plan drawn from --seed), dp (batch split) or "
+                      "megatron (weights sharded, attention by heads)"),
+             cl::init("optimal"), cl::cat(category));
+static cl::opt<uint64_t> seed("seed", cl::desc("The seed of --strategy=random"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    explain("explain",
+            cl::desc("Explain the plan: a JSON file (docs/explain.md), or - "
+                     "for a table on standard output"),
+            cl::value_desc("FILE.json|-"), cl::cat(category));
 static cl::opt<bool>
     printPipeline("print-pipeline",
                   cl::desc("Print the ein-opt command this compile runs, and "
@@ -92,7 +105,15 @@ static std::string buildPipeline() {
      << "ein-export-program{file=" << optionValue(output + "/program.json")
      << "},"
      << "ein-plan{tie-layout=" << (tieLayout ? "true" : "false")
-     << " allow-inexact=" << (allowInexact ? "true" : "false") << "},"
+     << " allow-inexact=" << (allowInexact ? "true" : "false");
+  if (strategy != "optimal")
+    os << " strategy=" << optionValue(strategy);
+  if (strategy == "random")
+    os << " seed=" << seed;
+  if (!explain.empty())
+    os << " explain=" << optionValue(explain)
+       << " explain-exchange=" << exchange;
+  os << "},"
      << "ein-synthesize-exchanges{exchange=" << exchange << "},"
      << "ein-fuse-blocks,";
   if (target == "cpu")
@@ -175,6 +196,10 @@ int main(int argc, char **argv) {
   if (exchange != "synthesized" && exchange != "naive")
     return fail("--exchange must be synthesized or naive, got '" + exchange +
                 "'");
+  if (strategy != "optimal" && strategy != "random" && strategy != "dp" &&
+      strategy != "megatron")
+    return fail("--strategy must be optimal, random, dp or megatron, got '" +
+                strategy + "'");
   if (output.empty() && !printPipeline)
     return fail("no bundle directory: pass -o DIR");
   if (output.empty())

@@ -22,6 +22,12 @@ struct SearchOptions : Options {
   /// cheapest are kept and the result is marked capped (no longer provably
   /// optimal).
   size_t stateCap = 1 << 17;
+  /// When not empty, per op, the only specs the search may choose (legal
+  /// ones, from a strategy: Strategy.h); an op with none makes the plan
+  /// infeasible.
+  std::vector<std::vector<Spec>> allowedSpecs;
+  /// Named in the error of an op allowedSpecs leaves without a spec.
+  std::string restriction;
 };
 
 /// The cost of one op under its chosen spec, in bytes.
@@ -53,6 +59,11 @@ struct Plan {
 
 /// The whole-graph search.
 Plan search(const Graph &graph, const SearchOptions &options);
+
+/// The plan with `specs` fixed (one per op), only the charged arguments'
+/// arrival layouts chosen: what a plan costs as a whole.
+Plan evaluate(const Graph &graph, const std::vector<Spec> &specs,
+              const SearchOptions &options);
 
 /// Tries every combination of specs and arrival layouts; for tests on small
 /// graphs (exponential).

@@ -37,6 +37,22 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       *this, "state-cap",
       llvm::cl::desc("The most search states kept per step"),
       llvm::cl::init(131072)};
+  PassOptions::Option<std::string> strategy{
+      *this, "strategy",
+      llvm::cl::desc("optimal, random, dp or megatron (ein-decompose)"),
+      llvm::cl::init("optimal")};
+  PassOptions::Option<uint64_t> seed{
+      *this, "seed", llvm::cl::desc("The seed of strategy=random"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> explain{
+      *this, "explain",
+      llvm::cl::desc("Explain the plan: a JSON file, or - for a table"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> explainExchange{
+      *this, "explain-exchange",
+      llvm::cl::desc("The exchanges the explanation simulates: synthesized "
+                     "or naive"),
+      llvm::cl::init("synthesized")};
 };
 
 /// ein-plan: ein-enumerate-specs, ein-decompose, ein-insert-exchanges. Each

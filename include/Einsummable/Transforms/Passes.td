@@ -87,7 +87,11 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     layout, replicas included, unless `weights-replicable=false`.
 
     Sets `spec` on every op and drops `ein.candidates`. With `remarks`, each
-    op gets a remark with its spec and cost terms.
+    op gets a remark with its spec and cost terms. `strategy` restricts the
+    search to data-parallel, Megatron-style or random plans (docs/planner.md);
+    `explain` writes, per op, the chosen spec, its cost terms and the whole
+    plan's cost under each alternative spec, with the simulated step and its
+    exchanges (docs/explain.md).
   }];
   let options = [
     Option<"weightsReplicable", "weights-replicable", "bool", "true",
@@ -107,6 +111,20 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "Each result must leave in the layout of the first activation "
            "argument of its type (so stacked blocks compose); the move is "
            "charged to the result's producer">,
+    Option<"strategy", "strategy", "std::string", "\"optimal\"",
+           "Which plans the search may choose: optimal (every legal spec), "
+           "random (one spec per op drawn from `seed`), dp (only the input's "
+           "batch dimension cut) or megatron (weights sharded column- or "
+           "row-wise, attention by heads)">,
+    Option<"seed", "seed", "uint64_t", "0",
+           "The seed of strategy=random">,
+    Option<"explain", "explain", "std::string", "\"\"",
+           "Explain the plan: a JSON file (docs/explain.md), or - for a "
+           "table on standard output">,
+    Option<"explainExchange", "explain-exchange", "std::string",
+           "\"synthesized\"",
+           "The exchange programs the explanation simulates: synthesized "
+           "(as ein-synthesize-exchanges' default) or naive">,
   ];
 }
 

@@ -1,0 +1,66 @@
+//===- PlanReport.h - Plans and exchanges as JSON and tables ----*- C++ -*-===//
+//
+// What ein-decompose's `explain` and ein-synthesize-exchanges' `report`
+// write: per op the chosen spec, its cost terms and what the alternatives
+// would cost; per exchange its bytes and the links it crosses; the
+// simulated step. docs/explain.md documents the format.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_TRANSFORMS_PLANREPORT_H
+#define EINSUMMABLE_TRANSFORMS_PLANREPORT_H
+
+#include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Planner/Search.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::ein {
+
+/// Bytes in a short human form: 1.5 MiB.
+std::string humanBytes(double bytes);
+
+/// Where `op` stands in its source, as text.
+std::string locationText(Operation *op);
+
+/// The program's exchanges (op, kind, value, region, devices, bytes, links),
+/// their byte totals per kind and the simulated step on `topology`:
+/// {"simulated_ms", "bytes": {...}, "exchanges": [...]}.
+llvm::json::Object exchangeReport(const ::ein::planner::Graph &graph,
+                                  const std::vector<std::string> &locations,
+                                  const ::ein::physical::DeviceProgram &program,
+                                  const ::ein::physical::Topology &topology);
+
+/// One op of an explained plan: its spec, cost terms and alternatives.
+struct ExplainedOp {
+  std::string op, loc;
+  std::vector<std::string> loops;
+  ::ein::planner::Spec spec;
+  ::ein::planner::OpCost cost;
+  /// Every other spec the strategy allows, with the whole plan's cost were
+  /// this op alone cut that way (the rest as chosen).
+  std::vector<std::pair<::ein::planner::Spec, double>> alternatives;
+};
+
+/// Per op of `plan`, its explanation; alternatives are costed with
+/// planner::evaluate.
+std::vector<ExplainedOp>
+explainOps(const ::ein::planner::Graph &graph, const ::ein::planner::Plan &plan,
+           const ::ein::planner::SearchOptions &options,
+           const std::vector<std::string> &locations);
+
+/// The explain JSON's "ops" entries.
+llvm::json::Array explainJson(const std::vector<ExplainedOp> &ops);
+
+/// The same as a table for people: op, loops, spec, cost terms, the best
+/// alternative and how much dearer it is.
+void printExplainTable(llvm::raw_ostream &os,
+                       const std::vector<ExplainedOp> &ops);
+
+} // namespace mlir::ein
+
+#endif // EINSUMMABLE_TRANSFORMS_PLANREPORT_H

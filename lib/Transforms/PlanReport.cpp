@@ -1,0 +1,157 @@
+//===- PlanReport.cpp - Plans and exchanges as JSON and tables ------------===//
+
+#include "Einsummable/Transforms/PlanReport.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+namespace planner = ::ein::planner;
+namespace physical = ::ein::physical;
+
+std::string mlir::ein::locationText(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->getLoc().print(os);
+  return text;
+}
+
+llvm::json::Object
+mlir::ein::exchangeReport(const planner::Graph &graph,
+                          const std::vector<std::string> &locations,
+                          const physical::DeviceProgram &program,
+                          const physical::Topology &topology) {
+  physical::SimResult sim = physical::simulate(topology, program.tasks);
+  llvm::json::Array exchanges;
+  for (const physical::Movement &m : program.movements) {
+    llvm::json::Array links;
+    for (int l : topology.route(m.from, m.to).links)
+      links.push_back(topology.links[l].name);
+    llvm::json::Array offsets, sizes;
+    for (size_t d = 0; d < m.region.begin.size(); ++d) {
+      offsets.push_back(m.region.begin[d]);
+      sizes.push_back(m.region.end[d] - m.region.begin[d]);
+    }
+    exchanges.push_back(
+        llvm::json::Object{{"op", graph.ops[m.op].name},
+                           {"loc", locations[m.op]},
+                           {"kind", physical::movementKindName(m.kind)},
+                           {"value", graph.values[m.value].name},
+                           {"offsets", std::move(offsets)},
+                           {"sizes", std::move(sizes)},
+                           {"from", m.from},
+                           {"to", m.to},
+                           {"bytes", m.bytes},
+                           {"links", std::move(links)}});
+  }
+  return llvm::json::Object{
+      {"simulated_ms", sim.seconds * 1e3},
+      {"bytes",
+       llvm::json::Object{
+           {"repartition", program.bytes[physical::Movement::Repartition]},
+           {"join", program.bytes[physical::Movement::Join]},
+           {"aggregate", program.bytes[physical::Movement::Aggregate]}}},
+      {"exchanges", std::move(exchanges)}};
+}
+
+std::vector<mlir::ein::ExplainedOp>
+mlir::ein::explainOps(const planner::Graph &graph, const planner::Plan &plan,
+                      const planner::SearchOptions &options,
+                      const std::vector<std::string> &locations) {
+  std::vector<ExplainedOp> out;
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const planner::Op &op = graph.ops[o];
+    ExplainedOp e;
+    e.op = op.name;
+    e.loc = locations[o];
+    e.loops = op.loopNames;
+    e.spec = plan.specs[o];
+    e.cost = plan.costs[o];
+    std::vector<planner::Spec> candidates =
+        options.allowedSpecs.empty()
+            ? planner::enumerateSpecs(op, options.devices)
+            : options.allowedSpecs[o];
+    for (const planner::Spec &s : candidates) {
+      if (s == plan.specs[o])
+        continue;
+      std::vector<planner::Spec> specs = plan.specs;
+      specs[o] = s;
+      planner::Plan other = planner::evaluate(graph, specs, options);
+      if (other.feasible)
+        e.alternatives.push_back({s, other.total});
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+static llvm::json::Array integers(const planner::Spec &spec) {
+  llvm::json::Array a;
+  for (int64_t x : spec)
+    a.push_back(x);
+  return a;
+}
+
+llvm::json::Array mlir::ein::explainJson(const std::vector<ExplainedOp> &ops) {
+  llvm::json::Array out;
+  for (const ExplainedOp &e : ops) {
+    llvm::json::Array alternatives;
+    for (const auto &[spec, cost] : e.alternatives)
+      alternatives.push_back(
+          llvm::json::Object{{"spec", integers(spec)}, {"cost_bytes", cost}});
+    out.push_back(llvm::json::Object{
+        {"op", e.op},
+        {"loc", e.loc},
+        {"indices", llvm::join(e.loops, ",")},
+        {"spec", integers(e.spec)},
+        {"cost", llvm::json::Object{{"repartition", e.cost.repartition},
+                                    {"join", e.cost.join},
+                                    {"agg", e.cost.aggregation},
+                                    {"compute", e.cost.compute}}},
+        {"alternatives", std::move(alternatives)}});
+  }
+  return out;
+}
+
+std::string mlir::ein::humanBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return llvm::formatv("{0:F1} {1}", bytes, units[unit]).str();
+}
+
+static std::string specText(const planner::Spec &spec,
+                            const std::vector<std::string> &loops) {
+  std::string text;
+  for (size_t l = 0; l < spec.size(); ++l)
+    if (spec[l] > 1)
+      text +=
+          (text.empty() ? "" : " ") + loops[l] + "/" + std::to_string(spec[l]);
+  return text.empty() ? "(whole)" : text;
+}
+
+void mlir::ein::printExplainTable(llvm::raw_ostream &os,
+                                  const std::vector<ExplainedOp> &ops) {
+  os << llvm::formatv(
+      "{0,-24} {1,-22} {2,-18} {3,10} {4,10} {5,10} {6,10}  {7}\n", "op",
+      "loops", "cut", "repart", "join", "agg", "compute",
+      "best alternative (plan total)");
+  for (const ExplainedOp &e : ops) {
+    std::string best = "-";
+    if (!e.alternatives.empty()) {
+      auto cheapest = std::min_element(
+          e.alternatives.begin(), e.alternatives.end(),
+          [](const auto &a, const auto &b) { return a.second < b.second; });
+      best = specText(cheapest->first, e.loops) + " (" +
+             humanBytes(cheapest->second) + ")";
+    }
+    os << llvm::formatv(
+        "{0,-24} {1,-22} {2,-18} {3,8} {4,8} {5,8} {6,8}  {7}\n", e.op,
+        llvm::join(e.loops, ","), specText(e.spec, e.loops),
+        humanBytes(e.cost.repartition), humanBytes(e.cost.join),
+        humanBytes(e.cost.aggregation), humanBytes(e.cost.compute), best);
+  }
+}
