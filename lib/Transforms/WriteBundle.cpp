@@ -29,6 +29,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
 #include <set>
 
 namespace mlir::ein {
@@ -67,6 +68,7 @@ public:
     for (Operation &op : func.getBody().front().without_terminator())
       if (failed(visit(&op, ret)))
         return failure();
+    placeBuffers();
     // An argument no block reads has no blocks: setting it is a no-op.
     json::Array buffers, steps, ins, outs, arenaBytes;
     for (const Buffer &b : bufferList)
@@ -115,7 +117,14 @@ private:
     SmallVector<int64_t> shape;
     /// The buffer whose bytes this one views (itself unless a reshape).
     int root;
+    int64_t bytes = 0;
+    /// The steps from the one after its allocation to its last access
+    /// (roots only); kLive for buffers that live through the whole run.
+    int first = 0, last = 0;
+    /// The first step that touches it, or -1.
+    int firstStep = -1;
   };
+  static constexpr int kLive = std::numeric_limits<int>::max();
 
   func::FuncOp func;
   std::string target;
@@ -126,6 +135,9 @@ private:
   /// Steps that wrote each buffer, and the steps that read it since.
   std::map<int, std::vector<int>> writers, readers;
   std::vector<json::Object> stepList;
+  /// Per step, the steps it waits for (written into the steps at the end,
+  /// with what reusing memory adds).
+  std::vector<std::set<int>> stepDeps;
   std::vector<json::Array> inputs, outputs;
   llvm::DenseMap<Value, Value> fromBlocksOf; // assemble source -> from_blocks
 
@@ -144,13 +156,83 @@ private:
       return failure();
     int64_t bytes =
         type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-    int64_t align = ::ein::kBufferAlignment;
-    int64_t offset = (arenas[device] + align - 1) / align * align;
-    arenas[device] = offset + bytes;
     int id = static_cast<int>(bufferList.size());
-    bufferList.push_back({"b" + std::to_string(id), device, offset, *dtype,
-                          SmallVector<int64_t>(type.getShape()), id});
+    int next = static_cast<int>(stepList.size());
+    // Placed in its device's arena once every lifetime is known
+    // (placeBuffers).
+    bufferList.push_back({"b" + std::to_string(id), device, /*offset=*/0,
+                          *dtype, SmallVector<int64_t>(type.getShape()), id,
+                          bytes, next, next});
     return id;
+  }
+
+  /// Places every buffer in its device's arena, reusing the bytes of
+  /// buffers whose last access came before: first fit in order of first
+  /// use. Where a buffer takes bytes another held, its first step waits for
+  /// every step that touched the other (the schedule then orders all
+  /// accesses to those bytes, which checkSchedule verifies on reading).
+  /// Views take their root's offset.
+  void placeBuffers() {
+    struct Held {
+      int64_t begin, end;
+      int buffer;
+    };
+    std::vector<std::vector<Held>> active(arenas.size()),
+        retired(arenas.size());
+    std::vector<int> order;
+    for (int b = 0, e = bufferList.size(); b < e; ++b)
+      if (bufferList[b].root == b)
+        order.push_back(b);
+    llvm::stable_sort(order, [&](int a, int b) {
+      return bufferList[a].first < bufferList[b].first;
+    });
+    // The steps that touched each buffer, for the waits reuse adds.
+    std::vector<std::vector<int>> touchedBy(bufferList.size());
+    for (auto [b, list] : writers)
+      llvm::append_range(touchedBy[b], list);
+    for (auto [b, list] : readers)
+      llvm::append_range(touchedBy[b], list);
+    for (int b : order) {
+      Buffer &buffer = bufferList[b];
+      std::vector<Held> &live = active[buffer.device];
+      // Buffers last touched before this one's first step free their bytes.
+      for (size_t i = 0; i < live.size();) {
+        if (bufferList[live[i].buffer].last < buffer.first) {
+          retired[buffer.device].push_back(live[i]);
+          live.erase(live.begin() + i);
+        } else {
+          ++i;
+        }
+      }
+      llvm::sort(
+          live, [](const Held &x, const Held &y) { return x.begin < y.begin; });
+      int64_t align = ::ein::kBufferAlignment, offset = 0;
+      int64_t size = std::max<int64_t>(buffer.bytes, 1);
+      for (const Held &h : live) {
+        if (offset + size <= h.begin)
+          break;
+        offset = std::max(offset, (h.end + align - 1) / align * align);
+      }
+      buffer.offset = offset;
+      live.push_back({offset, offset + size, b});
+      arenas[buffer.device] =
+          std::max(arenas[buffer.device], offset + buffer.bytes);
+      if (buffer.firstStep < 0)
+        continue;
+      for (const Held &h : retired[buffer.device])
+        if (h.begin < offset + size && offset < h.end) {
+          // Its first step waits for every step of the bytes' earlier
+          // owner.
+          for (int s : touchedBy[h.buffer])
+            if (s < buffer.firstStep)
+              stepDeps[buffer.firstStep].insert(s);
+        }
+    }
+    for (Buffer &buffer : bufferList)
+      buffer.offset = bufferList[buffer.root].offset;
+    for (auto [step, deps] : llvm::zip(stepList, stepDeps))
+      step["deps"] =
+          json::Array(std::vector<json::Value>(deps.begin(), deps.end()));
   }
 
   const std::string &name(int buffer) { return bufferList[buffer].name; }
@@ -183,9 +265,14 @@ private:
       deps.insert(readers[w].begin(), readers[w].end());
     }
     int index = static_cast<int>(stepList.size());
-    step["deps"] =
-        json::Array(std::vector<json::Value>(deps.begin(), deps.end()));
+    stepDeps.push_back(std::move(deps));
     stepList.push_back(std::move(step));
+    for (int b : llvm::concat<int>(reads, writes)) {
+      if (bufferList[b].firstStep < 0)
+        bufferList[b].firstStep = index;
+      if (bufferList[b].last != kLive)
+        bufferList[b].last = index;
+    }
     for (int r : reads)
       readers[r].push_back(index);
     for (int w : writes) {
@@ -372,6 +459,9 @@ private:
       if (failed(buffer))
         return failure();
       unsigned arg = cast<BlockArgument>(partition.getSource()).getArgNumber();
+      // Inputs stay intact through the run (it can be replayed).
+      bufferList[*buffer].first = -1;
+      bufferList[*buffer].last = kLive;
       inputs[arg].push_back(json::Object{{"buffer", name(*buffer)},
                                          {"offset", integers(offsets)}});
       return success();
@@ -499,6 +589,7 @@ private:
           int buffer = bufferFor(op, block);
           if (buffer < 0)
             return failure();
+          bufferList[bufferList[buffer].root].last = kLive;
           outputs[result].push_back(json::Object{
               {"buffer", name(buffer)}, {"offset", integers(offsets)}});
         }
