@@ -3,6 +3,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Planner/Memory.h"
 #include "Einsummable/Planner/Search.h"
 #include "Einsummable/Planner/Strategy.h"
 #include "Einsummable/Transforms/Passes.h"
@@ -71,6 +72,60 @@ struct EinDecomposePass
     : public mlir::ein::impl::EinDecomposeBase<EinDecomposePass> {
   using Base::Base;
 
+  /// Keeps `plan` if it fits in memory-limit bytes a GPU; else, for the
+  /// optimal strategy, the best plan that charges weight replicas, then the
+  /// best Megatron-style plan, whichever fits first. Fails saying how much
+  /// the leanest plan tried needs.
+  LogicalResult fitMemory(func::FuncOp func, const planner::Graph &graph,
+                          planner::Strategy kind,
+                          const planner::SearchOptions &options,
+                          planner::Plan &plan) {
+    double limit = double(int64_t(memoryLimit));
+    planner::PlanMemory memory =
+        planner::planMemory(graph, plan, options.devices);
+    if (memory.largest() <= limit)
+      return success();
+    double least = memory.largest();
+    int64_t leastDevice = memory.largestDevice();
+    std::string tried = planner::strategyName(kind);
+    if (kind == planner::Strategy::Optimal) {
+      planner::SearchOptions sharded = options;
+      sharded.weightsReplicable = false;
+      planner::SearchOptions megatron = options;
+      std::string why;
+      bool megatronApplies =
+          planner::allowedSpecs(graph, planner::Strategy::Megatron,
+                                options.devices, 0, megatron.allowedSpecs, why);
+      megatron.restriction = "under strategy megatron";
+      std::vector<std::pair<std::string, planner::SearchOptions>> fallbacks = {
+          {"optimal with weight replicas charged", sharded}};
+      if (megatronApplies)
+        fallbacks.push_back({"megatron", megatron});
+      for (auto &[name, fallback] : fallbacks) {
+        tried += ", " + name;
+        planner::Plan other = planner::search(graph, fallback);
+        if (!other.feasible)
+          continue;
+        planner::PlanMemory m =
+            planner::planMemory(graph, other, options.devices);
+        if (m.largest() <= limit) {
+          plan = std::move(other);
+          return success();
+        }
+        if (m.largest() < least) {
+          least = m.largest();
+          leastDevice = m.largestDevice();
+        }
+      }
+    }
+    func.emitOpError() << "has no plan within the memory limit of "
+                       << int64_t(memoryLimit)
+                       << " bytes a GPU: the leanest plan tried (" << tried
+                       << ") needs " << int64_t(least) << " bytes ("
+                       << humanBytes(least) << ") on GPU " << leastDevice;
+    return failure();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (stateCap < 1) {
@@ -115,6 +170,7 @@ struct EinDecomposePass
     std::vector<ExplainedOp> explained;
     llvm::json::Array exchanges;
     double total = 0, simulatedMs = 0;
+    std::vector<double> memoryBytes;
 
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
@@ -138,6 +194,14 @@ struct EinDecomposePass
         func.emitOpError() << "has no plan: " << plan.error;
         return signalPassFailure();
       }
+      if (memoryLimit < 0) {
+        module.emitError() << "memory-limit must not be negative, got "
+                           << int64_t(memoryLimit);
+        return signalPassFailure();
+      }
+      if (memoryLimit > 0 &&
+          failed(fitMemory(func, graph->graph, *kind, restricted, plan)))
+        return signalPassFailure();
       if (plan.capped) {
         InFlightDiagnostic diag =
             allowInexact ? func.emitWarning() : func.emitOpError();
@@ -170,6 +234,11 @@ struct EinDecomposePass
         for (llvm::json::Value &x : *report.getArray("exchanges"))
           exchanges.push_back(std::move(x));
         total += plan.total;
+        planner::PlanMemory memory =
+            planner::planMemory(graph->graph, plan, options.devices);
+        memoryBytes.resize(options.devices, 0);
+        for (int64_t d = 0; d < options.devices; ++d)
+          memoryBytes[d] = std::max(memoryBytes[d], memory.peak[d]);
       }
       for (size_t i = 0; i < graph->ops.size(); ++i) {
         Operation *op = graph->ops[i];
@@ -219,10 +288,13 @@ struct EinDecomposePass
                             {"exchange", StringRef(explainExchange)},
                             {"ops", explainJson(explained)},
                             {"total_cost_bytes", total},
+                            {"memory_bytes", llvm::json::Array(memoryBytes)},
                             {"simulated_ms", simulatedMs},
                             {"exchanges", std::move(exchanges)}};
     if (*kind == planner::Strategy::Random)
       root["seed"] = int64_t(seed);
+    if (memoryLimit > 0)
+      root["memory_limit"] = int64_t(memoryLimit);
     output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
                  << "\n";
     output->keep();

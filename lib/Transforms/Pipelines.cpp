@@ -19,6 +19,7 @@ void mlir::ein::buildPlanPipeline(OpPassManager &pm,
   decompose.strategy = options.strategy;
   decompose.seed = options.seed;
   decompose.explain = options.explain;
+  decompose.memoryLimit = options.memoryLimit;
   decompose.explainExchange = options.explainExchange;
   pm.addPass(createEinDecompose(decompose));
   pm.addPass(createEinInsertExchanges());

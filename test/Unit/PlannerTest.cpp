@@ -1,6 +1,7 @@
 //===- PlannerTest.cpp - Spec enumeration, the proxy and the search
 //---------===//
 
+#include "Einsummable/Planner/Memory.h"
 #include "Einsummable/Planner/Search.h"
 #include "Einsummable/Planner/Strategy.h"
 #include "GraphBuilder.h"
@@ -431,4 +432,29 @@ TEST(Planner, StrategiesRestrictTheSpecs) {
       allowedSpecs(small, Strategy::DataParallel, 2, 0, allowed, error));
   EXPECT_NE(error.find("strategy dp does not apply: op 'c'"), std::string::npos)
       << error;
+}
+
+TEST(Planner, PlanMemoryCountsWeightsAndLiveBlocks) {
+  // y = x w on 2 GPUs, x [4, 8] an activation, w [8, 6] a weight, f32.
+  Graph g;
+  int x = addValue(g, "x", {4, 8}, ValueKind::Activation);
+  int w = addValue(g, "w", {8, 6}, ValueKind::Weight);
+  int y = matmul(g, x, w, "y");
+  g.results = {y};
+  auto memoryOf = [&](Spec spec) {
+    Plan plan;
+    plan.specs = {spec};
+    return planMemory(g, plan, 2);
+  };
+  // Rows split: w whole on each GPU (192 B), half of x (64 B) and of y
+  // (48 B).
+  PlanMemory rows = memoryOf({2, 1, 1});
+  EXPECT_EQ(rows.weights, (std::vector<double>{192, 192}));
+  EXPECT_EQ(rows.peak, (std::vector<double>{304, 304}));
+  // Columns: half of w (96 B), all of x (128 B), half of y (48 B).
+  EXPECT_EQ(memoryOf({1, 1, 2}).peak, (std::vector<double>{272, 272}));
+  // The contraction: half of w and of x (96 B, 64 B), a whole f32 partial
+  // of y (96 B).
+  EXPECT_EQ(memoryOf({1, 2, 1}).peak, (std::vector<double>{256, 256}));
+  EXPECT_EQ(memoryOf({1, 2, 1}).largest(), 256);
 }

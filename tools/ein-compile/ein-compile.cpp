@@ -76,6 +76,11 @@ static cl::opt<std::string>
              cl::init("optimal"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("The seed of --strategy=random"),
                               cl::init(0), cl::cat(category));
+static cl::opt<int64_t> memoryLimit(
+    "memory-limit",
+    cl::desc("Bytes a GPU may hold: the plan (weights plus peak live "
+             "activations) and the bundle's buffer plan must fit"),
+    cl::value_desc("BYTES"), cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     explain("explain",
             cl::desc("Explain the plan: a JSON file (docs/explain.md), or - "
@@ -110,6 +115,8 @@ static std::string buildPipeline() {
     os << " strategy=" << optionValue(strategy);
   if (strategy == "random")
     os << " seed=" << seed;
+  if (memoryLimit > 0)
+    os << " memory-limit=" << memoryLimit;
   if (!explain.empty())
     os << " explain=" << optionValue(explain)
        << " explain-exchange=" << exchange;
@@ -172,6 +179,14 @@ static int summarize() {
                << count[::ein::StepKind::Aggregate] << " aggregate\n"
                << "largest arena: " << megabytes(m.arenaBytes[largest])
                << " (device " << largest << ")\n";
+  if (memoryLimit > 0 && m.arenaBytes[largest] > memoryLimit) {
+    llvm::errs() << "ein-compile: error: the bundle's buffer plan needs "
+                 << m.arenaBytes[largest] << " bytes on device " << largest
+                 << ", over --memory-limit=" << memoryLimit
+                 << " (the plan fits the planner's memory model, but the "
+                    "buffers, scratch included, do not)\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -200,6 +215,9 @@ int main(int argc, char **argv) {
       strategy != "megatron")
     return fail("--strategy must be optimal, random, dp or megatron, got '" +
                 strategy + "'");
+  if (memoryLimit < 0)
+    return fail("--memory-limit must not be negative, got " +
+                Twine(memoryLimit));
   if (output.empty() && !printPipeline)
     return fail("no bundle directory: pass -o DIR");
   if (output.empty())
@@ -234,5 +252,8 @@ int main(int argc, char **argv) {
       llvm::sys::fs::remove_directories(output);
     return 1;
   }
-  return summarize();
+  int status = summarize();
+  if (status != 0 && !existed)
+    llvm::sys::fs::remove_directories(output);
+  return status;
 }

@@ -44,6 +44,9 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
   PassOptions::Option<uint64_t> seed{
       *this, "seed", llvm::cl::desc("The seed of strategy=random"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> memoryLimit{
+      *this, "memory-limit",
+      llvm::cl::desc("Bytes a GPU may hold (0: no limit)"), llvm::cl::init(0)};
   PassOptions::Option<std::string> explain{
       *this, "explain",
       llvm::cl::desc("Explain the plan: a JSON file, or - for a table"),

@@ -118,6 +118,11 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "row-wise, attention by heads)">,
     Option<"seed", "seed", "uint64_t", "0",
            "The seed of strategy=random">,
+    Option<"memoryLimit", "memory-limit", "int64_t", "0",
+           "Bytes a GPU may hold (0: no limit): weights plus peak live "
+           "activations under the plan's cuts (planner::planMemory). When the "
+           "best plan exceeds it, the search charges weight replicas, then "
+           "tries Megatron-style sharding; no plan that exceeds it is kept">,
     Option<"explain", "explain", "std::string", "\"\"",
            "Explain the plan: a JSON file (docs/explain.md), or - for a "
            "table on standard output">,
