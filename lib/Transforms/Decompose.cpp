@@ -168,6 +168,8 @@ struct EinDecomposePass
       }
     }
     std::vector<ExplainedOp> explained;
+    std::string dot;
+    llvm::raw_string_ostream dotStream(dot);
     llvm::json::Array exchanges;
     double total = 0, simulatedMs = 0;
     std::vector<double> memoryBytes;
@@ -219,8 +221,10 @@ struct EinDecomposePass
         std::vector<std::string> locations;
         for (Operation *op : graph->ops)
           locations.push_back(locationText(op));
-        for (ExplainedOp &e :
-             explainOps(graph->graph, plan, restricted, locations))
+        std::vector<ExplainedOp> ops =
+            explainOps(graph->graph, plan, restricted, locations);
+        printPlanDot(dotStream, func.getSymName(), graph->graph, ops);
+        for (ExplainedOp &e : ops)
           explained.push_back(std::move(e));
         bool synthesized = false;
         physical::DeviceProgram program =
@@ -281,6 +285,14 @@ struct EinDecomposePass
     if (!output) {
       module.emitError() << "cannot write the explanation: " << error;
       return signalPassFailure();
+    }
+    if (explainTo.ends_with(".dot")) {
+      output->os() << "digraph plan {\n  label=\"plan for " << options.devices
+                   << " devices on " << topology.name << ", strategy "
+                   << planner::strategyName(*kind) << "\";\n"
+                   << dot << "}\n";
+      output->keep();
+      return;
     }
     llvm::json::Object root{{"devices", options.devices},
                             {"topology", topology.name},

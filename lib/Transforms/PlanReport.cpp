@@ -155,3 +155,50 @@ void mlir::ein::printExplainTable(llvm::raw_ostream &os,
         humanBytes(e.cost.aggregation), humanBytes(e.cost.compute), best);
   }
 }
+
+void mlir::ein::printPlanDot(llvm::raw_ostream &os, llvm::StringRef name,
+                             const planner::Graph &graph,
+                             const std::vector<ExplainedOp> &ops) {
+  auto shapeText = [](const planner::Value &v) {
+    std::string text;
+    for (int64_t d : v.shape)
+      text += (text.empty() ? "" : "x") + std::to_string(d);
+    return text;
+  };
+  std::string prefix = name.str() + "_";
+  os << "  subgraph \"cluster_" << name << "\" {\n    label=\"" << name
+     << "\";\n";
+  std::vector<int> producer(graph.values.size(), -1);
+  for (size_t o = 0; o < graph.ops.size(); ++o)
+    producer[graph.ops[o].output.value] = static_cast<int>(o);
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    const planner::Value &value = graph.values[v];
+    if (producer[v] >= 0)
+      continue;
+    const char *kind = value.kind == planner::ValueKind::Weight ? "weight"
+                       : value.kind == planner::ValueKind::Constant
+                           ? "constant"
+                           : "activation";
+    os << "    \"" << prefix << "v" << v << "\" [shape=ellipse, label=\""
+       << value.name << "\\n"
+       << shapeText(value) << " (" << kind << ")\"];\n";
+  }
+  for (size_t o = 0; o < ops.size(); ++o) {
+    const ExplainedOp &e = ops[o];
+    os << "    \"" << prefix << "op" << o << "\" [shape=box, label=\"" << e.op
+       << "\\ncut " << specText(e.spec, e.loops) << "\\nrepartition "
+       << humanBytes(e.cost.repartition) << ", join " << humanBytes(e.cost.join)
+       << "\\nagg " << humanBytes(e.cost.aggregation) << ", compute "
+       << humanBytes(e.cost.compute) << "\"];\n";
+    for (const planner::Access &input : graph.ops[o].inputs) {
+      const planner::Value &value = graph.values[input.value];
+      int from = producer[input.value];
+      os << "    \"" << prefix
+         << (from >= 0 ? "op" + std::to_string(from)
+                       : "v" + std::to_string(input.value))
+         << "\" -> \"" << prefix << "op" << o << "\" [label=\"" << value.name
+         << " " << shapeText(value) << "\"];\n";
+    }
+  }
+  os << "  }\n";
+}

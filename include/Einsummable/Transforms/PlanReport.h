@@ -61,6 +61,13 @@ llvm::json::Array explainJson(const std::vector<ExplainedOp> &ops);
 void printExplainTable(llvm::raw_ostream &os,
                        const std::vector<ExplainedOp> &ops);
 
+/// One function's planned graph for Graphviz, as a cluster named `name`:
+/// arguments as ellipses, ops as boxes with their cut and cost terms, an
+/// edge per value read (its name and shape).
+void printPlanDot(llvm::raw_ostream &os, llvm::StringRef name,
+                  const ::ein::planner::Graph &graph,
+                  const std::vector<ExplainedOp> &ops);
+
 } // namespace mlir::ein
 
 #endif // EINSUMMABLE_TRANSFORMS_PLANREPORT_H
