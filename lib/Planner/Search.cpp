@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace ein::planner {
 
@@ -315,6 +316,32 @@ bool better(double cost, const std::vector<int> &choice, double otherCost,
   return choice < otherChoice;
 }
 
+/// better() for `size` choices with element `n` replaced by `c`, without
+/// copying them.
+bool betterWith(double cost, const int *choice, size_t size, size_t n, int c,
+                double otherCost, const int *otherChoice) {
+  if (cost != otherCost)
+    return cost < otherCost;
+  for (size_t i = 0; i < size; ++i) {
+    int mine = i == n ? c : choice[i];
+    if (mine != otherChoice[i])
+      return mine < otherChoice[i];
+  }
+  return false;
+}
+
+/// Search states are found by the layouts of the live nodes; which entry
+/// wins never depends on the order of iteration (better() is a total order),
+/// so a hash map serves.
+struct KeyHash {
+  size_t operator()(const std::vector<int> &key) const {
+    size_t h = key.size();
+    for (int x : key)
+      h = h * 1000003u ^ static_cast<size_t>(x + 1);
+    return h;
+  }
+};
+
 } // namespace
 
 Plan search(const Graph &graph, const SearchOptions &options) {
@@ -331,14 +358,21 @@ Plan search(const Graph &graph, const SearchOptions &options) {
     for (int c : pb.nodes[n].consumers)
       lastUse[n] = std::max(lastUse[n], position[c]);
 
+  // A state's choices (one per node) live in one arena per step, so
+  // states cost no allocation of their own.
   struct State {
     double cost;
-    std::vector<int> choice;
+    size_t at; // its choices: arena[at, at + numNodes)
   };
-  std::map<std::vector<int>, State> states;
-  states.emplace(std::vector<int>{}, State{0, std::vector<int>(numNodes, -1)});
+  using States = std::unordered_map<std::vector<int>, State, KeyHash>;
+  std::vector<int> arena(numNodes, -1), nextArena;
+  States states;
+  states.emplace(std::vector<int>{}, State{0, 0});
   std::vector<int> frontier; // nodes whose values are still live, ascending
   Plan result;
+  auto choicesOf = [&](const std::vector<int> &in, size_t at) {
+    return std::vector<int>(in.begin() + at, in.begin() + at + numNodes);
+  };
 
   for (size_t step = 0; step < pb.order.size(); ++step) {
     int n = pb.order[step];
@@ -350,26 +384,36 @@ Plan search(const Graph &graph, const SearchOptions &options) {
     if (!node.consumers.empty())
       next.insert(std::upper_bound(next.begin(), next.end(), n), n);
 
-    std::map<std::vector<int>, State> nextStates;
+    States nextStates;
+    nextArena.clear();
+    std::vector<int> nextKey;
     for (const auto &[key, state] : states) {
+      const int *choice = arena.data() + state.at;
       for (int c = 0, e = static_cast<int>(node.unary.size()); c < e; ++c) {
         double cost = state.cost + node.unary[c];
         for (int edgeIndex : pb.edgesInto[n]) {
           const Edge &edge = pb.edges[edgeIndex];
-          cost += edge.cost[state.choice[edge.producer]][c];
+          cost += edge.cost[choice[edge.producer]][c];
         }
-        std::vector<int> choice = state.choice;
-        choice[n] = c;
         // Later costs depend on a live node only through its layout.
-        std::vector<int> nextKey;
+        nextKey.clear();
         for (int f : next)
-          nextKey.push_back(pb.nodes[f].layout[choice[f]]);
+          nextKey.push_back(pb.nodes[f].layout[f == n ? c : choice[f]]);
         auto it = nextStates.find(nextKey);
-        if (it == nextStates.end())
-          nextStates.emplace(std::move(nextKey),
-                             State{cost, std::move(choice)});
-        else if (better(cost, choice, it->second.cost, it->second.choice))
-          it->second = State{cost, std::move(choice)};
+        size_t at;
+        if (it == nextStates.end()) {
+          at = nextArena.size();
+          nextArena.resize(at + numNodes);
+          nextStates.emplace(nextKey, State{cost, at});
+        } else {
+          if (!betterWith(cost, choice, numNodes, n, c, it->second.cost,
+                          nextArena.data() + it->second.at))
+            continue;
+          at = it->second.at;
+          it->second.cost = cost;
+        }
+        std::copy(choice, choice + numNodes, nextArena.begin() + at);
+        nextArena[at + n] = c;
       }
     }
     result.peakStates = std::max(result.peakStates, nextStates.size());
@@ -377,24 +421,27 @@ Plan search(const Graph &graph, const SearchOptions &options) {
       result.capped = true;
       std::vector<std::pair<std::vector<int>, State>> all(nextStates.begin(),
                                                           nextStates.end());
-      std::sort(all.begin(), all.end(), [](const auto &a, const auto &b) {
-        return better(a.second.cost, a.second.choice, b.second.cost,
-                      b.second.choice);
+      std::sort(all.begin(), all.end(), [&](const auto &a, const auto &b) {
+        return better(a.second.cost, choicesOf(nextArena, a.second.at),
+                      b.second.cost, choicesOf(nextArena, b.second.at));
       });
       all.resize(std::max<size_t>(options.stateCap, 1));
-      nextStates = std::map<std::vector<int>, State>(all.begin(), all.end());
+      nextStates = States(all.begin(), all.end());
     }
     states = std::move(nextStates);
+    std::swap(arena, nextArena);
     frontier = std::move(next);
   }
 
   const State *best = nullptr;
   for (const auto &[key, state] : states)
-    if (!best || better(state.cost, state.choice, best->cost, best->choice))
+    if (!best || better(state.cost, choicesOf(arena, state.at), best->cost,
+                        choicesOf(arena, best->at)))
       best = &state;
+  std::vector<int> bestChoice = choicesOf(arena, best->at);
   bool capped = result.capped;
   size_t peak = result.peakStates;
-  result = finish(graph, pb, best->choice, options);
+  result = finish(graph, pb, bestChoice, options);
   result.capped = capped;
   result.peakStates = peak;
   return result;
