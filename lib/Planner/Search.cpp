@@ -370,8 +370,14 @@ Plan search(const Graph &graph, const SearchOptions &options) {
   states.emplace(std::vector<int>{}, State{0, 0});
   std::vector<int> frontier; // nodes whose values are still live, ascending
   Plan result;
-  auto choicesOf = [&](const std::vector<int> &in, size_t at) {
-    return std::vector<int>(in.begin() + at, in.begin() + at + numNodes);
+  // better() on two states of one arena.
+  auto cheaper = [&](const std::vector<int> &in, const State &a,
+                     const State &b) {
+    if (a.cost != b.cost)
+      return a.cost < b.cost;
+    return std::lexicographical_compare(
+        in.begin() + a.at, in.begin() + a.at + numNodes, in.begin() + b.at,
+        in.begin() + b.at + numNodes);
   };
 
   for (size_t step = 0; step < pb.order.size(); ++step) {
@@ -422,8 +428,7 @@ Plan search(const Graph &graph, const SearchOptions &options) {
       std::vector<std::pair<std::vector<int>, State>> all(nextStates.begin(),
                                                           nextStates.end());
       std::sort(all.begin(), all.end(), [&](const auto &a, const auto &b) {
-        return better(a.second.cost, choicesOf(nextArena, a.second.at),
-                      b.second.cost, choicesOf(nextArena, b.second.at));
+        return cheaper(nextArena, a.second, b.second);
       });
       all.resize(std::max<size_t>(options.stateCap, 1));
       nextStates = States(all.begin(), all.end());
@@ -435,10 +440,10 @@ Plan search(const Graph &graph, const SearchOptions &options) {
 
   const State *best = nullptr;
   for (const auto &[key, state] : states)
-    if (!best || better(state.cost, choicesOf(arena, state.at), best->cost,
-                        choicesOf(arena, best->at)))
+    if (!best || cheaper(arena, state, *best))
       best = &state;
-  std::vector<int> bestChoice = choicesOf(arena, best->at);
+  std::vector<int> bestChoice(arena.begin() + best->at,
+                              arena.begin() + best->at + numNodes);
   bool capped = result.capped;
   size_t peak = result.peakStates;
   result = finish(graph, pb, bestChoice, options);
