@@ -23,10 +23,10 @@ echo "  ($(grep -c 'ein.repartition' "$OUT/llama_block.plan.mlir") repartitions;
 "$EIN_OPT" examples/llama_block.mlir --ein-attach-target="devices=8" --ein-enumerate-specs \
   --ein-decompose=remarks=true -o /dev/null 2>&1 | grep -o 'simulated step.*' | sed 's/^/  /'
 echo
-echo "== ein-compile examples/llama_block.mlir --devices=8 (the pipeline, then the bundle)"
+echo "== ein-compile examples/llama_block.mlir --devices=8 (the pipeline, the plan explained, the bundle)"
 rm -rf "$OUT/llama_block.bundle"
 "$EIN_COMPILE" examples/llama_block.mlir -o "$OUT/llama_block.bundle" --devices=8 --print-pipeline | sed 's/^/  /'
-"$EIN_COMPILE" examples/llama_block.mlir -o "$OUT/llama_block.bundle" --devices=8 | sed 's/^/  /'
+"$EIN_COMPILE" examples/llama_block.mlir -o "$OUT/llama_block.bundle" --devices=8 --explain=- | sed 's/^/  /'
 echo
 echo "== ein-run --check --debug: 8 virtual GPUs against the float64 reference"
 "$EIN_RUN" "$OUT/llama_block.bundle" --seed=1 --check --debug | sed 's/^/  /'
