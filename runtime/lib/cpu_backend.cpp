@@ -12,6 +12,7 @@
 #include "backend.h"
 
 #include "ein/eval.h"
+#include "ein/npy.h"
 #include "ein/partition.h"
 #include "ein/region.h"
 
@@ -345,24 +346,16 @@ private:
   }
 
   HostTensor decode(int buffer, const Step &step) const {
-    const Buffer &b = m.buffers[buffer];
-    const unsigned char *p = checked(buffer, step.device, step);
-    int width = dtypeBytes(b.type.dtype);
-    HostTensor t;
-    t.dtype = b.type.dtype;
-    t.shape = b.type.shape;
-    t.data.resize(b.type.numElements());
-    for (size_t i = 0; i < t.data.size(); ++i)
-      t.data[i] = decodeElement(b.type.dtype, p + i * width);
-    return t;
+    const TensorType &type = m.buffers[buffer].type;
+    return {type.dtype, type.shape,
+            tensorValues(type.dtype, checked(buffer, step.device, step),
+                         type.numElements())};
   }
 
+  /// `t` (of the buffer's type) into the buffer.
   void encode(const HostTensor &t, int buffer, const Step &step) {
-    const Buffer &b = m.buffers[buffer];
-    unsigned char *p = checked(buffer, step.device, step);
-    int width = dtypeBytes(b.type.dtype);
-    for (size_t i = 0; i < t.data.size(); ++i)
-      encodeElement(b.type.dtype, t.data[i], p + i * width);
+    std::vector<unsigned char> bytes = tensorBytes(t);
+    std::memcpy(checked(buffer, step.device, step), bytes.data(), bytes.size());
   }
 
   /// The reference's float64 attention (ein/eval.h), whose diagonal is its

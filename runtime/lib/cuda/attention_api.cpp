@@ -4,6 +4,7 @@
 
 #include "../backend.h"
 #include "attention.h"
+#include "cuda_check.h"
 #include "flash_attention.h"
 
 #include <memory>
@@ -41,11 +42,6 @@ ein::cuda::ElementType parseType(const char *name, bool allowF32) {
                           (allowF32 ? "f32, " : "") + "bf16 and f16");
 }
 
-void check(cudaError_t status, const std::string &what) {
-  if (status != cudaSuccess)
-    throw ein::RuntimeError(what + ": " + cudaGetErrorString(status));
-}
-
 } // namespace
 
 extern "C" {
@@ -80,8 +76,8 @@ int ein_attention_create(const ein_attention_desc *desc,
     if (choice != "auto" && choice != "cudnn" && choice != "kernel")
       throw ein::RuntimeError("implementation '" + choice +
                               "' is not one of auto, cudnn and kernel");
-    check(cudaSetDevice(device),
-          "cudaSetDevice(" + std::to_string(device) + ")");
+    ein::cuda::check(cudaSetDevice(device),
+                     "cudaSetDevice(" + std::to_string(device) + ")");
     auto made = std::make_unique<ein_attention>();
     made->impl = ein::cuda::createAttention(p, choice);
     made->name = made->impl->name();

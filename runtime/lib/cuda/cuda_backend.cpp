@@ -20,6 +20,7 @@
 #include "attention.h"
 #include "copy_plan.h"
 #include "cublaslt.h"
+#include "cuda_check.h"
 #include "kernels_abi.h"
 
 #include "ein/partition.h"
@@ -58,10 +59,7 @@ std::string choice(const char *name,
                      known);
 }
 
-void check(cudaError_t status, const std::string &what) {
-  if (status != cudaSuccess)
-    throw RuntimeError(what + ": " + cudaGetErrorString(status));
-}
+using cuda::check;
 
 std::string mib(size_t bytes) {
   char text[32];

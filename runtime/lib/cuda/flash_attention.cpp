@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "flash_attention.h"
+#include "cuda_check.h"
 
 #include "../backend.h"
 #include "attention_abi.h"
@@ -24,11 +25,6 @@ extern "C" const unsigned char ein_cuda_attention_fatbin[];
 
 namespace ein::cuda {
 namespace {
-
-void check(cudaError_t status, const std::string &what) {
-  if (status != cudaSuccess)
-    throw RuntimeError(what + ": " + cudaGetErrorString(status));
-}
 
 enum Kernel {
   FlashBF16D64,
