@@ -316,8 +316,8 @@ bool better(double cost, const std::vector<int> &choice, double otherCost,
   return choice < otherChoice;
 }
 
-/// better() for `size` choices with element `n` replaced by `c`, without
-/// copying them.
+/// better() for `size` choices with element `n` replaced by `c` (none
+/// when `n >= size`), without copying them.
 bool betterWith(double cost, const int *choice, size_t size, size_t n, int c,
                 double otherCost, const int *otherChoice) {
   if (cost != otherCost)
@@ -373,11 +373,8 @@ Plan search(const Graph &graph, const SearchOptions &options) {
   // better() on two states of one arena.
   auto cheaper = [&](const std::vector<int> &in, const State &a,
                      const State &b) {
-    if (a.cost != b.cost)
-      return a.cost < b.cost;
-    return std::lexicographical_compare(
-        in.begin() + a.at, in.begin() + a.at + numNodes, in.begin() + b.at,
-        in.begin() + b.at + numNodes);
+    return betterWith(a.cost, in.data() + a.at, numNodes, numNodes, 0, b.cost,
+                      in.data() + b.at);
   };
 
   for (size_t step = 0; step < pb.order.size(); ++step) {

@@ -68,6 +68,19 @@ LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
   return success();
 }
 
+/// `options` narrowed to the specs strategy `kind` allows on `graph`
+/// (unchanged for optimal), or false with `why`.
+bool restrictTo(const planner::Graph &graph, planner::Strategy kind,
+                uint64_t seed, planner::SearchOptions &options,
+                std::string &why) {
+  if (kind == planner::Strategy::Optimal)
+    return true;
+  options.restriction =
+      std::string("under strategy ") + planner::strategyName(kind);
+  return planner::allowedSpecs(graph, kind, options.devices, seed,
+                               options.allowedSpecs, why);
+}
+
 struct EinDecomposePass
     : public mlir::ein::impl::EinDecomposeBase<EinDecomposePass> {
   using Base::Base;
@@ -93,10 +106,8 @@ struct EinDecomposePass
       sharded.weightsReplicable = false;
       planner::SearchOptions megatron = options;
       std::string why;
-      bool megatronApplies =
-          planner::allowedSpecs(graph, planner::Strategy::Megatron,
-                                options.devices, 0, megatron.allowedSpecs, why);
-      megatron.restriction = "under strategy megatron";
+      bool megatronApplies = restrictTo(graph, planner::Strategy::Megatron,
+                                        /*seed=*/0, megatron, why);
       std::vector<std::pair<std::string, planner::SearchOptions>> fallbacks = {
           {"optimal with weight replicas charged", sharded}};
       if (megatronApplies)
@@ -143,6 +154,11 @@ struct EinDecomposePass
     options.bytesPerFlop = bytesPerFlop >= 0 ? double(bytesPerFlop)
                                              : options.devices * 395e9 / 750e12;
     auto info = planner::getTargetInfo(target.getChip().str());
+    if (memoryLimit < 0) {
+      module.emitError() << "memory-limit must not be negative, got "
+                         << int64_t(memoryLimit);
+      return signalPassFailure();
+    }
     std::optional<planner::Strategy> kind =
         planner::parseStrategy(StringRef(strategy).str());
     if (!kind) {
@@ -181,24 +197,14 @@ struct EinDecomposePass
       if (failed(graph))
         return signalPassFailure();
       planner::SearchOptions restricted = options;
-      if (*kind != planner::Strategy::Optimal) {
-        std::string why;
-        if (!planner::allowedSpecs(graph->graph, *kind, options.devices, seed,
-                                   restricted.allowedSpecs, why)) {
-          func.emitOpError() << "has no plan: " << why;
-          return signalPassFailure();
-        }
-        restricted.restriction =
-            std::string("under strategy ") + planner::strategyName(*kind);
+      std::string why;
+      if (!restrictTo(graph->graph, *kind, seed, restricted, why)) {
+        func.emitOpError() << "has no plan: " << why;
+        return signalPassFailure();
       }
       planner::Plan plan = planner::search(graph->graph, restricted);
       if (!plan.feasible) {
         func.emitOpError() << "has no plan: " << plan.error;
-        return signalPassFailure();
-      }
-      if (memoryLimit < 0) {
-        module.emitError() << "memory-limit must not be negative, got "
-                           << int64_t(memoryLimit);
         return signalPassFailure();
       }
       if (memoryLimit > 0 &&
