@@ -390,16 +390,6 @@ private:
     }
     if (auto attention = dyn_cast<AttentionOp>(op);
         attention && isLibraryAttention(attention, target)) {
-      auto heads = [](Value v) {
-        return cast<ShapedType>(v.getType()).getDimSize(1);
-      };
-      if (heads(attention.getQuery()) !=
-          heads(attention.getKey()) * int64_t(attention.getGroup()))
-        return op->emitOpError()
-               << "block has " << heads(attention.getQuery())
-               << " query heads for " << heads(attention.getKey())
-               << " KV heads in groups of " << attention.getGroup()
-               << "; the attention step reads the group from the shapes";
       FailureOr<int> o = allocate(op, attention.getResult(), device.getInt());
       if (failed(o))
         return failure();
