@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
-# Matrix chains A-E (WORKLOADS.md) compiled by ein-opt (ein-plan,
-# ein-synthesize-exchanges, ein-write-bundle) and timed with ein-run on the
-# GPU machine, next to the JAX peer in the same run.
+# Matrix chains A-E (WORKLOADS.md), ein's bundles (bench/build_bundles.sh:
+# BUNDLES/C on 2 GPUs, BUNDLES/C-1gpu) timed with ein-run --bench both ways
+# (the GPUs' clock, and --timer=host: the host's clock around a blocking
+# launch, as the JAX peer times), next to the JAX peer in the same run.
+# Logs go to $OUT; the table is printed last.
 #
-#   bash bench/run_chains.sh BUNDLES_DIR EIN_RUN OUT_DIR
-#
-# BUNDLES_DIR holds, per chain C: C (2 GPUs), C-1gpu and C-small (2 GPUs,
-# every dimension / 32, for --check against the reference evaluator), as
-# built on the build machine (see docs/performance.md).
+# usage: bench/run_chains.sh EIN_RUN BUNDLES
 set -uo pipefail
-bundles=$1 run=$2 out=$3
+here=$(dirname "$0")
+source "$here/nvidia_libs.sh"
+run=$1 bundles=$2
+out=${OUT:-chains}
 mkdir -p "$out"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 chains="A-square-chain B-skinny-chain C-bushy D-batched E-big-matmul"
+timeout 480 python3 "$here/peers/jax_matrix_chain.py" > "$out/jax.txt" 2> "$out/jax.err"
+echo "jax rc=$?" >> "$out/jax.err"
+ms() { grep -o 'median_ms=[0-9.]*' "$1" 2>/dev/null | cut -d= -f2; }
+jax() { awk -v c="$1" -v n="$2" '$1 == c && $2 == n {print $3}' "$out/jax.txt"; }
+ratio() { [[ $1 =~ ^[0-9.]+$ && $2 =~ ^[0-9.]+$ ]] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", b / a}' || echo -; }
+printf '%-16s %8s %8s %8s %8s %8s %8s %8s %8s\n' chain ein1_dev ein1_host jax_1 ein2_dev ein2_host jax_2 ratio_1 ratio_2 | tee "$out/table.txt"
 for c in $chains; do
-  check=$("$run" "$bundles/$c-small" --check 2>&1 | tail -1)
-  one=$("$run" "$bundles/$c-1gpu" --bench --warmup=2 --iters=10 2>&1 | grep -o 'median_ms=[0-9.]*' | cut -d= -f2)
-  two=$("$run" "$bundles/$c" --bench --warmup=2 --iters=10 2>&1 | tee "$out/$c.log" | grep -o 'median_ms=[0-9.]*' | cut -d= -f2)
-  echo "ein $c 1gpu=$one 2gpu=$two small-check: $check" | tee -a "$out/ein.txt"
+  declare -A t=()
+  for b in "$c-1gpu:1" "$c:2"; do
+    for timer in device host; do
+      log="$out/${b%%:*}-$timer.log"
+      timeout 120 "$run" "$bundles/${b%%:*}" --bench --warmup=2 --iters=10 --timer=$timer > "$log" 2>&1
+      t[${b##*:}$timer]=$(ms "$log")
+    done
+  done
+  j1=$(jax "$c" 1) j2=$(jax "$c" 2)
+  printf '%-16s %8s %8s %8s %8s %8s %8s %8s %8s\n' "$c" "${t[1device]:--}" "${t[1host]:--}" "${j1:--}" \
+    "${t[2device]:--}" "${t[2host]:--}" "${j2:--}" "$(ratio "${t[1host]}" "$j1")" "$(ratio "${t[2host]}" "$j2")" | tee -a "$out/table.txt"
 done
-timeout 420 python3 bench/peers/jax_matrix_chain.py > "$out/jax.txt" 2> "$out/jax.err"
-echo "jax rc=$?"
-cat "$out/jax.txt"
+echo "(ms, median of 10 after 2 warm-ups; ratio = JAX / ein on the host's clock, which JAX uses: above 1 ein is faster)" | tee -a "$out/table.txt"

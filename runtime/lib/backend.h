@@ -12,9 +12,11 @@
 #define EIN_LIB_BACKEND_H
 
 #include "ein/bundle.h"
+#include "ein/runtime.h"
 
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 namespace ein {
 
@@ -39,6 +41,12 @@ public:
   virtual double timedRun() = 0;
   /// One line on what runs the bundle, for logs.
   virtual std::string describe() const = 0;
+  /// The bytes device `device` holds for the bundle (ein_memory_info).
+  virtual ein_memory_info memory(int device) const = 0;
+  /// Runs the schedule once, step by step (on CUDA eagerly, not as a graph),
+  /// and returns each step's milliseconds: from when it could start on its
+  /// device to its end, so waiting for another device is not counted.
+  virtual std::vector<double> profile() = 0;
 };
 
 /// The CPU backend: one arena per device, separated by guard pages; kernel

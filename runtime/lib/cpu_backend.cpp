@@ -126,9 +126,19 @@ public:
   double timedRun() override {
     auto start = std::chrono::steady_clock::now();
     run();
-    std::chrono::duration<double, std::milli> elapsed =
-        std::chrono::steady_clock::now() - start;
-    return elapsed.count();
+    return millisecondsSince(start);
+  }
+
+  std::vector<double> profile() override {
+    if (options.debug)
+      poison();
+    std::vector<double> times;
+    for (const Step &step : m.steps) {
+      auto start = std::chrono::steady_clock::now();
+      execute(step);
+      times.push_back(millisecondsSince(start));
+    }
+    return times;
   }
 
   std::string describe() const override {
@@ -139,7 +149,18 @@ public:
     return text + " bytes between guard pages";
   }
 
+  ein_memory_info memory(int device) const override {
+    // Host memory: nothing to measure against a device's free memory.
+    return {static_cast<size_t>(m.arenaBytes[device]), 0};
+  }
+
 private:
+  static double millisecondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - start)
+        .count();
+  }
+
   const Bundle &bundle;
   const Manifest &m;
   BackendOptions options;

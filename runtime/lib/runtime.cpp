@@ -7,6 +7,7 @@
 #include "ein/region.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -222,11 +223,14 @@ ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
   });
 }
 
-ein_status ein_bundle_bench(ein_bundle *bundle, int warmup, int iterations,
-                            double *median_ms) {
+ein_status ein_bundle_bench_with(ein_bundle *bundle, ein_timer timer,
+                                 int warmup, int iterations,
+                                 double *median_ms) {
   if (warmup < 0 || iterations < 1 || !median_ms)
     return failure("ein_bundle_bench: needs warmup >= 0, iterations >= 1 "
                    "and a result pointer");
+  if (timer != EIN_TIMER_DEVICE && timer != EIN_TIMER_HOST)
+    return failure("ein_bundle_bench: unknown timer " + std::to_string(timer));
   if (checkInputsSet(bundle) != EIN_OK)
     return EIN_ERROR;
   bundle->ran = false;
@@ -234,11 +238,77 @@ ein_status ein_bundle_bench(ein_bundle *bundle, int warmup, int iterations,
     for (int i = 0; i < warmup; ++i)
       bundle->backend->run();
     std::vector<double> times;
-    for (int i = 0; i < iterations; ++i)
-      times.push_back(bundle->backend->timedRun());
+    for (int i = 0; i < iterations; ++i) {
+      if (timer == EIN_TIMER_DEVICE) {
+        times.push_back(bundle->backend->timedRun());
+        continue;
+      }
+      auto start = std::chrono::steady_clock::now();
+      bundle->backend->run();
+      times.push_back(std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+    }
     std::sort(times.begin(), times.end());
     size_t n = times.size();
     *median_ms = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    bundle->ran = true;
+    return EIN_OK;
+  });
+}
+
+ein_status ein_bundle_bench(ein_bundle *bundle, int warmup, int iterations,
+                            double *median_ms) {
+  return ein_bundle_bench_with(bundle, EIN_TIMER_DEVICE, warmup, iterations,
+                               median_ms);
+}
+
+ein_status ein_bundle_memory(const ein_bundle *bundle, int device,
+                             ein_memory_info *info) {
+  int devices = bundle->bundle.manifest.devices;
+  if (!info)
+    return failure("ein_bundle_memory: no result pointer");
+  if (device < 0 || device >= devices)
+    return failure("ein_bundle_memory: device " + std::to_string(device) +
+                   " is not one of the bundle's " + std::to_string(devices));
+  return guarded([&] {
+    *info = bundle->backend->memory(device);
+    return EIN_OK;
+  });
+}
+
+int ein_bundle_num_steps(const ein_bundle *bundle) {
+  return static_cast<int>(bundle->bundle.manifest.steps.size());
+}
+
+ein_status ein_bundle_step_info(const ein_bundle *bundle, int index,
+                                ein_step_info *info) {
+  const std::vector<ein::Step> &steps = bundle->bundle.manifest.steps;
+  if (!info)
+    return failure("ein_bundle_step_info: no result pointer");
+  if (index < 0 || size_t(index) >= steps.size())
+    return failure("no step " + std::to_string(index));
+  const ein::Step &s = steps[index];
+  info->device = s.device;
+  info->kind = s.kind == ein::StepKind::Library ? s.call.c_str()
+                                                : ein::stepKindName(s.kind);
+  info->label = s.label.c_str();
+  return EIN_OK;
+}
+
+ein_status ein_bundle_profile(ein_bundle *bundle, double *step_ms,
+                              size_t count) {
+  size_t steps = bundle->bundle.manifest.steps.size();
+  if (!step_ms || count != steps)
+    return failure("ein_bundle_profile: needs room for the bundle's " +
+                   std::to_string(steps) + " steps, got " +
+                   std::to_string(step_ms ? count : 0));
+  if (checkInputsSet(bundle) != EIN_OK)
+    return EIN_ERROR;
+  bundle->ran = false;
+  return guarded([&] {
+    std::vector<double> times = bundle->backend->profile();
+    std::copy(times.begin(), times.end(), step_ms);
     bundle->ran = true;
     return EIN_OK;
   });

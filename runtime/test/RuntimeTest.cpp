@@ -157,6 +157,54 @@ TEST_P(OnEachTarget, DebugModePoisonsWhatNothingWrote) {
   EXPECT_TRUE(std::isinf(errorAgainstReference(dir, p, /*debug=*/true)));
 }
 
+TEST_P(OnEachTarget, MemoryIsTheArenaPlusWorkspaces) {
+  json m = splitMatmulManifest();
+  TempBundle dir(on(m), matmulProgram({8, 4}, {4, 6}));
+  BundlePtr b = load(dir);
+  ASSERT_TRUE(b);
+  for (int d = 0; d < 2; ++d) {
+    ein_memory_info memory;
+    ASSERT_EQ(ein_bundle_memory(b.get(), d, &memory), EIN_OK);
+    size_t arena = m["arena_bytes"][d].get<size_t>();
+    if (GetParam() == "cpu") {
+      EXPECT_EQ(memory.planned, arena);
+      EXPECT_EQ(memory.measured, 0u);
+    } else {
+      // Each device runs a gemm: its arena plus a cuBLASLt workspace. The
+      // driver hands out whole pages, so the device loses at least that.
+      EXPECT_GT(memory.planned, arena);
+      EXPECT_GE(memory.measured, memory.planned);
+    }
+  }
+}
+
+TEST_P(OnEachTarget, ProfileTimesEveryStepOfARealRun) {
+  TempBundle dir(on(splitMatmulManifest()), matmulProgram({8, 4}, {4, 6}));
+  BundlePtr b = load(dir);
+  ASSERT_TRUE(b);
+  ASSERT_EQ(ein_bundle_num_steps(b.get()), 4);
+  const char *kinds[] = {"gemm", "gemm", "transfer", "aggregate"};
+  int devices[] = {0, 1, 1, 0};
+  for (int i = 0; i < 4; ++i) {
+    ein_step_info info;
+    ASSERT_EQ(ein_bundle_step_info(b.get(), i, &info), EIN_OK);
+    EXPECT_STREQ(info.kind, kinds[i]);
+    EXPECT_EQ(info.device, devices[i]);
+  }
+  std::vector<float> a(32, 1.0f), bIn(24, 2.0f), c(48, 0.0f);
+  ASSERT_EQ(ein_bundle_set_input(b.get(), 0, a.data(), 128), EIN_OK);
+  ASSERT_EQ(ein_bundle_set_input(b.get(), 1, bIn.data(), 96), EIN_OK);
+  std::vector<double> ms(4, -1);
+  ASSERT_EQ(ein_bundle_profile(b.get(), ms.data(), ms.size()), EIN_OK)
+      << ein_last_error();
+  for (double x : ms)
+    EXPECT_GE(x, 0);
+  // The profiled run is a run: its outputs are the step's.
+  ASSERT_EQ(ein_bundle_get_output(b.get(), 0, c.data(), 192), EIN_OK);
+  for (float x : c)
+    EXPECT_EQ(x, 8.0f);
+}
+
 TEST_P(OnEachTarget, UnevenBlocksGatherFromEveryDevice) {
   // C[5x3] = A[5x2] B[2x3] with rows cut 3, 2 over two devices and B
   // replicated; the output stays where it was computed.
@@ -571,6 +619,29 @@ TEST(Runtime, ApiMisuse) {
   for (float x : c)
     EXPECT_EQ(x, 8.0f); // four products of 1 and 2
   EXPECT_EQ(ein_bundle_bench(b.get(), 0, 0, &ms), EIN_ERROR);
+  ms = -1;
+  EXPECT_EQ(ein_bundle_bench_with(b.get(), EIN_TIMER_HOST, 0, 2, &ms), EIN_OK);
+  EXPECT_GE(ms, 0);
+  EXPECT_EQ(
+      ein_bundle_bench_with(b.get(), static_cast<ein_timer>(7), 0, 2, &ms),
+      EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "ein_bundle_bench: unknown timer 7");
+  ein_memory_info memory;
+  EXPECT_EQ(ein_bundle_memory(b.get(), 2, &memory), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(),
+               "ein_bundle_memory: device 2 is not one of the bundle's 2");
+  EXPECT_EQ(ein_bundle_memory(b.get(), 0, nullptr), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "ein_bundle_memory: no result pointer");
+  ein_step_info step;
+  EXPECT_EQ(ein_bundle_step_info(b.get(), 4, &step), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "no step 4");
+  EXPECT_EQ(ein_bundle_step_info(b.get(), 0, nullptr), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "ein_bundle_step_info: no result pointer");
+  std::vector<double> times(3);
+  EXPECT_EQ(ein_bundle_profile(b.get(), times.data(), times.size()), EIN_ERROR);
+  EXPECT_STREQ(
+      ein_last_error(),
+      "ein_bundle_profile: needs room for the bundle's 4 steps, got 3");
 }
 
 TEST(Region, CopiesASubRectangle) {

@@ -1,14 +1,23 @@
 //===- ein-run.cpp - Run a bundle -----------------------------------------===//
 //
 //   ein-run DIR [--inputs=a.npy,...] [--outputs=o.npy,...] [--seed=S]
-//               [--check] [--bench [--warmup=2] [--iters=10]] [--debug]
+//               [--check] [--bench [--warmup=2] [--iters=10]
+//               [--timer=device|host]] [--profile] [--debug]
 //
 // Loads the bundle in DIR, binds its inputs (.npy files, or tensors drawn
 // from the seed as DESIGN §3 says), runs it and prints one line per output.
 // --check evaluates the bundle's program.json with the reference evaluator
 // on the same inputs and prints max_rel_err=...; it exits non-zero when an
 // output is further from the reference than its element type allows.
-// --bench prints the median milliseconds of a step. --debug checks every
+// --bench prints the median milliseconds of a step, timed by the devices'
+// clock (CUDA events) or, with --timer=host, by the host's clock around a
+// blocking launch (how the JAX peer times), and then each device's memory:
+// what the plan allocated and, on CUDA, what cudaMemGetInfo saw go.
+// --profile runs the schedule once more step by step and prints, per
+// device, the milliseconds its kernels, gemms, attention, transfers and
+// aggregations took (and, with --bench, how much of the step the device sat
+// idle: waiting on another device, or between launches). --debug checks
+// every
 // step's memory against its device's arena and poisons unwritten memory.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +28,8 @@
 #include "ein/eval.h"
 #include "ein/runtime.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -30,8 +41,9 @@ namespace {
 const char *kUsage =
     "usage: ein-run DIR [--inputs=a.npy,...] [--outputs=o.npy,...] "
     "[--seed=S]\n"
-    "               [--check] [--bench [--warmup=2] [--iters=10]] "
-    "[--debug]\n";
+    "               [--check] [--bench [--warmup=2] [--iters=10] "
+    "[--timer=device|host]]\n"
+    "               [--profile] [--debug]\n";
 
 void check(ein_status status) {
   if (status != EIN_OK)
@@ -48,18 +60,64 @@ ein::HostTensor decode(const ein_tensor_info &info,
   return t;
 }
 
+/// Per device, the milliseconds of each kind of step in one step-by-step
+/// run, their sum, and (given the benchmarked step) the rest as idle time.
+void printProfile(ein_bundle *bundle, double stepMs) {
+  const char *kinds[] = {"kernel", "gemm", "attention", "transfer",
+                         "aggregate"};
+  int steps = ein_bundle_num_steps(bundle);
+  std::vector<double> times(steps);
+  check(ein_bundle_profile(bundle, times.data(), times.size()));
+  int devices = ein_bundle_devices(bundle);
+  std::vector<std::array<double, 5>> sums(devices, {0, 0, 0, 0, 0});
+  for (int i = 0; i < steps; ++i) {
+    ein_step_info info;
+    check(ein_bundle_step_info(bundle, i, &info));
+    for (int k = 0; k < 5; ++k)
+      if (std::string(info.kind) == kinds[k])
+        sums[info.device][k] += times[i];
+  }
+  std::printf("profile (ms per device; one step-by-step run, each step from "
+              "when it could start):\n%-7s",
+              "device");
+  for (const char *kind : kinds)
+    std::printf(" %10s", kind);
+  std::printf(" %10s%s\n", "busy", stepMs >= 0 ? "       idle" : "");
+  for (int d = 0; d < devices; ++d) {
+    double busy = 0;
+    std::printf("%-7d", d);
+    for (double x : sums[d]) {
+      std::printf(" %10.4f", x);
+      busy += x;
+    }
+    std::printf(" %10.4f", busy);
+    if (stepMs >= 0)
+      std::printf(" %10.4f", std::max(0.0, stepMs - busy));
+    std::printf("\n");
+  }
+}
+
 int run(int argc, char **argv) {
   CommandLine line = parseCommandLine(
-      argc, argv, kUsage, {"inputs", "outputs", "seed", "warmup", "iters"},
-      {"check", "bench", "debug"});
+      argc, argv, kUsage,
+      {"inputs", "outputs", "seed", "warmup", "iters", "timer"},
+      {"check", "bench", "profile", "debug"});
   if (line.positional.empty())
     die(std::string("no bundle given\n") + kUsage);
   if (line.positional.size() > 1)
     die("more than one bundle given ('" + line.positional[0] + "' and '" +
         line.positional[1] + "')");
   bool bench = line.flags.count("bench");
-  if (!bench && (line.has("warmup") || line.has("iters")))
-    die("--warmup and --iters go with --bench");
+  if (!bench && (line.has("warmup") || line.has("iters") || line.has("timer")))
+    die("--warmup, --iters and --timer go with --bench");
+  ein_timer timer = EIN_TIMER_DEVICE;
+  if (line.has("timer")) {
+    const std::string &name = line.values.at("timer");
+    if (name == "host")
+      timer = EIN_TIMER_HOST;
+    else if (name != "device")
+      die("--timer must be 'device' or 'host', not '" + name + "'");
+  }
   auto list = [&](const char *key) {
     return line.values.count(key) ? splitList(key, line.values.at(key))
                                   : std::vector<std::string>();
@@ -144,14 +202,26 @@ int run(int argc, char **argv) {
     status = failures.empty() ? 0 : 1;
   }
 
+  double ms = 0;
   if (bench) {
-    double ms = 0;
-    check(ein_bundle_bench(bundle, warmup, iters, &ms));
+    check(ein_bundle_bench_with(bundle, timer, warmup, iters, &ms));
     std::printf("median_ms=%.4f (target %s, %d devices, warmup %d, iters "
-                "%d)\n%s\n",
+                "%d, %s clock)\n%s\n",
                 ms, ein_bundle_target(bundle), ein_bundle_devices(bundle),
-                warmup, iters, ein_bundle_describe(bundle));
+                warmup, iters, timer == EIN_TIMER_HOST ? "host" : "device",
+                ein_bundle_describe(bundle));
+    for (int d = 0; d < ein_bundle_devices(bundle); ++d) {
+      ein_memory_info memory;
+      check(ein_bundle_memory(bundle, d, &memory));
+      std::printf("memory device=%d planned_mib=%.1f", d,
+                  memory.planned / 1048576.0);
+      if (memory.measured)
+        std::printf(" measured_mib=%.1f", memory.measured / 1048576.0);
+      std::printf("\n");
+    }
   }
+  if (line.flags.count("profile"))
+    printProfile(bundle, bench ? ms : -1);
   ein_bundle_free(bundle);
   return status;
 }

@@ -79,11 +79,62 @@ ein_status ein_bundle_run(ein_bundle *bundle);
 ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
                                  void *data, size_t bytes);
 
+/* How a benchmark times one step. */
+typedef enum ein_timer {
+  /* The devices' clock: on CUDA, events recorded on the first GPU's stream
+   * before the step and after the last GPU's end (the CPU backend, which has
+   * no such clock, uses the host's). */
+  EIN_TIMER_DEVICE = 0,
+  /* The host's steady clock around launching the step and waiting for every
+   * device, as a framework that times a blocking call does (JAX's way). */
+  EIN_TIMER_HOST = 1
+} ein_timer;
+
 /* Runs `warmup` untimed and then `iterations` timed steps and stores the
- * median milliseconds of one step (for several devices: from the first
- * device's start to the last device's end). */
+ * median milliseconds of one step, timed by `timer`. */
+ein_status ein_bundle_bench_with(ein_bundle *bundle, ein_timer timer,
+                                 int warmup, int iterations, double *median_ms);
+
+/* ein_bundle_bench_with(bundle, EIN_TIMER_DEVICE, ...). */
 ein_status ein_bundle_bench(ein_bundle *bundle, int warmup, int iterations,
                             double *median_ms);
+
+/* The memory one device holds for the bundle, in bytes. */
+typedef struct ein_memory_info {
+  /* What the runtime allocated by plan: the device's arena (the manifest's
+   * arena_bytes) plus the libraries' workspaces (cuBLASLt, attention). */
+  size_t planned;
+  /* On CUDA, how much the device's free memory (cudaMemGetInfo) has dropped
+   * since just before the arena was allocated: the plan plus what the
+   * libraries, the loaded kernels and the captured graph took. The CUDA
+   * context itself is not counted, nor is another process's allocation
+   * made meanwhile. 0 where the backend does not measure (CPU). */
+  size_t measured;
+} ein_memory_info;
+
+ein_status ein_bundle_memory(const ein_bundle *bundle, int device,
+                             ein_memory_info *info);
+
+/* One step of the schedule: its device, what it does ("kernel", "gemm",
+ * "attention", "transfer" or "aggregate") and its label ("" if none); the
+ * strings live as long as the bundle. */
+typedef struct ein_step_info {
+  int device;
+  const char *kind;
+  const char *label;
+} ein_step_info;
+
+int ein_bundle_num_steps(const ein_bundle *bundle);
+ein_status ein_bundle_step_info(const ein_bundle *bundle, int index,
+                                ein_step_info *info);
+
+/* Runs the schedule once, step by step (on CUDA eagerly, with events around
+ * each step, not as the graph), and stores in step_ms[i] the milliseconds of
+ * step i from when it could start on its device (its waits met, the
+ * device's earlier steps done) to its end. `count` must be the number of
+ * steps. Every input must have been set; the outputs are the run's. */
+ein_status ein_bundle_profile(ein_bundle *bundle, double *step_ms,
+                              size_t count);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -209,6 +209,53 @@ public:
     return text;
   }
 
+  std::vector<double> profile() override {
+    if (options.debug)
+      poison();
+    // Timing events around every step, on the step's device.
+    std::vector<std::pair<cudaEvent_t, cudaEvent_t>> marks;
+    auto destroy = [&] {
+      for (auto [begin, end] : marks) {
+        cudaEventDestroy(begin);
+        cudaEventDestroy(end);
+      }
+    };
+    try {
+      for (const Step &s : m.steps) {
+        check(cudaSetDevice(s.device), "cudaSetDevice");
+        cudaEvent_t begin, end;
+        check(cudaEventCreate(&begin), "cudaEventCreate");
+        marks.push_back({begin, nullptr});
+        check(cudaEventCreate(&end), "cudaEventCreate");
+        marks.back().second = end;
+      }
+      issueSchedule(&marks);
+      synchronize("profiling the step");
+      std::vector<double> times;
+      for (auto [begin, end] : marks) {
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
+        times.push_back(ms);
+      }
+      destroy();
+      return times;
+    } catch (...) {
+      destroy();
+      throw;
+    }
+  }
+
+  ein_memory_info memory(int device) const override {
+    size_t planned =
+        size_t(m.arenaBytes[device]) + attentionWorkspaceBytes[device] +
+        (device < int(workspaces.size()) && workspaces[device] ? kWorkspaceBytes
+                                                               : 0);
+    check(cudaSetDevice(device), "cudaSetDevice");
+    size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    return {planned, freeBefore[device] > free ? freeBefore[device] - free : 0};
+  }
+
 private:
   const Bundle &bundle;
   const Manifest &m;
@@ -234,7 +281,10 @@ private:
   };
   std::map<size_t, GemmPlan> gemms;
   std::map<size_t, std::unique_ptr<cuda::Attention>> attentions;
-  std::vector<void *> attentionWorkspaces; // per device, may be null
+  std::vector<void *> attentionWorkspaces;     // per device, may be null
+  std::vector<size_t> attentionWorkspaceBytes; // per device
+  /// Each device's free memory just before its arena was allocated.
+  std::vector<size_t> freeBefore;
   std::vector<cudaLibrary_t> libraries;
   cudaKernel_t aggregateKernel = nullptr, copyKernel = nullptr;
   std::map<std::string, cudaKernel_t> kernels;
@@ -319,6 +369,7 @@ private:
       check(cudaSetDevice(d), "cudaSetDevice");
       size_t free = 0, total = 0;
       check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+      freeBefore.push_back(free);
       size_t workspace = runsGemm(d) ? kWorkspaceBytes : 0;
       size_t need = size_t(m.arenaBytes[d]) + workspace;
       if (need > free)
@@ -463,6 +514,7 @@ private:
           std::max(workspace[s.device], attentions[i]->workspaceBytes());
     }
     attentionWorkspaces.assign(m.devices, nullptr);
+    attentionWorkspaceBytes = workspace;
     for (int d = 0; d < m.devices; ++d) {
       if (!workspace[d])
         continue;
@@ -589,8 +641,10 @@ private:
 
   /// Every step on its device's stream, in order; other devices' steps it
   /// depends on as event waits. Stream 0 forks the others and joins them,
-  /// so under capture this is one graph.
-  void issueSchedule() {
+  /// so under capture this is one graph. With `marks`, each step's pair of
+  /// events is recorded after its waits and after the step.
+  void issueSchedule(
+      const std::vector<std::pair<cudaEvent_t, cudaEvent_t>> *marks = nullptr) {
     check(cudaSetDevice(0), "cudaSetDevice");
     check(cudaEventRecord(forkEvent, streams[0]), "cudaEventRecord");
     for (int d = 1; d < m.devices; ++d)
@@ -603,7 +657,11 @@ private:
       for (int d : s.deps)
         if (m.steps[d].device != s.device)
           check(cudaStreamWaitEvent(stream, done[d], 0), "cudaStreamWaitEvent");
+      if (marks)
+        check(cudaEventRecord((*marks)[i].first, stream), "cudaEventRecord");
       issueStep(i, s, stream);
+      if (marks)
+        check(cudaEventRecord((*marks)[i].second, stream), "cudaEventRecord");
       if (done[i])
         check(cudaEventRecord(done[i], stream), "cudaEventRecord");
     }

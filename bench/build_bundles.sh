@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds, on the build machine, every CUDA bundle the GPU benchmarks run
+# (bench/run_llama_blocks.sh, run_chains.sh, run_ablation.sh,
+# check_cuda_bundles.sh), under OUT_DIR (default gpu-large/, which git
+# ignores):
+#   llama/W-1, W-2   each LLaMA workload on 1 GPU and on 2 (--tie-layout);
+#   llama/W-2w       2 GPUs, weights not replicated (--strategy=megatron:
+#                    each GPU holds half of every weight);
+#   check/           small blocks and chains for ein-run --check --debug
+#                    against the float64 evaluator, on the same paths;
+#   chains/C, C-1gpu each matrix chain on 2 GPUs and on 1;
+#   ablation/        w1 on 2 GPUs (w2 was measured before): the search's plan, naive exchanges
+#                    and ten random plans, each with its --explain JSON.
+#
+# usage: bench/build_bundles.sh [OUT_DIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+compile=${EIN_COMPILE:-$root/build/bin/ein-compile}
+out=${1:-$root/gpu-large}
+src=$out/src
+mkdir -p "$out"/{llama,check,chains,ablation} "$src"
+quiet() { "$@" > /dev/null; }
+
+block() { python3 "$root/examples/gen_llama_block.py" "$@"; }
+workloads="w1-l3-8b-b1-s8k w2-l3-8b-b8-s2k w3-l2-7b-b4-s4k w4-l3-70b-b1-s4k w5-l3-8b-b32-s512 long-l3-8b-s128k"
+for w in $workloads; do
+  block --workload "$w" --dtype bf16 > "$src/$w.mlir"
+  quiet "$compile" "$src/$w.mlir" -o "$out/llama/$w-1" --devices=1 --target=cuda
+  quiet "$compile" "$src/$w.mlir" -o "$out/llama/$w-2" --devices=2 --target=cuda --tie-layout
+  quiet "$compile" "$src/$w.mlir" -o "$out/llama/$w-2w" --devices=2 --target=cuda --tie-layout --strategy=megatron
+done
+
+# Small copies of the same paths: fused attention at head dim 64 (bf16) and
+# 128 (f16), token/head cuts, megatron's aggregations, and the chains / 32.
+block --hidden 512 --heads 8 --kv-heads 2 --ffn 1024 --batch 2 --seq 200 --dtype bf16 > "$src/d64.mlir"
+block --hidden 1024 --heads 8 --kv-heads 2 --ffn 2048 --batch 1 --seq 384 --dtype f16 > "$src/d128.mlir"
+for b in d64 d128; do
+  quiet "$compile" "$src/$b.mlir" -o "$out/check/llama-$b-1" --devices=1 --target=cuda
+  quiet "$compile" "$src/$b.mlir" -o "$out/check/llama-$b-2" --devices=2 --target=cuda --tie-layout
+  quiet "$compile" "$src/$b.mlir" -o "$out/check/llama-$b-2w" --devices=2 --target=cuda --tie-layout --strategy=megatron
+done
+chains="A-square-chain B-skinny-chain C-bushy D-batched E-big-matmul"
+for c in $chains; do
+  python3 "$here/gen_matrix_chain.py" "$c" > "$src/$c.mlir"
+  python3 "$here/gen_matrix_chain.py" "$c" --scale 32 > "$src/$c-small.mlir"
+  quiet "$compile" "$src/$c.mlir" -o "$out/chains/$c" --devices=2 --target=cuda
+  quiet "$compile" "$src/$c.mlir" -o "$out/chains/$c-1gpu" --devices=1 --target=cuda
+  quiet "$compile" "$src/$c-small.mlir" -o "$out/check/$c-small" --devices=2 --target=cuda
+done
+
+for w in w1-l3-8b-b1-s8k; do
+  plan() { quiet "$compile" "$src/$w.mlir" -o "$out/ablation/$w-$1" --devices=2 --target=cuda --tie-layout --explain="$out/ablation/$w-$1.json" "${@:2}"; }
+  plan optimal
+  plan naive --exchange=naive
+  for s in $(seq 1 10); do plan "random$s" --strategy=random --seed="$s"; done
+done
+rm -rf "$src"
+du -sh "$out"
