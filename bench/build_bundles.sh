@@ -4,11 +4,12 @@
 # check_cuda_bundles.sh), under OUT_DIR (default gpu-large/, which git
 # ignores):
 #   llama/W-1, W-2   each LLaMA workload on 1 GPU and on 2 (--tie-layout);
+#                    the 2-GPU plans' --explain JSON as W-2.json, W-2w.json;
 #   llama/W-2w       2 GPUs, weights not replicated (--strategy=megatron:
 #                    each GPU holds half of every weight);
 #   check/           small blocks and chains for ein-run --check --debug
 #                    against the float64 evaluator, on the same paths;
-#   chains/C, C-1gpu each matrix chain on 2 GPUs and on 1;
+#   chains/C, C-1gpu each matrix chain on 2 GPUs (plan in C.json) and on 1;
 #   ablation/        w1 on 2 GPUs (w2 was measured before): the search's plan, naive exchanges
 #                    and ten random plans, each with its --explain JSON.
 #
@@ -27,8 +28,8 @@ workloads="w1-l3-8b-b1-s8k w2-l3-8b-b8-s2k w3-l2-7b-b4-s4k w4-l3-70b-b1-s4k w5-l
 for w in $workloads; do
   block --workload "$w" --dtype bf16 > "$src/$w.mlir"
   quiet "$compile" "$src/$w.mlir" -o "$out/llama/$w-1" --devices=1 --target=cuda
-  quiet "$compile" "$src/$w.mlir" -o "$out/llama/$w-2" --devices=2 --target=cuda --tie-layout
-  quiet "$compile" "$src/$w.mlir" -o "$out/llama/$w-2w" --devices=2 --target=cuda --tie-layout --strategy=megatron
+  quiet "$compile" "$src/$w.mlir" -o "$out/llama/$w-2" --devices=2 --target=cuda --tie-layout --explain="$out/llama/$w-2.json"
+  quiet "$compile" "$src/$w.mlir" -o "$out/llama/$w-2w" --devices=2 --target=cuda --tie-layout --strategy=megatron --explain="$out/llama/$w-2w.json"
 done
 
 # Small copies of the same paths: fused attention at head dim 64 (bf16) and
@@ -44,7 +45,7 @@ chains="A-square-chain B-skinny-chain C-bushy D-batched E-big-matmul"
 for c in $chains; do
   python3 "$here/gen_matrix_chain.py" "$c" > "$src/$c.mlir"
   python3 "$here/gen_matrix_chain.py" "$c" --scale 32 > "$src/$c-small.mlir"
-  quiet "$compile" "$src/$c.mlir" -o "$out/chains/$c" --devices=2 --target=cuda
+  quiet "$compile" "$src/$c.mlir" -o "$out/chains/$c" --devices=2 --target=cuda --explain="$out/chains/$c.json"
   quiet "$compile" "$src/$c.mlir" -o "$out/chains/$c-1gpu" --devices=1 --target=cuda
   quiet "$compile" "$src/$c-small.mlir" -o "$out/check/$c-small" --devices=2 --target=cuda
 done

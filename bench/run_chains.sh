@@ -33,3 +33,7 @@ for c in $chains; do
     "${t[2device]:--}" "${t[2host]:--}" "${j2:--}" "$(ratio "${t[1host]}" "$j1")" "$(ratio "${t[2host]}" "$j2")" | tee -a "$out/table.txt"
 done
 echo "(ms, median of 10 after 2 warm-ups; ratio = JAX / ein on the host's clock, which JAX uses: above 1 ein is faster)" | tee -a "$out/table.txt"
+for c in $chains; do
+  [ -f "$bundles/$c.json" ] &&
+    echo "plan $c: $(python3 "$here/plan_phrase.py" chain "$bundles/$c.json")" | tee -a "$out/table.txt"
+done

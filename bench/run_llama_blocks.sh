@@ -68,5 +68,11 @@ for w in "${workloads[@]}"; do
 done
 echo "(ms, median of 10 after 2 warm-ups; ratio = PyTorch / ein, above 1 ein is faster; ratio_2 against the faster of tp and dp, ratio_2w (weights not replicated) against tp)" | tee -a "$out/table.txt"
 echo "(MiB on the fullest GPU; ein planned/measured by cudaMemGetInfo, the peer measured by cudaMemGetInfo, bench/peer_memory.py)" >> "$out/memory.txt"
+for w in "${workloads[@]}"; do
+  for d in 2 2w; do
+    [ -f "$bundles/$w-$d.json" ] &&
+      echo "plan $w-$d: $(python3 "$here/plan_phrase.py" llama "$bundles/$w-$d.json")" | tee -a "$out/table.txt"
+  done
+done
 cat "$out/compare.txt" 2>/dev/null
 cat "$out/memory.txt"
