@@ -24,7 +24,8 @@ for c in $chains; do
   for b in "$c-1gpu:1" "$c:2"; do
     for timer in device host; do
       log="$out/${b%%:*}-$timer.log"
-      timeout 120 "$run" "$bundles/${b%%:*}" --bench --warmup=2 --iters=10 --timer=$timer > "$log" 2>&1
+      visible=0,1; [ "${b##*:}" = 1 ] && visible=0
+      CUDA_VISIBLE_DEVICES=$visible timeout 120 "$run" "$bundles/${b%%:*}" --bench --warmup=2 --iters=10 --timer=$timer > "$log" 2>&1
       t[${b##*:}$timer]=$(ms "$log")
     done
   done

@@ -23,7 +23,8 @@ gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 list=$(IFS=,; echo "${workloads[*]}")
 peer="$here/peers/torch_llama_block.py"
 memory="$here/peer_memory.py"
-timeout 600 python3 "$memory" "$peer" --strategy single --workloads "$list" > "$out/torch-single.txt" 2> "$out/torch-single.err"
+# One-GPU cases see one GPU (WORKLOADS.md), so nothing else can touch the other.
+CUDA_VISIBLE_DEVICES=0 timeout 600 python3 "$memory" "$peer" --strategy single --workloads "$list" > "$out/torch-single.txt" 2> "$out/torch-single.err"
 if [ "$gpus" -ge 2 ]; then
   for strategy in tp dp; do
     timeout 600 python3 -m torch.distributed.run --nproc_per_node=2 "$memory" "$peer" \
@@ -48,9 +49,10 @@ for w in "${workloads[@]}"; do
   declare -A ms=([1]=- [2]=- [2w]=-)
   for d in 1 2 2w; do
     [ -d "$bundles/$w-$d" ] && [ "${d%w}" -le "$gpus" ] || continue
+    visible=0,1; [ "$d" = 1 ] && visible=0
     [ "${COMPARE:-1}" = 0 ] ||
-      timeout 300 "$run" "$bundles/$w-$d" --seed=3 --outputs="/tmp/$w-$d.npy" > "$out/$w-$d.run.log" 2>&1
-    timeout 300 "$run" "$bundles/$w-$d" --bench --warmup=2 --iters=10 > "$out/$w-$d.log" 2>&1
+      CUDA_VISIBLE_DEVICES=$visible timeout 300 "$run" "$bundles/$w-$d" --seed=3 --outputs="/tmp/$w-$d.npy" > "$out/$w-$d.run.log" 2>&1
+    CUDA_VISIBLE_DEVICES=$visible timeout 300 "$run" "$bundles/$w-$d" --bench --warmup=2 --iters=10 > "$out/$w-$d.log" 2>&1
     ms[$d]=$(ein_ms "$out/$w-$d.log"); ms[$d]=${ms[$d]:-fail}
   done
   for d in 2 2w; do
