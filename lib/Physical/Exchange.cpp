@@ -12,6 +12,7 @@
 namespace ein::physical {
 
 using planner::Box;
+using planner::intersect;
 using planner::Placed;
 
 const char *movementKindName(Movement::Kind kind) {
@@ -28,16 +29,6 @@ const char *movementKindName(Movement::Kind kind) {
 
 namespace {
 
-/// The intersection of two boxes (possibly empty).
-Box intersect(const Box &a, const Box &b) {
-  Box r;
-  for (size_t d = 0; d < a.begin.size(); ++d) {
-    r.begin.push_back(std::max(a.begin[d], b.begin[d]));
-    r.end.push_back(std::max(r.begin[d], std::min(a.end[d], b.end[d])));
-  }
-  return r;
-}
-
 using BoxKey = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
 BoxKey key(const Box &b) { return {b.begin, b.end}; }
 
@@ -46,9 +37,10 @@ BoxKey key(const Box &b) { return {b.begin, b.end}; }
 class ProgramBuilder {
 public:
   ProgramBuilder(const planner::Graph &graph, const planner::Plan &plan,
-                 const planner::Options &options,
+                 const planner::Options &options, const Placement &placement,
                  const Topology *topology = nullptr)
-      : graph(graph), plan(plan), options(options), topology(topology),
+      : graph(graph), plan(placedPlan(graph, plan, placement)),
+        options(options), placement(placement), topology(topology),
         finalTask(graph.values.size()) {}
 
   DeviceProgram build() {
@@ -59,8 +51,10 @@ public:
 
 private:
   const planner::Graph &graph;
-  const planner::Plan &plan;
+  /// The plan with its layouts placed.
+  const planner::Plan plan;
   const planner::Options &options;
+  const Placement &placement;
   /// Set for synthesized programs.
   const Topology *topology;
   DeviceProgram program;
@@ -131,6 +125,7 @@ private:
   }
 
   void addOp(int o) {
+    auto gpu = [&](int64_t j) { return placement.of(o, j); };
     program.ops.emplace_back();
     OpProgram &record = program.ops.back();
     const planner::Op &op = graph.ops[o];
@@ -152,13 +147,13 @@ private:
         auto &list = readers[i][key(box)];
         if (list.empty())
           order[i].push_back(box);
-        list.push_back(j);
+        list.push_back(gpu(j));
       }
       Box out = planner::accessBox(op.output, graph, op, spec, coords);
       auto &list = producers[key(out)];
       if (list.empty())
         outputs.push_back(out);
-      list.push_back(j);
+      list.push_back(gpu(j));
     }
 
     // Repartition: one set of movements per value read, however many
@@ -257,13 +252,13 @@ private:
       }
     }
 
-    // The block kernels.
-    std::vector<int> kernelOf(blocks);
+    // The block kernels; kernelOf[GPU]: the task of the block it runs.
+    std::map<int64_t, int> kernelOf;
     const planner::Value &result = graph.values[op.output.value];
     for (int64_t j = 0; j < blocks; ++j) {
       std::vector<int64_t> coords = delinearize(j, spec);
       OpProgram::Kernel k;
-      k.device = j;
+      k.device = gpu(j);
       k.coords = coords;
       for (size_t i = 0; i < op.inputs.size(); ++i)
         k.inputs.push_back(
@@ -272,7 +267,7 @@ private:
       record.kernels.push_back(std::move(k));
       Task t;
       t.kind = Task::Kernel;
-      t.queue = j;
+      t.queue = gpu(j);
       t.flops = planner::blockFlops(op, spec, coords);
       for (size_t i = 0; i < op.inputs.size(); ++i) {
         Box box = planner::accessBox(op.inputs[i], graph, op, spec, coords);
@@ -280,7 +275,7 @@ private:
           continue;
         t.memoryBytes += double(box.volume() *
                                 graph.values[op.inputs[i].value].elementBytes);
-        auto it = arrived[i].find({j, key(box)});
+        auto it = arrived[i].find({gpu(j), key(box)});
         if (it != arrived[i].end())
           t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
       }
@@ -289,7 +284,7 @@ private:
       std::sort(t.deps.begin(), t.deps.end());
       t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
       t.label = op.name + ": block " + std::to_string(j);
-      kernelOf[j] = addTask(std::move(t));
+      kernelOf[gpu(j)] = addTask(std::move(t));
     }
 
     // Aggregation: partials go to the block's canonical GPU and combine.
@@ -401,27 +396,58 @@ std::vector<Movement> repartition(const std::vector<Placed> &holds,
 
 DeviceProgram naiveProgram(const planner::Graph &graph,
                            const planner::Plan &plan,
-                           const planner::Options &options) {
-  return ProgramBuilder(graph, plan, options).build();
+                           const planner::Options &options,
+                           const Placement &placement) {
+  return ProgramBuilder(graph, plan, options, placement).build();
 }
 
 DeviceProgram synthesizedProgram(const planner::Graph &graph,
                                  const planner::Plan &plan,
                                  const planner::Options &options,
-                                 const Topology &topology) {
-  return ProgramBuilder(graph, plan, options, &topology).build();
+                                 const Topology &topology,
+                                 const Placement &placement) {
+  return ProgramBuilder(graph, plan, options, placement, &topology).build();
 }
+
+namespace {
+
+/// The faster of two programs on `topology` (the first on a tie); `second`
+/// says whether it was the second.
+DeviceProgram faster(DeviceProgram a, DeviceProgram b, const Topology &topology,
+                     bool &second) {
+  SimResult x = simulate(topology, a.tasks), y = simulate(topology, b.tasks);
+  second = !y.stalled && (x.stalled || y.seconds < x.seconds);
+  return second ? std::move(b) : std::move(a);
+}
+
+} // namespace
 
 DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
-                          const Topology &topology, bool &synthesized) {
-  DeviceProgram naive = naiveProgram(graph, plan, options);
-  DeviceProgram synth = synthesizedProgram(graph, plan, options, topology);
-  SimResult a = simulate(topology, naive.tasks),
-            b = simulate(topology, synth.tasks);
-  synthesized = !b.stalled && (a.stalled || b.seconds < a.seconds);
-  return synthesized ? std::move(synth) : std::move(naive);
+                          const Topology &topology, bool &synthesized,
+                          const Placement &placement) {
+  return faster(naiveProgram(graph, plan, options, placement),
+                synthesizedProgram(graph, plan, options, topology, placement),
+                topology, synthesized);
+}
+
+DeviceProgram placedBestProgram(const planner::Graph &graph,
+                                const planner::Plan &plan,
+                                const planner::Options &options,
+                                const Topology &topology,
+                                const std::vector<bool> &keep,
+                                bool &synthesized, Placement &placement) {
+  Placement forNaive =
+      searchPlacement(graph, plan, options, topology, keep, false);
+  Placement forSynthesized =
+      searchPlacement(graph, plan, options, topology, keep, true);
+  DeviceProgram program =
+      faster(naiveProgram(graph, plan, options, forNaive),
+             synthesizedProgram(graph, plan, options, topology, forSynthesized),
+             topology, synthesized);
+  placement = synthesized ? forSynthesized : forNaive;
+  return program;
 }
 
 } // namespace ein::physical

@@ -16,6 +16,15 @@ int64_t Box::volume() const {
   return v;
 }
 
+Box intersect(const Box &a, const Box &b) {
+  Box r;
+  for (size_t d = 0; d < a.begin.size(); ++d) {
+    r.begin.push_back(std::max(a.begin[d], b.begin[d]));
+    r.end.push_back(std::max(r.begin[d], std::min(a.end[d], b.end[d])));
+  }
+  return r;
+}
+
 namespace {
 
 /// Whether the blocks a cut of `loops` induces on a dimension spanning them

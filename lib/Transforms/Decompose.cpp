@@ -65,6 +65,21 @@ LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
   remark << "; synthesized exchanges (relays, multicast and aggregation "
             "trees) "
          << llvm::formatv("{0:F3}", synthesized * 1e3).str() << " ms";
+  bool placedSynthesized = false;
+  physical::Placement placement;
+  double placed =
+      physical::simulate(topology,
+                         physical::placedBestProgram(
+                             graph, plan, options, topology,
+                             graph.ties.empty()
+                                 ? std::vector<bool>()
+                                 : physical::opsKeptForTies(graph, options),
+                             placedSynthesized, placement)
+                             .tasks)
+          .seconds;
+  remark << "; with blocks placed for the machine (" << placement.placedOps()
+         << " ops moved, " << (placedSynthesized ? "synthesized" : "naive")
+         << ") " << llvm::formatv("{0:F3}", placed * 1e3).str() << " ms";
   return success();
 }
 
@@ -196,6 +211,9 @@ struct EinDecomposePass
       FailureOr<PlannerGraph> graph = buildPlannerGraph(func, *info, tieLayout);
       if (failed(graph))
         return signalPassFailure();
+      if (tieLayout)
+        func->setAttr(EinDialect::getTieLayoutAttrName(),
+                      UnitAttr::get(func.getContext()));
       planner::SearchOptions restricted = options;
       std::string why;
       if (!restrictTo(graph->graph, *kind, seed, restricted, why)) {
@@ -233,11 +251,16 @@ struct EinDecomposePass
         for (ExplainedOp &e : ops)
           explained.push_back(std::move(e));
         bool synthesized = false;
+        physical::Placement placement;
         physical::DeviceProgram program =
             explainExchange == "naive"
                 ? physical::naiveProgram(graph->graph, plan, options)
-                : physical::bestProgram(graph->graph, plan, options, topology,
-                                        synthesized);
+                : physical::placedBestProgram(
+                      graph->graph, plan, options, topology,
+                      graph->graph.ties.empty()
+                          ? std::vector<bool>()
+                          : physical::opsKeptForTies(graph->graph, options),
+                      synthesized, placement);
         llvm::json::Object report =
             exchangeReport(graph->graph, locations, program, topology);
         simulatedMs += *report.getNumber("simulated_ms");

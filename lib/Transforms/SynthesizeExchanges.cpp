@@ -101,9 +101,11 @@ class Lowering {
 public:
   /// With `topology`, the synthesized program for it; else the naive one.
   Lowering(func::FuncOp func, const PlannerGraph &graph,
-           const planner::Options &options, const physical::Topology *topology)
+           const planner::Options &options, const physical::Topology *topology,
+           bool placeBlocks)
       : func(func), pg(graph), g(graph.graph), options(options),
-        topology(topology), builder(func.getContext()) {}
+        topology(topology), placeBlocks(placeBlocks),
+        builder(func.getContext()) {}
 
   LogicalResult run() {
     // The IR value of every graph value (arguments, constants, op results
@@ -121,11 +123,23 @@ public:
     }
     if (failed(rebuildPlan()))
       return failure();
-    // Synthesized: whichever of the two forms simulates faster, so
-    // synthesis never makes a step slower (trees pay a latency a level).
-    program = topology ? physical::bestProgram(g, plan, options, *topology,
-                                               synthesizedForm)
-                       : physical::naiveProgram(g, plan, options);
+    // Synthesized: blocks placed for the machine, then whichever of the two
+    // forms simulates faster, so synthesis never makes a step slower (trees
+    // pay a latency a level). A function whose results are tied to its
+    // arguments' layouts keeps those layouts' ops canonical.
+    if (topology && placeBlocks) {
+      std::vector<bool> keep;
+      if (func->hasAttr(EinDialect::getTieLayoutAttrName()))
+        keep = physical::opsKeptForTies(g, options);
+      program = physical::placedBestProgram(g, plan, options, *topology, keep,
+                                            synthesizedForm, placement);
+      plan = physical::placedPlan(g, plan, placement);
+    } else if (topology) {
+      program =
+          physical::bestProgram(g, plan, options, *topology, synthesizedForm);
+    } else {
+      program = physical::naiveProgram(g, plan, options);
+    }
 
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     SmallVector<Operation *> old;
@@ -156,6 +170,8 @@ public:
   const physical::DeviceProgram &deviceProgram() const { return program; }
   /// Whether the synthesized form was kept (it simulated faster).
   bool synthesized() const { return synthesizedForm; }
+  /// Where the lowered program runs each op's join blocks.
+  const physical::Placement &blockPlacement() const { return placement; }
 
 private:
   func::FuncOp func;
@@ -163,7 +179,9 @@ private:
   const planner::Graph &g;
   planner::Options options;
   const physical::Topology *topology;
+  bool placeBlocks;
   bool synthesizedForm = false;
+  physical::Placement placement;
   OpBuilder builder;
   planner::Plan plan;
   physical::DeviceProgram program;
@@ -610,8 +628,8 @@ struct EinSynthesizeExchangesPass
       std::vector<std::string> locations;
       for (Operation *op : graph->ops)
         locations.push_back(locationText(op));
-      Lowering lowering(func, *graph, options,
-                        synthesize ? &topology : nullptr);
+      Lowering lowering(func, *graph, options, synthesize ? &topology : nullptr,
+                        placeBlocks);
       if (failed(lowering.run()))
         return signalPassFailure();
       if (!StringRef(report).empty()) {
@@ -619,6 +637,8 @@ struct EinSynthesizeExchangesPass
             graph->graph, locations, lowering.deviceProgram(), topology);
         entry["function"] = func.getSymName();
         entry["form"] = lowering.synthesized() ? "synthesized" : "naive";
+        entry["placed_ops"] =
+            static_cast<int64_t>(lowering.blockPlacement().placedOps());
         functions.push_back(std::move(entry));
       }
     }

@@ -35,6 +35,7 @@
 // CHECK: "to": 2,
 // CHECK: "to": 3,
 // CHECK: "function": "matmul",
+// CHECK-NEXT: "placed_ops": 0,
 // CHECK-NEXT: "simulated_ms": {{[0-9.e-]+}}
 // CHECK: "topology": "nvswitch"
 module attributes {ein.target = #ein.target<devices = 4, topology = "nvswitch">} {

@@ -1,6 +1,7 @@
 //===- PhysicalTest.cpp - Topologies, the simulator, exchange programs ----===//
 
 #include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Physical/Placement.h"
 #include "Einsummable/Physical/Simulator.h"
 #include "Einsummable/Physical/Topology.h"
 #include "GraphBuilder.h"
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -479,6 +481,17 @@ planner::Graph bushy(int64_t n) {
   return g;
 }
 
+/// ((a b) c) d with skinny and wide operands.
+planner::Graph leftChain() {
+  planner::Graph g;
+  int a = addValue(g, "a", {4096, 1024}, planner::ValueKind::Activation);
+  int b = addValue(g, "b", {1024, 2048}, planner::ValueKind::Activation);
+  int c = addValue(g, "c", {2048, 1024}, planner::ValueKind::Activation);
+  int d = addValue(g, "d", {1024, 2048}, planner::ValueKind::Activation);
+  matmul(g, matmul(g, matmul(g, a, b, "ab"), c, "abc"), d, "abcd");
+  return g;
+}
+
 } // namespace
 
 TEST(Synthesis, TreesDeliverEveryBlockAndPartialOnce) {
@@ -636,17 +649,8 @@ TEST(Synthesis, ProxyTracksSimulatedTime) {
   // Random legal plans (and the search's) of a bushy chain, a four-matrix
   // chain and GQA attention on 8 GPUs: the byte proxy against the simulated
   // step of their naive programs, on NVSwitch and on the cube-mesh.
-  std::vector<planner::Graph> graphs = {bushy(2048)};
-  {
-    planner::Graph g;
-    int a = addValue(g, "a", {4096, 1024}, planner::ValueKind::Activation);
-    int b = addValue(g, "b", {1024, 2048}, planner::ValueKind::Activation);
-    int c = addValue(g, "c", {2048, 1024}, planner::ValueKind::Activation);
-    int d = addValue(g, "d", {1024, 2048}, planner::ValueKind::Activation);
-    matmul(g, matmul(g, matmul(g, a, b, "ab"), c, "abc"), d, "abcd");
-    graphs.push_back(g);
-  }
-  graphs.push_back(attentionGraph(32, 8, 2048));
+  std::vector<planner::Graph> graphs = {bushy(2048), leftChain(),
+                                        attentionGraph(32, 8, 2048)};
   std::mt19937 rng(17);
   for (const char *name : {"nvswitch", "dgx1-v100"}) {
     Topology topology = make(name, 8);
@@ -698,4 +702,143 @@ TEST(Simulator, LongStepsEndAndStallsAreReported) {
   SimResult self = simulate(s, {transfer(1, 1, 1e6, 1)});
   EXPECT_FALSE(self.stalled);
   EXPECT_EQ(self.seconds, 0);
+}
+
+TEST(Placement, MinimumAssignmentIsOptimal) {
+  // Against every assignment, on random matrices up to 6 x 6.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    size_t rows = 1 + rng() % 6, columns = rows + rng() % (7 - rows);
+    std::vector<std::vector<int64_t>> cost(rows, std::vector<int64_t>(columns));
+    for (auto &row : cost)
+      for (int64_t &c : row)
+        c = rng() % 20;
+    std::vector<int64_t> got = minimumAssignment(cost);
+    ASSERT_EQ(got.size(), rows);
+    std::set<int64_t> distinct(got.begin(), got.end());
+    EXPECT_EQ(distinct.size(), rows);
+    int64_t total = 0;
+    for (size_t r = 0; r < rows; ++r)
+      total += cost[r][got[r]];
+    // Brute force: every ordering of the columns, its first `rows`.
+    std::vector<size_t> order(columns);
+    for (size_t c = 0; c < columns; ++c)
+      order[c] = c;
+    int64_t best = INT64_MAX;
+    do {
+      int64_t sum = 0;
+      for (size_t r = 0; r < rows; ++r)
+        sum += cost[r][order[r]];
+      best = std::min(best, sum);
+    } while (std::next_permutation(order.begin(), order.end()));
+    EXPECT_EQ(total, best) << "trial " << trial;
+  }
+}
+
+TEST(Placement, NeverSlowerAndEveryBlockOnADistinctGpu) {
+  // The search's plan and random plans of a bushy chain, a left-deep chain
+  // and GQA attention on 8 GPUs, on the cube-mesh and NVSwitch: the placed
+  // program is never slower than the canonical one, each op's blocks go to
+  // distinct GPUs (a permutation of all 8), and what the program records
+  // still covers every block (trees and needs checked as for the canonical
+  // placement).
+  std::vector<planner::Graph> graphs = {bushy(2048), leftChain(),
+                                        attentionGraph(32, 8, 1024)};
+  std::mt19937 rng(23);
+  int faster = 0, plans = 0;
+  for (const char *name : {"dgx1-v100", "nvswitch"}) {
+    Topology topology = make(name, 8);
+    for (const planner::Graph &g : graphs) {
+      planner::SearchOptions o;
+      o.devices = 8;
+      std::vector<std::vector<planner::Spec>> legal;
+      for (const planner::Op &op : g.ops)
+        legal.push_back(planner::enumerateSpecs(op, 8));
+      for (int trial = 0; trial <= 6; ++trial) {
+        std::vector<planner::Spec> specs;
+        if (trial == 0)
+          specs = planner::search(g, o).specs;
+        else
+          for (const auto &choices : legal)
+            specs.push_back(choices[rng() % choices.size()]);
+        double bytes = 0;
+        planner::Plan plan = planWith(g, specs, o, bytes);
+        for (bool synthesized : {false, true}) {
+          Placement p = searchPlacement(g, plan, o, topology, {}, synthesized);
+          ASSERT_EQ(p.device.size(), g.ops.size());
+          for (const std::vector<int64_t> &op : p.device) {
+            if (op.empty())
+              continue;
+            std::set<int64_t> gpus(op.begin(), op.end());
+            EXPECT_EQ(op.size(), 8u);
+            EXPECT_EQ(gpus.size(), 8u);
+          }
+          auto program = [&](const Placement &placement) {
+            return synthesized
+                       ? synthesizedProgram(g, plan, o, topology, placement)
+                       : naiveProgram(g, plan, o, placement);
+          };
+          double canonical = simulate(topology, program({}).tasks).seconds;
+          DeviceProgram placed = program(p);
+          double time = simulate(topology, placed.tasks).seconds;
+          EXPECT_LE(time, canonical) << name << " trial " << trial;
+          ++plans;
+          faster += time < canonical * (1 - 1e-9);
+          // Kernels run where the placement says, one block per GPU.
+          for (size_t op = 0; op < placed.ops.size(); ++op) {
+            std::set<int64_t> gpus;
+            for (const OpProgram::Kernel &k : placed.ops[op].kernels)
+              EXPECT_TRUE(gpus.insert(k.device).second);
+          }
+          // The moved bytes are the proxy's terms whatever the placement
+          // (which changes where they go, not what a join reads).
+          if (p.placedOps() == 0)
+            continue;
+          DeviceProgram before = program({});
+          EXPECT_DOUBLE_EQ(placed.bytes[Movement::Join],
+                           before.bytes[Movement::Join]);
+          EXPECT_DOUBLE_EQ(placed.bytes[Movement::Aggregate],
+                           before.bytes[Movement::Aggregate]);
+        }
+      }
+    }
+  }
+  std::printf("[ placement ] %d of %d plans simulate faster placed\n", faster,
+              plans);
+  EXPECT_GT(faster, 0);
+}
+
+TEST(Placement, TiedLayoutsStayCanonical) {
+  // A block tied to its input: the ops that fix the argument's and the
+  // result's layouts keep the canonical placement; the rest may move.
+  planner::Graph g;
+  int x = addValue(g, "x", {2048, 2048}, planner::ValueKind::Activation);
+  int w = addValue(g, "w", {2048, 2048}, planner::ValueKind::Activation);
+  int y = matmul(g, x, w, "xw");
+  int z = matmul(g, y, w, "yw");
+  int out = elementwise(g, {z, x}, "out");
+  g.results = {out};
+  g.ties = {{x, out}};
+  planner::Options o;
+  o.devices = 8;
+  std::vector<bool> keep = opsKeptForTies(g, o);
+  ASSERT_EQ(keep.size(), 3u);
+  EXPECT_TRUE(keep[0]);  // first reader of x (and of w)
+  EXPECT_FALSE(keep[1]); // interior
+  EXPECT_TRUE(keep[2]);  // producer of the tied result
+  Topology cube = make("dgx1-v100", 8);
+  planner::SearchOptions so;
+  so.devices = 8;
+  planner::Plan plan = planner::search(g, so);
+  for (bool synthesized : {false, true}) {
+    Placement p = searchPlacement(g, plan, o, cube, keep, synthesized);
+    for (size_t op : {size_t(0), size_t(2)})
+      for (int64_t j = 0; j < 8; ++j)
+        EXPECT_EQ(p.of(op, j), j);
+    // The result and x stay where the canonical plan has them.
+    planner::Plan placed = placedPlan(g, plan, p);
+    for (int v : {x, out})
+      for (size_t b = 0; b < plan.layouts[v].size(); ++b)
+        EXPECT_EQ(placed.layouts[v][b].device, plan.layouts[v][b].device);
+  }
 }

@@ -24,6 +24,7 @@
 #ifndef EINSUMMABLE_PHYSICAL_EXCHANGE_H
 #define EINSUMMABLE_PHYSICAL_EXCHANGE_H
 
+#include "Einsummable/Physical/Placement.h"
 #include "Einsummable/Physical/Simulator.h"
 #include "Einsummable/Planner/Search.h"
 
@@ -123,30 +124,44 @@ struct DeviceProgram {
   std::vector<OpProgram> ops;
 };
 
-/// The naive exchange program of `plan` (search's output for `graph`).
-/// Transfers queue on their receiving GPU. Tied results are not yet moved
-/// back into their arguments' layouts.
+/// The naive exchange program of `plan` (search's output for `graph`),
+/// with its join blocks where `placement` puts them (its layouts moved
+/// along, placedPlan). Transfers queue on their receiving GPU. Tied results
+/// are not yet moved back into their arguments' layouts.
 DeviceProgram naiveProgram(const planner::Graph &graph,
                            const planner::Plan &plan,
-                           const planner::Options &options);
+                           const planner::Options &options,
+                           const Placement &placement = {});
 
 /// The same movement synthesized for `topology`: a transfer relays through
 /// one GPU where that is faster alone on the machine (a pair without a
 /// direct link, say); a block several join blocks read travels down a
 /// binomial multicast tree (each GPU that has it sends it on) instead of
 /// from one GPU to all; partials combine in a pairwise tree ending at the
-/// owner instead of all at once there. Placement is the naive one.
+/// owner instead of all at once there. Blocks where `placement` puts them.
 DeviceProgram synthesizedProgram(const planner::Graph &graph,
                                  const planner::Plan &plan,
                                  const planner::Options &options,
-                                 const Topology &topology);
+                                 const Topology &topology,
+                                 const Placement &placement = {});
 
 /// Whichever of the two simulates faster on `topology` (naive on a tie), so
 /// synthesis never makes a step slower; `synthesized` says which.
 DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
-                          const Topology &topology, bool &synthesized);
+                          const Topology &topology, bool &synthesized,
+                          const Placement &placement = {});
+
+/// What `exchange=synthesized` runs: the faster form (bestProgram) with the
+/// blocks placed for it (searchPlacement, each form placed for itself; ops
+/// in `keep` stay canonical). `placement` receives the placement chosen.
+DeviceProgram placedBestProgram(const planner::Graph &graph,
+                                const planner::Plan &plan,
+                                const planner::Options &options,
+                                const Topology &topology,
+                                const std::vector<bool> &keep,
+                                bool &synthesized, Placement &placement);
 
 } // namespace ein::physical
 

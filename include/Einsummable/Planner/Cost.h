@@ -25,6 +25,9 @@ struct Box {
   int64_t volume() const;
 };
 
+/// The intersection of two boxes of one value (possibly empty).
+Box intersect(const Box &a, const Box &b);
+
 /// A block of a value on a device.
 struct Placed {
   int64_t device;

@@ -178,6 +178,15 @@ def EinSynthesizeExchanges
     simulator finds faster is lowered (trees pay a latency a level, which
     small blocks do not earn back), so synthesis never slows a step.
 
+    Synthesis also places the join blocks (`place-blocks`, on by default):
+    op by op, the blocks go to the GPUs that receive their inputs soonest
+    from where the producers' blocks sit (an exact matching, then swaps
+    tried on the simulator), and a change is kept only where the step
+    simulates faster, so block k of an op may run on a GPU other than k.
+    A function marked `ein.tie_layout` (ein-decompose with `tie-layout`)
+    keeps the ops that fix its arguments' and results' layouts canonical.
+    The report's `placed_ops` counts the ops moved.
+
     Slices and concats (touch ops) move data only: each output block is
     assembled from the input regions it touches. Not lowered yet (a
     diagnostic names the op): attention cut along its keys, which needs the
@@ -193,6 +202,9 @@ def EinSynthesizeExchanges
            "Write the exchange report here (JSON): every transfer's op, "
            "kind, value, region, endpoints, bytes and links, and the "
            "simulated step on the target's topology">,
+    Option<"placeBlocks", "place-blocks", "bool", "true",
+           "With exchange=synthesized: place join blocks for the machine "
+           "(false: block k on GPU k, as with naive exchanges)">,
   ];
   let dependentDialects = ["::mlir::ein::EinDialect",
                            "::mlir::tensor::TensorDialect"];

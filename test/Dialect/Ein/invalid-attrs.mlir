@@ -71,7 +71,7 @@ func.func @g() attributes {ein.weight} {
 
 // -----
 
-// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel' or 'ein.kernel_target'}}
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target' or 'ein.tie_layout'}}
 module attributes {ein.devices = 8} {}
 
 // -----
@@ -191,4 +191,18 @@ func.func @loop_offsets_negative(%a: tensor<4xf32>) -> tensor<4xf32> {
     ein.yield %x : f32
   }
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'ein.tie_layout' belongs on a function, not on 'builtin.module'}}
+module attributes {ein.tie_layout} {}
+
+// -----
+
+module {
+  // expected-error @+1 {{'ein.tie_layout' is a unit attribute, got true}}
+  func.func @f() attributes {ein.tie_layout = true} {
+    return
+  }
 }

@@ -4,6 +4,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -92,13 +93,25 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                              << op->getName() << "'";
     return success();
   }
+  if (attr.getName() == getTieLayoutAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << getTieLayoutAttrName() << "' is a unit attribute, got "
+             << attr.getValue();
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError()
+             << "'" << getTieLayoutAttrName()
+             << "' belongs on a function, not on '" << op->getName() << "'";
+    return success();
+  }
   return op->emitError() << "unknown ein attribute '"
                          << attr.getName().getValue() << "'; expected '"
                          << getTargetAttrName() << "', '"
                          << getCandidatesAttrName() << "', '"
                          << getLoopOffsetsAttrName() << "', '"
-                         << getKernelAttrName() << "' or '"
-                         << getKernelTargetAttrName() << "'";
+                         << getKernelAttrName() << "', '"
+                         << getKernelTargetAttrName() << "' or '"
+                         << getTieLayoutAttrName() << "'";
 }
 
 LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,

@@ -68,6 +68,12 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getKernelTargetAttrName() {
       return "ein.kernel_target";
     }
+    /// Unit attribute ein-decompose{tie-layout} sets on a function: its
+    /// results must leave in the layouts its arguments arrived in, which
+    /// later passes (the placement of ein-synthesize-exchanges) keep.
+    static constexpr ::llvm::StringLiteral getTieLayoutAttrName() {
+      return "ein.tie_layout";
+    }
 
   private:
     void registerAttributes();

@@ -1,0 +1,77 @@
+//===- Placement.h - Which GPU runs which join block ------------*- C++ -*-===//
+//
+// The search's plan runs join block j of every op on GPU j (the canonical
+// placement the proxy is defined under, DESIGN §4). Which GPU gets which
+// block changes no byte count of the proxy but decides what must move at all
+// (a consumer's block on the GPU that produced its input moves nothing) and
+// over which links: the physical optimizer places blocks to minimise the
+// simulated step (DESIGN §1, issue 8).
+//
+// searchPlacement visits the ops in order and, for each, solves the
+// assignment of its join blocks to GPUs that brings their inputs from where
+// its producers (already placed) hold them soonest, each region timed alone
+// on the machine's routes: an exact minimum-cost matching (the Hungarian
+// method), ties broken toward the canonical GPU. Then it tries swapping two
+// blocks' GPUs (a bounded number of swaps over the whole graph), which sees
+// what the matching does not: links shared by several reads. It keeps a
+// change only where the whole program then simulates faster, so the result
+// is never slower than the canonical placement. Deterministic: no
+// randomness, exact integer costs, a fixed order of trials.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_PHYSICAL_PLACEMENT_H
+#define EINSUMMABLE_PHYSICAL_PLACEMENT_H
+
+#include "Einsummable/Physical/Topology.h"
+#include "Einsummable/Planner/Search.h"
+
+#include <vector>
+
+namespace ein::physical {
+
+/// `device[o][j]`: the GPU of op o's join block j, distinct per block; an
+/// op with no entry runs block j on GPU j.
+struct Placement {
+  std::vector<std::vector<int64_t>> device;
+
+  int64_t of(size_t op, int64_t block) const {
+    return op < device.size() && !device[op].empty() ? device[op][block]
+                                                     : block;
+  }
+  /// How many ops run some block off its canonical GPU.
+  size_t placedOps() const;
+};
+
+/// `plan` (canonical: every block on the GPU of the join block that leaves
+/// it) with its layouts moved by `placement`: an op's result blocks go with
+/// the join blocks that produce them; a charged argument's blocks go with
+/// its first reader's join blocks (an argument arrives in any layout, free).
+planner::Plan placedPlan(const planner::Graph &graph, const planner::Plan &plan,
+                         const Placement &placement);
+
+/// The ops whose placement must stay canonical for tied results to leave
+/// in the layouts their arguments arrived in (`--tie-layout`): the
+/// producers of the graph's results and the first readers of its charged
+/// arguments.
+std::vector<bool> opsKeptForTies(const planner::Graph &graph,
+                                 const planner::Options &options);
+
+/// The placement of `plan`'s join blocks (see the file comment); ops marked
+/// in `keep` stay canonical. The simulated time compared is that of the
+/// program form `synthesized` selects (naive or synthesized exchanges).
+Placement searchPlacement(const planner::Graph &graph,
+                          const planner::Plan &plan,
+                          const planner::Options &options,
+                          const Topology &topology,
+                          const std::vector<bool> &keep, bool synthesized);
+
+/// The cheapest assignment of rows to distinct columns of `cost` (rows <=
+/// columns, every row the same length): per row, its column. Exact; among
+/// equal-cost assignments an arbitrary but deterministic one.
+std::vector<int64_t>
+minimumAssignment(const std::vector<std::vector<int64_t>> &cost);
+
+} // namespace ein::physical
+
+#endif // EINSUMMABLE_PHYSICAL_PLACEMENT_H
