@@ -91,7 +91,8 @@ public:
   CudaBackend(const Bundle &bundle, const BackendOptions &options)
       : bundle(bundle), m(bundle.manifest), options(options),
         copyMode(choice("EIN_CUDA_COPY", {"auto", "engine", "kernel"})),
-        useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on") {
+        useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on"),
+        copyLanes(choice("EIN_CUDA_STREAMS", {"1", "2"}) == "2") {
     try {
       checkMachine();
       allocate();
@@ -117,6 +118,11 @@ public:
     for (int d = 0; d < int(streams.size()); ++d) {
       cudaSetDevice(d);
       cudaStreamSynchronize(streams[d]);
+    }
+    for (int d = 0; d < int(copyStreams.size()); ++d) {
+      cudaSetDevice(d);
+      cudaStreamSynchronize(copyStreams[d]);
+      cudaStreamDestroy(copyStreams[d]);
     }
     if (exec)
       cudaGraphExecDestroy(exec);
@@ -199,6 +205,8 @@ public:
     std::string text = "cuda: " + std::to_string(m.devices) + " x " +
                        props.name + " (" + m.chip + "), one CUDA graph of " +
                        std::to_string(graphNodes) + " nodes";
+    if (copyLanes)
+      text += ", transfers on a second stream per GPU";
     if (lt.loaded())
       text += ", cuBLASLt from " + lt.path;
     std::set<std::string> names;
@@ -267,6 +275,13 @@ private:
   /// EIN_CUDA_GRAPH=off issues the schedule eagerly on every run instead of
   /// replaying a graph: for measuring what the graph saves, and debugging.
   bool useGraph;
+  /// EIN_CUDA_STREAMS=2 gives each GPU a second stream for its transfers,
+  /// so they overlap the GPU's kernels where the schedule's dependencies
+  /// allow (the bundle's race check guarantees every conflicting pair of
+  /// steps is ordered by dependencies, not by sharing a stream); 1 (the
+  /// default) runs every step of a GPU on one stream.
+  bool copyLanes;
+  std::vector<cudaStream_t> copyStreams; // per device, with copyLanes
   cuda::CublasLt lt; // declared first: unloaded after everything using it
   std::vector<unsigned char *> arenas;
   std::vector<cudaStream_t> streams;
@@ -390,6 +405,11 @@ private:
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
             "cudaStreamCreate");
       streams.push_back(stream);
+      if (copyLanes) {
+        check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+              "cudaStreamCreate");
+        copyStreams.push_back(stream);
+      }
     }
   }
 
@@ -617,16 +637,28 @@ private:
     return e;
   }
 
+  /// The stream a step runs on: its device's, or with copyLanes, a
+  /// transfer on its device's copy stream. Lanes 0..devices-1 are the
+  /// devices' main streams, devices..2 devices-1 their copy streams.
+  int laneOf(const Step &s) const {
+    return copyLanes && s.kind == StepKind::Transfer ? m.devices + s.device
+                                                     : s.device;
+  }
+  int lanes() const { return copyLanes ? 2 * m.devices : m.devices; }
+  cudaStream_t laneStream(int lane) const {
+    return lane < m.devices ? streams[lane] : copyStreams[lane - m.devices];
+  }
+
   void createEvents() {
     done.assign(m.steps.size(), nullptr);
     for (const Step &s : m.steps)
       for (int d : s.deps)
-        if (m.steps[d].device != s.device && !done[d])
+        if (laneOf(m.steps[d]) != laneOf(s) && !done[d])
           done[d] = newEvent(m.steps[d].device);
     forkEvent = newEvent(0);
     join.push_back(nullptr);
-    for (int d = 1; d < m.devices; ++d)
-      join.push_back(newEvent(d));
+    for (int lane = 1; lane < lanes(); ++lane)
+      join.push_back(newEvent(lane % m.devices));
     check(cudaSetDevice(0), "cudaSetDevice");
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&stop), "cudaEventCreate");
@@ -647,15 +679,17 @@ private:
       const std::vector<std::pair<cudaEvent_t, cudaEvent_t>> *marks = nullptr) {
     check(cudaSetDevice(0), "cudaSetDevice");
     check(cudaEventRecord(forkEvent, streams[0]), "cudaEventRecord");
-    for (int d = 1; d < m.devices; ++d)
-      check(cudaStreamWaitEvent(streams[d], forkEvent, 0),
+    for (int lane = 1; lane < lanes(); ++lane) {
+      check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+      check(cudaStreamWaitEvent(laneStream(lane), forkEvent, 0),
             "cudaStreamWaitEvent");
+    }
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
       check(cudaSetDevice(s.device), "cudaSetDevice");
-      cudaStream_t stream = streams[s.device];
+      cudaStream_t stream = laneStream(laneOf(s));
       for (int d : s.deps)
-        if (m.steps[d].device != s.device)
+        if (laneOf(m.steps[d]) != laneOf(s))
           check(cudaStreamWaitEvent(stream, done[d], 0), "cudaStreamWaitEvent");
       if (marks)
         check(cudaEventRecord((*marks)[i].first, stream), "cudaEventRecord");
@@ -665,11 +699,12 @@ private:
       if (done[i])
         check(cudaEventRecord(done[i], stream), "cudaEventRecord");
     }
-    for (int d = 1; d < m.devices; ++d) {
-      check(cudaSetDevice(d), "cudaSetDevice");
-      check(cudaEventRecord(join[d], streams[d]), "cudaEventRecord");
+    for (int lane = 1; lane < lanes(); ++lane) {
+      check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+      check(cudaEventRecord(join[lane], laneStream(lane)), "cudaEventRecord");
       check(cudaSetDevice(0), "cudaSetDevice");
-      check(cudaStreamWaitEvent(streams[0], join[d], 0), "cudaStreamWaitEvent");
+      check(cudaStreamWaitEvent(streams[0], join[lane], 0),
+            "cudaStreamWaitEvent");
     }
   }
 
@@ -800,9 +835,9 @@ private:
   }
 
   void synchronize(const std::string &what) {
-    for (int d = 0; d < m.devices; ++d) {
-      check(cudaSetDevice(d), "cudaSetDevice");
-      check(cudaStreamSynchronize(streams[d]), what);
+    for (int lane = 0; lane < lanes(); ++lane) {
+      check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+      check(cudaStreamSynchronize(laneStream(lane)), what);
     }
     check(cudaGetLastError(), what);
   }
