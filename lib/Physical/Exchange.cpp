@@ -5,6 +5,7 @@
 #include "ein/partition.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -38,10 +39,11 @@ class ProgramBuilder {
 public:
   ProgramBuilder(const planner::Graph &graph, const planner::Plan &plan,
                  const planner::Options &options, const Placement &placement,
-                 const Topology *topology = nullptr)
+                 const Topology *topology = nullptr,
+                 const std::vector<bool> *synthesizedOps = nullptr)
       : graph(graph), plan(placedPlan(graph, plan, placement)),
         options(options), placement(placement), topology(topology),
-        finalTask(graph.values.size()) {}
+        synthesizedOps(synthesizedOps), finalTask(graph.values.size()) {}
 
   DeviceProgram build() {
     for (size_t o = 0; o < graph.ops.size(); ++o)
@@ -57,6 +59,10 @@ private:
   const Placement &placement;
   /// Set for synthesized programs.
   const Topology *topology;
+  /// Which ops synthesize their exchanges (null: every op, given topology).
+  const std::vector<bool> *synthesizedOps;
+  /// Whether the op being built synthesizes its exchanges.
+  bool synthesizing = false;
   DeviceProgram program;
   /// Per value: the task that leaves each held block final at its GPU.
   std::vector<std::map<BoxKey, int>> finalTask;
@@ -73,22 +79,35 @@ private:
            bytes / topology->bandwidth(from, to);
   }
 
+  /// The GPU a relay of `bytes` from `from` to `to` should go through, the
+  /// fastest alone on the machine (store and forward), or -1 if none beats
+  /// nothing; `seconds` receives its time.
+  int64_t bestRelay(int64_t from, int64_t to, double bytes,
+                    double &seconds) const {
+    int64_t best = -1;
+    seconds = std::numeric_limits<double>::infinity();
+    for (int64_t c = 0; c < topology->devices; ++c) {
+      if (c == from || c == to)
+        continue;
+      double relayed = alone(from, c, bytes) + alone(c, to, bytes);
+      if (relayed < seconds * (1 - 1e-9)) {
+        seconds = relayed;
+        best = c;
+      }
+    }
+    return best;
+  }
+
   /// A movement as one transfer task, or (synthesized, where faster) as
   /// hops through the best single relay; returns the task that lands it.
   int addTransfer(Movement m, std::vector<int> deps, std::string label) {
     program.bytes[m.kind] += m.bytes;
     std::vector<int64_t> path = {m.from, m.to};
-    if (topology) {
-      double best = alone(m.from, m.to, m.bytes);
-      for (int64_t c = 0; c < topology->devices; ++c) {
-        if (c == m.from || c == m.to)
-          continue;
-        double relayed = alone(m.from, c, m.bytes) + alone(c, m.to, m.bytes);
-        if (relayed < best * (1 - 1e-9)) {
-          best = relayed;
-          path = {m.from, c, m.to};
-        }
-      }
+    if (synthesizing) {
+      double relayed = 0;
+      int64_t c = bestRelay(m.from, m.to, m.bytes, relayed);
+      if (c >= 0 && relayed < alone(m.from, m.to, m.bytes) * (1 - 1e-9))
+        path = {m.from, c, m.to};
       m.via.assign(path.begin() + 1, path.end() - 1);
     }
     int movement = static_cast<int>(program.movements.size());
@@ -126,6 +145,7 @@ private:
 
   void addOp(int o) {
     auto gpu = [&](int64_t j) { return placement.of(o, j); };
+    synthesizing = topology && (!synthesizedOps || (*synthesizedOps)[o]);
     program.ops.emplace_back();
     OpProgram &record = program.ops.back();
     const planner::Op &op = graph.ops[o];
@@ -223,7 +243,7 @@ private:
         // synthesized program grows a binomial tree (each round, every GPU
         // that has the block sends it to one that lacks it).
         std::vector<std::pair<size_t, size_t>> sends;
-        if (!topology || list.size() <= 2) {
+        if (!synthesizing || list.size() <= 2) {
           for (size_t r = 1; r < list.size(); ++r)
             sends.push_back({0, r});
         } else {
@@ -301,7 +321,7 @@ private:
       // sends to the first), so the owner, first in the list, ends with all.
       std::vector<std::pair<int64_t, int64_t>> &steps =
           record.aggregations.back().steps;
-      bool tree = topology && list.size() > 2;
+      bool tree = synthesizing && list.size() > 2;
       if (!tree) {
         for (size_t p = 1; p < list.size(); ++p)
           steps.push_back({list[p], owner});
@@ -409,6 +429,16 @@ DeviceProgram synthesizedProgram(const planner::Graph &graph,
   return ProgramBuilder(graph, plan, options, placement, &topology).build();
 }
 
+DeviceProgram mixedProgram(const planner::Graph &graph,
+                           const planner::Plan &plan,
+                           const planner::Options &options,
+                           const Topology &topology, const Placement &placement,
+                           const std::vector<bool> &synthesizedOps) {
+  return ProgramBuilder(graph, plan, options, placement, &topology,
+                        &synthesizedOps)
+      .build();
+}
+
 namespace {
 
 /// The faster of two programs on `topology` (the first on a tie); `second`
@@ -432,21 +462,38 @@ DeviceProgram bestProgram(const planner::Graph &graph,
                 topology, synthesized);
 }
 
-DeviceProgram placedBestProgram(const planner::Graph &graph,
-                                const planner::Plan &plan,
-                                const planner::Options &options,
-                                const Topology &topology,
-                                const std::vector<bool> &keep,
-                                bool &synthesized, Placement &placement) {
+DeviceProgram
+placedBestProgram(const planner::Graph &graph, const planner::Plan &plan,
+                  const planner::Options &options, const Topology &topology,
+                  const std::vector<bool> &keep,
+                  std::vector<bool> &synthesizedOps, Placement &placement) {
   Placement forNaive =
       searchPlacement(graph, plan, options, topology, keep, false);
   Placement forSynthesized =
       searchPlacement(graph, plan, options, topology, keep, true);
+  bool synthesized = false;
   DeviceProgram program =
       faster(naiveProgram(graph, plan, options, forNaive),
              synthesizedProgram(graph, plan, options, topology, forSynthesized),
              topology, synthesized);
   placement = synthesized ? forSynthesized : forNaive;
+  // Then op by op, the other form where the step gets faster: trees pay off
+  // on large blocks and cost latency on small ones, which one program may
+  // both have.
+  synthesizedOps.assign(graph.ops.size(), synthesized);
+  SimResult best = simulate(topology, program.tasks);
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    synthesizedOps[o] = !synthesizedOps[o];
+    DeviceProgram trial =
+        mixedProgram(graph, plan, options, topology, placement, synthesizedOps);
+    SimResult r = simulate(topology, trial.tasks);
+    if (!r.stalled && r.seconds < best.seconds * (1 - 1e-9)) {
+      best = std::move(r);
+      program = std::move(trial);
+    } else {
+      synthesizedOps[o] = !synthesizedOps[o];
+    }
+  }
   return program;
 }
 

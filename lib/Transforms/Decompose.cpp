@@ -26,6 +26,13 @@ namespace physical = ::ein::physical;
 
 namespace {
 
+/// The ops whose placement stays canonical: those fixing tied layouts.
+std::vector<bool> keptForTies(const planner::Graph &graph,
+                              const planner::Options &options) {
+  return graph.ties.empty() ? std::vector<bool>()
+                            : physical::opsKeptForTies(graph, options);
+}
+
 /// The plan's step on the target's topology, as the simulator predicts it
 /// with naive exchanges, and its busiest link.
 LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
@@ -65,21 +72,20 @@ LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
   remark << "; synthesized exchanges (relays, multicast and aggregation "
             "trees) "
          << llvm::formatv("{0:F3}", synthesized * 1e3).str() << " ms";
-  bool placedSynthesized = false;
+  std::vector<bool> synthesizedOps;
   physical::Placement placement;
   double placed =
-      physical::simulate(topology,
-                         physical::placedBestProgram(
-                             graph, plan, options, topology,
-                             graph.ties.empty()
-                                 ? std::vector<bool>()
-                                 : physical::opsKeptForTies(graph, options),
-                             placedSynthesized, placement)
-                             .tasks)
+      physical::simulate(
+          topology, physical::placedBestProgram(graph, plan, options, topology,
+                                                keptForTies(graph, options),
+                                                synthesizedOps, placement)
+                        .tasks)
           .seconds;
   remark << "; with blocks placed for the machine (" << placement.placedOps()
-         << " ops moved, " << (placedSynthesized ? "synthesized" : "naive")
-         << ") " << llvm::formatv("{0:F3}", placed * 1e3).str() << " ms";
+         << " ops moved, "
+         << std::count(synthesizedOps.begin(), synthesizedOps.end(), true)
+         << " of " << synthesizedOps.size() << " synthesized) "
+         << llvm::formatv("{0:F3}", placed * 1e3).str() << " ms";
   return success();
 }
 
@@ -250,17 +256,15 @@ struct EinDecomposePass
         printPlanDot(dotStream, func.getSymName(), graph->graph, ops);
         for (ExplainedOp &e : ops)
           explained.push_back(std::move(e));
-        bool synthesized = false;
+        std::vector<bool> synthesizedOps;
         physical::Placement placement;
         physical::DeviceProgram program =
             explainExchange == "naive"
                 ? physical::naiveProgram(graph->graph, plan, options)
                 : physical::placedBestProgram(
                       graph->graph, plan, options, topology,
-                      graph->graph.ties.empty()
-                          ? std::vector<bool>()
-                          : physical::opsKeptForTies(graph->graph, options),
-                      synthesized, placement);
+                      keptForTies(graph->graph, options), synthesizedOps,
+                      placement);
         llvm::json::Object report =
             exchangeReport(graph->graph, locations, program, topology);
         simulatedMs += *report.getNumber("simulated_ms");

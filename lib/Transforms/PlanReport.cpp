@@ -22,27 +22,46 @@ mlir::ein::exchangeReport(const planner::Graph &graph,
                           const physical::DeviceProgram &program,
                           const physical::Topology &topology) {
   physical::SimResult sim = physical::simulate(topology, program.tasks);
+  // When each movement starts and lands in the simulated step: its first
+  // hop's start, its last hop's end.
+  std::vector<double> start(program.movements.size(), sim.seconds),
+      end(program.movements.size(), 0);
+  for (size_t t = 0; t < program.tasks.size(); ++t)
+    if (int m = program.movementOf[t]; m >= 0) {
+      start[m] = std::min(start[m], sim.start[t]);
+      end[m] = std::max(end[m], sim.end[t]);
+    }
   llvm::json::Array exchanges;
-  for (const physical::Movement &m : program.movements) {
+  for (size_t i = 0; i < program.movements.size(); ++i) {
+    const physical::Movement &m = program.movements[i];
+    // The links of every hop, through the relays if any.
+    std::vector<int64_t> path = {m.from};
+    path.insert(path.end(), m.via.begin(), m.via.end());
+    path.push_back(m.to);
     llvm::json::Array links;
-    for (int l : topology.route(m.from, m.to).links)
-      links.push_back(topology.links[l].name);
+    for (size_t h = 0; h + 1 < path.size(); ++h)
+      for (int l : topology.route(path[h], path[h + 1]).links)
+        links.push_back(topology.links[l].name);
     llvm::json::Array offsets, sizes;
     for (size_t d = 0; d < m.region.begin.size(); ++d) {
       offsets.push_back(m.region.begin[d]);
       sizes.push_back(m.region.end[d] - m.region.begin[d]);
     }
-    exchanges.push_back(
-        llvm::json::Object{{"op", graph.ops[m.op].name},
-                           {"loc", locations[m.op]},
-                           {"kind", physical::movementKindName(m.kind)},
-                           {"value", graph.values[m.value].name},
-                           {"offsets", std::move(offsets)},
-                           {"sizes", std::move(sizes)},
-                           {"from", m.from},
-                           {"to", m.to},
-                           {"bytes", m.bytes},
-                           {"links", std::move(links)}});
+    llvm::json::Object entry{{"op", graph.ops[m.op].name},
+                             {"loc", locations[m.op]},
+                             {"kind", physical::movementKindName(m.kind)},
+                             {"value", graph.values[m.value].name},
+                             {"offsets", std::move(offsets)},
+                             {"sizes", std::move(sizes)},
+                             {"from", m.from},
+                             {"to", m.to},
+                             {"bytes", m.bytes},
+                             {"links", std::move(links)},
+                             {"start_ms", start[i] * 1e3},
+                             {"end_ms", end[i] * 1e3}};
+    if (!m.via.empty())
+      entry["via"] = llvm::json::Array(m.via);
+    exchanges.push_back(std::move(entry));
   }
   return llvm::json::Object{
       {"simulated_ms", sim.seconds * 1e3},

@@ -132,11 +132,12 @@ public:
       if (func->hasAttr(EinDialect::getTieLayoutAttrName()))
         keep = physical::opsKeptForTies(g, options);
       program = physical::placedBestProgram(g, plan, options, *topology, keep,
-                                            synthesizedForm, placement);
+                                            synthesizedOps, placement);
       plan = physical::placedPlan(g, plan, placement);
     } else if (topology) {
-      program =
-          physical::bestProgram(g, plan, options, *topology, synthesizedForm);
+      bool synthesized = false;
+      program = physical::bestProgram(g, plan, options, *topology, synthesized);
+      synthesizedOps.assign(g.ops.size(), synthesized);
     } else {
       program = physical::naiveProgram(g, plan, options);
     }
@@ -169,7 +170,8 @@ public:
 
   const physical::DeviceProgram &deviceProgram() const { return program; }
   /// Whether the synthesized form was kept (it simulated faster).
-  bool synthesized() const { return synthesizedForm; }
+  /// Which ops' exchanges were lowered synthesized (empty: naive).
+  const std::vector<bool> &synthesized() const { return synthesizedOps; }
   /// Where the lowered program runs each op's join blocks.
   const physical::Placement &blockPlacement() const { return placement; }
 
@@ -180,7 +182,7 @@ private:
   planner::Options options;
   const physical::Topology *topology;
   bool placeBlocks;
-  bool synthesizedForm = false;
+  std::vector<bool> synthesizedOps;
   physical::Placement placement;
   OpBuilder builder;
   planner::Plan plan;
@@ -636,7 +638,13 @@ struct EinSynthesizeExchangesPass
         llvm::json::Object entry = exchangeReport(
             graph->graph, locations, lowering.deviceProgram(), topology);
         entry["function"] = func.getSymName();
-        entry["form"] = lowering.synthesized() ? "synthesized" : "naive";
+        const std::vector<bool> &synthesized = lowering.synthesized();
+        int64_t count =
+            std::count(synthesized.begin(), synthesized.end(), true);
+        entry["form"] = count == 0                             ? "naive"
+                        : count == int64_t(synthesized.size()) ? "synthesized"
+                                                               : "mixed";
+        entry["synthesized_ops"] = count;
         entry["placed_ops"] =
             static_cast<int64_t>(lowering.blockPlacement().placedOps());
         functions.push_back(std::move(entry));

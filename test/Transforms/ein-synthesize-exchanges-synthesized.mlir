@@ -28,6 +28,17 @@
 // The report says which form was lowered: here the synthesized one.
 // RUN: ein-opt %s -ein-plan -ein-synthesize-exchanges="exchange=synthesized place-blocks=false report=%t.report.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=REPORT --input-file=%t.report.json
+// A relayed transfer lists its relay and the links of both hops.
+// REPORT: "from": 6,
+// REPORT-NEXT: "kind": "repartition",
+// REPORT-NEXT: "links": [
+// REPORT-NEXT: "gpu6->gpu5",
+// REPORT-NEXT: "gpu5->gpu1"
+// REPORT: "start_ms": {{[0-9.e-]+}},
+// REPORT-NEXT: "to": 1,
+// REPORT-NEXT: "value": "v0",
+// REPORT-NEXT: "via": [
+// REPORT-NEXT: 5
 // REPORT: "form": "synthesized"
 
 // CHECK-LABEL: func.func @transpose_add

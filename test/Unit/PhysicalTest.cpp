@@ -842,3 +842,45 @@ TEST(Placement, TiedLayoutsStayCanonical) {
         EXPECT_EQ(placed.layouts[v][b].device, plan.layouts[v][b].device);
   }
 }
+
+TEST(Synthesis, PerOpFormsAreNeverSlowerThanEitherUniformForm) {
+  // mixedProgram with every op one way is that uniform program; the chosen
+  // mix, with its placement, simulates no slower than the better uniform
+  // form under the same placement.
+  for (const char *name : {"dgx1-v100", "nvswitch"}) {
+    Topology topology = make(name, 8);
+    for (const planner::Graph &g :
+         {bushy(1024), leftChain(), attentionGraph(32, 8, 1024)}) {
+      planner::SearchOptions o;
+      o.devices = 8;
+      planner::Plan plan = planner::search(g, o);
+      std::vector<bool> all(g.ops.size(), true), none(g.ops.size(), false);
+      EXPECT_EQ(
+          simulate(topology, mixedProgram(g, plan, o, topology, {}, all).tasks)
+              .seconds,
+          simulate(topology, synthesizedProgram(g, plan, o, topology).tasks)
+              .seconds);
+      EXPECT_EQ(
+          simulate(topology, mixedProgram(g, plan, o, topology, {}, none).tasks)
+              .seconds,
+          simulate(topology, naiveProgram(g, plan, o).tasks).seconds);
+      std::vector<bool> forms;
+      Placement placement;
+      DeviceProgram chosen =
+          placedBestProgram(g, plan, o, topology, {}, forms, placement);
+      ASSERT_EQ(forms.size(), g.ops.size());
+      double mixed = simulate(topology, chosen.tasks).seconds;
+      double uniform = std::min(
+          simulate(topology, naiveProgram(g, plan, o, placement).tasks).seconds,
+          simulate(topology,
+                   synthesizedProgram(g, plan, o, topology, placement).tasks)
+              .seconds);
+      EXPECT_LE(mixed, uniform) << name;
+      EXPECT_EQ(
+          mixed,
+          simulate(topology,
+                   mixedProgram(g, plan, o, topology, placement, forms).tasks)
+              .seconds);
+    }
+  }
+}

@@ -153,15 +153,24 @@ DeviceProgram bestProgram(const planner::Graph &graph,
                           const Topology &topology, bool &synthesized,
                           const Placement &placement = {});
 
-/// What `exchange=synthesized` runs: the faster form (bestProgram) with the
-/// blocks placed for it (searchPlacement, each form placed for itself; ops
-/// in `keep` stay canonical). `placement` receives the placement chosen.
-DeviceProgram placedBestProgram(const planner::Graph &graph,
-                                const planner::Plan &plan,
-                                const planner::Options &options,
-                                const Topology &topology,
-                                const std::vector<bool> &keep,
-                                bool &synthesized, Placement &placement);
+/// The program with each op's exchanges in its own form: synthesized where
+/// `synthesizedOps[op]`, naive elsewhere.
+DeviceProgram mixedProgram(const planner::Graph &graph,
+                           const planner::Plan &plan,
+                           const planner::Options &options,
+                           const Topology &topology, const Placement &placement,
+                           const std::vector<bool> &synthesizedOps);
+
+/// What `exchange=synthesized` runs: the faster uniform form (bestProgram)
+/// with the blocks placed for it (searchPlacement, each form placed for
+/// itself; ops in `keep` stay canonical), then, op by op, the other form
+/// wherever the step simulates faster. `synthesizedOps` and `placement`
+/// receive what was chosen.
+DeviceProgram
+placedBestProgram(const planner::Graph &graph, const planner::Plan &plan,
+                  const planner::Options &options, const Topology &topology,
+                  const std::vector<bool> &keep,
+                  std::vector<bool> &synthesizedOps, Placement &placement);
 
 } // namespace ein::physical
 

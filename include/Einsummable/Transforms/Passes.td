@@ -176,7 +176,10 @@ def EinSynthesizeExchanges
     down multicast trees, and partials combine in aggregation trees that end
     at the owner; of the naive and the synthesized program, the one the
     simulator finds faster is lowered (trees pay a latency a level, which
-    small blocks do not earn back), so synthesis never slows a step.
+    small blocks do not earn back), so synthesis never slows a step; then,
+    op by op, the other form is kept wherever the step simulates faster
+    (the report's `form` says `naive`, `synthesized` or `mixed`, and
+    `synthesized_ops` how many ops are synthesized).
 
     Synthesis also places the join blocks (`place-blocks`, on by default):
     op by op, the blocks go to the GPUs that receive their inputs soonest
