@@ -6,6 +6,7 @@
 
 #include "ein/partition.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace ein::physical {
@@ -26,8 +27,13 @@ size_t Placement::placedOps() const {
 
 namespace {
 
-/// How many two-block swaps searchPlacement simulates at most, over all ops.
-constexpr int kSwapBudget = 256;
+/// How many two-block swaps searchPlacement simulates at most, over all
+/// ops: 256, fewer for big programs (each swap simulates the whole step),
+/// so that swaps cost about as much as 2^16 tasks simulated 256 times.
+int swapBudget(size_t tasks) {
+  return static_cast<int>(
+      std::clamp<size_t>((256 * 256) / std::max<size_t>(tasks, 1), 16, 256));
+}
 
 /// Per value, the op whose join blocks its layout follows: its producer, or
 /// for an argument its first reader (-1: none).
@@ -178,6 +184,14 @@ Placement placeGreedily(const planner::Graph &graph, const planner::Plan &plan,
       for (int64_t d = 0; d < devices; ++d)
         cost[j][d] = 2 * cost[j][d] + (d != j);
     }
+    // Every block already reads its inputs where it runs: moving it can
+    // only make it read from elsewhere (its consumers adapt when their
+    // turn comes), so leave the op be.
+    bool local = true;
+    for (int64_t j = 0; j < blocks && local; ++j)
+      local = cost[j][j] == 0;
+    if (local)
+      continue;
     std::vector<int64_t> perm = minimumAssignment(cost);
     // The GPUs no block took go to the remaining indices in order, so the
     // placement is a permutation of every GPU (argument layouts follow it).
@@ -232,8 +246,9 @@ Placement searchPlacement(const planner::Graph &graph,
   double matched = 0, swapped = 0;
   Placement a = placeGreedily(graph, plan, options, topology, keep, synthesized,
                               0, matched);
+  size_t tasks = naiveProgram(graph, plan, options).tasks.size();
   Placement b = placeGreedily(graph, plan, options, topology, keep, synthesized,
-                              kSwapBudget, swapped);
+                              swapBudget(tasks), swapped);
   return swapped < matched * (1 - 1e-9) ? b : a;
 }
 

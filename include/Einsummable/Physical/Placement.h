@@ -11,8 +11,10 @@
 // assignment of its join blocks to GPUs that brings their inputs from where
 // its producers (already placed) hold them soonest, each region timed alone
 // on the machine's routes: an exact minimum-cost matching (the Hungarian
-// method), ties broken toward the canonical GPU. Then it tries swapping two
-// blocks' GPUs (a bounded number of swaps over the whole graph), which sees
+// method), ties broken toward the canonical GPU; an op whose blocks all
+// read their inputs where they run is left alone. Then it tries swapping two
+// blocks' GPUs (at most 256 swaps over the whole graph, fewer the bigger
+// the program, as each simulates the whole step), which sees
 // what the matching does not: links shared by several reads. It keeps a
 // change only where the whole program then simulates faster, so the result
 // is never slower than the canonical placement. Deterministic: no
