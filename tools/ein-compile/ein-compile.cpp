@@ -103,7 +103,9 @@ static std::string optionValue(StringRef value) {
 static std::string buildPipeline() {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "ein-attach-target{devices=" << devices
+  // linalg input is imported first (ein input passes through unchanged).
+  os << "ein-import,"
+     << "ein-attach-target{devices=" << devices
      << " topology=" << optionValue(topology) << " chip=" << optionValue(chip)
      << "},"
      // The logical program, the reference the bundle is checked against.

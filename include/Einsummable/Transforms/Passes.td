@@ -29,6 +29,47 @@ def EinAttachTarget : Pass<"ein-attach-target", "::mlir::ModuleOp"> {
   ];
 }
 
+def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
+  let summary = "Import linalg on tensors into ein join-aggs";
+  let description = [{
+    Turns each function on ranked tensors written in linalg (named ops and
+    `linalg.generic`), `linalg.fill`, `tensor.empty` and scalar arith/math
+    into ein: afterwards no linalg or tensor op remains. Named ops are first
+    generalized (upstream's `generalizeNamedOp`); each generic becomes one
+    `ein.join_agg`:
+
+    * every operand's indexing map must be a projected permutation of the
+      loops; its dimensions become the operand's loop indices;
+    * an elementwise body (parallel loops only) becomes the join; if it
+      reads its output's initial value, that value joins as one more input;
+    * a body over reduction loops must yield `combine(accumulator, f)`
+      with `combine` an add, mul, max or min (float or signed integer) and
+      `f` computed from the inputs only: `f` becomes the join and `combine`
+      the aggregation kind;
+    * `linalg.index` becomes `ein.index`;
+    * a reduction's initial value is dropped when it is a `linalg.fill` of
+      the combine's identity (0, 1, -inf, +inf) or an unwritten
+      `tensor.empty`; any other is combined with the result by one more
+      elementwise join-agg. A fill nothing reduces from becomes a splat
+      `arith.constant`.
+
+    The join computes in the accumulator type (f32 for bf16/f16 results):
+    a body computing in a narrower float is extended before its yield.
+    Anything else (a non-permutation map such as a floordiv, a body that
+    is not a join plus an aggregation, another linalg or tensor op) gets a
+    diagnostic naming the op and the reason.
+
+    ```mlir
+    %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
+                       outs(%zero : tensor<64x16xf32>) -> tensor<64x16xf32>
+    // becomes
+    %r = ein.join_agg add ins(%a[d0, d2], %b[d2, d1] : ...) out[d0, d1] ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def EinExportProgram : Pass<"ein-export-program", "::mlir::ModuleOp"> {
   let summary = "Write the logical program as program.json for the reference evaluator";
   let description = [{

@@ -1,0 +1,432 @@
+//===- Import.cpp - linalg on tensors to ein (ein-import) -----------------===//
+//
+// Named linalg ops are first generalized (upstream's generalizeNamedOp);
+// every linalg.generic then becomes one ein.join_agg: its indexing maps,
+// projected permutations, give each operand's loop indices; a body that
+// yields `combine(accumulator, f(inputs))` over reduction loops becomes the
+// join f and the aggregation kind of `combine`; linalg.index becomes
+// ein.index. An initial value that is the combine's identity (a
+// linalg.fill, or an unwritten tensor.empty) is dropped; any other initial
+// value is combined with the result by one more elementwise join-agg. A
+// fill that no reduction starts from becomes a splat constant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Einsummable/Dialect/Ein/IR/EinDialect.h"
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINIMPORT
+#include "Einsummable/Transforms/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein;
+
+namespace {
+
+/// The aggregation `combine` performs, if it is one ein knows.
+std::optional<AggKind> aggKindOf(Operation *combine) {
+  if (isa<arith::AddFOp, arith::AddIOp>(combine))
+    return AggKind::Add;
+  if (isa<arith::MulFOp, arith::MulIOp>(combine))
+    return AggKind::Mul;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(combine))
+    return AggKind::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(combine))
+    return AggKind::Min;
+  return std::nullopt;
+}
+
+/// Whether `value` is the identity of `kind` (an initial value a reduction
+/// may start from without changing its result).
+bool isIdentity(Attribute value, AggKind kind) {
+  if (auto f = dyn_cast<FloatAttr>(value)) {
+    APFloat x = f.getValue();
+    switch (kind) {
+    case AggKind::Add:
+      return x.isZero();
+    case AggKind::Mul:
+      return x.isExactlyValue(1.0);
+    case AggKind::Max:
+      return x.isInfinity() && x.isNegative();
+    case AggKind::Min:
+      return x.isInfinity() && !x.isNegative();
+    default:
+      return false;
+    }
+  }
+  if (auto i = dyn_cast<IntegerAttr>(value)) {
+    APInt x = i.getValue();
+    switch (kind) {
+    case AggKind::Add:
+      return x.isZero();
+    case AggKind::Mul:
+      return x.isOne();
+    case AggKind::Max:
+      return x.isMinSignedValue();
+    case AggKind::Min:
+      return x.isMaxSignedValue();
+    default:
+      return false;
+    }
+  }
+  return false;
+}
+
+/// The constant a linalg.fill writes, or null.
+Attribute fillValue(Value tensor) {
+  auto fill = tensor.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return {};
+  Attribute value;
+  if (!matchPattern(fill.getInputs()[0], m_Constant(&value)))
+    return {};
+  return value;
+}
+
+class Importer {
+public:
+  explicit Importer(func::FuncOp func) : func(func), builder(func) {}
+
+  LogicalResult run() {
+    // Named ops to generics first, so one conversion serves them all.
+    SmallVector<linalg::LinalgOp> named;
+    func.walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::GenericOp, linalg::FillOp>(op))
+        named.push_back(op);
+    });
+    IRRewriter rewriter(func.getContext());
+    for (linalg::LinalgOp op : named) {
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::generalizeNamedOp(rewriter, op)))
+        return op->emitOpError()
+               << "cannot be imported: it has no linalg.generic form";
+    }
+    SmallVector<linalg::GenericOp> generics;
+    func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics)
+      if (failed(importGeneric(op)))
+        return failure();
+    // Fills nothing reduces from any more: splat constants.
+    SmallVector<linalg::FillOp> fills;
+    func.walk([&](linalg::FillOp op) { fills.push_back(op); });
+    for (linalg::FillOp fill : fills) {
+      if (fill->use_empty()) {
+        fill->erase();
+        continue;
+      }
+      Attribute value = fillValue(fill.getResult(0));
+      auto type = dyn_cast<RankedTensorType>(fill.getResult(0).getType());
+      if (!value || !type)
+        return fill->emitOpError()
+               << "cannot be imported: only a fill with a constant into a "
+                  "ranked tensor is";
+      builder.setInsertionPoint(fill);
+      Value splat = arith::ConstantOp::create(
+          builder, fill.getLoc(), DenseElementsAttr::get(type, value));
+      fill.getResult(0).replaceAllUsesWith(splat);
+      fill->erase();
+    }
+    // What is left of linalg and tensor must be dead, or is not importable.
+    SmallVector<Operation *> dead;
+    WalkResult walk = func.walk([&](Operation *op) {
+      if (!isa<linalg::LinalgDialect, tensor::TensorDialect>(op->getDialect()))
+        return WalkResult::advance();
+      if (isa<tensor::EmptyOp>(op) && op->use_empty()) {
+        dead.push_back(op);
+        return WalkResult::advance();
+      }
+      op->emitOpError() << "cannot be imported yet: ein-import handles "
+                           "linalg ops with a generic form, linalg.fill "
+                           "and tensor.empty";
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    for (Operation *op : dead)
+      op->erase();
+    // Scalar constants only the imported bodies read are copied into the
+    // join regions; the originals are dead now.
+    SmallVector<arith::ConstantOp> constants;
+    func.walk([&](arith::ConstantOp c) {
+      if (c->use_empty())
+        constants.push_back(c);
+    });
+    for (arith::ConstantOp c : constants)
+      c->erase();
+    return success();
+  }
+
+private:
+  func::FuncOp func;
+  OpBuilder builder;
+
+  /// The loop indices of `map`, a projected permutation, or failure.
+  FailureOr<SmallVector<int64_t>> indicesOf(linalg::GenericOp op, AffineMap map,
+                                            unsigned operand) {
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false)) {
+      op->emitOpError() << "cannot be imported: operand " << operand
+                        << " is indexed by " << AffineMapAttr::get(map)
+                        << ", not by a projected permutation of the loops";
+      return failure();
+    }
+    SmallVector<int64_t> indices;
+    for (AffineExpr e : map.getResults())
+      indices.push_back(cast<AffineDimExpr>(e).getPosition());
+    return indices;
+  }
+
+  LogicalResult importGeneric(linalg::GenericOp op) {
+    if (op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
+      return op->emitOpError()
+             << "cannot be imported: ein-import takes a generic on tensors "
+                "with one result";
+    auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    int64_t loops = op.getNumLoops();
+    SmallVector<SmallVector<int64_t>> inputIndices;
+    for (unsigned i = 0; i < op.getNumDpsInputs(); ++i) {
+      FailureOr<SmallVector<int64_t>> indices = indicesOf(op, maps[i], i);
+      if (failed(indices))
+        return failure();
+      inputIndices.push_back(*indices);
+    }
+    FailureOr<SmallVector<int64_t>> outputIndices =
+        indicesOf(op, maps.back(), op.getNumDpsInputs());
+    if (failed(outputIndices))
+      return failure();
+    SmallVector<int64_t> reductions;
+    for (auto [loop, type] : llvm::enumerate(op.getIteratorTypesArray())) {
+      bool inOutput = llvm::is_contained(*outputIndices, int64_t(loop));
+      if ((type == utils::IteratorType::reduction) == inOutput)
+        return op->emitOpError()
+               << "cannot be imported: loop d" << loop << " is "
+               << (inOutput ? "a reduction that indexes the result"
+                            : "parallel but does not index the result");
+      if (!inOutput)
+        reductions.push_back(loop);
+    }
+    Block &body = op.getRegion().front();
+    BlockArgument accumulator = body.getArguments().back();
+    Value yielded = body.getTerminator()->getOperand(0);
+
+    // The join: what the body computes from the inputs. With reductions,
+    // the yield must combine the accumulator with it.
+    AggKind kind = AggKind::None;
+    Value joined = yielded;
+    if (!reductions.empty()) {
+      Operation *combine = yielded.getDefiningOp();
+      std::optional<AggKind> k = combine && combine->getNumOperands() == 2
+                                     ? aggKindOf(combine)
+                                     : std::nullopt;
+      if (!k || (combine->getOperand(0) != accumulator &&
+                 combine->getOperand(1) != accumulator))
+        return op->emitOpError()
+               << "cannot be imported: its body does not yield the "
+                  "accumulator combined (add, mul, max or min) with a value "
+                  "of the inputs, so it does not split into a join and an "
+                  "aggregation";
+      kind = *k;
+      joined = combine->getOperand(0) == accumulator ? combine->getOperand(1)
+                                                     : combine->getOperand(0);
+    }
+    // The initial value: an elementwise body that reads it joins it as one
+    // more input; a reduction's is dropped if it is the combine's identity
+    // (or never written), else combined afterwards.
+    Value init = op.getDpsInits()[0];
+    bool joinReadsInit = kind == AggKind::None && !accumulator.use_empty();
+    if (kind != AggKind::None && readsAccumulator(joined, accumulator))
+      return op->emitOpError()
+             << "cannot be imported: the value it combines into the "
+                "accumulator also reads the accumulator";
+    Attribute initValue = fillValue(init);
+    bool initIsIdentity =
+        kind != AggKind::None && initValue && isIdentity(initValue, kind);
+    bool initUnwritten = init.getDefiningOp<tensor::EmptyOp>() != nullptr;
+
+    SmallVector<Value> inputs(op.getDpsInputs());
+    SmallVector<SmallVector<int64_t>> indices = inputIndices;
+    if (joinReadsInit) {
+      inputs.push_back(init);
+      indices.push_back(*outputIndices);
+    }
+    // Loops no operand indexes cannot be expressed: ein counts loops from
+    // the indices its operands use.
+    for (int64_t loop = 0; loop < loops; ++loop) {
+      bool used = llvm::is_contained(*outputIndices, loop);
+      for (const SmallVector<int64_t> &list : indices)
+        used = used || llvm::is_contained(list, loop);
+      if (!used)
+        return op->emitOpError() << "cannot be imported: no operand is "
+                                    "indexed by loop d"
+                                 << loop;
+    }
+
+    builder.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    SmallVector<Attribute> lists;
+    for (const SmallVector<int64_t> &list : indices)
+      lists.push_back(builder.getDenseI64ArrayAttr(list));
+    auto join = JoinAggOp::create(builder, loc, resultType, inputs,
+                                  builder.getArrayAttr(lists), *outputIndices,
+                                  kind, TypeAttr(), SpecAttr(), IntegerAttr());
+    if (failed(buildJoin(op, join, joined, joinReadsInit)))
+      return failure();
+    Value result = join.getResult();
+    if (kind != AggKind::None && !initIsIdentity && !initUnwritten)
+      result = combineWithInit(op, result, init, kind, *outputIndices);
+    op.getResult(0).replaceAllUsesWith(result);
+    op->erase();
+    return success();
+  }
+
+  /// Whether `value`, computed in the body, reads `accumulator`.
+  static bool readsAccumulator(Value value, BlockArgument accumulator) {
+    if (value == accumulator)
+      return true;
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != accumulator.getOwner())
+      return false;
+    return llvm::any_of(def->getOperands(), [&](Value v) {
+      return readsAccumulator(v, accumulator);
+    });
+  }
+
+  /// Fills the join region: the body's ops that `joined` depends on, with
+  /// linalg.index as ein.index, and a yield of `joined` in the accumulator
+  /// type (extended where the body computes in a narrower float).
+  LogicalResult buildJoin(linalg::GenericOp op, JoinAggOp join, Value joined,
+                          bool joinReadsInit) {
+    Block &body = op.getRegion().front();
+    Block *block = new Block();
+    join.getJoin().push_back(block);
+    IRMapping map;
+    for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
+      map.map(body.getArgument(i),
+              block->addArgument(body.getArgument(i).getType(), op.getLoc()));
+    if (joinReadsInit)
+      map.map(body.getArguments().back(),
+              block->addArgument(body.getArguments().back().getType(),
+                                 op.getLoc()));
+    OpBuilder inner = OpBuilder::atBlockEnd(block);
+    for (Operation &bodyOp : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
+        map.map(index.getResult(),
+                IndexOp::create(inner, index.getLoc(), inner.getIndexType(),
+                                inner.getI64IntegerAttr(index.getDim())));
+        continue;
+      }
+      if (!isPure(&bodyOp) || bodyOp.getNumRegions())
+        return bodyOp.emitOpError()
+               << "cannot be imported into a join region: only pure scalar "
+                  "ops are";
+      // The join region is isolated: constants from outside come in.
+      for (Value operand : bodyOp.getOperands()) {
+        if (map.contains(operand) ||
+            operand.getParentRegion() == &op.getRegion())
+          continue;
+        Operation *def = operand.getDefiningOp();
+        if (!def || !matchPattern(operand, m_Constant()))
+          return op->emitOpError()
+                 << "cannot be imported: its body reads a value from outside "
+                    "that is not a constant";
+        map.map(operand, inner.clone(*def)->getResult(0));
+      }
+      inner.clone(bodyOp, map);
+    }
+    Value value = map.lookupOrDefault(joined);
+    if (value == joined && joined.getParentBlock() != &body)
+      return op->emitOpError() << "cannot be imported: its body yields a "
+                                  "value defined outside it";
+    Type acc = join.getAccType();
+    if (value.getType() != acc) {
+      if (!isa<FloatType>(value.getType()) || !isa<FloatType>(acc))
+        return op->emitOpError()
+               << "cannot be imported: its body yields " << value.getType()
+               << " but ein accumulates in " << acc;
+      value = arith::ExtFOp::create(inner, op.getLoc(), acc, value);
+    }
+    YieldOp::create(inner, op.getLoc(), value);
+    // Ops the yield does not need are dead: drop them, users first.
+    SmallVector<Operation *> ops;
+    for (Operation &o : block->without_terminator())
+      ops.push_back(&o);
+    for (Operation *o : llvm::reverse(ops))
+      if (o->use_empty())
+        o->erase();
+    return success();
+  }
+
+  /// `result` combined elementwise with the reduction's initial value.
+  Value combineWithInit(linalg::GenericOp op, Value result, Value init,
+                        AggKind kind, ArrayRef<int64_t> outputIndices) {
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<int64_t> loops;
+    for (int64_t i = 0, e = type.getRank(); i < e; ++i)
+      loops.push_back(i);
+    Location loc = op.getLoc();
+    auto join = JoinAggOp::create(
+        builder, loc, type, ValueRange{result, init},
+        builder.getArrayAttr({builder.getDenseI64ArrayAttr(loops),
+                              builder.getDenseI64ArrayAttr(loops)}),
+        loops, AggKind::None, TypeAttr(), SpecAttr(), IntegerAttr());
+    Block *block = new Block();
+    join.getJoin().push_back(block);
+    Type element = type.getElementType();
+    Value a = block->addArgument(element, loc);
+    Value b = block->addArgument(element, loc);
+    OpBuilder inner = OpBuilder::atBlockEnd(block);
+    Type acc = join.getAccType();
+    if (element != acc) {
+      a = arith::ExtFOp::create(inner, loc, acc, a);
+      b = arith::ExtFOp::create(inner, loc, acc, b);
+    }
+    Value c;
+    bool isFloat = isa<FloatType>(acc);
+    switch (kind) {
+    case AggKind::Add:
+      c = isFloat ? Value(arith::AddFOp::create(inner, loc, a, b))
+                  : Value(arith::AddIOp::create(inner, loc, a, b));
+      break;
+    case AggKind::Mul:
+      c = isFloat ? Value(arith::MulFOp::create(inner, loc, a, b))
+                  : Value(arith::MulIOp::create(inner, loc, a, b));
+      break;
+    case AggKind::Max:
+      c = isFloat ? Value(arith::MaximumFOp::create(inner, loc, a, b))
+                  : Value(arith::MaxSIOp::create(inner, loc, a, b));
+      break;
+    default:
+      c = isFloat ? Value(arith::MinimumFOp::create(inner, loc, a, b))
+                  : Value(arith::MinSIOp::create(inner, loc, a, b));
+      break;
+    }
+    YieldOp::create(inner, loc, c);
+    return join.getResult();
+  }
+};
+
+struct EinImport : mlir::ein::impl::EinImportBase<EinImport> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (failed(Importer(func).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,102 @@
+// RUN: ein-opt %s -split-input-file -ein-import -verify-diagnostics
+
+// GQA's query-head-to-KV-head map is a floordiv: not imported yet.
+func.func @floordiv(%k: tensor<4x8xf32>) -> tensor<8x8xf32> {
+  %e = tensor.empty() : tensor<8x8xf32>
+  // expected-error @+1 {{cannot be imported: operand 0 is indexed by affine_map<(d0, d1) -> (d0 floordiv 2, d1)>, not by a projected permutation of the loops}}
+  %r = linalg.generic {indexing_maps = [affine_map<(h, j) -> (h floordiv 2, j)>, affine_map<(h, j) -> (h, j)>], iterator_types = ["parallel", "parallel"]} ins(%k : tensor<4x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+// A reduction whose body subtracts: not a join plus an aggregation.
+func.func @subtract(%x: tensor<8x8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error @+1 {{cannot be imported: its body does not yield the accumulator combined (add, mul, max or min) with a value of the inputs, so it does not split into a join and an aggregation}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.subf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// The combined value reads the accumulator too.
+func.func @reads_accumulator(%x: tensor<8x8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error @+1 {{cannot be imported: the value it combines into the accumulator also reads the accumulator}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %p = arith.mulf %v, %acc : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// A reduction loop that indexes the result.
+func.func @reduction_in_result(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %e = tensor.empty() : tensor<8x8xf32>
+  // expected-error @+1 {{cannot be imported: loop d1 is a reduction that indexes the result}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+// A body that reads a value from outside that is not a constant.
+func.func @captures(%x: tensor<8xf32>, %s: f32) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error @+1 {{cannot be imported: its body reads a value from outside that is not a constant}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// A fill of a value only known at run time.
+func.func @fill_runtime(%s: f32) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error @+1 {{cannot be imported: only a fill with a constant into a ranked tensor is}}
+  %f = linalg.fill ins(%s : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  return %f : tensor<8xf32>
+}
+
+// -----
+
+// tensor ops other than tensor.empty are not imported yet.
+func.func @slice(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{cannot be imported yet: ein-import handles linalg ops with a generic form, linalg.fill and tensor.empty}}
+  %s = tensor.extract_slice %x[0, 0] [4, 8] [1, 1] : tensor<8x8xf32> to tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// A parallel loop that does not index the result (a broadcast written
+// backwards) is not a join-agg.
+func.func @parallel_not_in_result(%x: tensor<8x8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error @+1 {{cannot be imported: loop d1 is parallel but does not index the result}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}

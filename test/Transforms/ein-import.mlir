@@ -1,0 +1,133 @@
+// RUN: ein-opt %s -split-input-file -ein-import | FileCheck %s
+// Imported programs are valid input to the planner.
+// RUN: ein-opt %s -split-input-file -ein-import -ein-attach-target=devices=4 -ein-plan -o /dev/null
+
+// A matmul from a zero fill, then bias and ReLU: the fill (the add's
+// identity) disappears, the matmul's maps give its indices, the elementwise
+// body becomes the join, the outside constant comes into the region.
+// CHECK-LABEL: func.func @mlp
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>, %[[W:.*]]: tensor<16x32xf32>, %[[B:.*]]: tensor<32xf32>)
+// CHECK-NOT: linalg.
+// CHECK-NOT: tensor.empty
+// CHECK: %[[M:.*]] = ein.join_agg add ins(%[[X]][d0, d2], %[[W]][d2, d1] : tensor<8x16xf32>, tensor<16x32xf32>) out[d0, d1] : tensor<8x32xf32> {
+// CHECK-NEXT: ^bb0(%[[P:.*]]: f32, %[[Q:.*]]: f32):
+// CHECK-NEXT: %[[PQ:.*]] = arith.mulf %[[P]], %[[Q]] : f32
+// CHECK-NEXT: ein.yield %[[PQ]] : f32
+// CHECK: %[[R:.*]] = ein.join_agg none ins(%[[M]][d0, d1], %[[B]][d1] : tensor<8x32xf32>, tensor<32xf32>) out[d0, d1] : tensor<8x32xf32> {
+// CHECK: arith.addf
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: arith.maximumf %{{.*}}, %[[ZERO]] : f32
+// CHECK: return %[[R]]
+func.func @mlp(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%m, %b : tensor<8x32xf32>, tensor<32xf32>) outs(%e : tensor<8x32xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %t = arith.maximumf %s, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// A batched matmul of bf16 operands: the join computes in bf16 as the body
+// does and is extended to the f32 accumulator ein keeps for bf16 results.
+// CHECK-LABEL: func.func @batched_bf16
+// CHECK: ein.join_agg add ins(%{{.*}}[d0, d1, d3], %{{.*}}[d0, d3, d2] : tensor<4x8x16xbf16>, tensor<4x16x8xbf16>) out[d0, d1, d2] : tensor<4x8x8xbf16> {
+// CHECK: %[[PROD:.*]] = arith.mulf %{{.*}}, %{{.*}} : bf16
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[PROD]] : bf16 to f32
+// CHECK-NEXT: ein.yield %[[WIDE]] : f32
+func.func @batched_bf16(%a: tensor<4x8x16xbf16>, %b: tensor<4x16x8xbf16>) -> tensor<4x8x8xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<4x8x8xbf16>
+  %z = linalg.fill ins(%zero : bf16) outs(%e : tensor<4x8x8xbf16>) -> tensor<4x8x8xbf16>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x8x16xbf16>, tensor<4x16x8xbf16>) outs(%z : tensor<4x8x8xbf16>) -> tensor<4x8x8xbf16>
+  return %r : tensor<4x8x8xbf16>
+}
+
+// -----
+
+// A row max from -inf (the identity: dropped) and a transpose (a named op
+// generalized to an elementwise copy with a permuted map).
+// CHECK-LABEL: func.func @rowmax_transpose
+// CHECK: %[[MAX:.*]] = ein.join_agg max ins(%{{.*}}[d0, d1] : tensor<16x32xf32>) out[d0] : tensor<16xf32>
+// CHECK: ein.join_agg none ins(%{{.*}}[d1, d0] : tensor<16x32xf32>) out[d0, d1] : tensor<32x16xf32>
+func.func @rowmax_transpose(%x: tensor<16x32xf32>) -> (tensor<16xf32>, tensor<32x16xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<16xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<16x32xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.maximumf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %et = tensor.empty() : tensor<32x16xf32>
+  %t = linalg.transpose ins(%x : tensor<16x32xf32>) outs(%et : tensor<32x16xf32>) permutation = [1, 0]
+  return %m, %t : tensor<16xf32>, tensor<32x16xf32>
+}
+
+// -----
+
+// Sums that start from something other than zero: a fill of 1 and a real
+// tensor. Each becomes the sum, then one elementwise combine with the start.
+// CHECK-LABEL: func.func @sum_from
+// CHECK-SAME: %[[X:[^:]*]]: tensor<16x32xf32>, %[[S:[^:]*]]: tensor<16xf32>
+// CHECK: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : tensor<16xf32>
+// CHECK: %[[SUM1:.*]] = ein.join_agg add ins(%[[X]][d0, d1] : tensor<16x32xf32>) out[d0] : tensor<16xf32>
+// CHECK: %[[FROM1:.*]] = ein.join_agg none ins(%[[SUM1]][d0], %[[ONES]][d0] : tensor<16xf32>, tensor<16xf32>) out[d0] : tensor<16xf32>
+// CHECK: arith.addf
+// CHECK: %[[SUM2:.*]] = ein.join_agg add ins(%[[X]][d0, d1] : tensor<16x32xf32>) out[d0] : tensor<16xf32>
+// CHECK: %[[FROM2:.*]] = ein.join_agg none ins(%[[SUM2]][d0], %[[S]][d0] : tensor<16xf32>, tensor<16xf32>) out[d0] : tensor<16xf32>
+// CHECK: return %[[FROM1]], %[[FROM2]]
+func.func @sum_from(%x: tensor<16x32xf32>, %s: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<16xf32>
+  %ones = linalg.fill ins(%one : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<16x32xf32>) outs(%ones : tensor<16xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %v, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<16x32xf32>) outs(%s : tensor<16xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %v, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  return %a, %b : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A causal mask from the loop indices, and an elementwise body that reads
+// its output's initial value (which joins as one more input).
+// CHECK-LABEL: func.func @mask_and_update
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x8xf32>, %[[Y:[^:]*]]: tensor<8x8xf32>
+// CHECK: ein.join_agg none ins(%[[X]][d0, d1] : tensor<8x8xf32>) out[d0, d1]
+// CHECK: %[[I:.*]] = ein.index 0 : index
+// CHECK: %[[J:.*]] = ein.index 1 : index
+// CHECK: arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK: arith.select
+// CHECK: ein.join_agg none ins(%[[X]][d0, d1], %[[Y]][d0, d1] : tensor<8x8xf32>, tensor<8x8xf32>) out[d0, d1]
+// CHECK: arith.subf
+func.func @mask_and_update(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %keep = arith.cmpi ule, %j, %i : index
+    %r = arith.select %keep, %v, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  %u = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x8xf32>) outs(%y : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.subf %o, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  return %m, %u : tensor<8x8xf32>, tensor<8x8xf32>
+}
