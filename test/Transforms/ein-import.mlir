@@ -131,3 +131,25 @@ func.func @mask_and_update(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>) -> (tensor<
   } -> tensor<8x8xf32>
   return %m, %u : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// linalg.reduce and linalg.broadcast, named ops with regions and maps of
+// their own, generalize like the others.
+// CHECK-LABEL: func.func @reduce_broadcast
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x16xf32>, %[[V:[^:]*]]: tensor<16xf32>
+// CHECK: ein.join_agg add ins(%[[X]][d0, d1] : tensor<8x16xf32>) out[d0] : tensor<8xf32>
+// CHECK: ein.join_agg none ins(%[[V]][d1] : tensor<16xf32>) out[d0, d1] : tensor<8x16xf32>
+func.func @reduce_broadcast(%x: tensor<8x16xf32>, %v: tensor<16xf32>) -> (tensor<8xf32>, tensor<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.reduce ins(%x : tensor<8x16xf32>) outs(%z : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %b = linalg.broadcast ins(%v : tensor<16xf32>) outs(%e2 : tensor<8x16xf32>) dimensions = [0]
+  return %r, %b : tensor<8xf32>, tensor<8x16xf32>
+}
