@@ -137,6 +137,8 @@ public:
       fill.getResult(0).replaceAllUsesWith(splat);
       fill->erase();
     }
+    if (failed(importLayoutOps()))
+      return failure();
     // What is left of linalg and tensor must be dead, or is not importable.
     SmallVector<Operation *> dead;
     WalkResult walk = func.walk([&](Operation *op) {
@@ -147,8 +149,9 @@ public:
         return WalkResult::advance();
       }
       op->emitOpError() << "cannot be imported yet: ein-import handles "
-                           "linalg ops with a generic form, linalg.fill "
-                           "and tensor.empty";
+                           "linalg ops with a generic form, linalg.fill, "
+                           "tensor.empty, expand_shape, collapse_shape, "
+                           "extract_slice and concat";
       return WalkResult::interrupt();
     });
     if (walk.wasInterrupted())
@@ -170,6 +173,60 @@ public:
 private:
   func::FuncOp func;
   OpBuilder builder;
+
+  /// Reshapes, static unit-stride slices and concatenations map one to one
+  /// onto ein's layout ops.
+  LogicalResult importLayoutOps() {
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+              tensor::ExtractSliceOp, tensor::ConcatOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+      if (!type || !type.hasStaticShape())
+        return op->emitOpError()
+               << "cannot be imported: ein needs static shapes";
+      builder.setInsertionPoint(op);
+      Value result;
+      if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(op))
+        result = reshapeOf(reshape, reshape.getSrc(),
+                           reshape.getReassociationIndices());
+      else if (auto reshape = dyn_cast<tensor::CollapseShapeOp>(op))
+        result = reshapeOf(reshape, reshape.getSrc(),
+                           reshape.getReassociationIndices());
+      else if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+        result = ConcatOp::create(builder, op->getLoc(), type,
+                                  builder.getI64IntegerAttr(concat.getDim()),
+                                  concat.getInputs(), SpecAttr());
+      else {
+        auto slice = cast<tensor::ExtractSliceOp>(op);
+        if (!slice.hasUnitStride() ||
+            slice.getSourceType().getRank() != type.getRank() ||
+            !slice.getOffsets().empty() || !slice.getSizes().empty())
+          return op->emitOpError()
+                 << "cannot be imported: ein.slice takes static offsets and "
+                    "sizes, unit strides and no dropped dimensions";
+        result = SliceOp::create(
+            builder, op->getLoc(), type, slice.getSource(),
+            builder.getDenseI64ArrayAttr(slice.getStaticOffsets()),
+            builder.getDenseI64ArrayAttr(slice.getStaticSizes()), SpecAttr());
+      }
+      op->getResult(0).replaceAllUsesWith(result);
+      op->erase();
+    }
+    return success();
+  }
+
+  Value reshapeOf(Operation *op, Value source,
+                  ArrayRef<ReassociationIndices> groups) {
+    SmallVector<Attribute> lists;
+    for (const ReassociationIndices &group : groups)
+      lists.push_back(builder.getI64ArrayAttr(group));
+    return ReshapeOp::create(builder, op->getLoc(), op->getResult(0).getType(),
+                             source, builder.getArrayAttr(lists), SpecAttr());
+  }
 
   /// The loop indices of `map`, a projected permutation, or failure.
   FailureOr<SmallVector<int64_t>> indicesOf(linalg::GenericOp op, AffineMap map,

@@ -153,3 +153,31 @@ func.func @reduce_broadcast(%x: tensor<8x16xf32>, %v: tensor<16xf32>) -> (tensor
   %b = linalg.broadcast ins(%v : tensor<16xf32>) outs(%e2 : tensor<8x16xf32>) dimensions = [0]
   return %r, %b : tensor<8xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// RoPE's rotate-half as slices, a negation and a concat, and a reshape
+// there and back: ein's layout ops, one for one.
+// CHECK-LABEL: func.func @rotate_half
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x16xf32>
+// CHECK: %[[LO:.*]] = ein.slice %[[X]] [0, 0] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
+// CHECK: %[[HI:.*]] = ein.slice %[[X]] [0, 8] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
+// CHECK: %[[NEG:.*]] = ein.join_agg none ins(%[[HI]][d0, d1] : tensor<8x8xf32>) out[d0, d1]
+// CHECK: arith.negf
+// CHECK: %[[CAT:.*]] = ein.concat dim 1 %[[NEG]], %[[LO]] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x16xf32>
+// CHECK: %[[UP:.*]] = ein.reshape %[[CAT]] {{\[\[}}0, 1], [2]] : tensor<8x16xf32> -> tensor<2x4x16xf32>
+// CHECK: ein.reshape %[[UP]] {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> -> tensor<8x16xf32>
+func.func @rotate_half(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %lo = tensor.extract_slice %x[0, 0] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
+  %hi = tensor.extract_slice %x[0, 8] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
+  %e = tensor.empty() : tensor<8x8xf32>
+  %neg = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%hi : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<8x8xf32>
+  %cat = tensor.concat dim(1) %neg, %lo : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x16xf32>
+  %up = tensor.expand_shape %cat [[0, 1], [2]] output_shape [2, 4, 16] : tensor<8x16xf32> into tensor<2x4x16xf32>
+  %down = tensor.collapse_shape %up [[0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
+  return %down : tensor<8x16xf32>
+}

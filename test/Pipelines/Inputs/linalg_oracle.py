@@ -14,6 +14,7 @@ SHAPES = {
     "mlp": [(12, 20), (20, 24), (24,), (24, 7)],
     "softmax": [(16, 16)],
     "bushy": [(97, 131), (131, 53), (53, 71), (71, 97)],
+    "rope": [(8, 16), (8, 16), (8, 16)],
 }
 
 
@@ -26,6 +27,9 @@ def oracle(name, args):
         masked = np.where(np.tril(np.ones_like(s, dtype=bool)), s, -np.inf)
         p = np.exp(masked - masked.max(axis=1, keepdims=True))
         return p / p.sum(axis=1, keepdims=True)
+    if name == "rope":
+        x, cos, sin = args
+        return x * cos + np.concatenate([-x[:, 8:], x[:, :8]], axis=1) * sin
     a, b, c, d = args
     return (a @ b) @ (c @ d)
 
