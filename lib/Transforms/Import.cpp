@@ -83,8 +83,13 @@ bool isIdentity(Attribute value, AggKind kind) {
   return false;
 }
 
-/// The constant a linalg.fill writes, or null.
+/// The constant a linalg.fill writes (seen through reshapes), or null.
 Attribute fillValue(Value tensor) {
+  while (Operation *def = tensor.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    tensor = def->getOperand(0);
+  }
   auto fill = tensor.getDefiningOp<linalg::FillOp>();
   if (!fill)
     return {};
@@ -114,9 +119,11 @@ public:
     }
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
-    for (linalg::GenericOp op : generics)
-      if (failed(importGeneric(op)))
+    for (linalg::GenericOp &op : generics) {
+      FailureOr<linalg::GenericOp> split = splitFloorDivLoop(op);
+      if (failed(split) || failed(importGeneric(*split)))
         return failure();
+    }
     // Fills nothing reduces from any more: splat constants.
     SmallVector<linalg::FillOp> fills;
     func.walk([&](linalg::FillOp op) { fills.push_back(op); });
@@ -174,6 +181,124 @@ private:
   func::FuncOp func;
   OpBuilder builder;
 
+  /// A generic reading an operand at `dK floordiv c` (GQA: query head h
+  /// reads KV head h floordiv g) rewritten without it: loop k of extent n
+  /// splits into k (n / c values) and a new innermost loop (c values),
+  /// dK = dK * c + dNew. The floordiv becomes dK; an operand or the result
+  /// indexed by dK itself is expanded there into two dimensions (and the
+  /// result collapsed back after), linalg.index k is recomputed. Returns
+  /// the generic unchanged when no map has a floordiv.
+  FailureOr<linalg::GenericOp> splitFloorDivLoop(linalg::GenericOp op) {
+    std::optional<unsigned> loop;
+    int64_t factor = 0;
+    for (AffineMap map : op.getIndexingMapsArray())
+      for (AffineExpr e : map.getResults()) {
+        auto div = dyn_cast<AffineBinaryOpExpr>(e);
+        if (!div || div.getKind() != AffineExprKind::FloorDiv)
+          continue;
+        auto dim = dyn_cast<AffineDimExpr>(div.getLHS());
+        auto c = dyn_cast<AffineConstantExpr>(div.getRHS());
+        if (!dim || !c || c.getValue() < 1 ||
+            (loop && (*loop != dim.getPosition() || factor != c.getValue()))) {
+          op->emitOpError() << "cannot be imported: only one loop divided "
+                               "by one constant (dK floordiv c) is "
+                               "supported, got "
+                            << AffineMapAttr::get(map);
+          return failure();
+        }
+        loop = dim.getPosition();
+        factor = c.getValue();
+      }
+    if (!loop)
+      return op;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t extent = ranges[*loop];
+    if (ShapedType::isDynamic(extent) || extent % factor) {
+      op->emitOpError() << "cannot be imported: loop d" << *loop << " (extent "
+                        << extent << ") is divided by " << factor
+                        << ", which does not divide it";
+      return failure();
+    }
+    MLIRContext *ctx = op.getContext();
+    unsigned loops = op.getNumLoops(), inner = loops;
+    AffineExpr outerDim = getAffineDimExpr(*loop, ctx),
+               innerDim = getAffineDimExpr(inner, ctx);
+    Location loc = op.getLoc();
+    builder.setInsertionPoint(op);
+    // Each operand's new map, and the operand expanded where it is indexed
+    // by the split loop itself.
+    SmallVector<AffineMap> maps;
+    SmallVector<Value> operands;
+    std::optional<SmallVector<ReassociationIndices>> resultGroups;
+    Type expandedResult;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      auto type = cast<RankedTensorType>(operand.get().getType());
+      SmallVector<AffineExpr> results;
+      SmallVector<int64_t> shape;
+      SmallVector<ReassociationIndices> groups;
+      bool expands = false;
+      for (auto [r, e] : llvm::enumerate(map.getResults())) {
+        groups.push_back({int64_t(shape.size())});
+        if (auto dim = dyn_cast<AffineDimExpr>(e);
+            dim && dim.getPosition() == *loop) {
+          results.append({outerDim, innerDim});
+          shape.append({type.getDimSize(r) / factor, factor});
+          groups.back().push_back(int64_t(shape.size()) - 1);
+          expands = true;
+          continue;
+        }
+        results.push_back(isa<AffineBinaryOpExpr>(e) ? outerDim : e);
+        shape.push_back(type.getDimSize(r));
+      }
+      maps.push_back(AffineMap::get(loops + 1, 0, results, ctx));
+      auto newType = RankedTensorType::get(shape, type.getElementType());
+      Value value = operand.get();
+      if (expands)
+        value =
+            tensor::ExpandShapeOp::create(builder, loc, newType, value, groups);
+      operands.push_back(value);
+      if (op.isDpsInit(&operand)) {
+        expandedResult = newType;
+        if (expands)
+          resultGroups = groups;
+      }
+    }
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    iterators.push_back(iterators[*loop]);
+    unsigned inputs = op.getNumDpsInputs();
+    auto split = linalg::GenericOp::create(
+        builder, loc, TypeRange{expandedResult},
+        ValueRange(operands).take_front(inputs),
+        ValueRange(operands).drop_front(inputs), maps, iterators);
+    IRMapping mapping;
+    op.getRegion().cloneInto(&split.getRegion(), mapping);
+    // linalg.index k is the whole index again: k * c + inner.
+    Block &body = split.getRegion().front();
+    SmallVector<linalg::IndexOp> indices;
+    body.walk([&](linalg::IndexOp index) {
+      if (index.getDim() == *loop)
+        indices.push_back(index);
+    });
+    for (linalg::IndexOp index : indices) {
+      OpBuilder at(index);
+      Value outer = linalg::IndexOp::create(at, loc, *loop);
+      Value in = linalg::IndexOp::create(at, loc, inner);
+      Value c = arith::ConstantIndexOp::create(at, loc, factor);
+      Value whole = arith::AddIOp::create(
+          at, loc, arith::MulIOp::create(at, loc, outer, c), in);
+      index.getResult().replaceAllUsesWith(whole);
+      index->erase();
+    }
+    Value result = split.getResult(0);
+    if (resultGroups)
+      result = tensor::CollapseShapeOp::create(
+          builder, loc, op.getResult(0).getType(), result, *resultGroups);
+    op.getResult(0).replaceAllUsesWith(result);
+    op->erase();
+    return split;
+  }
+
   /// Reshapes, static unit-stride slices and concatenations map one to one
   /// onto ein's layout ops.
   LogicalResult importLayoutOps() {
@@ -184,6 +309,10 @@ private:
         ops.push_back(op);
     });
     for (Operation *op : ops) {
+      if (op->use_empty()) {
+        op->erase();
+        continue;
+      }
       auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
       if (!type || !type.hasStaticShape())
         return op->emitOpError()

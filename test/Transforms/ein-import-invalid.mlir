@@ -1,10 +1,36 @@
 // RUN: ein-opt %s -split-input-file -ein-import -verify-diagnostics
 
-// GQA's query-head-to-KV-head map is a floordiv: not imported yet.
-func.func @floordiv(%k: tensor<4x8xf32>) -> tensor<8x8xf32> {
+// A floordiv whose constant does not divide the loop.
+func.func @floordiv_uneven(%k: tensor<4x8xf32>) -> tensor<7x8xf32> {
+  %e = tensor.empty() : tensor<7x8xf32>
+  // expected-error @+1 {{cannot be imported: loop d0 (extent 7) is divided by 2, which does not divide it}}
+  %r = linalg.generic {indexing_maps = [affine_map<(h, j) -> (h floordiv 2, j)>, affine_map<(h, j) -> (h, j)>], iterator_types = ["parallel", "parallel"]} ins(%k : tensor<4x8xf32>) outs(%e : tensor<7x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<7x8xf32>
+  return %r : tensor<7x8xf32>
+}
+
+// -----
+
+// Two loops divided: not supported.
+func.func @floordiv_twice(%k: tensor<4x4xf32>) -> tensor<8x8xf32> {
   %e = tensor.empty() : tensor<8x8xf32>
-  // expected-error @+1 {{cannot be imported: operand 0 is indexed by affine_map<(d0, d1) -> (d0 floordiv 2, d1)>, not by a projected permutation of the loops}}
-  %r = linalg.generic {indexing_maps = [affine_map<(h, j) -> (h floordiv 2, j)>, affine_map<(h, j) -> (h, j)>], iterator_types = ["parallel", "parallel"]} ins(%k : tensor<4x8xf32>) outs(%e : tensor<8x8xf32>) {
+  // expected-error @+1 {{cannot be imported: only one loop divided by one constant (dK floordiv c) is supported, got affine_map<(d0, d1) -> (d0 floordiv 2, d1 floordiv 2)>}}
+  %r = linalg.generic {indexing_maps = [affine_map<(h, j) -> (h floordiv 2, j floordiv 2)>, affine_map<(h, j) -> (h, j)>], iterator_types = ["parallel", "parallel"]} ins(%k : tensor<4x4xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+// Any other map that is not a projected permutation.
+func.func @shifted(%k: tensor<9x8xf32>) -> tensor<8x8xf32> {
+  %e = tensor.empty() : tensor<8x8xf32>
+  // expected-error @+1 {{cannot be imported: operand 0 is indexed by affine_map<(d0, d1) -> (d0 + 1, d1)>, not by a projected permutation of the loops}}
+  %r = linalg.generic {indexing_maps = [affine_map<(h, j) -> (h + 1, j)>, affine_map<(h, j) -> (h, j)>], iterator_types = ["parallel", "parallel"]} ins(%k : tensor<9x8xf32>) outs(%e : tensor<8x8xf32>) {
   ^bb0(%v: f32, %o: f32):
     linalg.yield %v : f32
   } -> tensor<8x8xf32>

@@ -181,3 +181,37 @@ func.func @rotate_half(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %down = tensor.collapse_shape %up [[0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
   return %down : tensor<8x16xf32>
 }
+
+// -----
+
+// GQA: query head h reads KV head h floordiv 4. The head loop splits into
+// KV head (d0) and group (a new loop, d4); q and the scores are reshaped
+// around the join, and linalg.index 0 becomes d0 * 4 + d4.
+// CHECK-LABEL: func.func @gqa_scores
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<8x4x16xf32>, %[[K:[^:]*]]: tensor<2x6x16xf32>
+// CHECK: %[[QG:.*]] = ein.reshape %[[Q]] {{\[\[}}0, 1], [2], [3]] : tensor<8x4x16xf32> -> tensor<2x4x4x16xf32>
+// CHECK: %[[S:.*]] = ein.join_agg add ins(%[[QG]][d0, d4, d1, d3], %[[K]][d0, d2, d3] : tensor<2x4x4x16xf32>, tensor<2x6x16xf32>) out[d0, d4, d1, d2] : tensor<2x4x4x6xf32>
+// CHECK: %[[H:.*]] = ein.index 0 : index
+// CHECK: %[[G:.*]] = ein.index 4 : index
+// CHECK: %[[FOUR:.*]] = arith.constant 4 : index
+// CHECK: %[[HG:.*]] = arith.muli %[[H]], %[[FOUR]] : index
+// CHECK: arith.addi %[[HG]], %[[G]] : index
+// CHECK-NOT: ein.join_agg none
+// CHECK: %[[R:.*]] = ein.reshape %[[S]] {{\[\[}}0, 1], [2], [3]] : tensor<2x4x4x6xf32> -> tensor<8x4x6xf32>
+// CHECK: return %[[R]]
+func.func @gqa_scores(%q: tensor<8x4x16xf32>, %k: tensor<2x6x16xf32>) -> tensor<8x4x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4x6xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4x6xf32>) -> tensor<8x4x6xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(h, i, j, d) -> (h, i, d)>, affine_map<(h, i, j, d) -> (h floordiv 4, j, d)>, affine_map<(h, i, j, d) -> (h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<8x4x16xf32>, tensor<2x6x16xf32>) outs(%z : tensor<8x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %h = linalg.index 0 : index
+    %hf = arith.index_cast %h : index to i64
+    %hs = arith.sitofp %hf : i64 to f32
+    %p = arith.mulf %a, %b : f32
+    %ps = arith.addf %p, %hs : f32
+    %r = arith.addf %acc, %ps : f32
+    linalg.yield %r : f32
+  } -> tensor<8x4x6xf32>
+  return %s : tensor<8x4x6xf32>
+}

@@ -15,6 +15,7 @@ SHAPES = {
     "softmax": [(16, 16)],
     "bushy": [(97, 131), (131, 53), (53, 71), (71, 97)],
     "rope": [(8, 16), (8, 16), (8, 16)],
+    "gqa": [(8, 4, 16), (2, 6, 16)],
 }
 
 
@@ -27,6 +28,10 @@ def oracle(name, args):
         masked = np.where(np.tril(np.ones_like(s, dtype=bool)), s, -np.inf)
         p = np.exp(masked - masked.max(axis=1, keepdims=True))
         return p / p.sum(axis=1, keepdims=True)
+    if name == "gqa":
+        q, k = args
+        scores = np.einsum("hid,hjd->hij", q, np.repeat(k, 4, axis=0))
+        return scores + 16 * np.arange(8)[:, None, None]
     if name == "rope":
         x, cos, sin = args
         return x * cos + np.concatenate([-x[:, 8:], x[:, :8]], axis=1) * sin
