@@ -103,8 +103,9 @@ static std::string optionValue(StringRef value) {
 static std::string buildPipeline() {
   std::string text;
   llvm::raw_string_ostream os(text);
-  // linalg input is imported first (ein input passes through unchanged).
-  os << "ein-import,"
+  // linalg input is imported first (ein input passes through unchanged),
+  // and the patterns fused kernels serve become composites.
+  os << "ein-import,ein-fuse-composites,"
      << "ein-attach-target{devices=" << devices
      << " topology=" << optionValue(topology) << " chip=" << optionValue(chip)
      << "},"

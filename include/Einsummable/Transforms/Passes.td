@@ -70,6 +70,30 @@ def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def EinFuseComposites : Pass<"ein-fuse-composites", "::mlir::ModuleOp"> {
+  let summary = "Recognise composites (softmax) among logical join-aggs";
+  let description = [{
+    Rewrites patterns of logical `ein.join_agg`s (as `ein-import` leaves
+    linalg programs) into the composites whose fused kernels and spec rules
+    the planner and code generators know. Today: softmax along one
+    dimension,
+
+    ```mlir
+    %m = ein.join_agg max ins(%x[d0, d1]) out[d0]          // yields x
+    %p = ein.join_agg none ins(%x[d0, d1], %m[d0]) out[d0, d1]  // exp(x - m)
+    %s = ein.join_agg add ins(%p[d0, d1]) out[d0]          // yields p
+    %y = ein.join_agg none ins(%p[d0, d1], %s[d0]) out[d0, d1]  // p / s
+    // becomes
+    %y = ein.softmax %x dim 1 : tensor<...>
+    ```
+
+    only where the intermediate values have no other users and the types
+    agree; everything else is left as it is. RMSNorm, attention and RoPE
+    patterns are not recognised yet.
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect"];
+}
+
 def EinExportProgram : Pass<"ein-export-program", "::mlir::ModuleOp"> {
   let summary = "Write the logical program as program.json for the reference evaluator";
   let description = [{
