@@ -378,6 +378,11 @@ private:
              << "cannot be imported: ein-import takes a generic on tensors "
                 "with one result";
     auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+    for (Value operand : op->getOperands())
+      if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
+        return op->emitOpError()
+               << "cannot be imported: ein needs static shapes, got "
+               << operand.getType();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     int64_t loops = op.getNumLoops();
     SmallVector<SmallVector<int64_t>> inputIndices;
@@ -531,9 +536,15 @@ private:
       inner.clone(bodyOp, map);
     }
     Value value = map.lookupOrDefault(joined);
-    if (value == joined && joined.getParentBlock() != &body)
-      return op->emitOpError() << "cannot be imported: its body yields a "
-                                  "value defined outside it";
+    if (value == joined && joined.getParentBlock() != &body) {
+      // A constant yielded as is comes into the region like any other.
+      Operation *def = joined.getDefiningOp();
+      if (!def || !matchPattern(joined, m_Constant()))
+        return op->emitOpError() << "cannot be imported: its body yields a "
+                                    "value from outside that is not a "
+                                    "constant";
+      value = inner.clone(*def)->getResult(0);
+    }
     Type acc = join.getAccType();
     if (value.getType() != acc) {
       if (!isa<FloatType>(value.getType()) || !isa<FloatType>(acc))

@@ -144,3 +144,29 @@ func.func @parallel_not_in_result(%x: tensor<8x8xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// Dynamic shapes: ein plans static ones.
+func.func @dynamic(%x: tensor<?x8xf32>, %e: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{cannot be imported: ein needs static shapes, got 'tensor<?x8xf32>'}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// A body yielding a value from outside that is not a constant.
+func.func @yields_argument(%x: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{cannot be imported: its body yields a value from outside that is not a constant}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

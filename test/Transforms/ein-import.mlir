@@ -215,3 +215,30 @@ func.func @gqa_scores(%q: tensor<8x4x16xf32>, %k: tensor<2x6x16xf32>) -> tensor<
   } -> tensor<8x4x6xf32>
   return %s : tensor<8x4x6xf32>
 }
+
+// -----
+
+// A generic with no input that yields a constant, and one that computes
+// from its loop index alone.
+// CHECK-LABEL: func.func @constants
+// CHECK: ein.join_agg none ins() out[d0] : tensor<4xf32> {
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: ein.yield %[[ONE]] : f32
+// CHECK: ein.join_agg none ins() out[d0] : tensor<4xf32> {
+// CHECK-NEXT: %[[I:.*]] = ein.index 0 : index
+func.func @constants() -> (tensor<4xf32>, tensor<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]} outs(%e : tensor<4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  } -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]} outs(%e : tensor<4xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    linalg.yield %f : f32
+  } -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}
