@@ -5,7 +5,6 @@
 #include "ein/partition.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -79,35 +78,22 @@ private:
            bytes / topology->bandwidth(from, to);
   }
 
-  /// The GPU a relay of `bytes` from `from` to `to` should go through, the
-  /// fastest alone on the machine (store and forward), or -1 if none beats
-  /// nothing; `seconds` receives its time.
-  int64_t bestRelay(int64_t from, int64_t to, double bytes,
-                    double &seconds) const {
-    int64_t best = -1;
-    seconds = std::numeric_limits<double>::infinity();
-    for (int64_t c = 0; c < topology->devices; ++c) {
-      if (c == from || c == to)
-        continue;
-      double relayed = alone(from, c, bytes) + alone(c, to, bytes);
-      if (relayed < seconds * (1 - 1e-9)) {
-        seconds = relayed;
-        best = c;
-      }
-    }
-    return best;
-  }
-
   /// A movement as one transfer task, or (synthesized, where faster) as
   /// hops through the best single relay; returns the task that lands it.
   int addTransfer(Movement m, std::vector<int> deps, std::string label) {
     program.bytes[m.kind] += m.bytes;
     std::vector<int64_t> path = {m.from, m.to};
     if (synthesizing) {
-      double relayed = 0;
-      int64_t c = bestRelay(m.from, m.to, m.bytes, relayed);
-      if (c >= 0 && relayed < alone(m.from, m.to, m.bytes) * (1 - 1e-9))
-        path = {m.from, c, m.to};
+      double best = alone(m.from, m.to, m.bytes);
+      for (int64_t c = 0; c < topology->devices; ++c) {
+        if (c == m.from || c == m.to)
+          continue;
+        double relayed = alone(m.from, c, m.bytes) + alone(c, m.to, m.bytes);
+        if (relayed < best * (1 - 1e-9)) {
+          best = relayed;
+          path = {m.from, c, m.to};
+        }
+      }
       m.via.assign(path.begin() + 1, path.end() - 1);
     }
     int movement = static_cast<int>(program.movements.size());

@@ -119,7 +119,7 @@ public:
     }
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
-    for (linalg::GenericOp &op : generics) {
+    for (linalg::GenericOp op : generics) {
       FailureOr<linalg::GenericOp> split = splitFloorDivLoop(op);
       if (failed(split) || failed(importGeneric(*split)))
         return failure();
@@ -396,7 +396,7 @@ private:
         indicesOf(op, maps.back(), op.getNumDpsInputs());
     if (failed(outputIndices))
       return failure();
-    SmallVector<int64_t> reductions;
+    bool reduces = false;
     for (auto [loop, type] : llvm::enumerate(op.getIteratorTypesArray())) {
       bool inOutput = llvm::is_contained(*outputIndices, int64_t(loop));
       if ((type == utils::IteratorType::reduction) == inOutput)
@@ -404,8 +404,7 @@ private:
                << "cannot be imported: loop d" << loop << " is "
                << (inOutput ? "a reduction that indexes the result"
                             : "parallel but does not index the result");
-      if (!inOutput)
-        reductions.push_back(loop);
+      reduces = reduces || !inOutput;
     }
     Block &body = op.getRegion().front();
     BlockArgument accumulator = body.getArguments().back();
@@ -415,7 +414,7 @@ private:
     // the yield must combine the accumulator with it.
     AggKind kind = AggKind::None;
     Value joined = yielded;
-    if (!reductions.empty()) {
+    if (reduces) {
       Operation *combine = yielded.getDefiningOp();
       std::optional<AggKind> k = combine && combine->getNumOperands() == 2
                                      ? aggKindOf(combine)
@@ -475,7 +474,7 @@ private:
       return failure();
     Value result = join.getResult();
     if (kind != AggKind::None && !initIsIdentity && !initUnwritten)
-      result = combineWithInit(op, result, init, kind, *outputIndices);
+      result = combineWithInit(op, result, init, kind);
     op.getResult(0).replaceAllUsesWith(result);
     op->erase();
     return success();
@@ -510,6 +509,16 @@ private:
               block->addArgument(body.getArguments().back().getType(),
                                  op.getLoc()));
     OpBuilder inner = OpBuilder::atBlockEnd(block);
+    // The join region is isolated: a constant from outside the body comes
+    // in as a copy; any other outside value is refused.
+    auto fromOutside = [&](Value outside, StringRef use) -> FailureOr<Value> {
+      Operation *def = outside.getDefiningOp();
+      if (!def || !matchPattern(outside, m_Constant()))
+        return op->emitOpError()
+               << "cannot be imported: its body " << use
+               << " a value from outside that is not a constant";
+      return inner.clone(*def)->getResult(0);
+    };
     for (Operation &bodyOp : body.without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
         map.map(index.getResult(),
@@ -521,29 +530,23 @@ private:
         return bodyOp.emitOpError()
                << "cannot be imported into a join region: only pure scalar "
                   "ops are";
-      // The join region is isolated: constants from outside come in.
       for (Value operand : bodyOp.getOperands()) {
         if (map.contains(operand) ||
             operand.getParentRegion() == &op.getRegion())
           continue;
-        Operation *def = operand.getDefiningOp();
-        if (!def || !matchPattern(operand, m_Constant()))
-          return op->emitOpError()
-                 << "cannot be imported: its body reads a value from outside "
-                    "that is not a constant";
-        map.map(operand, inner.clone(*def)->getResult(0));
+        FailureOr<Value> copy = fromOutside(operand, "reads");
+        if (failed(copy))
+          return failure();
+        map.map(operand, *copy);
       }
       inner.clone(bodyOp, map);
     }
     Value value = map.lookupOrDefault(joined);
     if (value == joined && joined.getParentBlock() != &body) {
-      // A constant yielded as is comes into the region like any other.
-      Operation *def = joined.getDefiningOp();
-      if (!def || !matchPattern(joined, m_Constant()))
-        return op->emitOpError() << "cannot be imported: its body yields a "
-                                    "value from outside that is not a "
-                                    "constant";
-      value = inner.clone(*def)->getResult(0);
+      FailureOr<Value> copy = fromOutside(joined, "yields");
+      if (failed(copy))
+        return failure();
+      value = *copy;
     }
     Type acc = join.getAccType();
     if (value.getType() != acc) {
@@ -566,7 +569,7 @@ private:
 
   /// `result` combined elementwise with the reduction's initial value.
   Value combineWithInit(linalg::GenericOp op, Value result, Value init,
-                        AggKind kind, ArrayRef<int64_t> outputIndices) {
+                        AggKind kind) {
     auto type = cast<RankedTensorType>(result.getType());
     SmallVector<int64_t> loops;
     for (int64_t i = 0, e = type.getRank(); i < e; ++i)
