@@ -11,7 +11,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ein_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit", "fuzz_no_crash.py", "numpy_reference.py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Package", "Unit", "fuzz_no_crash.py", "numpy_reference.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%ein_src_root", config.ein_src_root))
@@ -33,3 +33,12 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # libdevice; the build machines have it at /usr/local/cuda.
 if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
     config.available_features.add("cuda-toolkit")
+
+# import-runner-oracle.test runs upstream's lowering of the same linalg with
+# mlir-runner (Debian's mlir-22-tools) and its runtime libraries (libmlir-22-dev).
+runner_libs = [os.path.join(config.llvm_tools_dir, "..", "lib", f"lib{name}.so")
+               for name in ("mlir_runner_utils", "mlir_c_runner_utils")]
+if os.access(os.path.join(config.llvm_tools_dir, "mlir-runner"), os.X_OK) and all(
+        os.path.exists(lib) for lib in runner_libs):
+    config.available_features.add("mlir-runner")
+    config.substitutions.append(("%mlir_runner_libs", ",".join(os.path.normpath(lib) for lib in runner_libs)))
