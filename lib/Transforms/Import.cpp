@@ -21,8 +21,10 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINIMPORT
@@ -47,20 +49,24 @@ std::optional<AggKind> aggKindOf(Operation *combine) {
   return std::nullopt;
 }
 
-/// Whether `value` is the identity of `kind` (an initial value a reduction
-/// may start from without changing its result).
-bool isIdentity(Attribute value, AggKind kind) {
+/// Whether `value` is the identity of the reduction `combine` (an initial
+/// value it may start from without changing its result). NaN is the
+/// identity of maxnumf/minnumf (what linalg.softmax's decomposition starts
+/// from), not of maximumf/minimumf, which propagate it.
+bool isIdentity(Attribute value, Operation *combine) {
+  AggKind kind = *aggKindOf(combine);
   if (auto f = dyn_cast<FloatAttr>(value)) {
     APFloat x = f.getValue();
+    bool ignoresNaN = isa<arith::MaxNumFOp, arith::MinNumFOp>(combine);
     switch (kind) {
     case AggKind::Add:
       return x.isZero();
     case AggKind::Mul:
       return x.isExactlyValue(1.0);
     case AggKind::Max:
-      return x.isInfinity() && x.isNegative();
+      return (x.isInfinity() && x.isNegative()) || (ignoresNaN && x.isNaN());
     case AggKind::Min:
-      return x.isInfinity() && !x.isNegative();
+      return (x.isInfinity() && !x.isNegative()) || (ignoresNaN && x.isNaN());
     default:
       return false;
     }
@@ -104,6 +110,20 @@ public:
   explicit Importer(func::FuncOp func) : func(func), builder(func) {}
 
   LogicalResult run() {
+    // Ops that are compositions of structured ops (linalg.softmax) are
+    // decomposed into them first.
+    SmallVector<linalg::AggregatedOpInterface> aggregated;
+    func.walk(
+        [&](linalg::AggregatedOpInterface op) { aggregated.push_back(op); });
+    for (linalg::AggregatedOpInterface op : aggregated) {
+      builder.setInsertionPoint(op);
+      FailureOr<SmallVector<Value>> parts = op.decomposeOperation(builder);
+      if (failed(parts))
+        return op->emitOpError() << "cannot be imported: it does not "
+                                    "decompose into structured ops";
+      op->replaceAllUsesWith(*parts);
+      op->erase();
+    }
     // Named ops to generics first, so one conversion serves them all.
     SmallVector<linalg::LinalgOp> named;
     func.walk([&](linalg::LinalgOp op) {
@@ -117,6 +137,8 @@ public:
         return op->emitOpError()
                << "cannot be imported: it has no linalg.generic form";
     }
+    if (failed(fuseElementwise()))
+      return failure();
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics) {
@@ -148,17 +170,23 @@ public:
       return failure();
     // What is left of linalg and tensor must be dead, or is not importable.
     SmallVector<Operation *> dead;
-    WalkResult walk = func.walk([&](Operation *op) {
+    WalkResult walk = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (!isa<linalg::LinalgDialect, tensor::TensorDialect>(op->getDialect()))
         return WalkResult::advance();
-      if (isa<tensor::EmptyOp>(op) && op->use_empty()) {
-        dead.push_back(op);
-        return WalkResult::advance();
+      if (isa<tensor::EmptyOp>(op)) {
+        if (op->use_empty()) {
+          dead.push_back(op);
+          return WalkResult::advance();
+        }
+        op->emitOpError() << "cannot be imported: its contents are read "
+                             "before anything writes them";
+        return WalkResult::interrupt();
       }
       op->emitOpError() << "cannot be imported yet: ein-import handles "
                            "linalg ops with a generic form, linalg.fill, "
-                           "tensor.empty, expand_shape, collapse_shape, "
-                           "extract_slice and concat";
+                           "linalg.softmax, tensor.empty, expand_shape, "
+                           "collapse_shape, extract_slice, insert_slice and "
+                           "concat";
       return WalkResult::interrupt();
     });
     if (walk.wasInterrupted())
@@ -180,6 +208,35 @@ public:
 private:
   func::FuncOp func;
   OpBuilder builder;
+
+  /// Upstream elementwise fusion: an elementwise generic with one user is
+  /// folded into that user when the user is elementwise too or reduces a
+  /// single input (x * x into a sum of squares), so a chain such as
+  /// RMSNorm's `x * rsqrt(mean + eps) * w` imports as one join whose body
+  /// ein-fuse-composites can read whole. A producer is never folded into a
+  /// contraction: a matmul keeps its plain product body (its kernel is a
+  /// library call).
+  LogicalResult fuseElementwise() {
+    RewritePatternSet patterns(func.getContext());
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [](OpOperand *operand) {
+          Operation *producer = operand->get().getDefiningOp();
+          auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+          if (!producer || !producer->hasOneUse() || !consumer)
+            return false;
+          return consumer.getNumDpsInputs() == 1 ||
+                 consumer.getNumParallelLoops() == consumer.getNumLoops();
+        });
+    // Only the fusion: no folding, so the rest imports as written.
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled)
+        .enableFolding(false)
+        .enableConstantCSE(false);
+    if (failed(applyPatternsGreedily(func, std::move(patterns), config)))
+      return func.emitOpError()
+             << "cannot be imported: elementwise fusion did not converge";
+    return success();
+  }
 
   /// A generic reading an operand at `dK floordiv c` (GQA: query head h
   /// reads KV head h floordiv g) rewritten without it: loop k of extent n
@@ -305,7 +362,8 @@ private:
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
       if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-              tensor::ExtractSliceOp, tensor::ConcatOp>(op))
+              tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp>(
+              op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -329,18 +387,36 @@ private:
         result = ConcatOp::create(builder, op->getLoc(), type,
                                   builder.getI64IntegerAttr(concat.getDim()),
                                   concat.getInputs(), SpecAttr());
-      else {
-        auto slice = cast<tensor::ExtractSliceOp>(op);
-        if (!slice.hasUnitStride() ||
-            slice.getSourceType().getRank() != type.getRank() ||
-            !slice.getOffsets().empty() || !slice.getSizes().empty())
+      else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+        if (!slice.hasUnitStride() || !slice.getOffsets().empty() ||
+            !slice.getSizes().empty())
           return op->emitOpError()
                  << "cannot be imported: ein.slice takes static offsets and "
-                    "sizes, unit strides and no dropped dimensions";
+                    "sizes and unit strides";
+        // A rank-reducing slice is a slice and a reshape dropping the unit
+        // dimensions.
+        auto full = RankedTensorType::get(slice.getStaticSizes(),
+                                          type.getElementType());
         result = SliceOp::create(
-            builder, op->getLoc(), type, slice.getSource(),
+            builder, op->getLoc(), full, slice.getSource(),
             builder.getDenseI64ArrayAttr(slice.getStaticOffsets()),
             builder.getDenseI64ArrayAttr(slice.getStaticSizes()), SpecAttr());
+        if (full != type)
+          result = reshapeBetween(op, result, type);
+      } else {
+        auto insert = cast<tensor::InsertSliceOp>(op);
+        if (!insert.hasUnitStride() || !insert.getOffsets().empty() ||
+            !insert.getSizes().empty())
+          return op->emitOpError()
+                 << "cannot be imported: an inserted slice needs static "
+                    "offsets and sizes and unit strides";
+        auto full = RankedTensorType::get(insert.getStaticSizes(),
+                                          type.getElementType());
+        Value source = insert.getSource();
+        if (source.getType() != full)
+          source = reshapeBetween(op, source, full);
+        result = insertInto(op, insert.getDest(), source,
+                            insert.getStaticOffsets(), 0);
       }
       op->getResult(0).replaceAllUsesWith(result);
       op->erase();
@@ -349,12 +425,68 @@ private:
   }
 
   Value reshapeOf(Operation *op, Value source,
-                  ArrayRef<ReassociationIndices> groups) {
+                  ArrayRef<ReassociationIndices> groups, Type type = {}) {
     SmallVector<Attribute> lists;
     for (const ReassociationIndices &group : groups)
       lists.push_back(builder.getI64ArrayAttr(group));
-    return ReshapeOp::create(builder, op->getLoc(), op->getResult(0).getType(),
-                             source, builder.getArrayAttr(lists), SpecAttr());
+    return ReshapeOp::create(builder, op->getLoc(),
+                             type ? type : op->getResult(0).getType(), source,
+                             builder.getArrayAttr(lists), SpecAttr());
+  }
+
+  /// `value` reshaped to `type`, which differs from it only by unit
+  /// dimensions.
+  Value reshapeBetween(Operation *op, Value value, RankedTensorType type) {
+    auto from = cast<RankedTensorType>(value.getType());
+    bool expands = type.getRank() > from.getRank();
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForReshape(expands ? type : from,
+                                          expands ? from : type);
+    assert(groups && "shapes differ by more than unit dimensions");
+    return reshapeOf(op, value, *groups, type);
+  }
+
+  /// `dest` with `source` written at `offsets`, from dimension `dim` on:
+  /// the part of `dest` before the inserted range along `dim`, the range
+  /// itself (filled in recursively along the next dimensions) and the part
+  /// after it, concatenated. Dimensions the source spans whole are skipped.
+  Value insertInto(Operation *op, Value dest, Value source,
+                   ArrayRef<int64_t> offsets, int64_t dim) {
+    auto type = cast<RankedTensorType>(dest.getType());
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    if (dim == type.getRank())
+      return source;
+    int64_t offset = offsets[dim], size = sourceType.getDimSize(dim),
+            extent = type.getDimSize(dim);
+    if (size == extent)
+      return insertInto(op, dest, source, offsets, dim + 1);
+    Location loc = op->getLoc();
+    // What an unwritten tensor.empty holds is undefined: zeros will do.
+    bool unwritten = dest.getDefiningOp<tensor::EmptyOp>() != nullptr;
+    auto piece = [&](int64_t begin, int64_t end) -> Value {
+      SmallVector<int64_t> at(type.getRank(), 0);
+      SmallVector<int64_t> shape(type.getShape());
+      at[dim] = begin;
+      shape[dim] = end - begin;
+      auto pieceType = RankedTensorType::get(shape, type.getElementType());
+      if (unwritten)
+        return arith::ConstantOp::create(
+            builder, loc,
+            DenseElementsAttr::get(pieceType,
+                                   builder.getZeroAttr(type.getElementType())));
+      return SliceOp::create(builder, loc, pieceType, dest,
+                             builder.getDenseI64ArrayAttr(at),
+                             builder.getDenseI64ArrayAttr(shape), SpecAttr());
+    };
+    SmallVector<Value> parts;
+    if (offset > 0)
+      parts.push_back(piece(0, offset));
+    parts.push_back(
+        insertInto(op, piece(offset, offset + size), source, offsets, dim + 1));
+    if (offset + size < extent)
+      parts.push_back(piece(offset + size, extent));
+    return ConcatOp::create(builder, loc, type, builder.getI64IntegerAttr(dim),
+                            parts, SpecAttr());
   }
 
   /// The loop indices of `map`, a projected permutation, or failure.
@@ -414,8 +546,9 @@ private:
     // the yield must combine the accumulator with it.
     AggKind kind = AggKind::None;
     Value joined = yielded;
+    Operation *combine = nullptr;
     if (reduces) {
-      Operation *combine = yielded.getDefiningOp();
+      combine = yielded.getDefiningOp();
       std::optional<AggKind> k = combine && combine->getNumOperands() == 2
                                      ? aggKindOf(combine)
                                      : std::nullopt;
@@ -441,7 +574,7 @@ private:
                 "accumulator also reads the accumulator";
     Attribute initValue = fillValue(init);
     bool initIsIdentity =
-        kind != AggKind::None && initValue && isIdentity(initValue, kind);
+        kind != AggKind::None && initValue && isIdentity(initValue, combine);
     bool initUnwritten = init.getDefiningOp<tensor::EmptyOp>() != nullptr;
 
     SmallVector<Value> inputs(op.getDpsInputs());
@@ -474,7 +607,7 @@ private:
       return failure();
     Value result = join.getResult();
     if (kind != AggKind::None && !initIsIdentity && !initUnwritten)
-      result = combineWithInit(op, result, init, kind);
+      result = combineWithInit(op, result, init, combine);
     op.getResult(0).replaceAllUsesWith(result);
     op->erase();
     return success();
@@ -567,9 +700,11 @@ private:
     return success();
   }
 
-  /// `result` combined elementwise with the reduction's initial value.
+  /// `result` combined elementwise with the reduction's initial value by
+  /// the reduction's own `combine` (maxnumf stays maxnumf), in the
+  /// accumulator type.
   Value combineWithInit(linalg::GenericOp op, Value result, Value init,
-                        AggKind kind) {
+                        Operation *combine) {
     auto type = cast<RankedTensorType>(result.getType());
     SmallVector<int64_t> loops;
     for (int64_t i = 0, e = type.getRank(); i < e; ++i)
@@ -591,27 +726,11 @@ private:
       a = arith::ExtFOp::create(inner, loc, acc, a);
       b = arith::ExtFOp::create(inner, loc, acc, b);
     }
-    Value c;
-    bool isFloat = isa<FloatType>(acc);
-    switch (kind) {
-    case AggKind::Add:
-      c = isFloat ? Value(arith::AddFOp::create(inner, loc, a, b))
-                  : Value(arith::AddIOp::create(inner, loc, a, b));
-      break;
-    case AggKind::Mul:
-      c = isFloat ? Value(arith::MulFOp::create(inner, loc, a, b))
-                  : Value(arith::MulIOp::create(inner, loc, a, b));
-      break;
-    case AggKind::Max:
-      c = isFloat ? Value(arith::MaximumFOp::create(inner, loc, a, b))
-                  : Value(arith::MaxSIOp::create(inner, loc, a, b));
-      break;
-    default:
-      c = isFloat ? Value(arith::MinimumFOp::create(inner, loc, a, b))
-                  : Value(arith::MinSIOp::create(inner, loc, a, b));
-      break;
-    }
-    YieldOp::create(inner, loc, c);
+    OperationState state(loc, combine->getName());
+    state.addOperands({a, b});
+    state.addTypes(acc);
+    state.addAttributes(combine->getAttrs());
+    YieldOp::create(inner, loc, inner.create(state)->getResult(0));
     return join.getResult();
   }
 };

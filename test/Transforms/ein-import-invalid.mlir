@@ -108,27 +108,31 @@ func.func @fill_runtime(%s: f32) -> tensor<8xf32> {
 
 // A strided slice has no ein.slice.
 func.func @strided(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{cannot be imported: ein.slice takes static offsets and sizes, unit strides and no dropped dimensions}}
+  // expected-error @+1 {{cannot be imported: ein.slice takes static offsets and sizes and unit strides}}
   %s = tensor.extract_slice %x[0, 0] [4, 8] [2, 1] : tensor<8x8xf32> to tensor<4x8xf32>
   return %s : tensor<4x8xf32>
 }
 
 // -----
 
-// Nor a slice that drops a dimension.
-func.func @rank_reducing(%x: tensor<8x8xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{cannot be imported: ein.slice takes static offsets and sizes, unit strides and no dropped dimensions}}
-  %s = tensor.extract_slice %x[0, 0] [1, 8] [1, 1] : tensor<8x8xf32> to tensor<8xf32>
-  return %s : tensor<8xf32>
+// Nor does a strided insert.
+func.func @strided_insert(%x: tensor<4x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{cannot be imported: an inserted slice needs static offsets and sizes and unit strides}}
+  %s = tensor.insert_slice %x into %y[0, 0] [4, 8] [2, 1] : tensor<4x8xf32> into tensor<8x8xf32>
+  return %s : tensor<8x8xf32>
 }
 
 // -----
 
-// Other tensor ops are not imported yet.
-func.func @insert(%x: tensor<4x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{cannot be imported yet: ein-import handles linalg ops with a generic form, linalg.fill, tensor.empty, expand_shape, collapse_shape, extract_slice and concat}}
-  %s = tensor.insert_slice %x into %y[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<8x8xf32>
-  return %s : tensor<8x8xf32>
+// Other tensor ops are not imported.
+func.func @pad(%x: tensor<4x8xf32>) -> tensor<6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{cannot be imported yet: ein-import handles linalg ops with a generic form, linalg.fill, linalg.softmax, tensor.empty, expand_shape, collapse_shape, extract_slice, insert_slice and concat}}
+  %p = tensor.pad %x low[1, 0] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<4x8xf32> to tensor<6x8xf32>
+  return %p : tensor<6x8xf32>
 }
 
 // -----
