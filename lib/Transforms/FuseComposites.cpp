@@ -56,13 +56,28 @@ Value stripCasts(Value v) {
   return v;
 }
 
-/// The float constant `v` holds, seen through casts.
+/// The float constant `v` holds, seen through casts (a narrowing rounds
+/// it as the program does).
 std::optional<double> constantOf(Value v) {
-  auto constant = stripCasts(v).getDefiningOp<arith::ConstantOp>();
+  SmallVector<FloatType> narrowings;
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto trunc = dyn_cast<arith::TruncFOp>(def))
+      narrowings.push_back(cast<FloatType>(trunc.getType()));
+    else if (!isa<arith::ExtFOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  auto constant = v.getDefiningOp<arith::ConstantOp>();
   auto f = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
   if (!f)
     return std::nullopt;
-  return f.getValueAsDouble();
+  APFloat value = f.getValue();
+  for (FloatType type : llvm::reverse(narrowings)) {
+    bool lost;
+    value.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &lost);
+  }
+  return value.convertToDouble();
 }
 
 /// The value a join region yields, seen through casts.

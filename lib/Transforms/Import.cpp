@@ -161,9 +161,12 @@ public:
                << "cannot be imported: only a fill with a constant into a "
                   "ranked tensor is";
       builder.setInsertionPoint(fill);
-      Value splat = arith::ConstantOp::create(
-          builder, fill.getLoc(), DenseElementsAttr::get(type, value));
-      fill.getResult(0).replaceAllUsesWith(splat);
+      Value filled = splat(fill.getLoc(), type, value);
+      if (!filled)
+        return fill->emitOpError()
+               << "cannot be imported: only a fill with a float or integer "
+                  "constant is";
+      fill.getResult(0).replaceAllUsesWith(filled);
       fill->erase();
     }
     if (failed(importLayoutOps()))
@@ -434,6 +437,35 @@ private:
                              builder.getArrayAttr(lists), SpecAttr());
   }
 
+  /// A tensor of `type` holding `value` everywhere: a join-agg with no
+  /// inputs whose region yields it (a tensor constant would have to travel
+  /// in the bundle; this is computed where it is needed). Null when `value`
+  /// is not a float or integer.
+  Value splat(Location loc, RankedTensorType type, Attribute value) {
+    SmallVector<int64_t> loops;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      loops.push_back(i);
+    auto join = JoinAggOp::create(
+        builder, loc, type, ValueRange{}, builder.getArrayAttr({}), loops,
+        AggKind::None, TypeAttr(), SpecAttr(), IntegerAttr());
+    Type acc = join.getAccType();
+    TypedAttr scalar;
+    if (auto f = dyn_cast<FloatAttr>(value); f && isa<FloatType>(acc))
+      scalar = builder.getFloatAttr(acc, f.getValueAsDouble());
+    else if (auto i = dyn_cast<IntegerAttr>(value); i && isa<IntegerType>(acc))
+      scalar = builder.getIntegerAttr(acc, i.getValue().getSExtValue());
+    if (!scalar) {
+      join->erase();
+      return {};
+    }
+    Block *block = new Block();
+    join.getJoin().push_back(block);
+    OpBuilder inner = OpBuilder::atBlockEnd(block);
+    YieldOp::create(inner, loc,
+                    arith::ConstantOp::create(inner, loc, scalar).getResult());
+    return join.getResult();
+  }
+
   /// `value` reshaped to `type`, which differs from it only by unit
   /// dimensions.
   Value reshapeBetween(Operation *op, Value value, RankedTensorType type) {
@@ -470,10 +502,8 @@ private:
       shape[dim] = end - begin;
       auto pieceType = RankedTensorType::get(shape, type.getElementType());
       if (unwritten)
-        return arith::ConstantOp::create(
-            builder, loc,
-            DenseElementsAttr::get(pieceType,
-                                   builder.getZeroAttr(type.getElementType())));
+        return splat(loc, pieceType,
+                     builder.getZeroAttr(type.getElementType()));
       return SliceOp::create(builder, loc, pieceType, dest,
                              builder.getDenseI64ArrayAttr(at),
                              builder.getDenseI64ArrayAttr(shape), SpecAttr());
@@ -481,8 +511,11 @@ private:
     SmallVector<Value> parts;
     if (offset > 0)
       parts.push_back(piece(0, offset));
-    parts.push_back(
-        insertInto(op, piece(offset, offset + size), source, offsets, dim + 1));
+    bool spansRest = sourceType.getShape().drop_front(dim + 1) ==
+                     type.getShape().drop_front(dim + 1);
+    parts.push_back(spansRest ? source
+                              : insertInto(op, piece(offset, offset + size),
+                                           source, offsets, dim + 1));
     if (offset + size < extent)
       parts.push_back(piece(offset + size, extent));
     return ConcatOp::create(builder, loc, type, builder.getI64IntegerAttr(dim),

@@ -101,7 +101,9 @@ private:
   LogicalResult rewriteOp(SpecOpInterface op) {
     ArrayRef<int64_t> parts = op.getSpecAttr().getParts();
     OpAccesses accesses = getAccesses(op);
-    IRMapping mapping;
+    // Per operand, not per value: one value read twice (x^T x) may be
+    // needed in two layouts.
+    SmallVector<Value> operands;
     for (auto [operand, access] :
          llvm::zip(op->getOperands(), accesses.inputs)) {
       auto tensor = cast<RankedTensorType>(operand.getType());
@@ -112,7 +114,7 @@ private:
               ? relationFor(tensor, access, parts, access.partsOutside(parts),
                             AggKind::None, tensor.getElementType())
               : completeType(operand);
-      mapping.map(operand, relationOf(operand, needed));
+      operands.push_back(relationOf(operand, needed));
     }
     auto resultTensor = cast<RankedTensorType>(op->getResult(0).getType());
     int64_t fanIn = accesses.result.partsOutside(parts);
@@ -121,7 +123,8 @@ private:
                                 accesses.aggregation, accesses.accumulator)
                   : relationFor(resultTensor, accesses.result, parts, 1,
                                 AggKind::None, resultTensor.getElementType());
-    Operation *planned = builder.clone(*op, mapping);
+    Operation *planned = builder.clone(*op);
+    planned->setOperands(operands);
     planned->getResult(0).setType(resultType);
     relations[op->getResult(0)] = planned->getResult(0);
     return success();

@@ -224,12 +224,39 @@ private:
         int value = g.ops[o].inputs[i].value;
         const planner::Value &v = g.values[value];
         if (v.kind != planner::ValueKind::Intermediate &&
-            physical::movesWithPlan(v, options) && plan.layouts[value].empty())
-          plan.layouts[value] = opPlan.needs[i];
+            physical::movesWithPlan(v, options))
+          readerNeeds[value].push_back(opPlan.needs[i]);
       }
+    }
+    // An argument arrives as its first reader needs it when that is an even
+    // cut (a relation); one first read through a slice or a concat arrives
+    // as the first later reader that needs an even cut, or else whole on
+    // device 0, and the exchanges bring each reader its part.
+    for (auto &[value, needs] : readerNeeds) {
+      Grid grid;
+      auto even = llvm::find_if(needs, [&](const std::vector<Placed> &n) {
+        std::vector<Box> boxes;
+        for (const Placed &p : n)
+          boxes.push_back(p.box);
+        return evenGrid(boxes, g.values[value].shape, grid);
+      });
+      if (even != needs.end()) {
+        plan.layouts[value] = *even;
+        continue;
+      }
+      Box whole;
+      for (int64_t extent : g.values[value].shape) {
+        whole.begin.push_back(0);
+        whole.end.push_back(extent);
+      }
+      plan.layouts[value] = {Placed{0, whole}};
     }
     return success();
   }
+
+  /// Per argument or constant that moves with the plan, what each of its
+  /// readers needs, in program order.
+  std::map<int, std::vector<std::vector<Placed>>> readerNeeds;
 
   /// The logical element type of a value. A planned result holding
   /// partials is in the accumulator type; what its consumers (repartitions

@@ -59,6 +59,17 @@ def mutate(text, rng):
     return text[:i] + rng.choice(PUNCT) + text[i:]
 
 
+# Crashes inside upstream MLIR's own parsers of other dialects' ops, which
+# no code of ours can prevent: counted and printed apart, not as ours.
+# linalg.reduce's parser sets a null `dimensions` attribute when the array
+# after `dimensions =` does not parse (LLVM 22.1).
+UPSTREAM_CRASHES = ["mlir::linalg::ReduceOp::parse"]
+
+
+def upstream(proc):
+    return any(frame in proc.stderr for frame in UPSTREAM_CRASHES)
+
+
 def crashed(proc):
     return proc.returncode < 0 or proc.returncode > 1 or \
         "Stack dump" in proc.stderr or "PLEASE submit a bug report" in proc.stderr
@@ -95,7 +106,7 @@ def main():
                         text = mutate(text, rng)
                     variants.append(text)
 
-    crashes = 0
+    crashes = upstream_crashes = 0
     batch = 64
     for start in range(0, len(variants), batch):
         group = variants[start:start + batch]
@@ -103,7 +114,9 @@ def main():
             continue
         for text in group:
             proc = run(a.tool, a.tool_args, text)
-            if crashed(proc):
+            if crashed(proc) and upstream(proc):
+                upstream_crashes += 1
+            elif crashed(proc):
                 crashes += 1
                 name = f"fuzz-crash-{crashes}.mlir"
                 with open(name, "w") as f:
@@ -111,7 +124,8 @@ def main():
                 print(f"CRASH (exit {proc.returncode}) on input saved as {name}:\n{text}\n"
                       f"--- stderr ---\n{proc.stderr[-3000:]}", file=sys.stderr)
     print(f"fuzz: {len(variants)} inputs from {len(files)} files through "
-          f"{' '.join([os.path.basename(a.tool)] + a.tool_args)}: {crashes} crashes")
+          f"{' '.join([os.path.basename(a.tool)] + a.tool_args)}: {crashes} crashes "
+          f"({upstream_crashes} in upstream parsers)")
     return 1 if crashes else 0
 
 

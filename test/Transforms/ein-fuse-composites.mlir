@@ -141,3 +141,397 @@ func.func @mismatched_dims(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   }
   return %y : tensor<4x4xf32>
 }
+
+// -----
+
+// Attention as ein-import leaves it: scores, a scale and a causal mask
+// (masked where t > s), a softmax written out, the weighted values.
+// CHECK-LABEL: func.func @attention_causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16x8xf32>, %[[K:.*]]: tensor<2x4x16x8xf32>, %[[V:.*]]: tensor<2x4x16x8xf32>)
+// CHECK-NEXT: %[[O:.*]] = ein.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 0.35355338454246521 : f64} : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x16x8xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @attention_causal(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x16xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %masked = ein.join_agg none ins(%s[d0, d1, d2, d3] : tensor<2x4x16x16xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x16xf32> {
+  ^bb0(%x: f32):
+    %i = ein.index 2 : index
+    %j = ein.index 3 : index
+    %c = arith.cmpi ugt, %j, %i : index
+    %scale = arith.constant 0.353553385 : f32
+    %sx = arith.mulf %x, %scale : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %c, %ninf, %sx : f32
+    ein.yield %r : f32
+  }
+  %mx = ein.join_agg max ins(%masked[d0, d1, d2, d3] : tensor<2x4x16x16xf32>) out[d0, d1, d2] : tensor<2x4x16xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %p = ein.join_agg none ins(%masked[d0, d1, d2, d3], %mx[d0, d1, d2] : tensor<2x4x16x16xf32>, tensor<2x4x16xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x16xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    ein.yield %e : f32
+  }
+  %sum = ein.join_agg add ins(%p[d0, d1, d2, d3] : tensor<2x4x16x16xf32>) out[d0, d1, d2] : tensor<2x4x16xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %y = ein.join_agg none ins(%p[d0, d1, d2, d3], %sum[d0, d1, d2] : tensor<2x4x16x16xf32>, tensor<2x4x16xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x16xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.divf %a, %b : f32
+    ein.yield %r : f32
+  }
+  %o = ein.join_agg add ins(%y[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// Grouped-query attention of rank 3 ([heads, tokens, dim]), 8 query heads
+// over 2 KV heads: the floordiv reshapes ein-import puts around the scores
+// and the weighted values give the group; the scale sits in the scores'
+// body and the mask keeps s >= t (a finite mask value far below any
+// score). A batch of one goes around ein.attention.
+// CHECK-LABEL: func.func @attention_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<8x12x16xf32>, %[[K:.*]]: tensor<2x12x16xf32>, %[[V:.*]]: tensor<2x12x4xf32>)
+// CHECK: %[[QB:.*]] = ein.reshape %[[Q]] {{\[\[}}0, 1], [2], [3]] : tensor<8x12x16xf32> -> tensor<1x8x12x16xf32>
+// CHECK: %[[KB:.*]] = ein.reshape %[[K]] {{\[\[}}0, 1], [2], [3]] : tensor<2x12x16xf32> -> tensor<1x2x12x16xf32>
+// CHECK: %[[VB:.*]] = ein.reshape %[[V]] {{\[\[}}0, 1], [2], [3]] : tensor<2x12x4xf32> -> tensor<1x2x12x4xf32>
+// CHECK: %[[A:.*]] = ein.attention %[[QB]], %[[KB]], %[[VB]] {causal, group = 4 : i64, scale = 2.500000e-01 : f64}
+// CHECK: %[[O:.*]] = ein.reshape %[[A]] {{\[\[}}0, 1], [2], [3]] : tensor<1x8x12x4xf32> -> tensor<8x12x4xf32>
+// CHECK-NEXT: return %[[O]]
+// CHECK-NOT: ein.join_agg
+func.func @attention_gqa(%q: tensor<8x12x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x4xf32>) -> tensor<8x12x4xf32> {
+  %qg = ein.reshape %q [[0, 1], [2], [3]] : tensor<8x12x16xf32> -> tensor<2x4x12x16xf32>
+  %sg = ein.join_agg add ins(%qg[d0, d4, d1, d3], %k[d0, d2, d3] : tensor<2x4x12x16xf32>, tensor<2x12x16xf32>) out[d0, d4, d1, d2] : tensor<2x4x12x12xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    %c = arith.constant 2.500000e-01 : f32
+    %ms = arith.mulf %m, %c : f32
+    ein.yield %ms : f32
+  }
+  %s = ein.reshape %sg [[0, 1], [2], [3]] : tensor<2x4x12x12xf32> -> tensor<8x12x12xf32>
+  %masked = ein.join_agg none ins(%s[d0, d1, d2] : tensor<8x12x12xf32>) out[d0, d1, d2] : tensor<8x12x12xf32> {
+  ^bb0(%x: f32):
+    %i = ein.index 1 : index
+    %j = ein.index 2 : index
+    %c = arith.cmpi sge, %i, %j : index
+    %low = arith.constant -3.40282347E+38 : f32
+    %r = arith.select %c, %x, %low : f32
+    ein.yield %r : f32
+  }
+  %p = ein.softmax %masked dim 2 : tensor<8x12x12xf32>
+  %pg = ein.reshape %p [[0, 1], [2], [3]] : tensor<8x12x12xf32> -> tensor<2x4x12x12xf32>
+  %og = ein.join_agg add ins(%pg[d0, d4, d1, d3], %v[d0, d3, d2] : tensor<2x4x12x12xf32>, tensor<2x12x4xf32>) out[d0, d4, d1, d2] : tensor<2x4x12x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %o = ein.reshape %og [[0, 1], [2], [3]] : tensor<2x4x12x4xf32> -> tensor<8x12x4xf32>
+  return %o : tensor<8x12x4xf32>
+}
+
+// -----
+
+// Unscaled, unmasked, in bf16 (products widened to the f32 accumulator):
+// scale 1.
+// CHECK-LABEL: func.func @attention_bf16
+// CHECK: ein.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.000000e+00 : f64} : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16> -> tensor<1x2x8x4xbf16>
+// CHECK-NOT: ein.join_agg
+func.func @attention_bf16(%q: tensor<1x2x8x4xbf16>, %k: tensor<1x2x8x4xbf16>, %v: tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) out[d0, d1, d2, d3] : tensor<1x2x8x8xbf16> {
+  ^bb0(%a: bf16, %b: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %w = arith.extf %m : bf16 to f32
+    ein.yield %w : f32
+  }
+  %p = ein.softmax %s dim 3 : tensor<1x2x8x8xbf16>
+  %o = ein.join_agg add ins(%p[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<1x2x8x8xbf16>, tensor<1x2x8x4xbf16>) out[d0, d1, d2, d3] : tensor<1x2x8x4xbf16> {
+  ^bb0(%a: bf16, %b: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %w = arith.extf %m : bf16 to f32
+    ein.yield %w : f32
+  }
+  return %o : tensor<1x2x8x4xbf16>
+}
+
+// -----
+
+// Near misses, each left as it is: a mask hiding the diagonal too (t >= s
+// masked), a mask value exp does not send to 0, the scores also returned,
+// and weighted values times 2.
+// CHECK-LABEL: func.func @strict_mask
+// CHECK-NOT: ein.attention
+// CHECK: ein.softmax
+func.func @strict_mask(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %masked = ein.join_agg none ins(%s[d0, d1, d2, d3] : tensor<1x2x8x8xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%x: f32):
+    %i = ein.index 2 : index
+    %j = ein.index 3 : index
+    %c = arith.cmpi uge, %j, %i : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %c, %ninf, %x : f32
+    ein.yield %r : f32
+  }
+  %p = ein.softmax %masked dim 3 : tensor<1x2x8x8xf32>
+  %o = ein.join_agg add ins(%p[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// CHECK-LABEL: func.func @weak_mask
+// CHECK-NOT: ein.attention
+// CHECK: ein.softmax
+func.func @weak_mask(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %masked = ein.join_agg none ins(%s[d0, d1, d2, d3] : tensor<1x2x8x8xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%x: f32):
+    %i = ein.index 2 : index
+    %j = ein.index 3 : index
+    %c = arith.cmpi ugt, %j, %i : index
+    %low = arith.constant -1.000000e+02 : f32
+    %r = arith.select %c, %low, %x : f32
+    ein.yield %r : f32
+  }
+  %p = ein.softmax %masked dim 3 : tensor<1x2x8x8xf32>
+  %o = ein.join_agg add ins(%p[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// CHECK-LABEL: func.func @scores_escape
+// CHECK-NOT: ein.attention
+// CHECK: ein.softmax
+func.func @scores_escape(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x8xf32>) {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %p = ein.softmax %s dim 3 : tensor<1x2x8x8xf32>
+  %o = ein.join_agg add ins(%p[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o, %s : tensor<1x2x8x4xf32>, tensor<1x2x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @values_scaled
+// CHECK-NOT: ein.attention
+// CHECK: ein.softmax
+func.func @values_scaled(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %p = ein.softmax %s dim 3 : tensor<1x2x8x8xf32>
+  %o = ein.join_agg add ins(%p[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    %two = arith.constant 2.0 : f32
+    %m2 = arith.mulf %m, %two : f32
+    ein.yield %m2 : f32
+  }
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// RMSNorm as ein-import leaves it after elementwise fusion: the sum of
+// squares, then x * rsqrt(ss / n + eps) * w in one join.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<2x6x32xf32>, %[[W:.*]]: tensor<32xf32>)
+// CHECK-NEXT: %[[Y:.*]] = ein.rms_norm %[[X]], %[[W]] eps 9.9999997473787516E-6 : tensor<2x6x32xf32>, tensor<32xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm(%x: tensor<2x6x32xf32>, %w: tensor<32xf32>) -> tensor<2x6x32xf32> {
+  %ss = ein.join_agg add ins(%x[d0, d1, d2] : tensor<2x6x32xf32>) out[d0, d1] : tensor<2x6xf32> {
+  ^bb0(%a: f32):
+    %sq = arith.mulf %a, %a : f32
+    ein.yield %sq : f32
+  }
+  %y = ein.join_agg none ins(%x[d0, d1, d2], %ss[d0, d1], %w[d2] : tensor<2x6x32xf32>, tensor<2x6xf32>, tensor<32xf32>) out[d0, d1, d2] : tensor<2x6x32xf32> {
+  ^bb0(%a: f32, %s: f32, %g: f32):
+    %n = arith.constant 3.200000e+01 : f32
+    %m = arith.divf %s, %n : f32
+    %eps = arith.constant 9.99999974E-6 : f32
+    %v = arith.addf %m, %eps : f32
+    %r = math.rsqrt %v : f32
+    %xr = arith.mulf %a, %r : f32
+    %o = arith.mulf %xr, %g : f32
+    ein.yield %o : f32
+  }
+  return %y : tensor<2x6x32xf32>
+}
+
+// -----
+
+// The same written as w * x / sqrt(eps + ss * (1/n)), squares by powf, in
+// bf16 with the sum in f32; eps is rounded to f32 as the body rounds it.
+// CHECK-LABEL: func.func @rms_norm_sqrt
+// CHECK: ein.rms_norm %{{.*}}, %{{.*}} eps 9.9999999747524271E-7 : tensor<4x64xbf16>, tensor<64xbf16>
+// CHECK-NOT: ein.join_agg
+func.func @rms_norm_sqrt(%x: tensor<4x64xbf16>, %w: tensor<64xbf16>) -> tensor<4x64xbf16> {
+  %ss = ein.join_agg add ins(%x[d0, d1] : tensor<4x64xbf16>) out[d0] : tensor<4xf32> {
+  ^bb0(%a: bf16):
+    %af = arith.extf %a : bf16 to f32
+    %two = arith.constant 2.0 : f32
+    %sq = math.powf %af, %two : f32
+    ein.yield %sq : f32
+  }
+  %y = ein.join_agg none ins(%w[d1], %x[d0, d1], %ss[d0] : tensor<64xbf16>, tensor<4x64xbf16>, tensor<4xf32>) out[d0, d1] : tensor<4x64xbf16> {
+  ^bb0(%g: bf16, %a: bf16, %s: f32):
+    %gf = arith.extf %g : bf16 to f32
+    %af = arith.extf %a : bf16 to f32
+    %inv = arith.constant 1.562500e-02 : f32
+    %m = arith.mulf %s, %inv : f32
+    %eps = arith.constant 1.0e-06 : f64
+    %epsf = arith.truncf %eps : f64 to f32
+    %v = arith.addf %epsf, %m : f32
+    %r = math.sqrt %v : f32
+    %wx = arith.mulf %gf, %af : f32
+    %o = arith.divf %wx, %r : f32
+    ein.yield %o : f32
+  }
+  return %y : tensor<4x64xbf16>
+}
+
+// -----
+
+// Near misses: a mean over 16 of 32 elements, and a sum of x rather than
+// of its squares.
+// CHECK-LABEL: func.func @rms_wrong_mean
+// CHECK-NOT: ein.rms_norm
+func.func @rms_wrong_mean(%x: tensor<2x32xf32>, %w: tensor<32xf32>) -> tensor<2x32xf32> {
+  %ss = ein.join_agg add ins(%x[d0, d1] : tensor<2x32xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32):
+    %sq = arith.mulf %a, %a : f32
+    ein.yield %sq : f32
+  }
+  %y = ein.join_agg none ins(%x[d0, d1], %ss[d0], %w[d1] : tensor<2x32xf32>, tensor<2xf32>, tensor<32xf32>) out[d0, d1] : tensor<2x32xf32> {
+  ^bb0(%a: f32, %s: f32, %g: f32):
+    %n = arith.constant 1.600000e+01 : f32
+    %m = arith.divf %s, %n : f32
+    %eps = arith.constant 1.0e-5 : f32
+    %v = arith.addf %m, %eps : f32
+    %r = math.rsqrt %v : f32
+    %xr = arith.mulf %a, %r : f32
+    %o = arith.mulf %xr, %g : f32
+    ein.yield %o : f32
+  }
+  return %y : tensor<2x32xf32>
+}
+
+// CHECK-LABEL: func.func @rms_sum_not_squared
+// CHECK-NOT: ein.rms_norm
+func.func @rms_sum_not_squared(%x: tensor<2x32xf32>, %w: tensor<32xf32>) -> tensor<2x32xf32> {
+  %ss = ein.join_agg add ins(%x[d0, d1] : tensor<2x32xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %y = ein.join_agg none ins(%x[d0, d1], %ss[d0], %w[d1] : tensor<2x32xf32>, tensor<2xf32>, tensor<32xf32>) out[d0, d1] : tensor<2x32xf32> {
+  ^bb0(%a: f32, %s: f32, %g: f32):
+    %n = arith.constant 3.200000e+01 : f32
+    %m = arith.divf %s, %n : f32
+    %eps = arith.constant 1.0e-5 : f32
+    %v = arith.addf %m, %eps : f32
+    %r = math.rsqrt %v : f32
+    %xr = arith.mulf %a, %r : f32
+    %o = arith.mulf %xr, %g : f32
+    ein.yield %o : f32
+  }
+  return %y : tensor<2x32xf32>
+}
+
+// -----
+
+// RoPE's rotate-half: concat(-x[:, 8:], x[:, :8]) becomes x split as
+// (2, 8) along its last dimension, rotated by a join over c' (summed) that
+// reads its loops c (d1) and c' (d3), and reshaped back.
+// CHECK-LABEL: func.func @rotate_half
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
+// CHECK: %[[P:.*]] = ein.reshape %[[X]] {{\[\[}}0], [1, 2]] : tensor<8x16xf32> -> tensor<8x2x8xf32>
+// CHECK: %[[R:.*]] = ein.join_agg add ins(%[[P]][d0, d3, d2] : tensor<8x2x8xf32>) out[d0, d1, d2] : tensor<8x2x8xf32>
+// CHECK: %[[C:.*]] = ein.index 1 : index
+// CHECK: %[[CP:.*]] = ein.index 3 : index
+// CHECK: %[[SUM:.*]] = arith.addi %[[C]], %[[CP]] : index
+// CHECK: %[[PAIR:.*]] = arith.cmpi eq, %[[SUM]], %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[C]], %{{.*}} : index
+// CHECK: %[[NEG:.*]] = arith.negf %[[V:.*]] : f32
+// CHECK: %[[SIGNED:.*]] = arith.select %[[FIRST]], %[[NEG]], %[[V]] : f32
+// CHECK: %[[OUT:.*]] = arith.select %[[PAIR]], %[[SIGNED]], %{{.*}} : f32
+// CHECK: ein.yield %[[OUT]] : f32
+// CHECK: %[[Y:.*]] = ein.reshape %[[R]] {{\[\[}}0], [1, 2]] : tensor<8x2x8xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: return %[[Y]]
+// CHECK-NOT: ein.slice
+// CHECK-NOT: ein.concat
+func.func @rotate_half(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %lo = ein.slice %x [0, 0] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
+  %hi = ein.slice %x [0, 8] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
+  %neg = ein.join_agg none ins(%hi[d0, d1] : tensor<8x8xf32>) out[d0, d1] : tensor<8x8xf32> {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    ein.yield %n : f32
+  }
+  %r = ein.concat dim 1 %neg, %lo : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+// The other rotation, concat(x[:, :8], -x[:, 8:]), and halves of two
+// different tensors, are left as they are.
+// CHECK-LABEL: func.func @rotate_other_way
+// CHECK: ein.concat
+// CHECK-NOT: ein.index
+func.func @rotate_other_way(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %lo = ein.slice %x [0, 0] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
+  %hi = ein.slice %x [0, 8] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
+  %neg = ein.join_agg none ins(%hi[d0, d1] : tensor<8x8xf32>) out[d0, d1] : tensor<8x8xf32> {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    ein.yield %n : f32
+  }
+  %r = ein.concat dim 1 %lo, %neg : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// CHECK-LABEL: func.func @rotate_two_tensors
+// CHECK: ein.concat
+// CHECK-NOT: ein.index
+func.func @rotate_two_tensors(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %lo = ein.slice %y [0, 0] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
+  %hi = ein.slice %x [0, 8] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
+  %neg = ein.join_agg none ins(%hi[d0, d1] : tensor<8x8xf32>) out[d0, d1] : tensor<8x8xf32> {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    ein.yield %n : f32
+  }
+  %r = ein.concat dim 1 %neg, %lo : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}

@@ -76,7 +76,9 @@ func.func @rowmax_transpose(%x: tensor<16x32xf32>) -> (tensor<16xf32>, tensor<32
 // tensor. Each becomes the sum, then one elementwise combine with the start.
 // CHECK-LABEL: func.func @sum_from
 // CHECK-SAME: %[[X:[^:]*]]: tensor<16x32xf32>, %[[S:[^:]*]]: tensor<16xf32>
-// CHECK: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : tensor<16xf32>
+// CHECK: %[[ONES:.*]] = ein.join_agg none ins() out[d0] : tensor<16xf32>
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: ein.yield %[[ONE]]
 // CHECK: %[[SUM1:.*]] = ein.join_agg add ins(%[[X]][d0, d1] : tensor<16x32xf32>) out[d0] : tensor<16xf32>
 // CHECK: %[[FROM1:.*]] = ein.join_agg none ins(%[[SUM1]][d0], %[[ONES]][d0] : tensor<16xf32>, tensor<16xf32>) out[d0] : tensor<16xf32>
 // CHECK: arith.addf
@@ -241,4 +243,186 @@ func.func @constants() -> (tensor<4xf32>, tensor<4xf32>) {
     linalg.yield %f : f32
   } -> tensor<4xf32>
   return %a, %b : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// linalg.softmax is decomposed upstream: a max from NaN with maxnumf (NaN
+// is its identity, so the start is dropped), exp(x - max), a sum, a
+// division.
+// CHECK-LABEL: func.func @named_softmax
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf32>
+// CHECK: %[[M:.*]] = ein.join_agg max ins(%[[X]][d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32>
+// CHECK-NOT: arith.maximumf
+// CHECK: %[[E:.*]] = ein.join_agg none ins(%[[X]][d0, d1], %[[M]][d0] : tensor<4x8xf32>, tensor<4xf32>) out[d0, d1]
+// CHECK: math.exp
+// CHECK: %[[S:.*]] = ein.join_agg add ins(%[[E]][d0, d1] : tensor<4x8xf32>) out[d0]
+// CHECK: ein.join_agg none ins(%[[E]][d0, d1], %[[S]][d0] : tensor<4x8xf32>, tensor<4xf32>) out[d0, d1]
+// CHECK: arith.divf
+func.func @named_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.softmax dimension(1) ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A max reduction starting from a tensor of NaN combines the start with
+// its own combine: maxnumf, which ignores the NaN (maximumf would return
+// NaN everywhere).
+// CHECK-LABEL: func.func @maxnum_from_nan
+// CHECK: %[[M:.*]] = ein.join_agg max
+// CHECK: ein.join_agg none ins(%[[M]][d0], %{{.*}}[d0]
+// CHECK: arith.maxnumf
+// CHECK-NOT: arith.maximumf
+func.func @maxnum_from_nan(%x: tensor<4x8xf32>, %start: tensor<4xf32>) -> tensor<4xf32> {
+  %m = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%start : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maxnumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  return %m : tensor<4xf32>
+}
+
+// -----
+
+// linalg.contract, linalg.elementwise and linalg.map generalize like the
+// other named ops.
+// CHECK-LABEL: func.func @contract_elementwise_map
+// CHECK-SAME: %[[A:[^:]*]]: tensor<4x8xf32>, %[[B:[^:]*]]: tensor<6x8xf32>, %[[C:[^:]*]]: tensor<4x6xf32>
+// CHECK: %[[M:.*]] = ein.join_agg add ins(%[[A]][d0, d2], %[[B]][d1, d2] : tensor<4x8xf32>, tensor<6x8xf32>) out[d0, d1]
+// CHECK: arith.mulf
+// CHECK: ein.join_agg none ins(%[[M]][d0, d1], %[[C]][d0, d1] : tensor<4x6xf32>, tensor<4x6xf32>) out[d0, d1]
+// CHECK: arith.addf
+// CHECK: ein.join_agg none ins(%[[C]][d0, d1] : tensor<4x6xf32>) out[d0, d1]
+// CHECK: math.exp
+func.func @contract_elementwise_map(%a: tensor<4x8xf32>, %b: tensor<6x8xf32>, %c: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x6xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %m = linalg.contract indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>, affine_map<(i, j, k) -> (i, j)>] ins(%a, %b : tensor<4x8xf32>, tensor<6x8xf32>) outs(%z : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %s = linalg.elementwise kind=#linalg.elementwise_kind<add> ins(%m, %c : tensor<4x6xf32>, tensor<4x6xf32>) outs(%e : tensor<4x6xf32>) -> tensor<4x6xf32>
+  %x = linalg.map { math.exp } ins(%c : tensor<4x6xf32>) outs(%e : tensor<4x6xf32>)
+  return %s, %x : tensor<4x6xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// Elementwise fusion: x * x into the sum that alone reads it, and the
+// chain mean / eps / rsqrt / times x / times w / tanh into one join (the
+// tanh then hides the RMSNorm from ein-fuse-composites). The elementwise
+// producer of a matmul operand stays apart: the matmul keeps its plain
+// product.
+// CHECK-LABEL: func.func @fused_chains
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf32>, %[[W:[^:]*]]: tensor<8xf32>, %[[B:[^:]*]]: tensor<8x8xf32>
+// CHECK: %[[SS:.*]] = ein.join_agg add ins(%[[X]][d0, d1] : tensor<4x8xf32>) out[d0]
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
+// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[V]], %[[V]] : f32
+// CHECK-NEXT: ein.yield %[[SQ]]
+// CHECK: %[[Y:.*]] = ein.join_agg none ins(%[[X]][d0, d1], %[[SS]][d0], %[[W]][d1] : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) out[d0, d1]
+// CHECK: math.rsqrt
+// CHECK: math.tanh
+// CHECK: ein.join_agg add ins(%[[Y]][d0, d2], %[[B]][d2, d1] : tensor<4x8xf32>, tensor<8x8xf32>) out[d0, d1]
+// CHECK-NEXT: ^bb0(%[[P:.*]]: f32, %[[Q:.*]]: f32):
+// CHECK-NEXT: %[[PQ:.*]] = arith.mulf %[[P]], %[[Q]] : f32
+// CHECK-NEXT: ein.yield %[[PQ]]
+#rows = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+func.func @fused_chains(%x: tensor<4x8xf32>, %w: tensor<8xf32>, %b: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %ss = linalg.reduce ins(%sq : tensor<4x8xf32>) outs(%z1 : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%ss : tensor<4xf32>) outs(%e1 : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.divf %a, %n : f32
+    %p = arith.addf %m, %eps : f32
+    %q = math.rsqrt %p : f32
+    linalg.yield %q : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#rows, #row, #col, #rows], iterator_types = ["parallel", "parallel"]} ins(%x, %r, %w : tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %s: f32, %g: f32, %o: f32):
+    %m = arith.mulf %a, %s : f32
+    %t = arith.mulf %m, %g : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %h = math.tanh %a : f32
+    linalg.yield %h : f32
+  } -> tensor<4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %mm = linalg.matmul ins(%t, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %mm : tensor<4x8xf32>
+}
+
+// -----
+
+// A rank-reducing slice: a slice, then a reshape dropping the unit
+// dimension.
+// CHECK-LABEL: func.func @rank_reducing_slice
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x8xf32>
+// CHECK: %[[S:.*]] = ein.slice %[[X]] [2, 0] [1, 8] : tensor<8x8xf32> -> tensor<1x8xf32>
+// CHECK: %[[R:.*]] = ein.reshape %[[S]] {{\[\[}}0, 1]] : tensor<1x8xf32> -> tensor<8xf32>
+// CHECK: return %[[R]]
+func.func @rank_reducing_slice(%x: tensor<8x8xf32>) -> tensor<8xf32> {
+  %s = tensor.extract_slice %x[2, 0] [1, 8] [1, 1] : tensor<8x8xf32> to tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+// insert_slice: the destination before the inserted range, the range (the
+// source filled in along the next dimension) and the rest, concatenated.
+// CHECK-LABEL: func.func @insert_slice
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x3xf32>, %[[Y:[^:]*]]: tensor<8x8xf32>
+// CHECK: %[[TOP:.*]] = ein.slice %[[Y]] [0, 0] [2, 8] : tensor<8x8xf32> -> tensor<2x8xf32>
+// CHECK: %[[BAND:.*]] = ein.slice %[[Y]] [2, 0] [4, 8] : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK: %[[LEFT:.*]] = ein.slice %[[BAND]] [0, 0] [4, 1] : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK: %[[RIGHT:.*]] = ein.slice %[[BAND]] [0, 4] [4, 4] : tensor<4x8xf32> -> tensor<4x4xf32>
+// CHECK: %[[ROW:.*]] = ein.concat dim 1 %[[LEFT]], %[[X]], %[[RIGHT]] : tensor<4x1xf32>, tensor<4x3xf32>, tensor<4x4xf32> -> tensor<4x8xf32>
+// CHECK: %[[BOTTOM:.*]] = ein.slice %[[Y]] [6, 0] [2, 8] : tensor<8x8xf32> -> tensor<2x8xf32>
+// CHECK: %[[R:.*]] = ein.concat dim 0 %[[TOP]], %[[ROW]], %[[BOTTOM]] : tensor<2x8xf32>, tensor<4x8xf32>, tensor<2x8xf32> -> tensor<8x8xf32>
+// CHECK: return %[[R]]
+func.func @insert_slice(%x: tensor<4x3xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %r = tensor.insert_slice %x into %y[2, 1] [4, 3] [1, 1] : tensor<4x3xf32> into tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+// Inserts that assemble a tensor from an unwritten tensor.empty: what
+// they do not cover is undefined, so zeros (a join with no inputs) stand
+// for it; a rank-reduced
+// source gets its unit dimension back.
+// CHECK-LABEL: func.func @insert_into_empty
+// CHECK-SAME: %[[A:[^:]*]]: tensor<4xf32>, %[[B:[^:]*]]: tensor<4xf32>
+// CHECK: %[[AR:.*]] = ein.reshape %[[A]] {{\[\[}}0, 1]] : tensor<4xf32> -> tensor<1x4xf32>
+// CHECK: %[[Z:.*]] = ein.join_agg none ins() out[d0, d1] : tensor<1x4xf32>
+// CHECK: arith.constant 0.000000e+00 : f32
+// CHECK: %[[FIRST:.*]] = ein.concat dim 0 %[[AR]], %[[Z]] : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[BR:.*]] = ein.reshape %[[B]] {{\[\[}}0, 1]] : tensor<4xf32> -> tensor<1x4xf32>
+// CHECK: %[[KEEP:.*]] = ein.slice %[[FIRST]] [0, 0] [1, 4] : tensor<2x4xf32> -> tensor<1x4xf32>
+// CHECK-NOT: ein.slice
+// CHECK: %[[BOTH:.*]] = ein.concat dim 0 %[[KEEP]], %[[BR]] : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<2x4xf32>
+// CHECK: return %[[BOTH]]
+// CHECK-NOT: tensor.
+func.func @insert_into_empty(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  %e = tensor.empty() : tensor<2x4xf32>
+  %r0 = tensor.insert_slice %a into %e[0, 0] [1, 4] [1, 1] : tensor<4xf32> into tensor<2x4xf32>
+  %r1 = tensor.insert_slice %b into %r0[1, 0] [1, 4] [1, 1] : tensor<4xf32> into tensor<2x4xf32>
+  return %r1 : tensor<2x4xf32>
 }

@@ -66,3 +66,23 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     return %s : tensor<1x4x8x4xf32>
   }
 }
+
+// -----
+
+// One value read twice by one op in two layouts (the Gram matrix x^T x
+// cut along its rows): each operand gets its own relation.
+// CHECK-LABEL: func.func @read_twice
+// CHECK-SAME: (%[[X:.*]]: tensor<10x24xf32>)
+// CHECK: %[[COLS:.*]] = ein.partition %[[X]] : tensor<10x24xf32> -> !ein.rel<10x24xf32, parts = [1, 2]>
+// CHECK: %[[ALL:.*]] = ein.partition %[[X]] : tensor<10x24xf32> -> !ein.rel<10x24xf32, parts = [1, 1], replicas = 2>
+// CHECK: ein.join_agg add ins(%[[COLS]][d2, d0], %[[ALL]][d2, d1] : !ein.rel<10x24xf32, parts = [1, 2]>, !ein.rel<10x24xf32, parts = [1, 1], replicas = 2>)
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @read_twice(%x: tensor<10x24xf32>) -> tensor<24x24xf32> {
+    %g = ein.join_agg add ins(%x[d2, d0], %x[d2, d1] : tensor<10x24xf32>, tensor<10x24xf32>) out[d0, d1] attributes {spec = #ein.spec<[2, 1, 1]>} : tensor<24x24xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %p = arith.mulf %a, %b : f32
+      ein.yield %p : f32
+    }
+    return %g : tensor<24x24xf32>
+  }
+}

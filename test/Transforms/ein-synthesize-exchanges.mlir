@@ -151,3 +151,25 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     return %c : tensor<8x8xf32>
   }
 }
+
+// -----
+
+// The concat's output cut in 3 reads x as [0:4] and [4:6], not an even
+// cut (a relation), and no later reader needs x: x and y arrive whole on
+// GPU 0 and the exchanges bring GPUs 1 and 2 their parts.
+// CHECK-LABEL: func.func @uneven_first_read
+// CHECK-SAME: (%[[X:.*]]: tensor<6xf32>, %[[Y:.*]]: tensor<6xf32>)
+// CHECK: %[[XR:.*]] = ein.partition %[[X]] : tensor<6xf32> -> !ein.rel<6xf32, parts = [1], devices = [0]>
+// CHECK: %[[XB:.*]] = ein.extract_block %[[XR]] [0] replica 0
+// CHECK: %[[YR:.*]] = ein.partition %[[Y]] : tensor<6xf32> -> !ein.rel<6xf32, parts = [1], devices = [0]>
+// CHECK: %[[YB:.*]] = ein.extract_block %[[YR]] [0] replica 0
+// CHECK: ein.transfer %[[XB]] [4] [2] from 0 to 1
+// CHECK: ein.transfer %[[YB]] [0] [2] from 0 to 1
+// CHECK: ein.transfer %[[YB]] [2] [4] from 0 to 2
+// CHECK: ein.from_blocks {{.*}} -> !ein.rel<12xf32, parts = [3], devices = [0, 1, 2]>
+module attributes {ein.target = #ein.target<devices = 3>} {
+  func.func @uneven_first_read(%x: tensor<6xf32>, %y: tensor<6xf32>) -> tensor<12xf32> {
+    %c = ein.concat dim 0 %x, %y : tensor<6xf32>, tensor<6xf32> -> tensor<12xf32>
+    return %c : tensor<12xf32>
+  }
+}

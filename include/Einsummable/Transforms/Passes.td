@@ -32,14 +32,20 @@ def EinAttachTarget : Pass<"ein-attach-target", "::mlir::ModuleOp"> {
 def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
   let summary = "Import linalg on tensors into ein join-aggs";
   let description = [{
-    Turns each function on ranked tensors written in linalg (named ops and
-    `linalg.generic`), `linalg.fill`, `tensor.empty` and scalar arith/math
-    into ein: afterwards no linalg or tensor op remains. Named ops are first
-    generalized (upstream's `generalizeNamedOp`); each generic becomes one
-    `ein.join_agg`:
+    Turns each function on ranked tensors written in linalg (named ops,
+    `linalg.generic`, `linalg.softmax`), `linalg.fill`, tensor layout ops and
+    scalar arith/math into ein: afterwards no linalg or tensor op remains.
+    `linalg.softmax` is first decomposed (upstream's
+    `AggregatedOpInterface`), named ops generalized (`generalizeNamedOp`),
+    and an elementwise generic with one user folded into that user when the
+    user is elementwise too or reduces a single input (upstream's
+    elementwise fusion; never into a contraction, which keeps its plain
+    product). Each generic then becomes one `ein.join_agg`:
 
     * every operand's indexing map must be a projected permutation of the
-      loops; its dimensions become the operand's loop indices;
+      loops, or read one loop as `dK floordiv c` (GQA), which splits that
+      loop in two around reshapes; its dimensions become the operand's loop
+      indices;
     * an elementwise body (parallel loops only) becomes the join; if it
       reads its output's initial value, that value joins as one more input;
     * a body over reduction loops must yield `combine(accumulator, f)`
@@ -48,16 +54,22 @@ def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
       the aggregation kind;
     * `linalg.index` becomes `ein.index`;
     * a reduction's initial value is dropped when it is a `linalg.fill` of
-      the combine's identity (0, 1, -inf, +inf) or an unwritten
-      `tensor.empty`; any other is combined with the result by one more
-      elementwise join-agg. A fill nothing reduces from becomes a splat
-      `arith.constant`.
+      the combine's identity (0, 1, -inf, +inf; NaN for maxnumf/minnumf) or
+      an unwritten `tensor.empty`; any other is combined with the result by
+      one more elementwise join-agg using the reduction's own combine. A
+      fill nothing reduces from becomes a join-agg with no inputs yielding
+      the constant.
+
+    Layout ops: `tensor.expand_shape`/`collapse_shape` become `ein.reshape`,
+    static unit-stride `extract_slice` an `ein.slice` (and a reshape when it
+    drops unit dimensions), `insert_slice` concatenations of slices of the
+    destination around the source, `tensor.concat` an `ein.concat`.
 
     The join computes in the accumulator type (f32 for bf16/f16 results):
     a body computing in a narrower float is extended before its yield.
-    Anything else (a non-permutation map such as a floordiv, a body that
-    is not a join plus an aggregation, another linalg or tensor op) gets a
-    diagnostic naming the op and the reason.
+    Anything else (a map that is neither, a body that is not a join plus an
+    aggregation, a strided slice, dynamic shapes, another linalg or tensor
+    op) gets a diagnostic naming the op and the reason.
 
     ```mlir
     %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x16xf32>)
@@ -71,27 +83,43 @@ def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
 }
 
 def EinFuseComposites : Pass<"ein-fuse-composites", "::mlir::ModuleOp"> {
-  let summary = "Recognise composites (softmax) among logical join-aggs";
+  let summary = "Recognise composites (softmax, attention, RMSNorm) and RoPE's rotate-half among logical join-aggs";
   let description = [{
     Rewrites patterns of logical `ein.join_agg`s (as `ein-import` leaves
     linalg programs) into the composites whose fused kernels and spec rules
-    the planner and code generators know. Today: softmax along one
-    dimension,
+    the planner and code generators know, in this order:
 
-    ```mlir
-    %m = ein.join_agg max ins(%x[d0, d1]) out[d0]          // yields x
-    %p = ein.join_agg none ins(%x[d0, d1], %m[d0]) out[d0, d1]  // exp(x - m)
-    %s = ein.join_agg add ins(%p[d0, d1]) out[d0]          // yields p
-    %y = ein.join_agg none ins(%p[d0, d1], %s[d0]) out[d0, d1]  // p / s
-    // becomes
-    %y = ein.softmax %x dim 1 : tensor<...>
-    ```
+    * softmax along one dimension:
+      ```mlir
+      %m = ein.join_agg max ins(%x[d0, d1]) out[d0]          // yields x
+      %p = ein.join_agg none ins(%x[d0, d1], %m[d0]) out[d0, d1]  // exp(x - m)
+      %s = ein.join_agg add ins(%p[d0, d1]) out[d0]          // yields p
+      %y = ein.join_agg none ins(%p[d0, d1], %s[d0]) out[d0, d1]  // p / s
+      // becomes
+      %y = ein.softmax %x dim 1 : tensor<...>
+      ```
+    * attention around such a softmax over keys: scores
+      `sum_d q[.., s, d] k[.., t, d]` (times a constant), optionally one
+      elementwise op scaling them and masking keys after the query
+      (`select(t > s, -inf, x)`, or any mask value at or below -1e30, in
+      either orientation of the compare), the softmax, and
+      `sum_t p[.., s, t] v[.., t, e]`, on `[batch, heads, tokens, dim]` or
+      `[heads, tokens, dim]` (given a batch of one). Grouped-query attention
+      is recognised through the reshapes `ein-import` puts around a
+      `h floordiv g` map. Becomes `ein.attention {causal, group, scale}`;
+    * RMSNorm: `ss = sum_i x * x` and one elementwise join
+      `x * w * rsqrt(ss / n + eps)` (or `/ sqrt(..)`, `ss * (1/n)`, any
+      order of factors, casts between) becomes `ein.rms_norm x, w eps`;
+    * RoPE's rotate-half, `concat(-x[.., h:], x[.., :h])` along a
+      dimension, becomes that dimension split into (2, h) and a 2 x 2
+      rotation join over it: a join every spec may cut, where a concat of
+      halves fixes the cut to the halves.
 
-    only where the intermediate values have no other users and the types
-    agree; everything else is left as it is. RMSNorm, attention and RoPE
-    patterns are not recognised yet.
+    Each pattern must match exactly, with intermediate values used nowhere
+    else; everything else is left as it is (and still compiles).
   }];
-  let dependentDialects = ["::mlir::ein::EinDialect"];
+  let dependentDialects = ["::mlir::ein::EinDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def EinExportProgram : Pass<"ein-export-program", "::mlir::ModuleOp"> {
