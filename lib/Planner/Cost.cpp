@@ -48,10 +48,12 @@ bool accessCutsLegally(const Access &access, const Op &op, const Spec &spec) {
   return true;
 }
 
+bool cutsInto(const Op &op, const Spec &spec, int64_t blocks);
+
 void enumerateInto(const Op &op, int64_t devices, size_t loop, int64_t left,
                    Spec &current, std::vector<Spec> &out) {
   if (loop == op.loopSizes.size()) {
-    if (left == 1 && isLegalSpec(op, current, devices))
+    if (left == 1 && cutsInto(op, current, devices))
       out.push_back(current);
     return;
   }
@@ -135,7 +137,10 @@ double blockFlops(const Op &op, const Spec &spec,
   return op.flopsPerPoint * points;
 }
 
-bool isLegalSpec(const Op &op, const Spec &spec, int64_t devices) {
+namespace {
+
+/// Whether `spec` cuts `op` into exactly `blocks` join blocks by the rules.
+bool cutsInto(const Op &op, const Spec &spec, int64_t blocks) {
   if (spec.size() != op.loopSizes.size())
     return false;
   int64_t product = 1;
@@ -145,7 +150,7 @@ bool isLegalSpec(const Op &op, const Spec &spec, int64_t devices) {
       return false;
     product *= spec[l];
   }
-  if (product != devices)
+  if (product != blocks)
     return false;
   for (const Access &access : op.inputs)
     if (!accessCutsLegally(access, op, spec))
@@ -153,12 +158,30 @@ bool isLegalSpec(const Op &op, const Spec &spec, int64_t devices) {
   return accessCutsLegally(op.output, op, spec);
 }
 
-std::vector<Spec> enumerateSpecs(const Op &op, int64_t devices) {
+std::vector<Spec> specsWithBlocks(const Op &op, int64_t blocks) {
   std::vector<Spec> specs;
   Spec current(op.loopSizes.size(), 1);
-  if (devices >= 1)
-    enumerateInto(op, devices, 0, devices, current, specs);
+  enumerateInto(op, blocks, 0, blocks, current, specs);
   return specs;
+}
+
+} // namespace
+
+int64_t usableBlocks(const Op &op, int64_t devices) {
+  for (int64_t blocks = devices; blocks > 1; --blocks)
+    if (!specsWithBlocks(op, blocks).empty())
+      return blocks;
+  return 1;
+}
+
+bool isLegalSpec(const Op &op, const Spec &spec, int64_t devices) {
+  return devices >= 1 && cutsInto(op, spec, usableBlocks(op, devices));
+}
+
+std::vector<Spec> enumerateSpecs(const Op &op, int64_t devices) {
+  if (devices < 1)
+    return {};
+  return specsWithBlocks(op, usableBlocks(op, devices));
 }
 
 OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,

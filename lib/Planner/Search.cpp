@@ -89,10 +89,7 @@ Problem build(const Graph &graph, const Options &options,
   for (size_t o = 0; o < numOps; ++o) {
     const Op &op = graph.ops[o];
     pb.specs[o] = enumerateSpecs(op, options.devices);
-    if (pb.specs[o].empty() && pb.error.empty())
-      pb.error = "op '" + op.name + "' has no legal spec for " +
-                 std::to_string(options.devices) + " devices";
-    if (!allowed.empty() && !pb.specs[o].empty()) {
+    if (!allowed.empty()) {
       std::vector<Spec> kept;
       for (const Spec &s : pb.specs[o])
         if (std::find(allowed[o].begin(), allowed[o].end(), s) !=

@@ -110,11 +110,6 @@ bool allowedSpecs(const Graph &graph, Strategy strategy, int64_t devices,
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const Op &op = graph.ops[o];
     std::vector<Spec> legal = enumerateSpecs(op, devices), kept;
-    if (legal.empty()) {
-      error = "op '" + op.name + "' has no legal spec for " +
-              std::to_string(devices) + " devices";
-      return false;
-    }
     std::string why;
     switch (strategy) {
     case Strategy::Optimal:

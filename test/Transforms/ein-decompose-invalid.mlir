@@ -8,19 +8,6 @@ module {
 
 // -----
 
-module attributes {ein.target = #ein.target<devices = 7>} {
-  // expected-error @+1 {{'func.func' op has no plan: op 'ein.join_agg #0' has no legal spec for 7 devices}}
-  func.func @too_small(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
-    %c = ein.join_agg none ins(%a[d0, d1] : tensor<4x4xf32>) out[d0, d1] : tensor<4x4xf32> {
-    ^bb0(%x: f32):
-      ein.yield %x : f32
-    }
-    return %c : tensor<4x4xf32>
-  }
-}
-
-// -----
-
 module attributes {ein.target = #ein.target<devices = 2>} {
   // expected-error @+1 {{the planner takes ranked tensors of static shape, of integers or floats, got '!ein.rel<4xf32, parts = [2]>'}}
   func.func @planned(%a: !ein.rel<4xf32, parts = [2]>) -> !ein.rel<4xf32, parts = [2]> {

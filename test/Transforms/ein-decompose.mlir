@@ -90,3 +90,22 @@ module attributes {ein.target = #ein.target<devices = 8>} {
     return %abcd : tensor<1024x1024xf32>
   }
 }
+
+// -----
+
+// An op too small to cut 7 ways (4 x 4, 7 prime) gets the most blocks it
+// can make, 6; the seventh GPU sits it out.
+// CHECK-LABEL: func.func @too_small
+// CHECK: ein.join_agg none {{.*}} attributes {spec = #ein.spec<[3, 2]>}
+module attributes {ein.target = #ein.target<devices = 7>} {
+  // expected-remark @+2 {{with naive exchanges: 6 tasks, 0.0 B moved}}
+  // expected-remark @+1 {{plan total}}
+  func.func @too_small(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    // expected-remark @+1 {{spec #ein.spec<[3, 2]>}}
+    %c = ein.join_agg none ins(%a[d0, d1] : tensor<4x4xf32>) out[d0, d1] : tensor<4x4xf32> {
+    ^bb0(%x: f32):
+      ein.yield %x : f32
+    }
+    return %c : tensor<4x4xf32>
+  }
+}

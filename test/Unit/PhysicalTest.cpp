@@ -371,11 +371,11 @@ void expectProgramMatchesProxy(const planner::Graph &g,
     }
   }
   // The structure the IR lowering reads: every need is exactly its pieces,
-  // one kernel per GPU, one aggregation per output block.
+  // one kernel per join block, one aggregation per output block.
   ASSERT_EQ(program.ops.size(), g.ops.size());
   for (size_t op = 0; op < g.ops.size(); ++op) {
     const OpProgram &p = program.ops[op];
-    EXPECT_EQ(p.kernels.size(), size_t(o.devices)) << what;
+    EXPECT_EQ(p.kernels.size(), size_t(numBlocks(plan.specs[op]))) << what;
     for (const OpProgram::Need &need : p.needs) {
       int64_t covered = 0;
       for (const OpProgram::Piece &piece : need.pieces) {

@@ -5,6 +5,7 @@
 #include "Einsummable/Planner/Search.h"
 #include "Einsummable/Planner/Strategy.h"
 #include "GraphBuilder.h"
+#include "ein/partition.h"
 
 #include <gtest/gtest.h>
 
@@ -175,14 +176,31 @@ TEST(Planner, CausalTokenSplitIsUnbalanced) {
   EXPECT_EQ(plan.fanIn, 2);
 }
 
-TEST(Planner, NoLegalSpecIsAnError) {
+TEST(Planner, TooSmallOpsUseFewerGpus) {
+  // A 4x4 matmul cannot be cut into 7 (prime, above every loop's size):
+  // it gets the most blocks it can make, 6 (2 x 3 or 3 x 2 over i, j; 2 x 3
+  // over j, k ...), and the seventh GPU sits it out.
   Graph g;
   int a = addValue(g, "a", {4, 4}, ValueKind::Activation);
   int b = addValue(g, "b", {4, 4}, ValueKind::Activation);
   matmul(g, a, b, "c");
+  EXPECT_EQ(usableBlocks(g.ops[0], 7), 6);
+  EXPECT_EQ(usableBlocks(g.ops[0], 4), 4);
+  for (const Spec &s : enumerateSpecs(g.ops[0], 7)) {
+    EXPECT_EQ(::ein::numBlocks(s), 6);
+    EXPECT_TRUE(isLegalSpec(g.ops[0], s, 7));
+  }
+  EXPECT_FALSE(isLegalSpec(g.ops[0], {2, 2, 1}, 7)); // 4 blocks: 6 can be had
   Plan plan = search(g, bytesOnly(7));
-  EXPECT_FALSE(plan.feasible);
-  EXPECT_EQ(plan.error, "op 'c' has no legal spec for 7 devices");
+  ASSERT_TRUE(plan.feasible) << plan.error;
+  EXPECT_EQ(::ein::numBlocks(plan.specs[0]), 6);
+  // One loop that cannot be cut at all: one block, on GPU 0.
+  Graph h;
+  int x = addValue(h, "x", {1, 1}, ValueKind::Activation);
+  int y = addValue(h, "y", {1, 1}, ValueKind::Activation);
+  matmul(h, x, y, "z");
+  EXPECT_EQ(usableBlocks(h.ops[0], 8), 1);
+  EXPECT_EQ(enumerateSpecs(h.ops[0], 8), (std::vector<Spec>{Spec{1, 1, 1}}));
 }
 
 TEST(Planner, CapIsReported) {

@@ -48,12 +48,18 @@ struct Options {
   double bytesPerFlop = 8 * 395e9 / 750e12;
 };
 
+/// How many join blocks `op`'s specs make on `devices` GPUs: `devices`,
+/// unless the op is too small to be cut that many ways (fewer elements
+/// along its cuttable loops, or no legal combination): then the most it can
+/// be cut into, and the other GPUs sit its step out.
+int64_t usableBlocks(const Op &op, int64_t devices);
+
 /// Every legal spec of `op` for `devices` GPUs, in decreasing lexicographic
 /// order of the parts (outer loops cut most first, which is also how the
-/// search breaks ties): products equal `devices`, no loop cut into more
-/// parts than it has
-/// elements, uncuttable loops left whole, and every operand dimension that
-/// spans several loops cut at the points an ordinary cut of it would be.
+/// search breaks ties): products equal usableBlocks(op, devices), no loop
+/// cut into more parts than it has elements, uncuttable loops left whole,
+/// and every operand dimension that spans several loops cut at the points
+/// an ordinary cut of it would be.
 std::vector<Spec> enumerateSpecs(const Op &op, int64_t devices);
 
 /// Whether `spec` satisfies the rules enumerateSpecs applies.
