@@ -9,6 +9,11 @@
 #                    each GPU holds half of every weight);
 #   check/           small blocks and chains for ein-run --check --debug
 #                    against the float64 evaluator, on the same paths;
+#   imports/         the import issue's linalg test programs
+#                    (test/Pipelines/Inputs/linalg_*.mlir) through ein-import
+#                    and ein-fuse-composites, on 1 and 2 GPUs, and a bf16
+#                    causal GQA attention written in linalg (head dim 64:
+#                    the fused attention step), for --check;
 #   chains/C, C-1gpu each matrix chain on 2 GPUs (plan in C.json) and on 1;
 #   ablation/        w1 on 2 GPUs (w2 was measured before): the search's plan, naive exchanges
 #                    and ten random plans, each with its --explain JSON.
@@ -20,7 +25,7 @@ root=$(dirname "$here")
 compile=${EIN_COMPILE:-$root/build/bin/ein-compile}
 out=${1:-$root/gpu-large}
 src=$out/src
-mkdir -p "$out"/{llama,check,chains,ablation} "$src"
+mkdir -p "$out"/{llama,check,chains,ablation,imports} "$src"
 quiet() { "$@" > /dev/null; }
 
 block() { python3 "$root/examples/gen_llama_block.py" "$@"; }
@@ -48,6 +53,18 @@ for c in $chains; do
   quiet "$compile" "$src/$c.mlir" -o "$out/chains/$c" --devices=2 --target=cuda --explain="$out/chains/$c.json"
   quiet "$compile" "$src/$c.mlir" -o "$out/chains/$c-1gpu" --devices=1 --target=cuda
   quiet "$compile" "$src/$c-small.mlir" -o "$out/check/$c-small" --devices=2 --target=cuda
+done
+
+# Imported programs: as the tests write them (f32), and GQA attention in
+# bf16 at a head dimension the fused attention step takes.
+inputs=$root/test/Pipelines/Inputs
+sed -e 's/0xFF800000 : f32/0xFF80 : bf16/; s/f32/bf16/g; s/8x7x8x/8x256x64x/g' \
+    -e 's/8x7x8/8x256x64/g; s/2x7x8/2x256x64/g; s/8x7x7/8x256x256/g; s/8x7/8x256/g' \
+    -e 's/0.353553385/0.125/' "$inputs/linalg_gqa_attention.mlir" > "$src/linalg_gqa_attention_bf16.mlir"
+for f in "$inputs"/linalg_*.mlir "$src/linalg_gqa_attention_bf16.mlir"; do
+  p=$(basename "$f" .mlir); p=${p#linalg_}
+  quiet "$compile" "$f" -o "$out/imports/$p-1" --devices=1 --target=cuda
+  quiet "$compile" "$f" -o "$out/imports/$p-2" --devices=2 --target=cuda
 done
 
 for w in w1-l3-8b-b1-s8k; do

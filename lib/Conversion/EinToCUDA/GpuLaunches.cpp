@@ -667,15 +667,32 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
     at[d] = arith::RemUIOp::create(b, loc, rest, index(shape[d]));
     rest = arith::DivUIOp::create(b, loc, rest, index(shape[d]));
   }
+  // Each lane reads every 32nd 16-byte chunk of the row. A row of at most
+  // 16 chunks a lane (4096 bf16) is held in registers: all its loads issued
+  // at once, read once. A longer one is read twice, for the sum of squares
+  // and (from cache) for the output, `unroll` chunks an iteration so that
+  // many loads are in flight. (One chunk at a time, read twice, ran at 58%
+  // of the copy bandwidth on an H200.)
+  int64_t chunkSpan = kWarp * width;
+  bool held = n % chunkSpan == 0 && n / chunkSpan <= 16;
+  int64_t unroll = held ? n / chunkSpan : 4;
+  while (unroll > 1 && n % (unroll * chunkSpan) != 0)
+    unroll /= 2;
   Value first = arith::MulIOp::create(b, loc, lane, index(width));
-  Value step = index(kWarp * width);
+  Value step = index(unroll * chunkSpan);
   auto xVector = VectorType::get({width}, xType.getElementType());
   auto wVector = VectorType::get({width}, wType.getElementType());
   auto outVector = VectorType::get({width}, outType.getElementType());
-
-  // Each lane reads every 32nd chunk of the row, twice: for the sum of
-  // squares and (from cache) for the output. (Holding a 4096-wide row in
-  // registers instead measured slower on an H200: 0.130 against 0.110 ms.)
+  // The columns of the chunks one iteration at column `k` covers.
+  auto chunkColumns = [&](Value k) {
+    SmallVector<Value> columns;
+    for (int64_t u = 0; u < unroll; ++u)
+      columns.push_back(
+          u == 0 ? k
+                 : arith::AddIOp::create(b, loc, k, index(u * chunkSpan))
+                       .getResult());
+    return columns;
+  };
   auto loadChunk = [&](Value k) -> Value {
     at.back() = k;
     return vector::LoadOp::create(b, loc, xVector, x, at,
@@ -690,16 +707,29 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
     }
     return acc;
   };
-  auto sum = scf::ForOp::create(b, loc, first, index(n), step,
-                                ValueRange{f32Const(0.0)});
-  {
+  SmallVector<Value> heldColumns, heldChunks;
+  Value total;
+  if (held) {
+    heldColumns = chunkColumns(first);
+    for (Value k : heldColumns)
+      heldChunks.push_back(loadChunk(k));
+    total = f32Const(0.0);
+    for (Value chunk : heldChunks)
+      total = squares(chunk, total);
+  } else {
+    auto sum = scf::ForOp::create(b, loc, first, index(n), step,
+                                  ValueRange{f32Const(0.0)});
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPointToStart(sum.getBody());
-    scf::YieldOp::create(b, loc,
-                         squares(loadChunk(sum.getInductionVar()),
-                                 sum.getRegionIterArgs().front()));
+    SmallVector<Value> chunks;
+    for (Value k : chunkColumns(sum.getInductionVar()))
+      chunks.push_back(loadChunk(k));
+    Value acc = sum.getRegionIterArgs().front();
+    for (Value chunk : chunks)
+      acc = squares(chunk, acc);
+    scf::YieldOp::create(b, loc, acc);
+    total = sum.getResult(0);
   }
-  Value total = sum.getResult(0);
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
     total = arith::AddFOp::create(b, loc, total,
                                   gpu::ShuffleOp::create(b, loc, total, offset,
@@ -707,7 +737,8 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
                                                          gpu::ShuffleMode::XOR)
                                       .getShuffleResult());
   double eps = norm.getEps().convertToDouble();
-  Value root = math::SqrtOp::create(
+  // One reciprocal square root a row; each element is multiplied by it.
+  Value inverse = math::RsqrtOp::create(
       b, loc,
       arith::AddFOp::create(
           b, loc,
@@ -716,14 +747,11 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
           f32Const(eps)));
 
   // Normalised and scaled, 8 lanes a store.
-  auto emit = [&](Value k, Value chunk) {
-    Value weights = vector::LoadOp::create(b, loc, wVector, w, ValueRange{k},
-                                           /*nontemporal=*/false,
-                                           vectorAlignment(wType, width));
+  auto emit = [&](Value k, Value chunk, Value weights) {
     SmallVector<Value> lanes;
     for (int64_t j = 0; j < width; ++j) {
-      Value v = arith::DivFOp::create(
-          b, loc, widen(vector::ExtractOp::create(b, loc, chunk, j)), root);
+      Value v = arith::MulFOp::create(
+          b, loc, widen(vector::ExtractOp::create(b, loc, chunk, j)), inverse);
       v = arith::MulFOp::create(
           b, loc, v, widen(vector::ExtractOp::create(b, loc, weights, j)));
       if (outType.getElementType() != f32)
@@ -735,12 +763,26 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
         b, loc, vector::FromElementsOp::create(b, loc, outVector, lanes), out,
         at, /*nontemporal=*/false, vectorAlignment(outType, width));
   };
-  auto scale = scf::ForOp::create(b, loc, first, index(n), step);
-  {
+  auto loadWeights = [&](Value k) -> Value {
+    return vector::LoadOp::create(b, loc, wVector, w, ValueRange{k},
+                                  /*nontemporal=*/false,
+                                  vectorAlignment(wType, width));
+  };
+  if (held) {
+    for (auto [k, chunk] : llvm::zip(heldColumns, heldChunks))
+      emit(k, chunk, loadWeights(k));
+  } else {
+    auto scale = scf::ForOp::create(b, loc, first, index(n), step);
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPointToStart(scale.getBody());
-    Value k = scale.getInductionVar();
-    emit(k, loadChunk(k));
+    SmallVector<Value> columns = chunkColumns(scale.getInductionVar());
+    SmallVector<Value> chunks, weights;
+    for (Value k : columns) {
+      chunks.push_back(loadChunk(k));
+      weights.push_back(loadWeights(k));
+    }
+    for (int64_t u = 0; u < unroll; ++u)
+      emit(columns[u], chunks[u], weights[u]);
   }
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);

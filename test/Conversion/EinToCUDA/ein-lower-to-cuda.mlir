@@ -120,11 +120,11 @@ module attributes {ein.target = #ein.target<devices = 2, chip = "sm_90">} {
 // CHECK-COUNT-5: gpu.shuffle xor
 // CHECK: %[[MEAN:.*]] = arith.divf %{{.*}}, %[[N]] : f32
 // CHECK: %[[SHIFTED:.*]] = arith.addf %[[MEAN]], %[[EPS]] : f32
-// CHECK: %[[ROOT:.*]] = math.sqrt %[[SHIFTED]] : f32
+// CHECK: %[[INV:.*]] = math.rsqrt %[[SHIFTED]] : f32
 // CHECK: scf.for
 // CHECK: vector.load %[[XA]]
 // CHECK: vector.load %[[WA]]
-// CHECK: arith.divf %{{.*}}, %[[ROOT]] : f32
+// CHECK: arith.mulf %{{.*}}, %[[INV]] : f32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: vector.store %{{.*}}, %[[OA]]{{.*}} {alignment = 16 : i64} : memref<2x2x64xbf16>, vector<8xbf16>
 module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
@@ -134,6 +134,52 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
   }
 }
 
+// -----
+
+// Rows of 1024 bf16 are held in registers: each lane loads its 4 chunks
+// at once (no loop), sums their squares, and scales the same values (the
+// row is read once).
+// CHECK-LABEL: func.func @held_norm
+// CHECK: gpu.func @ein_kernel_0_rms_norm(%[[XA:.*]]: memref<8x1024xbf16>, %[[WA:.*]]: memref<1024xbf16>, %[[OA:.*]]: memref<8x1024xbf16>) kernel
+// CHECK-NOT: scf.for
+// CHECK-COUNT-4: vector.load %[[XA]]
+// CHECK-NOT: vector.load %[[XA]]
+// CHECK: math.rsqrt
+// CHECK-NOT: vector.load %[[XA]]
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[OA]]
+// CHECK: gpu.return
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @held_norm(%x: tensor<8x1024xbf16>, %w: tensor<1024xbf16>) -> tensor<8x1024xbf16> {
+    %y = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<8x1024xbf16>, tensor<1024xbf16>
+    return %y : tensor<8x1024xbf16>
+  }
+}
+
+// -----
+
+// Rows of 8192 bf16 (32 chunks a lane) are read twice, 4 chunks an
+// iteration (step 4 x 32 lanes x 8): 4 loads in flight, then 4 x 8
+// squares; the second loop loads 4 chunks and their weights before its 4
+// stores.
+// CHECK-LABEL: func.func @wide_norm
+// CHECK: gpu.func @ein_kernel_0_rms_norm(%[[XA:.*]]: memref<2x8192xbf16>, %[[WA:.*]]: memref<8192xbf16>, %[[OA:.*]]: memref<2x8192xbf16>) kernel
+// CHECK-DAG: %[[STEP:.*]] = arith.constant 1024 : index
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[STEP]] iter_args
+// CHECK-COUNT-4: vector.load %[[XA]]
+// CHECK-NOT: vector.load
+// CHECK: scf.yield
+// CHECK: math.rsqrt
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STEP]] {
+// CHECK-COUNT-4: vector.load
+// CHECK-NOT: vector.store
+// CHECK: vector.load %[[WA]]
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[OA]]
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @wide_norm(%x: tensor<2x8192xbf16>, %w: tensor<8192xbf16>) -> tensor<2x8192xbf16> {
+    %y = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<2x8192xbf16>, tensor<8192xbf16>
+    return %y : tensor<2x8192xbf16>
+  }
+}
 
 // -----
 
