@@ -417,10 +417,31 @@ std::optional<ScoreEpilogue> scoreEpilogue(JoinAggOp op) {
 /// inputs, the constant, and the summed loop.
 struct Contraction {
   Value lhs, rhs;
-  ArrayRef<int64_t> lhsIndices, rhsIndices;
+  SmallVector<int64_t> lhsIndices, rhsIndices;
   int64_t summed;
   double coefficient;
 };
+
+/// `value`, read at `indices`, seen through a transpose only that reader
+/// reads (an elementwise join-agg yielding its one input, permuted): the
+/// transposed value and the indices that read it the same way (a key
+/// transposed for linalg.batch_matmul). Returns the transpose, or null.
+JoinAggOp throughTranspose(Value &value, SmallVector<int64_t> &indices) {
+  auto t = value.getDefiningOp<JoinAggOp>();
+  if (!t || !value.hasOneUse() || !isElementwise(t) ||
+      t.getInputs().size() != 1 ||
+      yieldedValue(t) != t.getJoin().front().getArgument(0))
+    return {};
+  ArrayRef<int64_t> permutation = t.getIndicesOfInput(0);
+  if (permutation.size() != indices.size())
+    return {};
+  SmallVector<int64_t> composed;
+  for (int64_t loop : permutation)
+    composed.push_back(indices[loop]);
+  value = t.getInputs()[0];
+  indices = composed;
+  return t;
+}
 
 std::optional<Contraction> contractionOf(JoinAggOp op) {
   if (!isLogical(op) || op.getAgg() != AggKind::Add ||
@@ -432,8 +453,8 @@ std::optional<Contraction> contractionOf(JoinAggOp op) {
     return std::nullopt;
   Contraction c{op.getInputs()[0],
                 op.getInputs()[1],
-                op.getIndicesOfInput(0),
-                op.getIndicesOfInput(1),
+                llvm::to_vector(op.getIndicesOfInput(0)),
+                llvm::to_vector(op.getIndicesOfInput(1)),
                 -1,
                 product.coefficient};
   for (int64_t loop : c.lhsIndices)
@@ -497,8 +518,13 @@ bool fuseAttention(SoftmaxOp softmax) {
   int64_t s = out[n - 2], t = out[n - 1], d = qk->summed;
   ArrayRef<int64_t> lead = out.drop_back(2);
   ArrayRef<int64_t> kvLead = gqa ? lead.drop_back() : lead;
-  if (!isLeadThen(qk->rhsIndices, kvLead, {t, d}))
+  if (!isLeadThen(qk->lhsIndices, lead, {s, d}))
     std::swap(qk->lhs, qk->rhs), std::swap(qk->lhsIndices, qk->rhsIndices);
+  // The key may come transposed ([.., d, t], as linalg.batch_matmul reads
+  // it): look through the transpose.
+  JoinAggOp keyTranspose;
+  if (!isLeadThen(qk->rhsIndices, kvLead, {t, d}))
+    keyTranspose = throughTranspose(qk->rhs, qk->rhsIndices);
   if (!isLeadThen(qk->lhsIndices, lead, {s, d}) ||
       !isLeadThen(qk->rhsIndices, kvLead, {t, d}))
     return false;
@@ -599,7 +625,7 @@ bool fuseAttention(SoftmaxOp softmax) {
     fused = batched(fused, resultType);
   result.replaceAllUsesWith(fused);
   eraseIfDead({collapseResult, valueOp, splitProbs, softmax, epilogueOp,
-               collapseScores, scoreOp, splitQuery});
+               collapseScores, scoreOp, splitQuery, keyTranspose});
   return true;
 }
 

@@ -610,8 +610,32 @@ private:
         kind != AggKind::None && initValue && isIdentity(initValue, combine);
     bool initUnwritten = init.getDefiningOp<tensor::EmptyOp>() != nullptr;
 
-    SmallVector<Value> inputs(op.getDpsInputs());
-    SmallVector<SmallVector<int64_t>> indices = inputIndices;
+    // An input filled with a constant is that constant in the body (a scale
+    // written as a product with a filled tensor), unless a loop is indexed
+    // through such inputs alone.
+    SmallVector<Attribute> folded;
+    for (Value input : op.getDpsInputs())
+      folded.push_back(fillValue(input));
+    auto loopsUsed = [&](bool fold) {
+      for (int64_t loop = 0; loop < loops; ++loop) {
+        bool used = llvm::is_contained(*outputIndices, loop);
+        for (auto [i, list] : llvm::enumerate(inputIndices))
+          used =
+              used || ((!fold || !folded[i]) && llvm::is_contained(list, loop));
+        if (!used)
+          return false;
+      }
+      return true;
+    };
+    if (!loopsUsed(/*fold=*/true))
+      folded.assign(folded.size(), Attribute());
+    SmallVector<Value> inputs;
+    SmallVector<SmallVector<int64_t>> indices;
+    for (auto [i, input] : llvm::enumerate(op.getDpsInputs()))
+      if (!folded[i]) {
+        inputs.push_back(input);
+        indices.push_back(inputIndices[i]);
+      }
     if (joinReadsInit) {
       inputs.push_back(init);
       indices.push_back(*outputIndices);
@@ -636,7 +660,7 @@ private:
     auto join = JoinAggOp::create(builder, loc, resultType, inputs,
                                   builder.getArrayAttr(lists), *outputIndices,
                                   kind, TypeAttr(), SpecAttr(), IntegerAttr());
-    if (failed(buildJoin(op, join, joined, joinReadsInit)))
+    if (failed(buildJoin(op, join, joined, joinReadsInit, folded)))
       return failure();
     Value result = join.getResult();
     if (kind != AggKind::None && !initIsIdentity && !initUnwritten)
@@ -662,19 +686,22 @@ private:
   /// linalg.index as ein.index, and a yield of `joined` in the accumulator
   /// type (extended where the body computes in a narrower float).
   LogicalResult buildJoin(linalg::GenericOp op, JoinAggOp join, Value joined,
-                          bool joinReadsInit) {
+                          bool joinReadsInit, ArrayRef<Attribute> folded) {
     Block &body = op.getRegion().front();
     Block *block = new Block();
     join.getJoin().push_back(block);
     IRMapping map;
+    OpBuilder inner = OpBuilder::atBlockEnd(block);
     for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
       map.map(body.getArgument(i),
-              block->addArgument(body.getArgument(i).getType(), op.getLoc()));
+              folded[i] ? Value(arith::ConstantOp::create(
+                              inner, op.getLoc(), cast<TypedAttr>(folded[i])))
+                        : Value(block->addArgument(
+                              body.getArgument(i).getType(), op.getLoc())));
     if (joinReadsInit)
       map.map(body.getArguments().back(),
               block->addArgument(body.getArguments().back().getType(),
                                  op.getLoc()));
-    OpBuilder inner = OpBuilder::atBlockEnd(block);
     // The join region is isolated: a constant from outside the body comes
     // in as a copy; any other outside value is refused.
     auto fromOutside = [&](Value outside, StringRef use) -> FailureOr<Value> {

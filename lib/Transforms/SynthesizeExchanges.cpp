@@ -541,8 +541,12 @@ private:
         attention.setGroup(
             ::ein::blockRange(node.loopSizes[2], plan.specs[o][2], k.coords[2])
                 .size);
-        attention.setQueryOffset(attention.getQueryOffset() + offsets[3]);
-        attention.setKeyOffset(attention.getKeyOffset() + offsets[4]);
+        // Offsets place a causal mask; without one every key is visible
+        // and the block needs none.
+        if (attention.getCausal()) {
+          attention.setQueryOffset(attention.getQueryOffset() + offsets[3]);
+          attention.setKeyOffset(attention.getKeyOffset() + offsets[4]);
+        }
       }
       kernelResult[k.device] = kernel->getResult(0);
     }

@@ -535,3 +535,32 @@ func.func @rotate_two_tensors(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> ten
   %r = ein.concat dim 1 %neg, %lo : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x16xf32>
   return %r : tensor<8x16xf32>
 }
+
+// -----
+
+// The key transposed for a batched matmul ([h, d, t]), as linalg.transpose
+// and linalg.batch_matmul leave it: the transpose is looked through and
+// goes with the rest.
+// CHECK-LABEL: func.func @attention_key_transposed
+// CHECK-SAME: (%[[Q:.*]]: tensor<4x16x8xf32>, %[[K:.*]]: tensor<4x16x8xf32>, %[[V:.*]]: tensor<4x16x8xf32>)
+// CHECK: %[[KB:.*]] = ein.reshape %[[K]] {{\[\[}}0, 1], [2], [3]] : tensor<4x16x8xf32> -> tensor<1x4x16x8xf32>
+// CHECK: ein.attention %{{.*}}, %[[KB]], %{{.*}} {scale = 1.000000e+00 : f64}
+// CHECK-NOT: ein.join_agg
+func.func @attention_key_transposed(%q: tensor<4x16x8xf32>, %k: tensor<4x16x8xf32>, %v: tensor<4x16x8xf32>) -> tensor<4x16x8xf32> {
+  %kt = ein.join_agg none ins(%k[d0, d2, d1] : tensor<4x16x8xf32>) out[d0, d1, d2] : tensor<4x8x16xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %s = ein.join_agg add ins(%q[d0, d1, d3], %kt[d0, d3, d2] : tensor<4x16x8xf32>, tensor<4x8x16xf32>) out[d0, d1, d2] : tensor<4x16x16xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %p = ein.softmax %s dim 2 : tensor<4x16x16xf32>
+  %o = ein.join_agg add ins(%p[d0, d1, d3], %v[d0, d3, d2] : tensor<4x16x16xf32>, tensor<4x16x8xf32>) out[d0, d1, d2] : tensor<4x16x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o : tensor<4x16x8xf32>
+}

@@ -426,3 +426,37 @@ func.func @insert_into_empty(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x4
   %r1 = tensor.insert_slice %b into %r0[1, 0] [1, 4] [1, 1] : tensor<4xf32> into tensor<2x4xf32>
   return %r1 : tensor<2x4xf32>
 }
+
+// -----
+
+// An input that is a fill of a constant is that constant in the body: a
+// scale written as a product with a filled tensor becomes x * 0.5.
+// CHECK-LABEL: func.func @scale_by_fill
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf32>
+// CHECK: ein.join_agg none ins(%[[X]][d0, d1] : tensor<4x8xf32>) out[d0, d1]
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
+// CHECK-NEXT: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[V]], %[[HALF]] : f32
+// CHECK-NEXT: ein.yield %[[R]]
+func.func @scale_by_fill(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %c = linalg.fill ins(%half : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.elementwise kind=#linalg.elementwise_kind<mul> ins(%x, %c : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// f16 in, f16 out: the product is widened to the f32 accumulator.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK: ein.join_agg add ins(%{{.*}}[d0, d2], %{{.*}}[d2, d1] : tensor<8x16xf16>, tensor<16x4xf16>) out[d0, d1] : tensor<8x4xf16>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f16
+// CHECK: arith.extf %{{.*}} : f16 to f32
+func.func @matmul_f16(%a: tensor<8x16xf16>, %b: tensor<16x4xf16>) -> tensor<8x4xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<8x4xf16>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<8x4xf16>) -> tensor<8x4xf16>
+  %m = linalg.matmul ins(%a, %b : tensor<8x16xf16>, tensor<16x4xf16>) outs(%z : tensor<8x4xf16>) -> tensor<8x4xf16>
+  return %m : tensor<8x4xf16>
+}

@@ -173,3 +173,18 @@ module attributes {ein.target = #ein.target<devices = 3>} {
     return %c : tensor<12xf32>
   }
 }
+
+// -----
+
+// A non-causal attention cut by queries (one head: nothing else to cut):
+// the blocks carry no offsets (they place a causal mask, and there is
+// none).
+// CHECK-LABEL: func.func @attention_by_queries
+// CHECK: ein.attention {{.*}} {device = 0 : i64, scale = 1.250000e-01 : f64} : tensor<1x1x8x64xf32>
+// CHECK: ein.attention {{.*}} {device = 1 : i64, scale = 1.250000e-01 : f64} : tensor<1x1x8x64xf32>
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @attention_by_queries(%q: tensor<1x1x16x64xf32>, %k: tensor<1x1x16x64xf32>, %v: tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32> {
+    %o = ein.attention %q, %k, %v {scale = 0.125 : f64} : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32> -> tensor<1x1x16x64xf32>
+    return %o : tensor<1x1x16x64xf32>
+  }
+}
