@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::ein {
@@ -142,7 +143,10 @@ public:
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics) {
-      FailureOr<linalg::GenericOp> split = splitFloorDivLoop(op);
+      FailureOr<linalg::GenericOp> unitFree = dropUnitReads(op);
+      if (failed(unitFree))
+        return failure();
+      FailureOr<linalg::GenericOp> split = splitFloorDivLoop(*unitFree);
       if (failed(split) || failed(importGeneric(*split)))
         return failure();
     }
@@ -205,10 +209,35 @@ public:
     });
     for (arith::ConstantOp c : constants)
       c->erase();
+    foldReshapePairs();
+    eraseDeadOps();
     return success();
   }
 
 private:
+  /// A reshape undoing the reshape it reads (a unit dimension added for a
+  /// keepdim read and removed again) is its source.
+  void foldReshapePairs() {
+    SmallVector<ReshapeOp> reshapes;
+    func.walk([&](ReshapeOp op) { reshapes.push_back(op); });
+    for (ReshapeOp op : reshapes) {
+      auto inner = op.getSource().getDefiningOp<ReshapeOp>();
+      if (inner && inner.getSource().getType() == op.getType())
+        op.getResult().replaceAllUsesWith(inner.getSource());
+    }
+  }
+
+  /// Top-level ops without side effects nothing uses any more (a fill's
+  /// generator that only a folded reshape read, say), users first.
+  void eraseDeadOps() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().front().without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (op->use_empty() && isMemoryEffectFree(op))
+        op->erase();
+  }
+
   func::FuncOp func;
   OpBuilder builder;
 
@@ -239,6 +268,87 @@ private:
       return func.emitOpError()
              << "cannot be imported: elementwise fusion did not converge";
     return success();
+  }
+
+  /// A generic reading a unit dimension of an operand at the constant 0
+  /// (torch-mlir's keepdim tensors: `(d0, d1) -> (d0, 0)`) rewritten to read
+  /// the operand collapsed without it; a result written so is computed
+  /// collapsed and expanded back. Returns the generic unchanged when no map
+  /// has a constant.
+  FailureOr<linalg::GenericOp> dropUnitReads(linalg::GenericOp op) {
+    MLIRContext *ctx = op.getContext();
+    Location loc = op.getLoc();
+    bool any = false;
+    SmallVector<AffineMap> maps;
+    SmallVector<Value> operands;
+    RankedTensorType resultType;
+    builder.setInsertionPoint(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      SmallVector<AffineExpr> kept;
+      SmallVector<int64_t> shape;
+      for (auto [d, e] : llvm::enumerate(map.getResults())) {
+        auto c = dyn_cast<AffineConstantExpr>(e);
+        if (!c) {
+          kept.push_back(e);
+          shape.push_back(type ? type.getDimSize(d) : 0);
+          continue;
+        }
+        if (!type || c.getValue() != 0 || type.getDimSize(d) != 1) {
+          op->emitOpError()
+              << "cannot be imported: operand " << operand.getOperandNumber()
+              << " is read at the constant " << c.getValue()
+              << " along a dimension that is not a unit dimension read at 0";
+          return failure();
+        }
+      }
+      maps.push_back(AffineMap::get(map.getNumDims(), 0, kept, ctx));
+      Value value = operand.get();
+      if (type && kept.size() != map.getNumResults()) {
+        if (kept.empty()) {
+          op->emitOpError()
+              << "cannot be imported: operand " << operand.getOperandNumber()
+              << " is a single element read at constant indices";
+          return failure();
+        }
+        any = true;
+        value = collapseTo(loc, value,
+                           RankedTensorType::get(shape, type.getElementType()));
+      }
+      operands.push_back(value);
+      if (op.isDpsInit(&operand))
+        resultType = cast<RankedTensorType>(value.getType());
+    }
+    if (!any)
+      return op;
+    unsigned inputs = op.getNumDpsInputs();
+    auto reduced =
+        linalg::GenericOp::create(builder, loc, TypeRange{resultType},
+                                  ValueRange(operands).take_front(inputs),
+                                  ValueRange(operands).drop_front(inputs), maps,
+                                  op.getIteratorTypesArray());
+    IRMapping mapping;
+    op.getRegion().cloneInto(&reduced.getRegion(), mapping);
+    Value result = reduced.getResult(0);
+    auto original = cast<RankedTensorType>(op.getResult(0).getType());
+    if (result.getType() != original) {
+      std::optional<SmallVector<ReassociationIndices>> groups =
+          getReassociationIndicesForReshape(original, resultType);
+      result = tensor::ExpandShapeOp::create(builder, loc, original, result,
+                                             *groups);
+    }
+    op.getResult(0).replaceAllUsesWith(result);
+    op->erase();
+    return reduced;
+  }
+
+  /// `value` collapsed to `type`, which lacks some of its unit dimensions.
+  Value collapseTo(Location loc, Value value, RankedTensorType type) {
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForReshape(
+            cast<RankedTensorType>(value.getType()), type);
+    return tensor::CollapseShapeOp::create(builder, loc, type, value, *groups);
   }
 
   /// A generic reading an operand at `dK floordiv c` (GQA: query head h

@@ -174,3 +174,30 @@ func.func @yields_argument(%x: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A constant index into a dimension that is not a unit one.
+func.func @constant_index(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{cannot be imported: operand 0 is read at the constant 0 along a dimension that is not a unit dimension read at 0}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i, 0)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A single element read at constant indices (a scalar tensor).
+func.func @scalar_read(%x: tensor<4xf32>, %s: tensor<1xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{cannot be imported: operand 1 is a single element read at constant indices}}
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (0)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%x, %s : tensor<4xf32>, tensor<1xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

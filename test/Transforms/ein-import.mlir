@@ -158,8 +158,8 @@ func.func @reduce_broadcast(%x: tensor<8x16xf32>, %v: tensor<16xf32>) -> (tensor
 
 // -----
 
-// RoPE's rotate-half as slices, a negation and a concat, and a reshape
-// there and back: ein's layout ops, one for one.
+// RoPE's rotate-half as slices, a negation and a concat: ein's layout ops,
+// one for one; a reshape there and back cancels.
 // CHECK-LABEL: func.func @rotate_half
 // CHECK-SAME: %[[X:[^:]*]]: tensor<8x16xf32>
 // CHECK: %[[LO:.*]] = ein.slice %[[X]] [0, 0] [8, 8] : tensor<8x16xf32> -> tensor<8x8xf32>
@@ -167,8 +167,8 @@ func.func @reduce_broadcast(%x: tensor<8x16xf32>, %v: tensor<16xf32>) -> (tensor
 // CHECK: %[[NEG:.*]] = ein.join_agg none ins(%[[HI]][d0, d1] : tensor<8x8xf32>) out[d0, d1]
 // CHECK: arith.negf
 // CHECK: %[[CAT:.*]] = ein.concat dim 1 %[[NEG]], %[[LO]] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x16xf32>
-// CHECK: %[[UP:.*]] = ein.reshape %[[CAT]] {{\[\[}}0, 1], [2]] : tensor<8x16xf32> -> tensor<2x4x16xf32>
-// CHECK: ein.reshape %[[UP]] {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> -> tensor<8x16xf32>
+// CHECK-NOT: ein.reshape
+// CHECK: return %[[CAT]]
 func.func @rotate_half(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %lo = tensor.extract_slice %x[0, 0] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
   %hi = tensor.extract_slice %x[0, 8] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
@@ -459,4 +459,33 @@ func.func @matmul_f16(%a: tensor<8x16xf16>, %b: tensor<16x4xf16>) -> tensor<8x4x
   %z = linalg.fill ins(%zero : f16) outs(%e : tensor<8x4xf16>) -> tensor<8x4xf16>
   %m = linalg.matmul ins(%a, %b : tensor<8x16xf16>, tensor<16x4xf16>) outs(%z : tensor<8x4xf16>) -> tensor<8x4xf16>
   return %m : tensor<8x4xf16>
+}
+
+// -----
+
+// torch-mlir's keepdim form: a sum kept as [4, 1] and read back at the
+// constant 0. The unit dimension is read away: the sum is [4], the
+// reshapes it needed cancel, and the division reads it directly.
+// CHECK-LABEL: func.func @keepdim
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf32>
+// CHECK: %[[S:.*]] = ein.join_agg add ins(%[[X]][d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32>
+// CHECK: ein.join_agg none ins(%[[X]][d0, d1], %[[S]][d0] : tensor<4x8xf32>, tensor<4xf32>) out[d0, d1]
+// CHECK: arith.divf
+// CHECK-NOT: ein.reshape
+func.func @keepdim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4x1xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, 0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%z : tensor<4x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x1xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, 0)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x, %s : tensor<4x8xf32>, tensor<4x1xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.divf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }

@@ -44,8 +44,10 @@ def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
 
     * every operand's indexing map must be a projected permutation of the
       loops, or read one loop as `dK floordiv c` (GQA), which splits that
-      loop in two around reshapes; its dimensions become the operand's loop
-      indices;
+      loop in two around reshapes, or read a unit dimension at the
+      constant 0 (keepdim), which is collapsed away; its dimensions become
+      the operand's loop indices; an input filled with a constant becomes
+      that constant in the body;
     * an elementwise body (parallel loops only) becomes the join; if it
       reads its output's initial value, that value joins as one more input;
     * a body over reduction loops must yield `combine(accumulator, f)`
