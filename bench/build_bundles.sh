@@ -13,7 +13,10 @@
 #                    (test/Pipelines/Inputs/linalg_*.mlir) through ein-import
 #                    and ein-fuse-composites, on 1 and 2 GPUs, and a bf16
 #                    causal GQA attention written in linalg (head dim 64:
-#                    the fused attention step), for --check;
+#                    the fused attention step), for --check; the same
+#                    programs in bf16 (bf16-*: ragged cuBLASLt gemms);
+#   kernels/         bench/gen_kernel_bench.py's programs, each with its
+#                    source (bench/run_kernel_bench.sh);
 #   chains/C, C-1gpu each matrix chain on 2 GPUs (plan in C.json) and on 1;
 #   ablation/        w1 on 2 GPUs (w2 was measured before): the search's plan, naive exchanges
 #                    and ten random plans, each with its --explain JSON.
@@ -25,7 +28,7 @@ root=$(dirname "$here")
 compile=${EIN_COMPILE:-$root/build/bin/ein-compile}
 out=${1:-$root/gpu-large}
 src=$out/src
-mkdir -p "$out"/{llama,check,chains,ablation,imports} "$src"
+mkdir -p "$out"/{llama,check,chains,ablation,imports,kernels} "$src"
 quiet() { "$@" > /dev/null; }
 
 block() { python3 "$root/examples/gen_llama_block.py" "$@"; }
@@ -66,6 +69,34 @@ for f in "$inputs"/linalg_*.mlir "$src/linalg_gqa_attention_bf16.mlir"; do
   quiet "$compile" "$f" -o "$out/imports/$p-1" --devices=1 --target=cuda
   quiet "$compile" "$f" -o "$out/imports/$p-2" --devices=2 --target=cuda
 done
+
+# The same programs in bf16: their matmuls are cuBLASLt gemms with ragged
+# dimensions (97 x 131, ...), for check_cuda_bundles.sh under
+# EIN_GEMM_PAD=always (the padded copies) as well as the default.
+for f in "$inputs"/linalg_*.mlir; do
+  p=$(basename "$f" .mlir); p=bf16-${p#linalg_}
+  sed -e 's/0xFF800000 : f32/0xFF80 : bf16/; s/f32/bf16/g' "$f" > "$src/$p.mlir"
+  quiet "$compile" "$src/$p.mlir" -o "$out/imports/$p-1" --devices=1 --target=cuda
+  quiet "$compile" "$src/$p.mlir" -o "$out/imports/$p-2" --devices=2 --target=cuda
+done
+
+# The kernel-speed benchmark (bench/run_kernel_bench.sh): one bundle per
+# program of gen_kernel_bench.py, with its source beside it; and a ragged
+# bf16 gemm small enough to --check.
+python3 "$here/gen_kernel_bench.py" "$src/kernels"
+for f in "$src"/kernels/*.mlir; do
+  k=$(basename "$f" .mlir)
+  quiet "$compile" "$f" -o "$out/kernels/$k" --devices=1 --target=cuda
+  cp "$f" "$out/kernels/$k/"
+done
+python3 - "$here" > "$src/ragged-gemm.mlir" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from gen_kernel_bench import gemm
+print(gemm("ragged_gemm", 1000, 1001, 999))
+PY
+quiet "$compile" "$src/ragged-gemm.mlir" -o "$out/check/ragged-gemm-1" --devices=1 --target=cuda
+quiet "$compile" "$src/ragged-gemm.mlir" -o "$out/check/ragged-gemm-2" --devices=2 --target=cuda
 
 for w in w1-l3-8b-b1-s8k; do
   plan() { quiet "$compile" "$src/$w.mlir" -o "$out/ablation/$w-$1" --devices=2 --target=cuda --tie-layout --explain="$out/ablation/$w-$1.json" "${@:2}"; }

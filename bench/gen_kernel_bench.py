@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the single-kernel programs of the kernel-speed benchmark (the CUDA
 code generation issue): bf16 elementwise maps, RMSNorm and a gemm at LLaMA
-shapes, one ein program each, for ein-compile --target=cuda --devices=1.
+shapes, and gemms with a ragged dimension, one ein program each, for
+ein-compile --target=cuda --devices=1.
 
   python3 bench/gen_kernel_bench.py OUT_DIR
 
@@ -66,8 +67,8 @@ def rms_norm(hidden=4096):
             program("rms_norm", [("x", t), ("w", w)], body, ("z", t)))
 
 
-def gemm(k=4096, n=4096):
-    a, b, c = tensor([T, k]), tensor([k, n]), tensor([T, n])
+def gemm(name="gemm", m=T, k=4096, n=4096):
+    a, b, c = tensor([m, k]), tensor([k, n]), tensor([m, n])
     body = f"""  %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : {a}, {b}) out[d0, d2] : {c} {{
   ^bb0(%x: bf16, %y: bf16):
     %xf = arith.extf %x : bf16 to f32
@@ -76,15 +77,28 @@ def gemm(k=4096, n=4096):
     ein.yield %m : f32
   }}
 """
-    return (f"// flops={2 * T * k * n} peer=gemm\n" +
-            program("gemm", [("a", a), ("b", b)], body, ("c", c)))
+    return (f"// flops={2 * m * k * n} peer={name}\n" +
+            program(name, [("a", a), ("b", b)], body, ("c", c)))
+
+
+# Gemms with a dimension that is not a multiple of 8 (the CUDA runtime runs
+# them on zero-padded copies, runtime/lib/cuda/gemm_pad.h), with the same
+# shapes in bench/torch_kernels.py.
+RAGGED_GEMMS = {
+    "gemm_8191": (8191, 8191, 8191),
+    "gemm_m16383": (T - 1, 4096, 4096),
+    "gemm_k4097": (T, 4097, 4096),
+    "gemm_n4095": (T, 4096, 4095),
+}
 
 
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, text in [("add", add()), ("silu_mul", silu_mul()),
-                       ("rms_norm", rms_norm()), ("gemm", gemm())]:
+                       ("rms_norm", rms_norm()), ("gemm", gemm())] + [
+                           (name, gemm(name, *shape))
+                           for name, shape in RAGGED_GEMMS.items()]:
         with open(os.path.join(out, name + ".mlir"), "w") as f:
             f.write(text)
 

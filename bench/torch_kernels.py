@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from cuda_events import timed
+from gen_kernel_bench import RAGGED_GEMMS
 
 T = 16384
 
@@ -37,6 +38,10 @@ def main():
         "rms_norm_fused": lambda: F.rms_norm(x, (4096,), w, 1e-5),
         "gemm": lambda: x @ b,
     }
+    for name, (m, k, n) in RAGGED_GEMMS.items():
+        ga = torch.randn(m, k, device=dev, dtype=bf16)
+        gb = torch.randn(k, n, device=dev, dtype=bf16)
+        ops[name] = lambda ga=ga, gb=gb: ga @ gb
     for name, fn in ops.items():
         print(f"{name} {timed(fn, args.warmup, args.iters):.4f}", flush=True)
 

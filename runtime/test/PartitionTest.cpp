@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using ein::blockRange;
 using ein::Range;
 
@@ -20,22 +22,45 @@ TEST(Partition, UnevenCutPutsLargerBlocksFirst) {
     EXPECT_EQ(blockRange(10, 4, i), expected[i]) << "block " << i;
 }
 
+TEST(Partition, UnevenCutsMoveInGranulesWhereTheSizeAllows) {
+  // 4096 in 3: 64 granules of 64 as 22, 21, 21.
+  EXPECT_EQ(blockRange(4096, 3, 0), (Range{0, 1408}));
+  EXPECT_EQ(blockRange(4096, 3, 1), (Range{1408, 1344}));
+  EXPECT_EQ(blockRange(4096, 3, 2), (Range{2752, 1344}));
+  // 4096 in 7: granules of 64 would be too coarse (64 < 16 x 7); of 32 not.
+  EXPECT_EQ(ein::cutGranule(4096, 7), 32);
+  // Even cuts stay exact even where the blocks are not multiples of 8.
+  EXPECT_EQ(ein::cutGranule(4104, 2), 1);
+  EXPECT_EQ(blockRange(4104, 2, 1), (Range{2052, 2052}));
+  // Sizes without a granule of 8 (odd, or too small) cut in elements.
+  EXPECT_EQ(ein::cutGranule(131, 2), 1);
+  EXPECT_EQ(ein::cutGranule(96, 5), 1);
+  EXPECT_EQ(ein::cutGranule(640, 5), 1);
+  EXPECT_EQ(ein::cutGranule(648, 5), 8);
+}
+
 TEST(Partition, BlocksTileTheDimension) {
   // Every (size, parts) with parts <= size: blocks are non-empty, contiguous,
-  // differ by at most one element and end exactly at the size.
-  for (int64_t size = 1; size <= 40; ++size) {
-    for (int64_t parts = 1; parts <= size; ++parts) {
+  // end exactly at the size, differ by at most one granule, and start at a
+  // multiple of it; the largest is within 1/16 of an exact share (or one
+  // element of it).
+  for (int64_t size = 1; size <= 2100; size += size < 64 ? 1 : 7) {
+    for (int64_t parts = 1; parts <= std::min<int64_t>(size, 40); ++parts) {
+      int64_t granule = ein::cutGranule(size, parts);
       int64_t next = 0, smallest = size, largest = 0;
       for (int64_t i = 0; i < parts; ++i) {
         Range r = blockRange(size, parts, i);
         ASSERT_EQ(r.offset, next) << size << "/" << parts << " block " << i;
         ASSERT_GE(r.size, 1);
+        ASSERT_EQ(r.offset % granule, 0);
         smallest = std::min(smallest, r.size);
         largest = std::max(largest, r.size);
         next += r.size;
       }
       EXPECT_EQ(next, size);
-      EXPECT_LE(largest - smallest, 1);
+      EXPECT_LE(largest - smallest, granule) << size << "/" << parts;
+      EXPECT_LE(largest * parts, std::max(size + size / 16, size + parts))
+          << size << "/" << parts;
     }
   }
 }

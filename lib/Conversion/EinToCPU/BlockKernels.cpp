@@ -36,14 +36,17 @@ FailureOr<LibraryGemm> mlir::ein::matchLibraryGemm(JoinAggOp join) {
       return failure();
     product = &op;
   }
-  auto yield = cast<YieldOp>(body.getTerminator());
-  if (!product || yield.getValues().front() != product->getResult(0))
-    return failure();
   auto origin = [&](Value v) {
     while (auto ext = v.getDefiningOp<arith::ExtFOp>())
       v = ext.getIn();
     return v;
   };
+  // The product may be yielded extended to the accumulator: a bf16 matmul
+  // imported from linalg multiplies in bf16 and sums in f32. The library
+  // forms the product exactly, which is at least as accurate.
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (!product || origin(yield.getValues().front()) != product->getResult(0))
+    return failure();
   if (origin(product->getOperand(0)) != body.getArgument(0) ||
       origin(product->getOperand(1)) != body.getArgument(1))
     return failure();

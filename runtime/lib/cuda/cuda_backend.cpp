@@ -21,6 +21,7 @@
 #include "copy_plan.h"
 #include "cublaslt.h"
 #include "cuda_check.h"
+#include "gemm_pad.h"
 #include "kernels_abi.h"
 
 #include "ein/partition.h"
@@ -92,7 +93,9 @@ public:
       : bundle(bundle), m(bundle.manifest), options(options),
         copyMode(choice("EIN_CUDA_COPY", {"auto", "engine", "kernel"})),
         useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on"),
-        copyLanes(choice("EIN_CUDA_STREAMS", {"1", "2"}) == "2") {
+        copyLanes(choice("EIN_CUDA_STREAMS", {"1", "2"}) == "2"),
+        padMode(
+            gemmPadMode(choice("EIN_GEMM_PAD", {"auto", "always", "never"}))) {
     try {
       checkMachine();
       allocate();
@@ -140,6 +143,9 @@ public:
       lt.cublasLtMatmulDescDestroy(plan.desc);
       for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
         lt.cublasLtMatrixLayoutDestroy(l);
+      cudaSetDevice(m.steps[step].device);
+      for (const PaddedOperand *p : {&plan.padA, &plan.padB, &plan.padC})
+        cudaFree(p->buffer);
     }
     for (int d = 0; d < int(handles.size()); ++d)
       if (handles[d]) {
@@ -257,7 +263,8 @@ public:
     size_t planned =
         size_t(m.arenaBytes[device]) + attentionWorkspaceBytes[device] +
         (device < int(workspaces.size()) && workspaces[device] ? kWorkspaceBytes
-                                                               : 0);
+                                                               : 0) +
+        (device < int(padBytes.size()) ? padBytes[device] : 0);
     check(cudaSetDevice(device), "cudaSetDevice");
     size_t free = 0, total = 0;
     check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
@@ -287,7 +294,20 @@ private:
   std::vector<cudaStream_t> streams;
   std::vector<cublasLtHandle_t> handles;
   std::vector<void *> workspaces;
+  /// EIN_GEMM_PAD: when a gemm runs on zero-padded copies (gemm_pad.h).
+  cuda::GemmPadMode padMode;
+  static cuda::GemmPadMode gemmPadMode(const std::string &name) {
+    return name == "always"  ? cuda::GemmPadMode::Always
+           : name == "never" ? cuda::GemmPadMode::Never
+                             : cuda::GemmPadMode::Auto;
+  }
+  /// A gemm operand's zero-padded copy; no buffer where it runs as stored.
+  struct PaddedOperand {
+    void *buffer = nullptr;
+    std::vector<int64_t> shape;
+  };
   struct GemmPlan {
+    PaddedOperand padA, padB, padC;
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo;
@@ -295,6 +315,7 @@ private:
     bool swapped = true; // cuBLAS's A is the step's b (row-major trick)
   };
   std::map<size_t, GemmPlan> gemms;
+  std::vector<size_t> padBytes; // per device: the gemms' padded copies
   std::map<size_t, std::unique_ptr<cuda::Attention>> attentions;
   std::vector<void *> attentionWorkspaces;     // per device, may be null
   std::vector<size_t> attentionWorkspaceBytes; // per device
@@ -486,6 +507,7 @@ private:
       if (handles.empty()) {
         handles.assign(m.devices, nullptr);
         workspaces.assign(m.devices, nullptr);
+        padBytes.assign(m.devices, 0);
       }
       check(cudaSetDevice(s.device), "cudaSetDevice");
       if (!handles[s.device]) {
@@ -552,13 +574,45 @@ private:
 
   /// Row-major c = op(a) op(b) is column-major c^T = op(b)^T op(a)^T: cuBLAS
   /// sees the step's b as its A and the step's a as its B, both as stored.
+  ///
+  /// A gemm with a ragged dimension may run on zero-padded copies of its
+  /// operands instead (gemm_pad.h); they are allocated and cleared here, and
+  /// only their unpadded regions are ever written again, so the padding
+  /// stays zero.
   GemmPlan planGemm(size_t index, const Step &s) {
     const TensorType &ta = m.buffers[s.a].type, &tb = m.buffers[s.b].type,
                      &tc = m.buffers[s.c].type;
+    std::string where = "gemm step " + std::to_string(index);
     size_t rank = tc.shape.size();
-    uint64_t rows = tc.shape[rank - 2], cols = tc.shape[rank - 1];
-    uint64_t inner = ta.shape[ta.shape.size() - (s.transposeA ? 2 : 1)];
-    int64_t batch = product(tc.shape) / int64_t(rows * cols);
+    cuda::GemmDims dims;
+    dims.rows = tc.shape[rank - 2];
+    dims.cols = tc.shape[rank - 1];
+    dims.inner = ta.shape[ta.shape.size() - (s.transposeA ? 2 : 1)];
+    dims.batch = product(tc.shape) / (dims.rows * dims.cols);
+    dims.inputBytes = dtypeBytes(ta.dtype);
+    dims.outputBytes = dtypeBytes(tc.dtype);
+    dims.transposeA = s.transposeA;
+    dims.transposeB = s.transposeB;
+    cuda::GemmDims padded = cuda::padGemm(dims, padMode);
+    GemmPlan plan;
+    auto pad = [&](PaddedOperand &operand, const TensorType &type,
+                   int64_t outer, int64_t innermost) {
+      operand.shape = cuda::withMatrix(type.shape, outer, innermost);
+      if (operand.shape == type.shape)
+        return;
+      size_t bytes = size_t(product(operand.shape)) * dtypeBytes(type.dtype);
+      check(cudaMalloc(&operand.buffer, bytes),
+            where + ": allocating a padded operand (" + mib(bytes) + ")");
+      check(cudaMemset(operand.buffer, 0, bytes), where);
+      padBytes[s.device] += bytes;
+    };
+    pad(plan.padA, ta, s.transposeA ? padded.inner : padded.rows,
+        s.transposeA ? padded.rows : padded.inner);
+    pad(plan.padB, tb, s.transposeB ? padded.cols : padded.inner,
+        s.transposeB ? padded.inner : padded.cols);
+    pad(plan.padC, tc, padded.rows, padded.cols);
+    uint64_t rows = padded.rows, cols = padded.cols, inner = padded.inner;
+    int64_t batch = dims.batch;
     bool aBatched = ta.shape.size() == rank, bBatched = tb.shape.size() == rank;
     // A batch over a shared b folds into the rows when a is not transposed.
     if (batch > 1 && aBatched && !bBatched && !s.transposeA) {
@@ -569,10 +623,8 @@ private:
       throw RuntimeError("gemm step " + std::to_string(index) + ": " +
                          std::to_string(batch) +
                          " batches exceed cuBLASLt's 2^31 - 1");
-    GemmPlan plan;
     plan.alpha = static_cast<float>(s.alpha);
     plan.beta = static_cast<float>(s.beta);
-    std::string where = "gemm step " + std::to_string(index);
     ltCheck(
         lt.cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
         where);
@@ -752,12 +804,31 @@ private:
         return;
       }
       const GemmPlan &plan = gemms.at(index);
-      ltCheck(lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha,
-                                address(s.b), plan.a, address(s.a), plan.b,
-                                &plan.beta, address(s.c), plan.c, address(s.c),
+      // The operands' padded copies where it has them: the inputs copied
+      // in, c too when the gemm accumulates into it, and c copied out.
+      auto operand = [&](const PaddedOperand &padded, int buffer,
+                         bool copyIn) -> void * {
+        if (!padded.buffer)
+          return address(buffer);
+        const TensorType &t = m.buffers[buffer].type;
+        if (copyIn)
+          copy(address(buffer), t.shape, padded.buffer, padded.shape, t, stream,
+               where);
+        return padded.buffer;
+      };
+      void *a = operand(plan.padA, s.a, true),
+           *b = operand(plan.padB, s.b, true),
+           *c = operand(plan.padC, s.c, plan.beta != 0);
+      ltCheck(lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha, b,
+                                plan.a, a, plan.b, &plan.beta, c, plan.c, c,
                                 plan.c, &plan.algo, workspaces[s.device],
                                 kWorkspaceBytes, stream),
               where);
+      if (plan.padC.buffer) {
+        const TensorType &t = m.buffers[s.c].type;
+        copy(plan.padC.buffer, plan.padC.shape, address(s.c), t.shape, t,
+             stream, where);
+      }
       return;
     }
     case StepKind::Transfer:
@@ -774,11 +845,10 @@ private:
   /// copy engine wins above, while leaving the SMs free.
   static constexpr int64_t kCopyKernelBelow = int64_t(64) << 20;
 
-  bool useCopyKernel(const Step &s) const {
+  /// Whether a copy of `bytes` runs on the copy kernel (EIN_CUDA_COPY).
+  bool useCopyKernel(int64_t bytes) const {
     if (copyMode != "auto")
       return copyMode == "kernel";
-    int64_t bytes =
-        product(s.src.extent) * dtypeBytes(m.buffers[s.src.buffer].type.dtype);
     return bytes < kCopyKernelBelow;
   }
 
@@ -786,13 +856,39 @@ private:
     const Buffer &from = m.buffers[s.src.buffer], &to = m.buffers[s.dst.buffer];
     cuda::CopyPlan plan;
     try {
-      plan = cuda::planCopy(address(s.src.buffer), from.type.shape,
-                            s.src.offset, address(s.dst.buffer), to.type.shape,
-                            s.dst.offset, s.src.extent,
-                            dtypeBytes(from.type.dtype), useCopyKernel(s));
+      plan = cuda::planCopy(
+          address(s.src.buffer), from.type.shape, s.src.offset,
+          address(s.dst.buffer), to.type.shape, s.dst.offset, s.src.extent,
+          dtypeBytes(from.type.dtype),
+          useCopyKernel(product(s.src.extent) * dtypeBytes(from.type.dtype)));
     } catch (const std::invalid_argument &e) {
       throw RuntimeError(where + ": " + e.what());
     }
+    issueCopy(plan, stream, where);
+  }
+
+  /// Copies the whole of a `type` tensor into the leading corner of a
+  /// larger one of shape `toShape` (or back: `fromShape` the larger), on one
+  /// device: a padded gemm operand.
+  void copy(const void *from, const std::vector<int64_t> &fromShape, void *to,
+            const std::vector<int64_t> &toShape, const TensorType &type,
+            cudaStream_t stream, const std::string &where) {
+    std::vector<int64_t> origin(type.shape.size(), 0);
+    cuda::CopyPlan plan;
+    try {
+      plan = cuda::planCopy(
+          static_cast<const unsigned char *>(from), fromShape, origin,
+          static_cast<unsigned char *>(to), toShape, origin, type.shape,
+          dtypeBytes(type.dtype),
+          useCopyKernel(type.numElements() * dtypeBytes(type.dtype)));
+    } catch (const std::invalid_argument &e) {
+      throw RuntimeError(where + ": " + e.what());
+    }
+    issueCopy(plan, stream, where);
+  }
+
+  void issueCopy(cuda::CopyPlan plan, cudaStream_t stream,
+                 const std::string &where) {
     switch (plan.kind) {
     case cuda::CopyPlan::Contiguous:
       check(cudaMemcpyAsync(plan.dst, plan.src, plan.bytes, cudaMemcpyDefault,

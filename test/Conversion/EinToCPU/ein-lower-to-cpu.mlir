@@ -89,6 +89,36 @@ func.func @gemm_then_max(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8
 
 // -----
 
+// A bf16 matmul as ein-import writes linalg's (the product rounded to bf16,
+// then extended to the f32 accumulator) is a library gemm too; a product
+// changed before it is summed is not.
+
+// CHECK-LABEL: func.func @imported_bf16_matmul
+// CHECK: ein.join_agg add
+// CHECK-NOT: ein.kernel
+// CHECK-SAME: : tensor<8x4xbf16>
+// CHECK: ein.join_agg add {{.*}} ein.kernel = "ein_kernel_0"
+// CHECK: func.func @ein_kernel_0
+// CHECK: arith.negf
+func.func @imported_bf16_matmul(%a: tensor<8x16xbf16>, %b: tensor<16x4xbf16>) -> (tensor<8x4xbf16>, tensor<8x4xbf16>) {
+  %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<8x16xbf16>, tensor<16x4xbf16>) out[d0, d2] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0>} : tensor<8x4xbf16> {
+  ^bb0(%x: bf16, %y: bf16):
+    %m = arith.mulf %x, %y : bf16
+    %e = arith.extf %m : bf16 to f32
+    ein.yield %e : f32
+  }
+  %d = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<8x16xbf16>, tensor<16x4xbf16>) out[d0, d2] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0>} : tensor<8x4xbf16> {
+  ^bb0(%x: bf16, %y: bf16):
+    %m = arith.mulf %x, %y : bf16
+    %e = arith.extf %m : bf16 to f32
+    %n = arith.negf %e : f32
+    ein.yield %n : f32
+  }
+  return %c, %d : tensor<8x4xbf16>, tensor<8x4xbf16>
+}
+
+// -----
+
 // RMSNorm: the f32 sum of squares per row, then x / sqrt(sum / n + eps) * w.
 
 // CHECK-DAG: #[[FULL:.*]] = affine_map<(d0, d1) -> (d0, d1)>
