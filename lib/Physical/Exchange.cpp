@@ -47,13 +47,15 @@ public:
   DeviceProgram build() {
     for (size_t o = 0; o < graph.ops.size(); ++o)
       addOp(static_cast<int>(o));
+    program.layouts = std::move(plan.layouts);
     return std::move(program);
   }
 
 private:
   const planner::Graph &graph;
-  /// The plan with its layouts placed.
-  const planner::Plan plan;
+  /// The plan with its layouts placed; scattered aggregations replace their
+  /// blocks' layouts with their pieces as the program is built.
+  planner::Plan plan;
   const planner::Options &options;
   const Placement &placement;
   /// Set for synthesized programs.
@@ -65,6 +67,104 @@ private:
   DeviceProgram program;
   /// Per value: the task that leaves each held block final at its GPU.
   std::vector<std::map<BoxKey, int>> finalTask;
+  /// Blocks assembled for a join or copied to one, by (value, GPU, box):
+  /// the tasks after which the block is whole there. Values never change,
+  /// so a synthesized program reads them again instead of moving them
+  /// again.
+  std::map<std::tuple<int, int64_t, BoxKey>, std::vector<int>> present;
+
+  const std::vector<int> *presentAt(int value, int64_t device,
+                                    const Box &box) const {
+    if (!synthesizing)
+      return nullptr;
+    auto it = present.find({value, device, key(box)});
+    return it == present.end() ? nullptr : &it->second;
+  }
+
+  /// Bytes that must come to `device` to assemble `box` of `value` there.
+  double missingBytes(int value, const Box &box, int64_t device) const {
+    if (presentAt(value, device, box))
+      return 0;
+    double bytes = 0;
+    for (const Placed &h : plan.layouts[value])
+      if (h.device != device)
+        bytes += double(intersect(h.box, box).volume());
+    return bytes * double(graph.values[value].elementBytes);
+  }
+
+  /// Whether every reader of `box` (`readers`, the canonical GPU first)
+  /// should assemble it from the blocks holding it rather than receive it
+  /// whole down a tree from the canonical GPU: when that moves fewer bytes
+  /// (two GPUs holding halves: half each way instead of half, then all).
+  bool gathersDirectly(int value, const Box &box,
+                       const std::vector<int64_t> &readers) const {
+    double canonical = missingBytes(value, box, readers[0]);
+    double direct = canonical;
+    double whole =
+        double(box.volume()) * double(graph.values[value].elementBytes);
+    for (size_t r = 1; r < readers.size(); ++r) {
+      if (presentAt(value, readers[r], box))
+        continue;
+      canonical += whole;
+      direct += missingBytes(value, box, readers[r]);
+    }
+    return direct < canonical;
+  }
+
+  /// The pieces of output block `out` of op `o` (partials on `producers`,
+  /// the owner first) to aggregate where the next op reading the value
+  /// reads them: that op's blocks' regions of `out`, each on its first
+  /// reader's GPU. Only where those regions tile `out`, every one on a
+  /// producer's GPU, and the value is not a result (which leaves in its
+  /// planned layout); not where the owner alone reads it all.
+  bool scatterPieces(int o, const Box &out,
+                     const std::vector<int64_t> &producers,
+                     std::vector<Placed> &pieces) const {
+    int value = graph.ops[o].output.value;
+    if (std::find(graph.results.begin(), graph.results.end(), value) !=
+        graph.results.end())
+      return false;
+    for (size_t c = o + 1; c < graph.ops.size(); ++c) {
+      const planner::Op &consumer = graph.ops[c];
+      if (std::none_of(
+              consumer.inputs.begin(), consumer.inputs.end(),
+              [&](const planner::Access &a) { return a.value == value; }))
+        continue;
+      const planner::Spec &spec = plan.specs[c];
+      std::vector<Box> boxes;
+      std::map<BoxKey, int64_t> reader;
+      for (int64_t j = 0; j < numBlocks(spec); ++j) {
+        std::vector<int64_t> coords = delinearize(j, spec);
+        for (const planner::Access &a : consumer.inputs) {
+          if (a.value != value)
+            continue;
+          Box b = intersect(
+              planner::accessBox(a, graph, consumer, spec, coords), out);
+          if (b.volume() > 0 &&
+              reader.emplace(key(b), placement.of(int(c), j)).second)
+            boxes.push_back(b);
+        }
+      }
+      int64_t covered = 0;
+      for (size_t b = 0; b < boxes.size(); ++b) {
+        for (size_t e = 0; e < b; ++e)
+          if (intersect(boxes[b], boxes[e]).volume() > 0)
+            return false;
+        covered += boxes[b].volume();
+      }
+      if (covered != out.volume())
+        return false;
+      for (const Box &b : boxes) {
+        int64_t device = reader[key(b)];
+        if (std::find(producers.begin(), producers.end(), device) ==
+            producers.end())
+          return false;
+        pieces.push_back({device, b});
+      }
+      return !(pieces.size() == 1 && pieces[0].device == producers[0]);
+    }
+    return false;
+  }
 
   int addTask(Task task, int movement = -1) {
     program.tasks.push_back(std::move(task));
@@ -129,6 +229,51 @@ private:
     return deps;
   }
 
+  /// Output block `out`'s partials (on `producers`) aggregated piece by
+  /// piece where the next op reads them: each piece on its GPU, from every
+  /// other producer's region of it; the pieces replace the block in the
+  /// value's layout.
+  void scatter(int o, const Box &out, const std::vector<int64_t> &producers,
+               const std::vector<Placed> &pieces,
+               std::map<int64_t, int> &kernelOf) {
+    const planner::Op &op = graph.ops[o];
+    int value = op.output.value;
+    OpProgram::Aggregation &record = program.ops.back().aggregations.back();
+    record.pieces = pieces;
+    std::vector<Placed> &holds = plan.layouts[value];
+    holds.erase(
+        std::remove_if(holds.begin(), holds.end(),
+                       [&](const Placed &h) { return key(h.box) == key(out); }),
+        holds.end());
+    double inputs = double(producers.size());
+    for (const Placed &piece : pieces) {
+      double elements = double(piece.box.volume());
+      std::vector<int> deps = {kernelOf[piece.device]};
+      record.pieceSends.emplace_back();
+      for (int64_t p : producers) {
+        if (p == piece.device)
+          continue;
+        record.pieceSends.back().push_back(
+            {p, static_cast<int>(program.movements.size())});
+        deps.push_back(addTransfer(
+            {Movement::Aggregate, o, value, p, piece.device, piece.box,
+             elements * double(op.accBytes)},
+            {kernelOf[p]}, op.name + ": partial of a part to its reader"));
+      }
+      // The local partial's region is read once more (sliced out).
+      Task t;
+      t.kind = Task::Kernel;
+      t.queue = piece.device;
+      t.flops = elements * (inputs - 1);
+      t.memoryBytes = elements * double(op.accBytes) * (inputs + 1) +
+                      elements * double(graph.values[value].elementBytes);
+      t.deps = std::move(deps);
+      t.label = op.name + ": aggregate a part";
+      finalTask[value][key(piece.box)] = addTask(std::move(t));
+      holds.push_back(piece);
+    }
+  }
+
   void addOp(int o) {
     auto gpu = [&](int64_t j) { return placement.of(o, j); };
     synthesizing = topology && (!synthesizedOps || (*synthesizedOps)[o]);
@@ -168,6 +313,8 @@ private:
     std::map<int, std::map<std::pair<int64_t, BoxKey>, std::vector<int>>> ready;
     std::map<int, std::vector<Placed>> needsOf;
     std::map<std::tuple<int, int64_t, BoxKey>, int> firstInput;
+    // direct[i]: the blocks of input i every reader gathers itself.
+    std::vector<std::set<BoxKey>> direct(op.inputs.size());
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int value = op.inputs[i].value;
       if (!movesWithPlan(graph.values[value], options))
@@ -176,23 +323,35 @@ private:
       for (const Placed &p : needsOf[value])
         seen.insert({p.device, key(p.box)});
       for (const Box &box : order[i]) {
-        int64_t device = readers[i][key(box)].front();
-        if (seen.insert({device, key(box)}).second) {
-          needsOf[value].push_back({device, box});
-          firstInput[{value, device, key(box)}] = static_cast<int>(i);
-        }
+        const std::vector<int64_t> &list = readers[i][key(box)];
+        bool gather = synthesizing && list.size() > 1 &&
+                      gathersDirectly(value, box, list);
+        if (gather)
+          direct[i].insert(key(box));
+        for (size_t r = 0; r < (gather ? list.size() : 1); ++r)
+          if (seen.insert({list[r], key(box)}).second) {
+            needsOf[value].push_back({list[r], box});
+            firstInput[{value, list[r], key(box)}] = static_cast<int>(i);
+          }
       }
     }
     for (auto &[value, needs] : needsOf) {
       int64_t width = graph.values[value].elementBytes;
       for (const Placed &need : needs) {
         std::vector<int> &deps = ready[value][{need.device, key(need.box)}];
-        deps = localDeps(value, need.box, need.device);
         OpProgram::Need n;
         n.input = firstInput[{value, need.device, key(need.box)}];
         n.value = value;
         n.device = need.device;
         n.box = need.box;
+        if (const std::vector<int> *there =
+                presentAt(value, need.device, need.box)) {
+          deps = *there;
+          n.reused = true;
+          record.needs.push_back(std::move(n));
+          continue;
+        }
+        deps = localDeps(value, need.box, need.device);
         for (const Placed &h : plan.layouts[value]) {
           Box local = intersect(h.box, need.box);
           if (h.device == need.device && local.volume() > 0)
@@ -209,6 +368,7 @@ private:
                                          graph.values[value].name));
         }
         record.needs.push_back(std::move(n));
+        present[{value, need.device, key(need.box)}] = deps;
       }
     }
 
@@ -223,7 +383,22 @@ private:
         continue;
       int64_t width = graph.values[value].elementBytes;
       for (const Box &box : order[i]) {
-        const std::vector<int64_t> &list = readers[i][key(box)];
+        const std::vector<int64_t> &readerList = readers[i][key(box)];
+        if (direct[i].count(key(box))) {
+          for (int64_t r : readerList)
+            arrived[i][{r, key(box)}] = ready[value][{r, key(box)}];
+          continue;
+        }
+        // Readers that already have the block (synthesized) read it there;
+        // the others receive it.
+        std::vector<int64_t> list = {readerList[0]};
+        for (size_t r = 1; r < readerList.size(); ++r) {
+          if (const std::vector<int> *there =
+                  presentAt(value, readerList[r], box))
+            arrived[i][{readerList[r], key(box)}] = *there;
+          else
+            list.push_back(readerList[r]);
+        }
         arrived[i][{list[0], key(box)}] = ready[value][{list[0], key(box)}];
         // Who sends to whom: naive, the canonical GPU to every reader; a
         // synthesized program grows a binomial tree (each round, every GPU
@@ -254,6 +429,8 @@ private:
           arrived[i][{list[to], key(box)}] = {addTransfer(
               std::move(m), arrived[i][{list[from], key(box)}],
               op.name + ": join copy of " + graph.values[value].name)};
+          present[{value, list[to], key(box)}] =
+              arrived[i][{list[to], key(box)}];
         }
       }
     }
@@ -300,6 +477,11 @@ private:
       record.aggregations.push_back({out, list});
       if (list.size() == 1) {
         finalTask[op.output.value][key(out)] = kernelOf[owner];
+        continue;
+      }
+      std::vector<Placed> pieces;
+      if (synthesizing && scatterPieces(o, out, list, pieces)) {
+        scatter(o, out, list, pieces, kernelOf);
         continue;
       }
       // Naive: every partial straight to the owner, one aggregation there.

@@ -141,6 +141,8 @@ public:
     } else {
       program = physical::naiveProgram(g, plan, options);
     }
+    // Where the program leaves each value (scattered aggregations' pieces).
+    plan.layouts = program.layouts;
 
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     SmallVector<Operation *> old;
@@ -352,6 +354,14 @@ private:
 
   /// A need assembled at its GPU from its pieces.
   LogicalResult assemble(Operation *op, const physical::OpProgram::Need &need) {
+    if (need.reused) {
+      if (!blocks.count({need.value, need.device, key(need.box)}))
+        return op->emitOpError()
+               << "reads a block of " << g.values[need.value].name << " on GPU "
+               << need.device
+               << " again that the lowering never assembled there";
+      return success();
+    }
     Type element = elementOf(need.value);
     int64_t covered = 0;
     for (const physical::OpProgram::Piece &piece : need.pieces)
@@ -559,12 +569,35 @@ private:
         continue;
       }
       auto join = cast<JoinAggOp>(op);
-      auto combine = [&](ArrayRef<Value> partials, int64_t on, Type element) {
-        return AggregateOp::create(builder, loc(), blockType(a.box, element),
+      auto combineInto = [&](const Box &box, ArrayRef<Value> partials,
+                             int64_t on, Type element) {
+        return AggregateOp::create(builder, loc(), blockType(box, element),
                                    TokenType::get(func.getContext()),
                                    join.getAgg(), partials, on, ValueRange())
             .getResult();
       };
+      auto combine = [&](ArrayRef<Value> partials, int64_t on, Type element) {
+        return combineInto(a.box, partials, on, element);
+      };
+      // Scattered: each piece aggregated where the next op reads it, from
+      // the local partial's region and every other producer's.
+      for (auto [p, piece] : llvm::enumerate(a.pieces)) {
+        Value own = kernelResult.at(piece.device);
+        if (key(piece.box) != key(a.box))
+          own = tensor::ExtractSliceOp::create(
+              builder, loc(), own, folds(offsetsIn(piece.box, a.box)),
+              folds(sizesOf(piece.box)),
+              folds(SmallVector<int64_t>(piece.box.begin.size(), 1)));
+        SmallVector<Value> partials = {own};
+        for (auto [sender, movement] : a.pieceSends[p])
+          partials.push_back(transfer(kernelResult.at(sender), piece.box, a.box,
+                                      sender, piece.device, accElement,
+                                      movement));
+        blocks[{out, piece.device, key(piece.box)}] =
+            combineInto(piece.box, partials, piece.device, resultElement);
+      }
+      if (!a.pieces.empty())
+        continue;
       bool direct = llvm::all_of(
           a.steps, [&](auto step) { return step.second == owner; });
       if (direct) {

@@ -69,13 +69,17 @@ struct OpProgram {
     planner::Box region;
     int movement = -1;
   };
-  /// A block a join reads, assembled at its canonical GPU from pieces.
+  /// A block a join reads, assembled at its GPU from pieces: at its
+  /// canonical GPU (the first reader), or, where a synthesized program
+  /// gathers directly, at every reader. `reused`: already assembled there
+  /// for an earlier op (no pieces; a synthesized program moves it once).
   struct Need {
     int input = -1; // the first input reading it
     int value = -1;
     int64_t device = 0;
     planner::Box box;
     std::vector<Piece> pieces;
+    bool reused = false;
   };
   /// The canonical GPU sends a whole block to another join block.
   struct Copy {
@@ -98,12 +102,20 @@ struct OpProgram {
   /// combine: `steps` in order, each sending the sender's running partial to
   /// the receiver, which adds it to its own. The last step's receiver is the
   /// owner. (Naive: every producer straight to the owner.)
+  ///
+  /// Scattered (synthesized, where the next op reads the block in parts on
+  /// producers' GPUs): no owner and no steps; each piece is aggregated on
+  /// its GPU from every producer's region of it (`pieceSends`: per piece,
+  /// each other producer with the movement of its region), a
+  /// reduce-scatter ending where the consumer needs the pieces.
   struct Aggregation {
     planner::Box box;
     std::vector<int64_t> producers;
     std::vector<std::pair<int64_t, int64_t>> steps;
     /// Per step, its movement (for the relay it may take).
     std::vector<int> movements;
+    std::vector<planner::Placed> pieces;
+    std::vector<std::vector<std::pair<int64_t, int>>> pieceSends;
   };
   std::vector<Need> needs;
   std::vector<Copy> copies;
@@ -122,6 +134,9 @@ struct DeviceProgram {
   double bytes[3] = {0, 0, 0};
   /// Per op of the graph, what the program does for it.
   std::vector<OpProgram> ops;
+  /// Per value, where the program leaves its blocks: the plan's placed
+  /// layouts, with scattered aggregations' pieces in place of their blocks.
+  std::vector<std::vector<planner::Placed>> layouts;
 };
 
 /// The naive exchange program of `plan` (search's output for `graph`),
@@ -137,8 +152,13 @@ DeviceProgram naiveProgram(const planner::Graph &graph,
 /// one GPU where that is faster alone on the machine (a pair without a
 /// direct link, say); a block several join blocks read travels down a
 /// binomial multicast tree (each GPU that has it sends it on) instead of
-/// from one GPU to all; partials combine in a pairwise tree ending at the
-/// owner instead of all at once there. Blocks where `placement` puts them.
+/// from one GPU to all, or, where that moves fewer bytes, every reader
+/// gathers it from the blocks that hold it (an all-gather); a block already
+/// assembled on a GPU for an earlier op is not moved there again; partials
+/// the next op reads in parts on the producers' GPUs are aggregated there,
+/// each part where it is read (a reduce-scatter), and other partials
+/// combine in a pairwise tree ending at the owner instead of all at once
+/// there. Blocks where `placement` puts them.
 DeviceProgram synthesizedProgram(const planner::Graph &graph,
                                  const planner::Plan &plan,
                                  const planner::Options &options,
