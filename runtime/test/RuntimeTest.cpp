@@ -360,7 +360,10 @@ TEST_P(OnEachTarget, RaggedGemmsOnPaddedCopies) {
   // that is not a multiple of 8, runs on CUDA on zero-padded copies: the
   // inputs copied in, c copied in where beta is not 0 and out. The CPU
   // backend ignores the switch.
-  setenv("EIN_GEMM_PAD", "always", 1);
+  struct PadAlways {
+    PadAlways() { setenv("EIN_GEMM_PAD", "always", 1); }
+    ~PadAlways() { unsetenv("EIN_GEMM_PAD"); }
+  } pad;
   std::string t = GetParam();
   checkGemm(t, {5, 6}, {7, 5}, {6, 7}, true, true, 0.5, 2, "bf16", "f32");
   checkGemm(t, {3, 4, 5}, {5, 2}, {3, 4, 2}, false, false, 1, 1, "f16", "f16");
@@ -369,7 +372,6 @@ TEST_P(OnEachTarget, RaggedGemmsOnPaddedCopies) {
             "f32");
   checkGemm(t, {70, 33}, {33, 17}, {70, 17}, false, false, 1, 0, "bf16",
             "bf16");
-  unsetenv("EIN_GEMM_PAD");
 }
 
 TEST_P(OnEachTarget, AggregationKinds) {

@@ -798,9 +798,10 @@ TEST(Placement, NeverSlowerAndEveryBlockOnADistinctGpu) {
           if (p.placedOps() == 0)
             continue;
           DeviceProgram before = program({});
-          if (!synthesized)
+          if (!synthesized) {
             EXPECT_DOUBLE_EQ(placed.bytes[Movement::Join],
                              before.bytes[Movement::Join]);
+          }
           EXPECT_DOUBLE_EQ(placed.bytes[Movement::Aggregate],
                            before.bytes[Movement::Aggregate]);
         }
@@ -961,12 +962,14 @@ bool containsBox(const Box &outer, const Box &inner) {
   return true;
 }
 
-/// Replays `p` op by op and checks that every block a kernel reads is on
-/// its GPU when it runs: held there, assembled there from pieces that tile
-/// it (each moved piece by a movement from where the piece is to there),
-/// copied there from a GPU that had it, or reused where an earlier op put
-/// it; and that every output block's partials are aggregated exactly once
-/// over, whole at its owner or piece by piece where the layout says.
+/// Replays `p` op by op, in program order (the order the lowering writes
+/// the IR in, whose SSA edges order the bundle; the tasks' deps only time
+/// the simulation), and checks that every block a kernel reads is on its
+/// GPU by then: held there, assembled there from pieces that tile it (each
+/// moved piece by a movement from where the piece is to there), copied
+/// there from a GPU that had it, or reused where an earlier op put it; and
+/// that every output block's partials are aggregated exactly once over,
+/// whole at its owner or piece by piece where the layout says.
 void expectDelivered(const planner::Graph &g, const planner::Plan &plan,
                      const planner::Options &o, const DeviceProgram &p,
                      const std::string &what) {
@@ -1015,9 +1018,10 @@ void expectDelivered(const planner::Graph &g, const planner::Plan &plan,
     for (const OpProgram::Kernel &k : r.kernels)
       for (size_t i = 0; i < g.ops[op].inputs.size(); ++i) {
         int value = g.ops[op].inputs[i].value;
-        if (k.inputs[i].volume() > 0 && movesWithPlan(g.values[value], o))
+        if (k.inputs[i].volume() > 0 && movesWithPlan(g.values[value], o)) {
           EXPECT_TRUE(onGpu(value, k.device, k.inputs[i]))
               << "op " << op << " input " << i << " on GPU " << k.device;
+        }
       }
     int out = g.ops[op].output.value;
     for (const OpProgram::Aggregation &a : r.aggregations) {
@@ -1034,7 +1038,10 @@ void expectDelivered(const planner::Graph &g, const planner::Plan &plan,
         std::set<int64_t> from = {piece.device};
         for (auto [sender, movement] : a.pieceSends[q]) {
           EXPECT_TRUE(from.insert(sender).second);
+          EXPECT_EQ(p.movements[movement].from, sender);
           EXPECT_EQ(p.movements[movement].to, piece.device);
+          EXPECT_EQ(p.movements[movement].region.begin, piece.box.begin);
+          EXPECT_EQ(p.movements[movement].region.end, piece.box.end);
           EXPECT_EQ(p.movements[movement].bytes,
                     double(piece.box.volume() * g.ops[op].accBytes));
         }

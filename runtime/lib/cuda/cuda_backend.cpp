@@ -576,13 +576,12 @@ private:
   /// sees the step's b as its A and the step's a as its B, both as stored.
   ///
   /// A gemm with a ragged dimension may run on zero-padded copies of its
-  /// operands instead (gemm_pad.h); they are allocated and cleared here, and
-  /// only their unpadded regions are ever written again, so the padding
-  /// stays zero.
+  /// operands instead (gemm_pad.h). They are allocated and cleared here;
+  /// copies in write only their unpadded corners, so the inner dimension's
+  /// padding stays zero (the result's padding is computed and dropped). In
+  /// auto mode a gemm whose copies do not fit in memory runs as stored.
   GemmPlan planGemm(size_t index, const Step &s) {
-    const TensorType &ta = m.buffers[s.a].type, &tb = m.buffers[s.b].type,
-                     &tc = m.buffers[s.c].type;
-    std::string where = "gemm step " + std::to_string(index);
+    const TensorType &ta = m.buffers[s.a].type, &tc = m.buffers[s.c].type;
     size_t rank = tc.shape.size();
     cuda::GemmDims dims;
     dims.rows = tc.shape[rank - 2];
@@ -594,24 +593,67 @@ private:
     dims.transposeA = s.transposeA;
     dims.transposeB = s.transposeB;
     cuda::GemmDims padded = cuda::padGemm(dims, padMode);
+    GemmPlan plan = planGemmAs(index, s, padded);
+    if (allocatePads(plan, s, index))
+      return plan;
+    lt.cublasLtMatmulDescDestroy(plan.desc);
+    for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
+      lt.cublasLtMatrixLayoutDestroy(l);
+    return planGemmAs(index, s, dims);
+  }
+
+  /// Allocates and clears `plan`'s padded operands (those whose shape
+  /// differs from the stored one). False, with nothing kept, where they do
+  /// not fit and padding is not required (EIN_GEMM_PAD=auto).
+  bool allocatePads(GemmPlan &plan, const Step &s, size_t index) {
+    std::string where = "gemm step " + std::to_string(index);
+    std::vector<std::pair<PaddedOperand *, int>> operands = {
+        {&plan.padA, s.a}, {&plan.padB, s.b}, {&plan.padC, s.c}};
+    size_t total = 0;
+    for (auto [operand, buffer] : operands) {
+      const TensorType &type = m.buffers[buffer].type;
+      if (operand->shape == type.shape)
+        continue;
+      size_t bytes = size_t(product(operand->shape)) * dtypeBytes(type.dtype);
+      cudaError_t status = cudaMalloc(&operand->buffer, bytes);
+      if (status != cudaSuccess) {
+        operand->buffer = nullptr;
+        if (padMode == cuda::GemmPadMode::Always)
+          check(status,
+                where + ": allocating a padded operand (" + mib(bytes) + ")");
+        cudaGetLastError(); // clear it: running unpadded is the fallback
+        for (auto [other, unused] : operands) {
+          cudaFree(other->buffer);
+          other->buffer = nullptr;
+        }
+        return false;
+      }
+      check(cudaMemset(operand->buffer, 0, bytes), where);
+      total += bytes;
+    }
+    // The clears run on the legacy stream; finish them before any step.
+    check(cudaDeviceSynchronize(), where);
+    padBytes[s.device] += total;
+    return true;
+  }
+
+  /// The cuBLASLt plan of gemm step `s` computed with dimensions `dims`
+  /// (the stored ones, or padded: then the operands' padded shapes are
+  /// recorded, their buffers not yet allocated).
+  GemmPlan planGemmAs(size_t index, const Step &s, const cuda::GemmDims &dims) {
+    const TensorType &ta = m.buffers[s.a].type, &tb = m.buffers[s.b].type,
+                     &tc = m.buffers[s.c].type;
+    std::string where = "gemm step " + std::to_string(index);
+    size_t rank = tc.shape.size();
     GemmPlan plan;
-    auto pad = [&](PaddedOperand &operand, const TensorType &type,
-                   int64_t outer, int64_t innermost) {
-      operand.shape = cuda::withMatrix(type.shape, outer, innermost);
-      if (operand.shape == type.shape)
-        return;
-      size_t bytes = size_t(product(operand.shape)) * dtypeBytes(type.dtype);
-      check(cudaMalloc(&operand.buffer, bytes),
-            where + ": allocating a padded operand (" + mib(bytes) + ")");
-      check(cudaMemset(operand.buffer, 0, bytes), where);
-      padBytes[s.device] += bytes;
-    };
-    pad(plan.padA, ta, s.transposeA ? padded.inner : padded.rows,
-        s.transposeA ? padded.rows : padded.inner);
-    pad(plan.padB, tb, s.transposeB ? padded.cols : padded.inner,
-        s.transposeB ? padded.inner : padded.cols);
-    pad(plan.padC, tc, padded.rows, padded.cols);
-    uint64_t rows = padded.rows, cols = padded.cols, inner = padded.inner;
+    plan.padA.shape =
+        cuda::withMatrix(ta.shape, s.transposeA ? dims.inner : dims.rows,
+                         s.transposeA ? dims.rows : dims.inner);
+    plan.padB.shape =
+        cuda::withMatrix(tb.shape, s.transposeB ? dims.cols : dims.inner,
+                         s.transposeB ? dims.inner : dims.cols);
+    plan.padC.shape = cuda::withMatrix(tc.shape, dims.rows, dims.cols);
+    uint64_t rows = dims.rows, cols = dims.cols, inner = dims.inner;
     int64_t batch = dims.batch;
     bool aBatched = ta.shape.size() == rank, bBatched = tb.shape.size() == rank;
     // A batch over a shared b folds into the rows when a is not transposed.
