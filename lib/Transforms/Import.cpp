@@ -343,12 +343,23 @@ private:
     return reduced;
   }
 
+  /// How two shapes that differ only by unit dimensions regroup: the
+  /// dimensions of the higher-rank one gathered onto the lower's.
+  static SmallVector<ReassociationIndices>
+  unitDimensionGroups(RankedTensorType from, RankedTensorType to) {
+    bool expands = to.getRank() > from.getRank();
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForReshape(expands ? to : from,
+                                          expands ? from : to);
+    assert(groups && "shapes differ by more than unit dimensions");
+    return *groups;
+  }
+
   /// `value` collapsed to `type`, which lacks some of its unit dimensions.
   Value collapseTo(Location loc, Value value, RankedTensorType type) {
-    std::optional<SmallVector<ReassociationIndices>> groups =
-        getReassociationIndicesForReshape(
-            cast<RankedTensorType>(value.getType()), type);
-    return tensor::CollapseShapeOp::create(builder, loc, type, value, *groups);
+    return tensor::CollapseShapeOp::create(
+        builder, loc, type, value,
+        unitDimensionGroups(cast<RankedTensorType>(value.getType()), type));
   }
 
   /// A generic reading an operand at `dK floordiv c` (GQA: query head h
@@ -488,6 +499,14 @@ private:
       if (!type || !type.hasStaticShape())
         return op->emitOpError()
                << "cannot be imported: ein needs static shapes";
+      if (auto slice = dyn_cast<OffsetSizeAndStrideOpInterface>(op);
+          slice && (!slice.hasUnitStride() || !slice.getOffsets().empty() ||
+                    !slice.getSizes().empty()))
+        return op->emitOpError()
+               << "cannot be imported: "
+               << (isa<tensor::ExtractSliceOp>(op) ? "ein.slice takes"
+                                                   : "an inserted slice needs")
+               << " static offsets and sizes and unit strides";
       builder.setInsertionPoint(op);
       Value result;
       if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(op))
@@ -501,11 +520,6 @@ private:
                                   builder.getI64IntegerAttr(concat.getDim()),
                                   concat.getInputs(), SpecAttr());
       else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
-        if (!slice.hasUnitStride() || !slice.getOffsets().empty() ||
-            !slice.getSizes().empty())
-          return op->emitOpError()
-                 << "cannot be imported: ein.slice takes static offsets and "
-                    "sizes and unit strides";
         // A rank-reducing slice is a slice and a reshape dropping the unit
         // dimensions.
         auto full = RankedTensorType::get(slice.getStaticSizes(),
@@ -518,11 +532,6 @@ private:
           result = reshapeBetween(op, result, type);
       } else {
         auto insert = cast<tensor::InsertSliceOp>(op);
-        if (!insert.hasUnitStride() || !insert.getOffsets().empty() ||
-            !insert.getSizes().empty())
-          return op->emitOpError()
-                 << "cannot be imported: an inserted slice needs static "
-                    "offsets and sizes and unit strides";
         auto full = RankedTensorType::get(insert.getStaticSizes(),
                                           type.getElementType());
         Value source = insert.getSource();
@@ -579,13 +588,10 @@ private:
   /// `value` reshaped to `type`, which differs from it only by unit
   /// dimensions.
   Value reshapeBetween(Operation *op, Value value, RankedTensorType type) {
-    auto from = cast<RankedTensorType>(value.getType());
-    bool expands = type.getRank() > from.getRank();
-    std::optional<SmallVector<ReassociationIndices>> groups =
-        getReassociationIndicesForReshape(expands ? type : from,
-                                          expands ? from : type);
-    assert(groups && "shapes differ by more than unit dimensions");
-    return reshapeOf(op, value, *groups, type);
+    return reshapeOf(
+        op, value,
+        unitDimensionGroups(cast<RankedTensorType>(value.getType()), type),
+        type);
   }
 
   /// `dest` with `source` written at `offsets`, from dimension `dim` on:
