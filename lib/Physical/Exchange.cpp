@@ -5,6 +5,7 @@
 #include "ein/partition.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -48,6 +49,7 @@ public:
     for (size_t o = 0; o < graph.ops.size(); ++o)
       addOp(static_cast<int>(o));
     program.layouts = std::move(plan.layouts);
+    program.batchOf.assign(program.movements.size(), -1);
     return std::move(program);
   }
 
@@ -180,7 +182,10 @@ private:
 
   /// A movement as one transfer task, or (synthesized, where faster) as
   /// hops through the best single relay; returns the task that lands it.
-  int addTransfer(Movement m, std::vector<int> deps, std::string label) {
+  /// `batchable`: its source is ready when its phase of the op starts, so
+  /// it may share a transfer with the phase's others (if direct).
+  int addTransfer(Movement m, std::vector<int> deps, std::string label,
+                  bool batchable = false) {
     program.bytes[m.kind] += m.bytes;
     std::vector<int64_t> path = {m.from, m.to};
     if (synthesizing) {
@@ -196,6 +201,7 @@ private:
       }
       m.via.assign(path.begin() + 1, path.end() - 1);
     }
+    m.batchable = batchable && m.via.empty();
     int movement = static_cast<int>(program.movements.size());
     int last = -1;
     for (size_t h = 0; h + 1 < path.size(); ++h) {
@@ -258,7 +264,8 @@ private:
         deps.push_back(addTransfer(
             {Movement::Aggregate, o, value, p, piece.device, piece.box,
              elements * double(op.accBytes)},
-            {kernelOf[p]}, op.name + ": partial of a part to its reader"));
+            {kernelOf[p]}, op.name + ": partial of a part to its reader",
+            /*batchable=*/true));
       }
       // The local partial's region is read once more (sliced out).
       Task t;
@@ -363,9 +370,10 @@ private:
           std::vector<int> from = localDeps(value, m.region, m.from);
           n.pieces.push_back(
               {m.from, m.region, static_cast<int>(program.movements.size())});
-          deps.push_back(addTransfer(std::move(m), from,
-                                     op.name + ": repartition " +
-                                         graph.values[value].name));
+          deps.push_back(
+              addTransfer(std::move(m), from,
+                          op.name + ": repartition " + graph.values[value].name,
+                          /*batchable=*/true));
         }
         record.needs.push_back(std::move(n));
         present[{value, need.device, key(need.box)}] = deps;
@@ -426,9 +434,12 @@ private:
                      list[to],
                      box,
                      double(box.volume() * width)};
+          // Only the canonical GPU's sends leave with the phase's start;
+          // the others wait for their own copy to land.
           arrived[i][{list[to], key(box)}] = {addTransfer(
               std::move(m), arrived[i][{list[from], key(box)}],
-              op.name + ": join copy of " + graph.values[value].name)};
+              op.name + ": join copy of " + graph.values[value].name,
+              /*batchable=*/from == 0)};
           present[{value, list[to], key(box)}] =
               arrived[i][{list[to], key(box)}];
         }
@@ -506,13 +517,15 @@ private:
         }
       }
       // One partial of `out` from `sender` to `receiver`, recorded.
+      // Batchable where it is the sender's own kernel's partial.
       auto sendPartial = [&](int64_t sender, int64_t receiver,
                              std::vector<int> deps, std::string label) {
         record.aggregations.back().movements.push_back(
             static_cast<int>(program.movements.size()));
+        bool raw = deps.size() == 1 && deps[0] == kernelOf[sender];
         return addTransfer({Movement::Aggregate, o, op.output.value, sender,
                             receiver, out, double(out.volume() * op.accBytes)},
-                           std::move(deps), std::move(label));
+                           std::move(deps), std::move(label), raw);
       };
       double elements = double(out.volume());
       if (!tree) {
@@ -609,6 +622,170 @@ DeviceProgram mixedProgram(const planner::Graph &graph,
 
 namespace {
 
+/// `program` with the direct transfers that land `members` (movements, at
+/// least two, none batched yet, one op, kind and pair of GPUs) merged into
+/// one task at the last one's place; tasks that waited for one of them
+/// wait for the merge, and move after it where they came earlier (list
+/// order, which is each queue's order, otherwise kept). False, and the
+/// program unchanged, where one of them waits for another.
+bool mergeTransfers(DeviceProgram &program, std::vector<int> members) {
+  std::vector<Task> &tasks = program.tasks;
+  size_t n = tasks.size();
+  std::vector<int> taskOf(program.movements.size(), -1);
+  for (size_t t = 0; t < n; ++t)
+    if (program.movementOf[t] >= 0)
+      taskOf[program.movementOf[t]] = static_cast<int>(t);
+  std::vector<char> merged(n, 0), after(n, 0);
+  for (int m : members)
+    merged[taskOf[m]] = 1;
+  // after[t]: t waits, at some remove, for a member.
+  for (size_t t = 0; t < n; ++t)
+    for (int d : tasks[t].deps)
+      if (merged[d] || after[d]) {
+        after[t] = 1;
+        break;
+      }
+  for (int m : members)
+    if (after[taskOf[m]])
+      return false;
+  std::sort(members.begin(), members.end(),
+            [&](int a, int b) { return taskOf[a] < taskOf[b]; });
+  int last = taskOf[members.back()];
+  // The merged task, in the last member's place.
+  Task batch = tasks[last];
+  batch.bytes = 0;
+  batch.deps.clear();
+  for (int m : members) {
+    batch.bytes += tasks[taskOf[m]].bytes;
+    batch.deps.insert(batch.deps.end(), tasks[taskOf[m]].deps.begin(),
+                      tasks[taskOf[m]].deps.end());
+  }
+  batch.label = tasks[taskOf[members.front()]].label + " (batch of " +
+                std::to_string(members.size()) + ")";
+  // Kahn's order over the tasks with the members as one node (`last`), the
+  // earliest ready task first.
+  auto node = [&](int t) { return merged[t] ? last : t; };
+  std::vector<std::vector<int>> dependents(n);
+  std::vector<int> waiting(n, 0);
+  std::vector<std::vector<int>> deps(n);
+  for (size_t t = 0; t < n; ++t) {
+    if (merged[t] && int(t) != last)
+      continue;
+    std::vector<int> list;
+    for (int d : int(t) == last ? batch.deps : tasks[t].deps)
+      list.push_back(node(d));
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    for (int d : list)
+      dependents[d].push_back(static_cast<int>(t));
+    waiting[t] = static_cast<int>(list.size());
+    deps[t] = std::move(list);
+  }
+  std::vector<int> ready, order, index(n, -1);
+  for (size_t t = 0; t < n; ++t)
+    if ((!merged[t] || int(t) == last) && waiting[t] == 0)
+      ready.push_back(static_cast<int>(t));
+  std::make_heap(ready.begin(), ready.end(), std::greater<int>());
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), std::greater<int>());
+    int t = ready.back();
+    ready.pop_back();
+    index[t] = static_cast<int>(order.size());
+    order.push_back(t);
+    for (int d : dependents[t])
+      if (--waiting[d] == 0) {
+        ready.push_back(d);
+        std::push_heap(ready.begin(), ready.end(), std::greater<int>());
+      }
+  }
+  std::vector<Task> sorted;
+  std::vector<int> movementOf;
+  for (int t : order) {
+    sorted.push_back(t == last ? batch : tasks[t]);
+    sorted.back().deps.clear();
+    for (int d : deps[t])
+      sorted.back().deps.push_back(index[d]);
+    movementOf.push_back(t == last ? members.front() : program.movementOf[t]);
+  }
+  tasks = std::move(sorted);
+  program.movementOf = std::move(movementOf);
+  int b = static_cast<int>(program.batches.size());
+  for (int m : members)
+    program.batchOf[m] = b;
+  std::sort(members.begin(), members.end());
+  program.batches.push_back(std::move(members));
+  return true;
+}
+
+} // namespace
+
+void batchTransfers(DeviceProgram &program, const Topology &topology) {
+  // Candidate groups: batchable movements by op, kind and pair, in order.
+  std::map<std::tuple<int, int, int64_t, int64_t>, std::vector<int>> groups;
+  std::vector<std::tuple<int, int, int64_t, int64_t>> keys;
+  for (size_t m = 0; m < program.movements.size(); ++m) {
+    const Movement &mv = program.movements[m];
+    if (!mv.batchable || program.batchOf[m] >= 0)
+      continue;
+    auto k = std::make_tuple(mv.op, int(mv.kind), mv.from, mv.to);
+    std::vector<int> &list = groups[k];
+    if (list.empty())
+      keys.push_back(k);
+    list.push_back(static_cast<int>(m));
+  }
+  std::vector<std::vector<int>> candidates;
+  for (const auto &k : keys) {
+    const std::vector<int> &list = groups[k];
+    for (size_t begin = 0; begin + 1 < list.size(); begin += kMaxBatch)
+      candidates.emplace_back(list.begin() + begin,
+                              list.begin() +
+                                  std::min(list.size(), begin + kMaxBatch));
+  }
+  if (candidates.empty())
+    return;
+  SimResult best = simulate(topology, program.tasks);
+  int budget = simulationBudget(program.tasks.size());
+  // A merge stays where the step simulates no slower: one transfer is one
+  // node and one cross-GPU wait of the runtime's graph instead of several.
+  auto tryMerge = [&](const std::vector<int> &members) {
+    if (budget-- <= 0)
+      return false;
+    DeviceProgram trial = program;
+    if (!mergeTransfers(trial, members))
+      return false;
+    SimResult r = simulate(topology, trial.tasks);
+    if (r.stalled || r.seconds > best.seconds * (1 + 1e-9))
+      return false;
+    best = std::move(r);
+    program = std::move(trial);
+    return true;
+  };
+  for (const std::vector<int> &group : candidates) {
+    if (budget <= 0)
+      break;
+    if (tryMerge(group))
+      continue;
+    // Else the ones ready together: the same dependencies.
+    std::vector<int> taskOf(program.movements.size(), -1);
+    for (size_t t = 0; t < program.tasks.size(); ++t)
+      if (program.movementOf[t] >= 0)
+        taskOf[program.movementOf[t]] = static_cast<int>(t);
+    std::map<std::vector<int>, std::vector<int>> together;
+    for (int m : group) {
+      std::vector<int> deps = program.tasks[taskOf[m]].deps;
+      std::sort(deps.begin(), deps.end());
+      together[deps].push_back(m);
+    }
+    if (together.size() == 1)
+      continue;
+    for (auto &[deps, members] : together)
+      if (members.size() > 1)
+        tryMerge(members);
+  }
+}
+
+namespace {
+
 /// The faster of two programs on `topology` (the first on a tie); `second`
 /// says whether it was the second.
 DeviceProgram faster(DeviceProgram a, DeviceProgram b, const Topology &topology,
@@ -625,9 +802,12 @@ DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Options &options,
                           const Topology &topology, bool &synthesized,
                           const Placement &placement) {
-  return faster(naiveProgram(graph, plan, options, placement),
-                synthesizedProgram(graph, plan, options, topology, placement),
-                topology, synthesized);
+  DeviceProgram program =
+      faster(naiveProgram(graph, plan, options, placement),
+             synthesizedProgram(graph, plan, options, topology, placement),
+             topology, synthesized);
+  batchTransfers(program, topology);
+  return program;
 }
 
 DeviceProgram
@@ -662,6 +842,7 @@ placedBestProgram(const planner::Graph &graph, const planner::Plan &plan,
       synthesizedOps[o] = !synthesizedOps[o];
     }
   }
+  batchTransfers(program, topology);
   return program;
 }
 

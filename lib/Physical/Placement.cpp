@@ -27,14 +27,6 @@ size_t Placement::placedOps() const {
 
 namespace {
 
-/// How many two-block swaps searchPlacement simulates at most, over all
-/// ops: 256, fewer for big programs (each swap simulates the whole step),
-/// so that swaps cost about as much as 2^16 tasks simulated 256 times.
-int swapBudget(size_t tasks) {
-  return static_cast<int>(
-      std::clamp<size_t>((256 * 256) / std::max<size_t>(tasks, 1), 16, 256));
-}
-
 /// Per value, the op whose join blocks its layout follows: its producer, or
 /// for an argument its first reader (-1: none).
 std::vector<int> layoutOwners(const planner::Graph &graph) {
@@ -248,7 +240,7 @@ Placement searchPlacement(const planner::Graph &graph,
                               0, matched);
   size_t tasks = naiveProgram(graph, plan, options).tasks.size();
   Placement b = placeGreedily(graph, plan, options, topology, keep, synthesized,
-                              swapBudget(tasks), swapped);
+                              simulationBudget(tasks), swapped);
   return swapped < matched * (1 - 1e-9) ? b : a;
 }
 

@@ -48,6 +48,11 @@ std::vector<double> maxMinRates(const std::vector<Link> &links,
   return rate;
 }
 
+int simulationBudget(size_t tasks) {
+  return static_cast<int>(
+      std::clamp<size_t>((256 * 256) / std::max<size_t>(tasks, 1), 16, 256));
+}
+
 SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
                    const Machine &machine) {
   size_t n = tasks.size();

@@ -157,6 +157,31 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
     names[extract.getResult()] = result;
     return success();
   }
+  if (auto transfer = dyn_cast<TransferOp>(op)) {
+    // Where a copy lands does not change its value: each region is a slice
+    // of its source.
+    for (unsigned i = 0, e = transfer.getNumRegions(); i < e; ++i) {
+      Value source = transfer.getSources()[i],
+            landed = transfer.getResults()[i];
+      if (!names.count(source))
+        return transfer.emitOpError()
+               << "moves a value with no program.json form";
+      std::string result = "v" + std::to_string(nextValue++);
+      ops.push_back(json::Object{
+          {"kind", "slice"},
+          {"result", result},
+          {"type",
+           json::Object{
+               {"shape",
+                integers(cast<ShapedType>(landed.getType()).getShape())},
+               {"dtype", dtypeOf(landed)}}},
+          {"inputs", json::Array{names.lookup(source)}},
+          {"offsets", integers(transfer.getRegionOffsets(i))},
+          {"sizes", integers(transfer.getRegionSizes(i))}});
+      names[landed] = result;
+    }
+    return success();
+  }
   if (isa<tensor::EmptyOp>(op)) {
     pending[op->getResult(0)] = {};
     return success();
@@ -335,8 +360,8 @@ FailureOr<json::Object> Exporter::joinRegion(JoinAggOp op,
 }
 
 FailureOr<json::Object> Exporter::exportOp(Operation *op) {
-  // Transfers and aggregations also return a token; only the data counts.
-  if (op->getNumResults() != 1 && !isa<TransferOp, AggregateOp>(op))
+  // Aggregations also return a token; only the data counts.
+  if (op->getNumResults() != 1 && !isa<AggregateOp>(op))
     return op->emitOpError() << "has no program.json form";
   FailureOr<json::Object> type = tensorType(op, op->getResult(0).getType());
   if (failed(type))
@@ -344,11 +369,8 @@ FailureOr<json::Object> Exporter::exportOp(Operation *op) {
   FailureOr<json::Array> inputs = inputNames(op);
   if (failed(inputs))
     return failure();
-  if (isa<TransferOp, AggregateOp>(op))
-    for (size_t drop =
-             op->getNumOperands() -
-             (isa<TransferOp>(op) ? 1
-                                  : cast<AggregateOp>(op).getPartials().size());
+  if (auto aggregate = dyn_cast<AggregateOp>(op))
+    for (size_t drop = op->getNumOperands() - aggregate.getPartials().size();
          drop > 0; --drop)
       inputs->pop_back();
   std::string result = "v" + std::to_string(nextValue++);
@@ -417,13 +439,6 @@ FailureOr<json::Object> Exporter::exportOp(Operation *op) {
           .Case([&](ConcatOp concat) {
             entry["kind"] = "concat";
             entry["dim"] = concat.getDimAttr().getInt();
-            return success();
-          })
-          .Case([&](TransferOp transfer) {
-            // Where the copy lands does not change its value.
-            entry["kind"] = "slice";
-            entry["offsets"] = integers(transfer.getOffsets());
-            entry["sizes"] = integers(transfer.getSizes());
             return success();
           })
           .Case([&](tensor::ExtractSliceOp slice) -> LogicalResult {

@@ -189,6 +189,8 @@ private:
   OpBuilder builder;
   planner::Plan plan;
   physical::DeviceProgram program;
+  /// Per batched movement, its region as its batch's transfer landed it.
+  std::map<int, Value> batched;
   std::vector<Value> irValue;
   /// The tensor holding block `box` of value `value` on `device`.
   std::map<std::tuple<int, int64_t, BoxKey>, Value> blocks;
@@ -330,17 +332,67 @@ private:
     return success();
   }
 
+  /// One ein.transfer of `regions` of `sources` (each held as the block
+  /// `within`) from `from` to `to`: the regions as blocks there.
+  SmallVector<Value> transferRegions(ArrayRef<Value> sources,
+                                     ArrayRef<Box> regions,
+                                     ArrayRef<Box> within, int64_t from,
+                                     int64_t to, ArrayRef<int64_t> via) {
+    SmallVector<Type> types;
+    SmallVector<Attribute> offsets, sizes;
+    for (auto [source, region, box] : llvm::zip(sources, regions, within)) {
+      types.push_back(blockType(
+          region, cast<RankedTensorType>(source.getType()).getElementType()));
+      offsets.push_back(builder.getDenseI64ArrayAttr(offsetsIn(region, box)));
+      sizes.push_back(builder.getDenseI64ArrayAttr(sizesOf(region)));
+    }
+    auto op = TransferOp::create(
+        builder, loc(), types, TokenType::get(func.getContext()), sources,
+        builder.getArrayAttr(offsets), builder.getArrayAttr(sizes), from, to,
+        via.empty() ? DenseI64ArrayAttr() : builder.getDenseI64ArrayAttr(via),
+        ValueRange());
+    return SmallVector<Value>(op.getResults());
+  }
+
+  /// `region` of `source` (held as the block `within`) moved as
+  /// `movement` says: by its own transfer, or as made by its batch's.
   Value transfer(Value source, const Box &region, const Box &within,
-                 int64_t from, int64_t to, Type element, int movement) {
-    const std::vector<int64_t> &via = program.movements[movement].via;
-    return TransferOp::create(builder, loc(), blockType(region, element),
-                              TokenType::get(func.getContext()), source,
-                              offsetsIn(region, within), sizesOf(region), from,
-                              to,
-                              via.empty() ? DenseI64ArrayAttr()
-                                          : builder.getDenseI64ArrayAttr(via),
-                              ValueRange())
-        .getResult();
+                 int64_t from, int64_t to, int movement) {
+    if (auto it = batched.find(movement); it != batched.end())
+      return it->second;
+    return transferRegions({source}, {region}, {within}, from, to,
+                           program.movements[movement].via)
+        .front();
+  }
+
+  /// The batched transfers of op `o`'s movements of `kind`, made where
+  /// that phase of the op starts (every source is there by then);
+  /// `sourceOf` gives a movement's source and the block it holds.
+  void transferBatches(
+      size_t o, physical::Movement::Kind kind,
+      llvm::function_ref<std::pair<Value, Box>(const physical::Movement &)>
+          sourceOf) {
+    for (const std::vector<int> &batch : program.batches) {
+      const physical::Movement &first = program.movements[batch.front()];
+      if (first.op != static_cast<int>(o) || first.kind != kind)
+        continue;
+      SmallVector<Value> sources;
+      SmallVector<Box> regions, within;
+      for (int m : batch) {
+        auto [source, box] = sourceOf(program.movements[m]);
+        if (!source)
+          break; // the lowering reports it where the region is read
+        sources.push_back(source);
+        regions.push_back(program.movements[m].region);
+        within.push_back(box);
+      }
+      if (sources.size() != batch.size())
+        continue;
+      SmallVector<Value> landed = transferRegions(
+          sources, regions, within, first.from, first.to, first.via);
+      for (auto [m, value] : llvm::zip(batch, landed))
+        batched[m] = value;
+    }
   }
 
   /// The block of `value` held on `device` that contains `region`.
@@ -381,7 +433,7 @@ private:
       Value part;
       if (piece.from != need.device)
         part = transfer(source, piece.region, box, piece.from, need.device,
-                        element, piece.movement);
+                        piece.movement);
       else if (key(piece.region) == key(box))
         part = source;
       else
@@ -463,14 +515,25 @@ private:
              << "); combining its partial results needs the log-sum-exp of "
                 "the attention kernel, which device-level ein does not have "
                 "yet";
+    // A batch's sources are a producer's blocks, held before the op.
+    transferBatches(o, physical::Movement::Repartition,
+                    [&](const physical::Movement &m) {
+                      return heldBlock(m.value, m.from, m.region);
+                    });
     for (const physical::OpProgram::Need &need : record.needs)
       if (failed(assemble(op, need)))
         return failure();
+    // Then the blocks the canonical GPUs assembled.
+    transferBatches(
+        o, physical::Movement::Join, [&](const physical::Movement &m) {
+          auto it = blocks.find({m.value, m.from, key(m.region)});
+          return it == blocks.end() ? std::make_pair(Value(), Box())
+                                    : std::make_pair(it->second, m.region);
+        });
     for (const physical::OpProgram::Copy &copy : record.copies) {
       Value source = blocks.at({copy.value, copy.from, key(copy.box)});
-      blocks[{copy.value, copy.to, key(copy.box)}] =
-          transfer(source, copy.box, copy.box, copy.from, copy.to,
-                   elementOf(copy.value), copy.movement);
+      blocks[{copy.value, copy.to, key(copy.box)}] = transfer(
+          source, copy.box, copy.box, copy.from, copy.to, copy.movement);
     }
 
     // One block kernel per GPU: the op on its blocks.
@@ -561,7 +624,15 @@ private:
       kernelResult[k.device] = kernel->getResult(0);
     }
 
-    // Partials to their owners, aggregated there.
+    // Partials to their owners, aggregated there; batches carry kernels'
+    // own partials.
+    transferBatches(
+        o, physical::Movement::Aggregate, [&](const physical::Movement &m) {
+          for (const physical::OpProgram::Kernel &k : record.kernels)
+            if (k.device == m.from)
+              return std::make_pair(kernelResult.at(m.from), k.output);
+          return std::make_pair(Value(), Box());
+        });
     for (const physical::OpProgram::Aggregation &a : record.aggregations) {
       int64_t owner = a.producers[0];
       if (a.producers.size() == 1) {
@@ -591,8 +662,7 @@ private:
         SmallVector<Value> partials = {own};
         for (auto [sender, movement] : a.pieceSends[p])
           partials.push_back(transfer(kernelResult.at(sender), piece.box, a.box,
-                                      sender, piece.device, accElement,
-                                      movement));
+                                      sender, piece.device, movement));
         blocks[{out, piece.device, key(piece.box)}] =
             combineInto(piece.box, partials, piece.device, resultElement);
       }
@@ -605,8 +675,7 @@ private:
         SmallVector<Value> partials = {kernelResult.at(owner)};
         for (auto [s, step] : llvm::enumerate(a.steps))
           partials.push_back(transfer(kernelResult.at(step.first), a.box, a.box,
-                                      step.first, owner, accElement,
-                                      a.movements[s]));
+                                      step.first, owner, a.movements[s]));
         blocks[{out, owner, key(a.box)}] =
             combine(partials, owner, resultElement);
         continue;
@@ -618,7 +687,7 @@ private:
       for (auto [s, step] : llvm::enumerate(a.steps)) {
         auto [sender, receiver] = step;
         Value moved = transfer(running.at(sender), a.box, a.box, sender,
-                               receiver, accElement, a.movements[s]);
+                               receiver, a.movements[s]);
         bool last = s + 1 == a.steps.size();
         running[receiver] = combine({running.at(receiver), moved}, receiver,
                                     last ? resultElement : accElement);

@@ -285,14 +285,44 @@ private:
   void copy(int from, ArrayRef<int64_t> fromOffset, int to,
             ArrayRef<int64_t> toOffset, ArrayRef<int64_t> extent,
             int64_t device) {
-    addStep(json::Object{{"kind", "transfer"},
-                         {"device", device},
-                         {"from", name(from)},
-                         {"from_offset", integers(fromOffset)},
-                         {"to", name(to)},
-                         {"to_offset", integers(toOffset)},
-                         {"extent", integers(extent)}},
-            {from}, {to});
+    copies({{from, SmallVector<int64_t>(fromOffset), to,
+             SmallVector<int64_t>(toOffset), SmallVector<int64_t>(extent)}},
+           device);
+  }
+
+  struct RegionCopy {
+    int from;
+    SmallVector<int64_t> fromOffset;
+    int to;
+    SmallVector<int64_t> toOffset, extent;
+  };
+
+  /// One transfer step of `list`: a region's fields, or several regions'
+  /// under "regions" (a batched transfer).
+  void copies(ArrayRef<RegionCopy> list, int64_t device) {
+    auto fields = [&](const RegionCopy &c) {
+      return json::Object{{"from", name(c.from)},
+                          {"from_offset", integers(c.fromOffset)},
+                          {"to", name(c.to)},
+                          {"to_offset", integers(c.toOffset)},
+                          {"extent", integers(c.extent)}};
+    };
+    json::Object step{{"kind", "transfer"}, {"device", device}};
+    SmallVector<int> reads, writes;
+    if (list.size() == 1) {
+      for (auto &field : fields(list[0]))
+        step[field.first] = std::move(field.second);
+    } else {
+      json::Array regions;
+      for (const RegionCopy &c : list)
+        regions.push_back(fields(c));
+      step["regions"] = std::move(regions);
+    }
+    for (const RegionCopy &c : list) {
+      reads.push_back(c.from);
+      writes.push_back(c.to);
+    }
+    addStep(std::move(step), reads, writes);
   }
 
   /// The kernel steps of a block ein-lower-to-cuda compiled: one per
@@ -460,25 +490,32 @@ private:
       int64_t to = transfer.getTo();
       SmallVector<int64_t> hops(
           transfer.getVia().value_or(ArrayRef<int64_t>()));
-      int source = bufferFor(op, transfer.getSource());
-      if (source < 0)
-        return failure();
-      SmallVector<int64_t> offsets(transfer.getOffsets());
-      // A relay: the region lands on each hop in turn.
-      for (int64_t hop : hops) {
-        FailureOr<int> staged = allocate(op, transfer.getResult(), hop);
-        if (failed(staged))
+      hops.push_back(to);
+      // Per region, where it is now: its source buffer, at its offsets.
+      SmallVector<RegionCopy> now;
+      for (unsigned i = 0, e = transfer.getNumRegions(); i < e; ++i) {
+        int source = bufferFor(op, transfer.getSources()[i]);
+        if (source < 0)
           return failure();
-        copy(source, offsets, *staged, SmallVector<int64_t>(offsets.size(), 0),
-             transfer.getSizes(), hop);
-        source = *staged;
-        offsets.assign(offsets.size(), 0);
+        ArrayRef<int64_t> offsets = transfer.getRegionOffsets(i);
+        now.push_back({source, SmallVector<int64_t>(offsets), -1,
+                       SmallVector<int64_t>(offsets.size(), 0),
+                       SmallVector<int64_t>(transfer.getRegionSizes(i))});
       }
-      FailureOr<int> dest = allocate(op, transfer.getResult(), to);
-      if (failed(dest))
-        return failure();
-      copy(source, offsets, *dest, SmallVector<int64_t>(offsets.size(), 0),
-           transfer.getSizes(), to);
+      // The regions land on each hop in turn (a relay), all in one step.
+      for (int64_t hop : hops) {
+        for (auto [i, c] : llvm::enumerate(now)) {
+          FailureOr<int> landed = allocate(op, transfer.getResults()[i], hop);
+          if (failed(landed))
+            return failure();
+          c.to = *landed;
+        }
+        copies(now, hop);
+        for (RegionCopy &c : now) {
+          c.from = c.to;
+          c.fromOffset.assign(c.fromOffset.size(), 0);
+        }
+      }
       return success();
     }
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {

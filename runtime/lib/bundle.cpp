@@ -67,6 +67,19 @@ bool regionsIntersect(const std::vector<int64_t> &aOffset,
   return true;
 }
 
+/// The bytes [first, last) of the arena a region of a buffer spans.
+std::pair<int64_t, int64_t> byteSpan(const Buffer &b,
+                                     const std::vector<int64_t> &offset,
+                                     const std::vector<int64_t> &extent) {
+  int64_t first = 0, last = 0;
+  for (size_t d = 0; d < b.type.shape.size(); ++d) {
+    first = first * b.type.shape[d] + offset[d];
+    last = last * b.type.shape[d] + offset[d] + extent[d] - 1;
+  }
+  int64_t width = dtypeBytes(b.type.dtype);
+  return {b.offset + first * width, b.offset + (last + 1) * width};
+}
+
 class ManifestReader {
 public:
   explicit ManifestReader(Manifest &m) : m(m) {}
@@ -517,25 +530,72 @@ private:
 
   void readTransfer(const Node &n, Step &s) {
     s.kind = StepKind::Transfer;
-    n.only({"kind", "device", "deps", "label", "from", "from_offset", "to",
-            "to_offset", "extent"});
-    s.src = readRegion(n, "from", "from_offset", s.device, /*local=*/false);
-    s.dst = readRegion(n, "to", "to_offset", s.device, /*local=*/false);
-    const Buffer &from = buffer(s.src.buffer), &to = buffer(s.dst.buffer);
-    if (from.device != s.device && to.device != s.device)
+    if (!n.has("regions")) {
+      n.only({"kind", "device", "deps", "label", "from", "from_offset", "to",
+              "to_offset", "extent"});
+      s.copies.push_back(readCopy(n, s.device));
+      return;
+    }
+    n.only({"kind", "device", "deps", "label", "regions"});
+    Node regions = n.at("regions");
+    if (regions.size() == 0)
+      fail(regions.path, "a batched transfer needs at least one region");
+    for (size_t i = 0, e = regions.size(); i < e; ++i) {
+      Node r = regions[i];
+      r.only({"from", "from_offset", "to", "to_offset", "extent"});
+      s.copies.push_back(readCopy(r, s.device));
+      const Step::Copy &c = s.copies.back(), &first = s.copies.front();
+      if (buffer(c.src.buffer).device != buffer(first.src.buffer).device ||
+          buffer(c.dst.buffer).device != buffer(first.dst.buffer).device)
+        fail(r.path, "a batched transfer moves every region between the "
+                     "same two devices, as region 0 does (" +
+                         std::to_string(buffer(first.src.buffer).device) +
+                         " to " +
+                         std::to_string(buffer(first.dst.buffer).device) + ")");
+      // Its regions move at once: none may write what another touches.
+      for (size_t j = 0; j < i; ++j)
+        for (const Region *x : {&s.copies[j].src, &s.copies[j].dst})
+          for (const Region *y : {&c.src, &c.dst})
+            if ((x == &s.copies[j].dst || y == &c.dst) && overlaps(*x, *y))
+              fail(r.path, "region " + std::to_string(i) + " and region " +
+                               std::to_string(j) +
+                               " of a batched transfer touch the same "
+                               "bytes, and one writes them");
+    }
+  }
+
+  /// Whether two regions may share bytes: the same buffer's intersect; of
+  /// two buffers (a view and its root), their byte spans in the arena.
+  bool overlaps(const Region &x, const Region &y) {
+    if (x.buffer == y.buffer)
+      return regionsIntersect(x.offset, x.extent, y.offset, y.extent);
+    const Buffer &a = buffer(x.buffer), &b = buffer(y.buffer);
+    if (a.device != b.device)
+      return false;
+    auto [a0, a1] = byteSpan(a, x.offset, x.extent);
+    auto [b0, b1] = byteSpan(b, y.offset, y.extent);
+    return a0 < b1 && b0 < a1;
+  }
+
+  /// One region copy of a transfer step, from `n`'s fields.
+  Step::Copy readCopy(const Node &n, int device) {
+    Step::Copy c;
+    c.src = readRegion(n, "from", "from_offset", device, /*local=*/false);
+    c.dst = readRegion(n, "to", "to_offset", device, /*local=*/false);
+    const Buffer &from = buffer(c.src.buffer), &to = buffer(c.dst.buffer);
+    if (from.device != device && to.device != device)
       fail(n.path + ".device",
            "a transfer runs on its sending or receiving device (" +
                std::to_string(from.device) + " or " +
-               std::to_string(to.device) + "), not " +
-               std::to_string(s.device));
+               std::to_string(to.device) + "), not " + std::to_string(device));
     if (from.type.dtype != to.type.dtype)
       fail(n.path, std::string("a transfer copies ") +
                        dtypeName(from.type.dtype) + " into " +
                        dtypeName(to.type.dtype) + "; it does not convert");
-    s.src.extent =
+    c.src.extent =
         n.has("extent") ? n.at("extent").integers() : from.type.shape;
-    s.dst.extent = s.src.extent;
-    for (const Region *r : {&s.src, &s.dst}) {
+    c.dst.extent = c.src.extent;
+    for (const Region *r : {&c.src, &c.dst}) {
       const Buffer &b = buffer(r->buffer);
       if (!regionInside(r->offset, r->extent, b.type.shape))
         fail(n.path, "region of extent " + shapeText(r->extent) + " at " +
@@ -543,10 +603,11 @@ private:
                          inQuotes(b.name) + " of shape " +
                          shapeText(b.type.shape));
     }
-    if (s.src.buffer == s.dst.buffer &&
-        regionsIntersect(s.src.offset, s.src.extent, s.dst.offset,
-                         s.dst.extent))
+    if (c.src.buffer == c.dst.buffer &&
+        regionsIntersect(c.src.offset, c.src.extent, c.dst.offset,
+                         c.dst.extent))
       fail(n.path, "a transfer's source and destination overlap");
+    return c;
   }
 
   void readAggregate(const Node &n, Step &s) {
@@ -577,19 +638,6 @@ private:
   }
 };
 
-/// The bytes [first, last) of the arena a region of a buffer spans.
-std::pair<int64_t, int64_t> byteSpan(const Buffer &b,
-                                     const std::vector<int64_t> &offset,
-                                     const std::vector<int64_t> &extent) {
-  int64_t first = 0, last = 0;
-  for (size_t d = 0; d < b.type.shape.size(); ++d) {
-    first = first * b.type.shape[d] + offset[d];
-    last = last * b.type.shape[d] + offset[d] + extent[d] - 1;
-  }
-  int64_t width = dtypeBytes(b.type.dtype);
-  return {b.offset + first * width, b.offset + (last + 1) * width};
-}
-
 } // namespace
 
 std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
@@ -618,8 +666,10 @@ std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
     out.push_back(whole(s.c, s.beta != 0 ? Access::ReadWrite : Access::Write));
     break;
   case StepKind::Transfer:
-    out.push_back({s.src.buffer, Access::Read, s.src.offset, s.src.extent});
-    out.push_back({s.dst.buffer, Access::Write, s.dst.offset, s.dst.extent});
+    for (const Step::Copy &c : s.copies) {
+      out.push_back({c.src.buffer, Access::Read, c.src.offset, c.src.extent});
+      out.push_back({c.dst.buffer, Access::Write, c.dst.offset, c.dst.extent});
+    }
     break;
   case StepKind::Aggregate:
     for (int id : s.inputs)

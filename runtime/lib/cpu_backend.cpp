@@ -290,15 +290,16 @@ private:
       else
         gemm(step);
       return;
-    case StepKind::Transfer: {
-      const Buffer &from = m.buffers[step.src.buffer],
-                   &to = m.buffers[step.dst.buffer];
-      copyRegion(checked(step.src.buffer, from.device, step), from.type.shape,
-                 step.src.offset, checked(step.dst.buffer, to.device, step),
-                 to.type.shape, step.dst.offset, step.src.extent,
-                 dtypeBytes(from.type.dtype));
+    case StepKind::Transfer:
+      for (const Step::Copy &c : step.copies) {
+        const Buffer &from = m.buffers[c.src.buffer],
+                     &to = m.buffers[c.dst.buffer];
+        copyRegion(checked(c.src.buffer, from.device, step), from.type.shape,
+                   c.src.offset, checked(c.dst.buffer, to.device, step),
+                   to.type.shape, c.dst.offset, c.src.extent,
+                   dtypeBytes(from.type.dtype));
+      }
       return;
-    }
     case StepKind::Aggregate:
       aggregate(step);
       return;

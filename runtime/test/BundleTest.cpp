@@ -36,7 +36,7 @@ TEST(Bundle, SplitMatmulParses) {
   EXPECT_EQ(m.devices, 2);
   ASSERT_EQ(m.steps.size(), 4u);
   EXPECT_EQ(m.steps[2].kind, StepKind::Transfer);
-  EXPECT_EQ(m.steps[2].src.extent, (std::vector<int64_t>{8, 6}));
+  EXPECT_EQ(m.steps[2].copies.at(0).src.extent, (std::vector<int64_t>{8, 6}));
   EXPECT_EQ(m.steps[3].deps, (std::vector<int>{0, 2}));
   // The aggregation reads both partials and writes the first in place.
   std::vector<BufferAccess> accesses = stepAccesses(m, m.steps[3]);
@@ -194,6 +194,70 @@ TEST(Bundle, StepErrors) {
   mixed["steps"][3]["inputs"] = {"P0", "A0"};
   EXPECT_REJECTS(mixed, "an aggregation combines float buffers of one shape; "
                         "'A0' is [8, 2] f32 and the output [8, 6] f32");
+}
+
+TEST(Bundle, BatchedTransfers) {
+  // Device 1 pulls both halves of X from device 0 into Y, swapped, in one
+  // step.
+  auto region = [](std::vector<int64_t> from, std::vector<int64_t> to) {
+    return json{{"from", "X"},
+                {"from_offset", from},
+                {"to", "Y"},
+                {"to_offset", to},
+                {"extent", {2, 4}}};
+  };
+  json m = manifest(
+      2, {256, 512},
+      {buffer("X", 0, 0, type({4, 4})), buffer("Y", 1, 0, type({4, 4})),
+       buffer("V", 1, 256, type({4, 4}))},
+      {layout(type({4, 4}), {block("X", {0, 0})})},
+      {layout(type({4, 4}), {block("Y", {0, 0})})},
+      {{{"kind", "transfer"},
+        {"device", 1},
+        {"regions", {region({0, 0}, {2, 0}), region({2, 0}, {0, 0})}}}});
+  Manifest parsed;
+  std::string error;
+  ASSERT_TRUE(parseManifest(m.dump(), parsed, error)) << error;
+  ASSERT_EQ(parsed.steps[0].copies.size(), 2u);
+  EXPECT_EQ(parsed.steps[0].copies[1].src.offset, (std::vector<int64_t>{2, 0}));
+  EXPECT_EQ(parsed.steps[0].copies[1].dst.offset, (std::vector<int64_t>{0, 0}));
+  std::vector<BufferAccess> accesses = stepAccesses(parsed, parsed.steps[0]);
+  ASSERT_EQ(accesses.size(), 4u);
+  EXPECT_EQ(accesses[3].access, Access::Write);
+  EXPECT_EQ(accesses[3].offset, (std::vector<int64_t>{0, 0}));
+
+  json overlap = m;
+  overlap["steps"][0]["regions"][1]["to_offset"] = {1, 0};
+  EXPECT_REJECTS(overlap, "manifest.steps[0].regions[1]: region 1 and region "
+                          "0 of a batched transfer touch the same bytes, "
+                          "and one writes them");
+  // V is a view of Y's bytes: writing V's rows 2-3 while Y's are written.
+  json aliased = m;
+  aliased["buffers"][2]["offset"] = 0;
+  aliased["steps"][0]["regions"][1]["to"] = "V";
+  aliased["steps"][0]["regions"][1]["to_offset"] = {2, 0};
+  EXPECT_REJECTS(aliased, "region 1 and region 0 of a batched transfer touch "
+                          "the same bytes");
+  json pairs = m;
+  pairs["steps"][0]["regions"][1]["from"] = "V";
+  pairs["steps"][0]["regions"][1]["to"] = "Y";
+  EXPECT_REJECTS(pairs, "manifest.steps[0].regions[1]: a batched transfer "
+                        "moves every region between the same two devices, as "
+                        "region 0 does (0 to 1)");
+  json none = m;
+  none["steps"][0]["regions"] = json::array();
+  EXPECT_REJECTS(none, "manifest.steps[0].regions: a batched transfer needs "
+                       "at least one region");
+  json both = m;
+  both["steps"][0]["from"] = "X";
+  EXPECT_REJECTS(both, "manifest.steps[0]");
+  json stray = m;
+  stray["steps"][0]["regions"][0]["device"] = 1;
+  EXPECT_REJECTS(stray, "manifest.steps[0].regions[0]");
+  // Reading one source twice is no conflict.
+  json twice = m;
+  twice["steps"][0]["regions"][1]["from_offset"] = {0, 0};
+  EXPECT_EQ(errorOf(twice), "");
 }
 
 TEST(Bundle, AttentionSteps) {

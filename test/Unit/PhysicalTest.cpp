@@ -1141,3 +1141,203 @@ TEST(Synthesis, EveryPresetDeliversOverLinksItHas) {
   EXPECT_GT(gathered, 0);
   EXPECT_GT(reused, 0);
 }
+
+namespace {
+
+/// Two 4 KiB movements of one op from GPU 0 to GPU 1, their sources made
+/// by kernels 0 and 1 on GPU 0, each read by its own kernel on GPU 1 (the
+/// first a long one).
+DeviceProgram twoTransfers(double secondSourceFlops) {
+  DeviceProgram p;
+  auto kernel = [&](int64_t queue, double flops, std::vector<int> deps) {
+    Task t;
+    t.queue = queue;
+    t.flops = flops;
+    t.deps = std::move(deps);
+    p.tasks.push_back(t);
+    p.movementOf.push_back(-1);
+  };
+  auto transfer = [&](int movement, std::vector<int> deps) {
+    Movement m;
+    m.kind = Movement::Repartition;
+    m.op = 2;
+    m.from = 0;
+    m.to = 1;
+    m.bytes = 4096;
+    m.batchable = true;
+    p.movements.push_back(m);
+    Task t;
+    t.kind = Task::Transfer;
+    t.queue = 1;
+    t.from = 0;
+    t.to = 1;
+    t.bytes = m.bytes;
+    t.deps = std::move(deps);
+    p.tasks.push_back(t);
+    p.movementOf.push_back(movement);
+  };
+  kernel(0, 1e6, {});
+  kernel(0, secondSourceFlops, {0});
+  transfer(0, {0});
+  transfer(1, {1});
+  kernel(1, 75e9, {2}); // 100 us
+  kernel(1, 1e6, {3});
+  p.batchOf.assign(2, -1);
+  return p;
+}
+
+} // namespace
+
+TEST(Synthesis, BatchesOnlyWhereTheStepGetsNoSlower) {
+  Topology topology = make("h200-pair", 2);
+  // Both sources ready together: one latency instead of two.
+  DeviceProgram together = twoTransfers(1e6);
+  double before = simulate(topology, together.tasks).seconds;
+  batchTransfers(together, topology);
+  ASSERT_EQ(together.batches.size(), 1u);
+  EXPECT_EQ(together.batches[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(together.batchOf, (std::vector<int>{0, 0}));
+  ASSERT_EQ(together.tasks.size(), 5u);
+  const Task &batch = together.tasks[2];
+  EXPECT_EQ(batch.kind, Task::Transfer);
+  EXPECT_EQ(batch.bytes, 8192);
+  EXPECT_EQ(batch.deps, (std::vector<int>{0, 1}));
+  EXPECT_EQ(together.movementOf[2], 0);
+  // Both readers now wait for the batch.
+  EXPECT_EQ(together.tasks[3].deps, (std::vector<int>{2}));
+  EXPECT_EQ(together.tasks[4].deps, (std::vector<int>{2}));
+  double after = simulate(topology, together.tasks).seconds;
+  EXPECT_LT(after, before - 0.5 * topology.route(0, 1).latency);
+
+  // The second source comes 1 ms later: batching would hold the first
+  // region, and the long kernel reading it, back that long.
+  DeviceProgram apart = twoTransfers(7.5e11);
+  double alone = simulate(topology, apart.tasks).seconds;
+  batchTransfers(apart, topology);
+  EXPECT_TRUE(apart.batches.empty());
+  EXPECT_EQ(apart.tasks.size(), 6u);
+  EXPECT_EQ(simulate(topology, apart.tasks).seconds, alone);
+}
+
+TEST(Synthesis, BatchedProgramsKeepEveryMovementAndDependency) {
+  // The search's plans of GQA attention, a bushy chain and a four-matrix
+  // chain, placed and synthesized: the program before batching (the same
+  // placement and per-op forms, mixedProgram) against placedBestProgram's.
+  std::vector<std::pair<std::string, int64_t>> presets = {
+      {"nvswitch", 8}, {"dgx1-v100", 8}, {"h200-pair", 2}};
+  std::vector<planner::Graph> graphs = {attentionGraph(8, 2, 256), bushy(256),
+                                        leftChain()};
+  size_t batches = 0;
+  double saved = 0;
+  for (auto [name, devices] : presets) {
+    Topology topology = make(name, devices);
+    for (size_t gi = 0; gi < graphs.size(); ++gi) {
+      const planner::Graph &g = graphs[gi];
+      std::string what = name + " graph " + std::to_string(gi);
+      SCOPED_TRACE(what);
+      planner::SearchOptions o;
+      o.devices = devices;
+      double bytes = 0;
+      planner::Plan plan = planWith(g, planner::search(g, o).specs, o, bytes);
+      std::vector<bool> forms;
+      Placement placement;
+      DeviceProgram after =
+          placedBestProgram(g, plan, o, topology, {}, forms, placement);
+      DeviceProgram before =
+          mixedProgram(g, plan, o, topology, placement, forms);
+      ASSERT_EQ(after.movements.size(), before.movements.size());
+      for (int k = 0; k < 3; ++k)
+        EXPECT_EQ(after.bytes[k], before.bytes[k]);
+      double tb = simulate(topology, before.tasks).seconds,
+             ta = simulate(topology, after.tasks).seconds;
+      EXPECT_LE(ta, tb * (1 + 1e-9));
+      saved += tb - ta;
+      // Each batch: 2 to kMaxBatch batchable, direct movements of one op and
+      // kind between one pair, landed by one task carrying all their bytes.
+      size_t merged = 0;
+      ASSERT_EQ(after.batchOf.size(), after.movements.size());
+      for (size_t b = 0; b < after.batches.size(); ++b) {
+        const std::vector<int> &list = after.batches[b];
+        EXPECT_GE(list.size(), 2u);
+        EXPECT_LE(list.size(), kMaxBatch);
+        merged += list.size() - 1;
+        const Movement &first = after.movements[list[0]];
+        double sum = 0;
+        for (int m : list) {
+          const Movement &mv = after.movements[m];
+          EXPECT_EQ(after.batchOf[m], int(b));
+          EXPECT_TRUE(mv.batchable && mv.via.empty());
+          EXPECT_EQ(std::make_tuple(mv.op, mv.kind, mv.from, mv.to),
+                    std::make_tuple(first.op, first.kind, first.from,
+                                    first.to));
+          sum += mv.bytes;
+        }
+        auto task = std::find(after.movementOf.begin(),
+                              after.movementOf.end(), list[0]);
+        ASSERT_NE(task, after.movementOf.end());
+        const Task &t = after.tasks[task - after.movementOf.begin()];
+        EXPECT_EQ(t.bytes, sum);
+        EXPECT_EQ(std::make_pair(t.from, t.to),
+                  std::make_pair(first.from, first.to));
+      }
+      batches += after.batches.size();
+      EXPECT_EQ(after.tasks.size() + merged, before.tasks.size());
+      // Every movement is landed by its own tasks or its batch's.
+      std::vector<int> hops(after.movements.size(), 0);
+      for (size_t t = 0; t < after.tasks.size(); ++t) {
+        for (int d : after.tasks[t].deps)
+          EXPECT_LT(d, int(t)) << "a dependency after its task";
+        int m = after.movementOf[t];
+        if (m < 0)
+          continue;
+        if (after.batchOf[m] < 0)
+          ++hops[m];
+        else
+          for (int member : after.batches[after.batchOf[m]])
+            ++hops[member];
+      }
+      for (size_t m = 0; m < after.movements.size(); ++m)
+        EXPECT_EQ(hops[m], int(after.movements[m].via.size() + 1));
+      // A task with a label of its own waits, at some remove, for every
+      // movement it waited for before batching.
+      auto waitedFor = [](const DeviceProgram &p) {
+        std::vector<std::set<int>> reach(p.tasks.size());
+        for (size_t t = 0; t < p.tasks.size(); ++t)
+          for (int d : p.tasks[t].deps) {
+            reach[t].insert(reach[d].begin(), reach[d].end());
+            if (int m = p.movementOf[d]; m >= 0) {
+              if (p.batchOf.empty() || p.batchOf[m] < 0)
+                reach[t].insert(m);
+              else
+                for (int member : p.batches[p.batchOf[m]])
+                  reach[t].insert(member);
+            }
+          }
+        std::map<std::string, std::set<int>> byLabel;
+        std::map<std::string, int> count;
+        for (size_t t = 0; t < p.tasks.size(); ++t) {
+          if (p.tasks[t].kind != Task::Kernel)
+            continue;
+          ++count[p.tasks[t].label];
+          byLabel[p.tasks[t].label] = reach[t];
+        }
+        for (auto &[label, n] : count)
+          if (n > 1)
+            byLabel.erase(label);
+        return byLabel;
+      };
+      std::map<std::string, std::set<int>> was = waitedFor(before),
+                                           now = waitedFor(after);
+      for (auto &[label, movements] : was) {
+        ASSERT_TRUE(now.count(label)) << label;
+        EXPECT_TRUE(std::includes(now[label].begin(), now[label].end(),
+                                  movements.begin(), movements.end()))
+            << label;
+      }
+    }
+  }
+  std::printf("[ batching ] %zu batches, %.1f us of simulated steps saved\n",
+              batches, saved * 1e6);
+  EXPECT_GT(batches, 0u);
+  EXPECT_GT(saved, 0);
+}

@@ -151,20 +151,23 @@ static int summarize() {
     return 1;
   }
   std::map<::ein::StepKind, int> count;
-  int attentions = 0;
+  int attentions = 0, batched = 0;
   int64_t movedBytes = 0;
   for (const ::ein::Step &s : m.steps) {
     ++count[s.kind];
     attentions += s.kind == ::ein::StepKind::Library && s.call == "attention";
     if (s.kind != ::ein::StepKind::Transfer)
       continue;
-    int64_t elements = 1;
-    for (int64_t e : s.src.extent)
-      elements *= e;
-    const ::ein::Buffer &from = m.buffers[s.src.buffer];
-    const ::ein::Buffer &to = m.buffers[s.dst.buffer];
-    if (from.device != to.device)
-      movedBytes += elements * ::ein::dtypeBytes(from.type.dtype);
+    batched += s.copies.size() > 1;
+    for (const ::ein::Step::Copy &c : s.copies) {
+      int64_t elements = 1;
+      for (int64_t e : c.src.extent)
+        elements *= e;
+      const ::ein::Buffer &from = m.buffers[c.src.buffer];
+      const ::ein::Buffer &to = m.buffers[c.dst.buffer];
+      if (from.device != to.device)
+        movedBytes += elements * ::ein::dtypeBytes(from.type.dtype);
+    }
   }
   int largest = 0;
   for (int d = 0; d < m.devices; ++d)
@@ -178,8 +181,9 @@ static int summarize() {
                << count[::ein::StepKind::Library] - attentions << " gemm, "
                << attentions << " attention, "
                << count[::ein::StepKind::Transfer] << " transfer ("
-               << megabytes(movedBytes) << " between devices), "
-               << count[::ein::StepKind::Aggregate] << " aggregate\n"
+               << megabytes(movedBytes) << " between devices, " << batched
+               << " batched), " << count[::ein::StepKind::Aggregate]
+               << " aggregate\n"
                << "largest arena: " << megabytes(m.arenaBytes[largest])
                << " (device " << largest << ")\n";
   if (memoryLimit > 0 && m.arenaBytes[largest] > memoryLimit) {

@@ -43,6 +43,11 @@ struct Movement {
   double bytes = 0;
   /// GPUs the bytes are relayed through, in order (synthesized programs).
   std::vector<int64_t> via;
+  /// Whether it may share one transfer with other movements of its op and
+  /// kind between the same two GPUs (batchTransfers): a direct movement
+  /// whose source is ready when its phase of the op starts (a producer's
+  /// block, a block the canonical GPU assembled, a kernel's own partial).
+  bool batchable = false;
 };
 
 const char *movementKindName(Movement::Kind kind);
@@ -137,7 +142,26 @@ struct DeviceProgram {
   /// Per value, where the program leaves its blocks: the plan's placed
   /// layouts, with scattered aggregations' pieces in place of their blocks.
   std::vector<std::vector<planner::Placed>> layouts;
+  /// Movements that travel together as one transfer (batchTransfers), each
+  /// of at least two, in program order; `batchOf` gives each movement's
+  /// batch or -1. A batch's task carries the sum of their bytes, and its
+  /// `movementOf` is the batch's first movement.
+  std::vector<std::vector<int>> batches;
+  std::vector<int> batchOf;
 };
+
+/// The most movements one batched transfer carries (the runtime copies them
+/// in one kernel launch).
+constexpr size_t kMaxBatch = 16;
+
+/// Batches `program`'s small transfers where the step simulates no slower
+/// on `topology`: the batchable movements of one op and kind between the
+/// same two GPUs become one transfer (a latency and a cross-GPU dependency
+/// instead of one each), up to kMaxBatch at a time. Each candidate group is
+/// tried whole, then split into the movements ready at the same time (same
+/// dependencies); a merge stays only where the whole program simulates no
+/// slower. At most simulationBudget(tasks) trials.
+void batchTransfers(DeviceProgram &program, const Topology &topology);
 
 /// The naive exchange program of `plan` (search's output for `graph`),
 /// with its join blocks where `placement` puts them (its layouts moved
@@ -166,7 +190,8 @@ DeviceProgram synthesizedProgram(const planner::Graph &graph,
                                  const Placement &placement = {});
 
 /// Whichever of the two simulates faster on `topology` (naive on a tie), so
-/// synthesis never makes a step slower; `synthesized` says which.
+/// synthesis never makes a step slower; `synthesized` says which. The
+/// synthesized one's transfers are batched (batchTransfers).
 DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
@@ -184,8 +209,9 @@ DeviceProgram mixedProgram(const planner::Graph &graph,
 /// What `exchange=synthesized` runs: the faster uniform form (bestProgram)
 /// with the blocks placed for it (searchPlacement, each form placed for
 /// itself; ops in `keep` stay canonical), then, op by op, the other form
-/// wherever the step simulates faster. `synthesizedOps` and `placement`
-/// receive what was chosen.
+/// wherever the step simulates faster, and last batches transfers
+/// (batchTransfers). `synthesizedOps` and `placement` receive what was
+/// chosen.
 DeviceProgram
 placedBestProgram(const planner::Graph &graph, const planner::Plan &plan,
                   const planner::Options &options, const Topology &topology,

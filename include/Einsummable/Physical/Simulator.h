@@ -59,6 +59,11 @@ struct SimResult {
 SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
                    const Machine &machine = Machine());
 
+/// How many whole-program simulations a search over one program may run:
+/// 256, fewer for big programs, so that it costs about as much as 2^16
+/// tasks simulated 256 times (placement's swaps, transfer batching).
+int simulationBudget(size_t tasks);
+
 /// The rates (bytes per second) max-min fair sharing gives transfers
 /// crossing `routes` at once over `links`: progressive filling.
 std::vector<double> maxMinRates(const std::vector<Link> &links,

@@ -111,8 +111,14 @@ struct Step {
   int64_t diagonal = 0;
   double scale = 1;
 
-  // kind == Transfer: copies `src` into `dst` (equal extents and types).
-  Region src, dst;
+  // kind == Transfer: copies each `src` into its `dst` (equal extents and
+  // types), all between the same two devices: one region, or several (a
+  // batched transfer, which the CUDA backend moves in one launch where its
+  // copy kernel does).
+  struct Copy {
+    Region src, dst;
+  };
+  std::vector<Copy> copies;
 
   // kind == Aggregate: output = inputs[0] op inputs[1] op ..., element by
   // element, all of one shape; the output may be one of the inputs.

@@ -322,7 +322,8 @@ private:
   /// Each device's free memory just before its arena was allocated.
   std::vector<size_t> freeBefore;
   std::vector<cudaLibrary_t> libraries;
-  cudaKernel_t aggregateKernel = nullptr, copyKernel = nullptr;
+  cudaKernel_t aggregateKernel = nullptr, copyKernel = nullptr,
+               copyBatchKernel = nullptr;
   std::map<std::string, cudaKernel_t> kernels;
   std::vector<cudaEvent_t> events;
   std::vector<cudaEvent_t> done; // per step, where another device waits
@@ -449,6 +450,8 @@ private:
     check(cudaLibraryGetKernel(&aggregateKernel, builtin, "ein_aggregate"),
           "ein_aggregate");
     check(cudaLibraryGetKernel(&copyKernel, builtin, "ein_copy"), "ein_copy");
+    check(cudaLibraryGetKernel(&copyBatchKernel, builtin, "ein_copy_batch"),
+          "ein_copy_batch");
     std::vector<cudaLibrary_t> bundleLibraries;
     for (const std::string &relative : m.kernelLibraries) {
       std::string path = bundle.directory + "/" + relative;
@@ -894,19 +897,43 @@ private:
     return bytes < kCopyKernelBelow;
   }
 
+  /// A transfer step: one copy as planned; a batch's copies that run on the
+  /// copy kernel in launches of up to kMaxBatchCopies, the others one call
+  /// each.
   void transfer(const Step &s, cudaStream_t stream, const std::string &where) {
-    const Buffer &from = m.buffers[s.src.buffer], &to = m.buffers[s.dst.buffer];
-    cuda::CopyPlan plan;
-    try {
-      plan = cuda::planCopy(
-          address(s.src.buffer), from.type.shape, s.src.offset,
-          address(s.dst.buffer), to.type.shape, s.dst.offset, s.src.extent,
-          dtypeBytes(from.type.dtype),
-          useCopyKernel(product(s.src.extent) * dtypeBytes(from.type.dtype)));
-    } catch (const std::invalid_argument &e) {
-      throw RuntimeError(where + ": " + e.what());
+    std::vector<cuda::CopyPlan> kernels;
+    for (const Step::Copy &c : s.copies) {
+      const Buffer &from = m.buffers[c.src.buffer],
+                   &to = m.buffers[c.dst.buffer];
+      cuda::CopyPlan plan;
+      try {
+        plan = cuda::planCopy(
+            address(c.src.buffer), from.type.shape, c.src.offset,
+            address(c.dst.buffer), to.type.shape, c.dst.offset, c.src.extent,
+            dtypeBytes(from.type.dtype),
+            useCopyKernel(product(c.src.extent) * dtypeBytes(from.type.dtype)));
+      } catch (const std::invalid_argument &e) {
+        throw RuntimeError(where + ": " + e.what());
+      }
+      if (plan.kind == cuda::CopyPlan::Kernel && s.copies.size() > 1)
+        kernels.push_back(plan);
+      else
+        issueCopy(plan, stream, where);
     }
-    issueCopy(plan, stream, where);
+    for (size_t first = 0; first < kernels.size();
+         first += cuda::kMaxBatchCopies) {
+      cuda::CopyBatchParams p = {};
+      int64_t most = 0;
+      for (size_t i = first;
+           i < kernels.size() && p.count < cuda::kMaxBatchCopies; ++i) {
+        p.copies[p.count++] = kernels[i].kernel;
+        most = std::max(most, kernels[i].kernel.count);
+      }
+      void *args[] = {&p};
+      dim3 grid = gridFor(most);
+      grid.y = static_cast<unsigned>(p.count);
+      launch(copyBatchKernel, grid, dim3(kThreads), args, 0, stream, where);
+    }
   }
 
   /// Copies the whole of a `type` tensor into the leading corner of a

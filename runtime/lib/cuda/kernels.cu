@@ -11,7 +11,6 @@
 
 using namespace ein::cuda;
 
-
 extern "C" __global__ void ein_aggregate(AggregateParams p) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < p.count;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -50,7 +49,7 @@ template <typename T> __device__ void copyElements(const CopyParams &p) {
 
 } // namespace
 
-extern "C" __global__ void ein_copy(CopyParams p) {
+__device__ void copyUnits(const CopyParams &p) {
   switch (p.width) {
   case 1:
     copyElements<uint8_t>(p);
@@ -68,4 +67,12 @@ extern "C" __global__ void ein_copy(CopyParams p) {
     copyElements<uint4>(p);
     return;
   }
+}
+
+extern "C" __global__ void ein_copy(CopyParams p) { copyUnits(p); }
+
+/// A batched transfer: copy blockIdx.y of the batch, over blockIdx.x.
+extern "C" __global__ void ein_copy_batch(CopyBatchParams p) {
+  if (int(blockIdx.y) < p.count)
+    copyUnits(p.copies[blockIdx.y]);
 }

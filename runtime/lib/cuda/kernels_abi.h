@@ -56,6 +56,15 @@ struct CopyParams {
   int64_t count; // product of the extents
 };
 
+/// ein_copy_batch: up to kMaxBatchCopies copies in one launch (a batched
+/// transfer), copy `y` on blocks of y-index `y`; within the 4 KiB a kernel
+/// parameter may take.
+constexpr int kMaxBatchCopies = 16;
+struct CopyBatchParams {
+  CopyParams copies[kMaxBatchCopies];
+  int32_t count;
+};
+
 /// Where unit `i` (row-major over `extent`) of a copy comes from and goes
 /// to, in units: the kernel's indexing, shared with the CPU tests.
 EIN_HOST_DEVICE inline void copyUnitOffsets(const CopyParams &p, int64_t i,

@@ -33,12 +33,14 @@ module attributes {ein.target = #ein.target<devices = 8>} {
 
 // -----
 
-// GENERIC: "ein.transfer"(%{{.*}}) <{from = 0 : i64, offsets = array<i64: 0>, sizes = array<i64: 4>, to = 1 : i64}>
+// GENERIC: "ein.transfer"(%{{.*}}) <{from = 0 : i64, offsets = [array<i64: 0>], operandSegmentSizes = array<i32: 1, 0>, sizes = [array<i64: 4>], to = 1 : i64}>
+// GENERIC: "ein.transfer"(%{{.*}}, %{{.*}}) <{from = 1 : i64, offsets = [array<i64: 0>, array<i64: 2>], operandSegmentSizes = array<i32: 2, 0>, sizes = [array<i64: 2>, array<i64: 2>], to = 2 : i64}>
 // CHECK-LABEL: func.func @all_device
 // CHECK: ein.partition
 // CHECK: ein.repartition
 // CHECK: ein.extract_block
 // CHECK: ein.transfer %{{.*}} [0] [4] from 0 to 1
+// CHECK: ein.transfer %{{.*}} [0] [2], %{{.*}} [2] [2] from 1 to 2 : tensor<4xf32>, tensor<4xf32> -> tensor<2xf32>, tensor<2xf32>
 // CHECK: ein.multicast %{{.*}} from 1 to [0, 2] after(%{{.*}})
 // CHECK: ein.aggregate min
 // CHECK: ein.from_blocks
@@ -49,6 +51,7 @@ module attributes {ein.target = #ein.target<devices = 4>} {
     %p = ein.repartition %r : !ein.rel<4xf32, parts = [1]> -> !ein.rel<4xf32, parts = [1], devices = [0]>
     %b = ein.extract_block %p [0] replica 0 : !ein.rel<4xf32, parts = [1], devices = [0]> -> tensor<4xf32>
     %c, %t = ein.transfer %b [0] [4] from 0 to 1 : tensor<4xf32> -> tensor<4xf32>
+    %c0, %c1, %tc = ein.transfer %c [0] [2], %c [2] [2] from 1 to 2 : tensor<4xf32>, tensor<4xf32> -> tensor<2xf32>, tensor<2xf32>
     %d0, %d2, %t2 = ein.multicast %c from 1 to [0, 2] after(%t) : tensor<4xf32> -> tensor<4xf32>, tensor<4xf32>
     %m, %t3 = ein.aggregate min %b, %d0 on 0 after(%t2) : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
     %q = ein.from_blocks %m : tensor<4xf32> -> !ein.rel<4xf32, parts = [1], devices = [0]>

@@ -108,6 +108,46 @@ module attributes {ein.target = #ein.target<devices = 2>} {
 
 // -----
 
+func.func @batch_region(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{region 1 of size 4 at offset 6 in dimension 0 is empty or outside the block's size 8}}
+  %a, %b, %t = ein.transfer %x [0, 0] [4, 8], %x [6, 0] [4, 8] from 0 to 1 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>, tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @batch_result(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{result must be 'tensor<4x8xf32>', got 'tensor<8x8xf32>'}}
+  %a, %b, %t = ein.transfer %x [0, 0] [8, 8], %x [4, 0] [4, 8] from 0 to 1 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>
+  return %a : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @batch_lists(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{has 2 sources but 1 offset lists, 2 size lists and 2 block results}}
+  %a:3 = "ein.transfer"(%x, %x) <{from = 0 : i64, offsets = [array<i64: 0, 0>], operandSegmentSizes = array<i32: 2, 0>, sizes = [array<i64: 8, 8>, array<i64: 8, 8>], to = 1 : i64}> : (tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, !ein.token)
+  return %a#0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @batch_results(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{has 1 sources but 1 offset lists, 1 size lists and 2 block results}}
+  %a:3 = "ein.transfer"(%x) <{from = 0 : i64, offsets = [array<i64: 0, 0>], operandSegmentSizes = array<i32: 1, 0>, sizes = [array<i64: 8, 8>], to = 1 : i64}> : (tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, !ein.token)
+  return %a#0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @no_region() {
+  // expected-error @+1 {{moves no region}}
+  %t = "ein.transfer"() <{from = 0 : i64, offsets = [], operandSegmentSizes = array<i32: 0, 0>, sizes = [], to = 1 : i64}> : () -> !ein.token
+  return
+}
+
+// -----
+
 func.func @transfer_source(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   // expected-error @+1 {{source device -1 is negative}}
   %b, %t = ein.transfer %x [0, 0] [8, 8] from -1 to 0 : tensor<8x8xf32> -> tensor<8x8xf32>

@@ -844,10 +844,74 @@ LogicalResult FromBlocksOp::verify() {
   return success();
 }
 
-LogicalResult TransferOp::verify() {
-  if (failed(verifyStaticRegion(*this, getSource().getType(), getOffsets(),
-                                getSizes(), getType(0), "region", "block")))
+/// `%x [0, 0] [16, 64], %y [16, 0] [16, 64]`: each source with its region.
+static ParseResult
+parseTransferRegions(OpAsmParser &parser,
+                     SmallVectorImpl<OpAsmParser::UnresolvedOperand> &sources,
+                     ArrayAttr &offsets, ArrayAttr &sizes) {
+  SmallVector<Attribute> offsetList, sizeList;
+  auto region = [&]() -> ParseResult {
+    OpAsmParser::UnresolvedOperand source;
+    Attribute offset, size;
+    if (parser.parseOperand(source) ||
+        !(offset = DenseI64ArrayAttr::parse(parser, Type())) ||
+        !(size = DenseI64ArrayAttr::parse(parser, Type())))
+      return failure();
+    sources.push_back(source);
+    offsetList.push_back(offset);
+    sizeList.push_back(size);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(region))
     return failure();
+  offsets = parser.getBuilder().getArrayAttr(offsetList);
+  sizes = parser.getBuilder().getArrayAttr(sizeList);
+  return success();
+}
+
+/// List `i` of `lists` as `[0, 16]`; whatever else the generic form held
+/// (the verifier names it), as it is.
+static void printRegionList(OpAsmPrinter &printer, ArrayAttr lists,
+                            unsigned i) {
+  if (i >= lists.size())
+    printer << "[]";
+  else if (auto list = dyn_cast<DenseI64ArrayAttr>(lists[i]))
+    printer.printStrippedAttrOrType(list);
+  else
+    printer.printAttribute(lists[i]);
+}
+
+static void printTransferRegions(OpAsmPrinter &printer, Operation *,
+                                 OperandRange sources, ArrayAttr offsets,
+                                 ArrayAttr sizes) {
+  for (unsigned i = 0, e = sources.size(); i < e; ++i) {
+    if (i)
+      printer << ", ";
+    printer << sources[i] << " ";
+    printRegionList(printer, offsets, i);
+    printer << " ";
+    printRegionList(printer, sizes, i);
+  }
+}
+
+LogicalResult TransferOp::verify() {
+  unsigned regions = getSources().size();
+  if (regions == 0)
+    return emitOpError() << "moves no region";
+  if (getOffsets().size() != regions || getSizes().size() != regions ||
+      getResults().size() != regions)
+    return emitOpError() << "has " << regions << " sources but "
+                         << getOffsets().size() << " offset lists, "
+                         << getSizes().size() << " size lists and "
+                         << getResults().size() << " block results";
+  for (unsigned i = 0; i < regions; ++i)
+    if (failed(verifyStaticRegion(*this, getSources()[i].getType(),
+                                  getRegionOffsets(i), getRegionSizes(i),
+                                  getResults()[i].getType(),
+                                  regions == 1 ? std::string("region")
+                                               : "region " + std::to_string(i),
+                                  "block")))
+      return failure();
   int64_t from = getFromAttr().getInt(), to = getToAttr().getInt();
   if (failed(verifyDevice(*this, from, "source device")) ||
       failed(verifyDevice(*this, to, "destination device")))

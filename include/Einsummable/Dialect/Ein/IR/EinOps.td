@@ -12,6 +12,8 @@ include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+def Ein_RegionListAttr
+    : TypedArrayAttrBase<DenseI64ArrayAttr, "one list per region">;
 def Ein_IndexListsAttr
     : TypedArrayAttrBase<DenseI64ArrayAttr, "one loop-index list per input">;
 def Ein_ReassociationAttr
@@ -389,8 +391,8 @@ def Ein_FromBlocksOp : Ein_Op<"from_blocks", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Ein_TransferOp : Ein_Op<"transfer", [Pure]> {
-  let summary = "Copy a region of a block from one GPU to another";
+def Ein_TransferOp : Ein_Op<"transfer", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Copy regions of blocks from one GPU to another";
   let description = [{
     Copies the hyper-rectangle `offsets`/`sizes` of `source` (on device
     `from`) to device `to`. `via` relays it through intermediate GPUs in
@@ -400,15 +402,41 @@ def Ein_TransferOp : Ein_Op<"transfer", [Pure]> {
     ```mlir
     %b, %t = ein.transfer %x [0, 0] [16, 64] from 0 to 3 via [1] after(%t0) : tensor<32x64xf32> -> tensor<16x64xf32>
     ```
+
+    A batched transfer moves several regions, of one or several sources,
+    between the same two GPUs at once: one result per region, in order, and
+    one latency (and one cross-GPU wait of the runtime's graph) for all of
+    them. `ein-synthesize-exchanges` batches small transfers of one op
+    where the simulated step gets no slower.
+
+    ```mlir
+    %k, %v, %t = ein.transfer %x [0, 0] [16, 64], %y [16, 0] [16, 64] from 0 to 3 : tensor<32x64xf32>, tensor<32x64xf32> -> tensor<16x64xf32>, tensor<16x64xf32>
+    ```
   }];
-  let arguments = (ins AnyRankedTensor:$source, DenseI64ArrayAttr:$offsets,
-                       DenseI64ArrayAttr:$sizes, I64Attr:$from, I64Attr:$to,
+  let arguments = (ins Variadic<AnyRankedTensor>:$sources,
+                       Ein_RegionListAttr:$offsets, Ein_RegionListAttr:$sizes,
+                       I64Attr:$from, I64Attr:$to,
                        OptionalAttr<DenseI64ArrayAttr>:$via,
                        Variadic<Ein_TokenType>:$deps);
-  let results = (outs AnyRankedTensor:$result, Ein_TokenType:$done);
+  let results = (outs Variadic<AnyRankedTensor>:$results,
+                      Ein_TokenType:$done);
   let assemblyFormat = [{
-    $source $offsets $sizes `from` $from `to` $to (`via` $via^)?
-    (`after` `(` $deps^ `)`)? attr-dict `:` qualified(type($source)) `->` qualified(type($result))
+    custom<TransferRegions>($sources, $offsets, $sizes) `from` $from `to` $to
+    (`via` $via^)? (`after` `(` $deps^ `)`)? attr-dict `:`
+    qualified(type($sources)) `->` qualified(type($results))
+  }];
+  let extraClassDeclaration = [{
+    /// How many regions it moves (one per source and per result).
+    unsigned getNumRegions() { return getSources().size(); }
+    /// Region `i`'s offsets and sizes in its source.
+    ::llvm::ArrayRef<int64_t> getRegionOffsets(unsigned i) {
+      return ::llvm::cast<::mlir::DenseI64ArrayAttr>(getOffsets()[i])
+          .asArrayRef();
+    }
+    ::llvm::ArrayRef<int64_t> getRegionSizes(unsigned i) {
+      return ::llvm::cast<::mlir::DenseI64ArrayAttr>(getSizes()[i])
+          .asArrayRef();
+    }
   }];
   let hasVerifier = 1;
 }
