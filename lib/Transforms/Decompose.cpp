@@ -308,7 +308,13 @@ struct EinDecomposePass
                    << " by the proxy, "
                    << llvm::formatv("{0:F3}", simulatedMs).str()
                    << " ms simulated with " << explainExchange << " exchanges ("
-                   << exchanges.size() << " transfers)\n";
+                   << exchanges.size() << " transfers, "
+                   << llvm::count_if(exchanges,
+                                     [](const llvm::json::Value &x) {
+                                       return x.getAsObject()->get("batch") !=
+                                              nullptr;
+                                     })
+                   << " in batches)\n";
       printExplainTable(llvm::outs(), explained);
       return;
     }

@@ -26,11 +26,19 @@ mlir::ein::exchangeReport(const planner::Graph &graph,
   // hop's start, its last hop's end.
   std::vector<double> start(program.movements.size(), sim.seconds),
       end(program.movements.size(), 0);
-  for (size_t t = 0; t < program.tasks.size(); ++t)
-    if (int m = program.movementOf[t]; m >= 0) {
-      start[m] = std::min(start[m], sim.start[t]);
-      end[m] = std::max(end[m], sim.end[t]);
+  // A batch's task moves every movement of it.
+  for (size_t t = 0; t < program.tasks.size(); ++t) {
+    int m = program.movementOf[t];
+    if (m < 0)
+      continue;
+    std::vector<int> moved = {m};
+    if (program.batchOf[m] >= 0)
+      moved = program.batches[program.batchOf[m]];
+    for (int each : moved) {
+      start[each] = std::min(start[each], sim.start[t]);
+      end[each] = std::max(end[each], sim.end[t]);
     }
+  }
   llvm::json::Array exchanges;
   for (size_t i = 0; i < program.movements.size(); ++i) {
     const physical::Movement &m = program.movements[i];
@@ -61,6 +69,8 @@ mlir::ein::exchangeReport(const planner::Graph &graph,
                              {"end_ms", end[i] * 1e3}};
     if (!m.via.empty())
       entry["via"] = llvm::json::Array(m.via);
+    if (program.batchOf[i] >= 0)
+      entry["batch"] = program.batchOf[i];
     exchanges.push_back(std::move(entry));
   }
   return llvm::json::Object{
@@ -70,7 +80,8 @@ mlir::ein::exchangeReport(const planner::Graph &graph,
            {"repartition", program.bytes[physical::Movement::Repartition]},
            {"join", program.bytes[physical::Movement::Join]},
            {"aggregate", program.bytes[physical::Movement::Aggregate]}}},
-      {"exchanges", std::move(exchanges)}};
+      {"exchanges", std::move(exchanges)},
+      {"batches", static_cast<int64_t>(program.batches.size())}};
 }
 
 std::vector<mlir::ein::ExplainedOp>
