@@ -12,6 +12,11 @@ Two questions of the CUDA runtime issue, answered on the GPU machine:
    joined by events would be the better design.
 2. Where does the copy kernel beat the copy engine (EIN_CUDA_COPY=kernel
    against engine) for a peer transfer, contiguous and 2-D strided?
+3. What does batching save: K regions pulled from GPU 1 into GPU 0 after a
+   step on GPU 1 made them, as K transfer steps against one batched step
+   (one launch of the batched copy kernel, one cross-GPU edge)?
+
+  --sections graph,copy,batch picks the questions (all by default).
 
 Only the Python standard library is used. Every figure is ein-run's median of
 --iters timed steps after --warmup, CUDA events around the whole step.
@@ -122,6 +127,38 @@ def transfer_bundle(nbytes, strided):
     return manifest, program
 
 
+def batch_bundle(regions, nbytes, batched):
+    """GPU 1 copies its input into X (the producer), then GPU 0 pulls X's
+    `regions` slices of `nbytes` each into Y: one transfer step each, or one
+    batched step."""
+    n = regions * nbytes // 4
+    pieces = [{"from": "X", "from_offset": [i * n // regions], "to": "Y",
+               "to_offset": [i * n // regions], "extent": [n // regions]}
+              for i in range(regions)]
+    producer = {"kind": "transfer", "device": 1, "from": "XI", "to": "X"}
+    if batched:
+        pulls = [{"kind": "transfer", "device": 0, "regions": pieces,
+                  "deps": [0]}]
+    else:
+        pulls = [dict(p, kind="transfer", device=0, deps=[0]) for p in pieces]
+    manifest = {
+        "format": "ein-bundle", "version": 1, "target": "cuda",
+        "chip": "sm_90", "devices": 2,
+        "arena_bytes": [align(4 * n), 2 * align(4 * n)],
+        "kernel_libraries": [],
+        "buffers": [
+            {"name": "XI", "device": 1, "offset": 0, "type": f32([n])},
+            {"name": "X", "device": 1, "offset": align(4 * n),
+             "type": f32([n])},
+            {"name": "Y", "device": 0, "offset": 0, "type": f32([n])},
+        ],
+        "inputs": [{"type": f32([n]), "blocks": [{"buffer": "XI"}]}],
+        "outputs": [{"type": f32([n]), "blocks": [{"buffer": "Y"}]}],
+        "steps": [producer] + pulls,
+    }
+    return manifest, identity_program([n])
+
+
 def run_bundle(ein_run, bundle, env, warmup, iters, log):
     manifest, program = bundle
     with tempfile.TemporaryDirectory() as d:
@@ -141,6 +178,76 @@ def run_bundle(ein_run, bundle, env, warmup, iters, log):
         return float(re.search(r"median_ms=([0-9.]+)", done.stdout).group(1))
 
 
+def graph_section(args, emit, log):
+    emit("## Graph replay against node count")
+    emit()
+    emit("Chains of 256-byte transfers. 1 GPU: one chain. 2 GPUs, "
+         "crossing: one chain alternating between the GPUs, so every "
+         "node waits on the other GPU. 2 GPUs, apart: one chain per GPU, "
+         "no edge between them.")
+    emit()
+    emit("| nodes | GPUs | graph ms | us/node | eager ms | us/node |")
+    emit("|---|---|---|---|---|---|")
+    for steps in (1, 10, 100, 1000):
+        for gpus, cross, label in ((1, True, "1"), (2, True, "2, crossing"),
+                                   (2, False, "2, apart")):
+            if steps == 1 and gpus == 2 and not cross:
+                continue
+            bundle = chain_bundle(steps, gpus, cross)
+            graph = run_bundle(args.ein_run, bundle, {}, args.warmup,
+                               args.iters, log)
+            eager = run_bundle(args.ein_run, bundle,
+                               {"EIN_CUDA_GRAPH": "off"}, args.warmup,
+                               args.iters, log)
+            emit("| %d | %s | %.4f | %.2f | %.4f | %.2f |" %
+                 (steps, label, graph, 1000 * graph / steps, eager,
+                  1000 * eager / steps))
+    emit()
+
+
+def copy_section(args, emit, log):
+    emit("## Peer transfer, GPU 1 to GPU 0: copy engine against copy "
+         "kernel")
+    emit()
+    emit("| bytes | shape | engine ms | GB/s | kernel ms | GB/s |")
+    emit("|---|---|---|---|---|---|")
+    for nbytes in (4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20,
+                   64 << 20, 256 << 20):
+        for strided in (False, True):
+            bundle = transfer_bundle(nbytes, strided)
+            times = [run_bundle(args.ein_run, bundle,
+                                {"EIN_CUDA_COPY": mode}, args.warmup,
+                                args.iters, log)
+                     for mode in ("engine", "kernel")]
+            emit("| %d | %s | %.4f | %.1f | %.4f | %.1f |" %
+                 (nbytes, "2-D, 1 KiB rows" if strided else "contiguous",
+                  times[0], nbytes / times[0] / 1e6, times[1],
+                  nbytes / times[1] / 1e6))
+    emit()
+
+
+def batch_section(args, emit, log):
+    emit("## Batched transfers: K regions from GPU 1 to GPU 0")
+    emit()
+    emit("A step on GPU 1 writes X; GPU 0 then pulls K slices of X, as K "
+         "transfer steps (each waiting on GPU 1's step) or as one batched "
+         "step. Whole step, graph replay, EIN_CUDA_COPY=auto.")
+    emit()
+    emit("| K | bytes a region | K steps ms | batched ms | saved us | "
+         "K steps / batched |")
+    emit("|---|---|---|---|---|---|")
+    for regions in (2, 4, 8, 16):
+        for nbytes in (256, 4 << 10, 64 << 10, 1 << 20):
+            times = [run_bundle(args.ein_run,
+                                batch_bundle(regions, nbytes, batched), {},
+                                args.warmup, args.iters, log)
+                     for batched in (False, True)]
+            emit("| %d | %d | %.4f | %.4f | %.1f | %.2f |" %
+                 (regions, nbytes, times[0], times[1],
+                  1000 * (times[0] - times[1]), times[0] / times[1]))
+    emit()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ein-run", required=True)
@@ -149,7 +256,9 @@ def main():
                         help="every ein-run command and its output")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--sections", default="graph,copy,batch")
     args = parser.parse_args()
+    sections = args.sections.split(",")
     lines = []
 
     def emit(text=""):
@@ -157,48 +266,14 @@ def main():
         lines.append(text)
 
     with open(args.log, "w") as log:
-        emit("## Graph replay against node count (%s)" %
-             datetime.date.today().isoformat())
+        emit("# CUDA runtime costs (%s)" % datetime.date.today().isoformat())
         emit()
-        emit("Chains of 256-byte transfers. 1 GPU: one chain. 2 GPUs, "
-             "crossing: one chain alternating between the GPUs, so every "
-             "node waits on the other GPU. 2 GPUs, apart: one chain per GPU, "
-             "no edge between them.")
-        emit()
-        emit("| nodes | GPUs | graph ms | us/node | eager ms | us/node |")
-        emit("|---|---|---|---|---|---|")
-        for steps in (1, 10, 100, 1000):
-            for gpus, cross, label in ((1, True, "1"), (2, True, "2, crossing"),
-                                       (2, False, "2, apart")):
-                if steps == 1 and gpus == 2 and not cross:
-                    continue
-                bundle = chain_bundle(steps, gpus, cross)
-                graph = run_bundle(args.ein_run, bundle, {}, args.warmup,
-                                   args.iters, log)
-                eager = run_bundle(args.ein_run, bundle,
-                                   {"EIN_CUDA_GRAPH": "off"}, args.warmup,
-                                   args.iters, log)
-                emit("| %d | %s | %.4f | %.2f | %.4f | %.2f |" %
-                     (steps, label, graph, 1000 * graph / steps, eager,
-                      1000 * eager / steps))
-        emit()
-        emit("## Peer transfer, GPU 1 to GPU 0: copy engine against copy "
-             "kernel")
-        emit()
-        emit("| bytes | shape | engine ms | GB/s | kernel ms | GB/s |")
-        emit("|---|---|---|---|---|---|")
-        for nbytes in (4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20,
-                       64 << 20, 256 << 20):
-            for strided in (False, True):
-                bundle = transfer_bundle(nbytes, strided)
-                times = [run_bundle(args.ein_run, bundle,
-                                    {"EIN_CUDA_COPY": mode}, args.warmup,
-                                    args.iters, log)
-                         for mode in ("engine", "kernel")]
-                emit("| %d | %s | %.4f | %.1f | %.4f | %.1f |" %
-                     (nbytes, "2-D, 1 KiB rows" if strided else "contiguous",
-                      times[0], nbytes / times[0] / 1e6, times[1],
-                      nbytes / times[1] / 1e6))
+        if "graph" in sections:
+            graph_section(args, emit, log)
+        if "copy" in sections:
+            copy_section(args, emit, log)
+        if "batch" in sections:
+            batch_section(args, emit, log)
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -801,20 +801,23 @@ DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
                           const Topology &topology, bool &synthesized,
-                          const Placement &placement) {
+                          const Placement &placement, bool batch) {
   DeviceProgram program =
       faster(naiveProgram(graph, plan, options, placement),
              synthesizedProgram(graph, plan, options, topology, placement),
              topology, synthesized);
-  batchTransfers(program, topology);
+  if (batch)
+    batchTransfers(program, topology);
   return program;
 }
 
-DeviceProgram
-placedBestProgram(const planner::Graph &graph, const planner::Plan &plan,
-                  const planner::Options &options, const Topology &topology,
-                  const std::vector<bool> &keep,
-                  std::vector<bool> &synthesizedOps, Placement &placement) {
+DeviceProgram placedBestProgram(const planner::Graph &graph,
+                                const planner::Plan &plan,
+                                const planner::Options &options,
+                                const Topology &topology,
+                                const std::vector<bool> &keep,
+                                std::vector<bool> &synthesizedOps,
+                                Placement &placement, bool batch) {
   Placement forNaive =
       searchPlacement(graph, plan, options, topology, keep, false);
   Placement forSynthesized =
@@ -842,7 +845,8 @@ placedBestProgram(const planner::Graph &graph, const planner::Plan &plan,
       synthesizedOps[o] = !synthesizedOps[o];
     }
   }
-  batchTransfers(program, topology);
+  if (batch)
+    batchTransfers(program, topology);
   return program;
 }
 

@@ -38,7 +38,7 @@ std::vector<bool> keptForTies(const planner::Graph &graph,
 LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
                                   const planner::Graph &graph,
                                   const planner::Plan &plan,
-                                  const planner::Options &options) {
+                                  const planner::Options &options, bool batch) {
   physical::Topology topology;
   std::string error;
   if (!physical::makeTopology(target.getTopology().str(), target.getDevices(),
@@ -74,17 +74,15 @@ LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
          << llvm::formatv("{0:F3}", synthesized * 1e3).str() << " ms";
   std::vector<bool> synthesizedOps;
   physical::Placement placement;
-  double placed =
-      physical::simulate(
-          topology, physical::placedBestProgram(graph, plan, options, topology,
-                                                keptForTies(graph, options),
-                                                synthesizedOps, placement)
-                        .tasks)
-          .seconds;
+  physical::DeviceProgram best = physical::placedBestProgram(
+      graph, plan, options, topology, keptForTies(graph, options),
+      synthesizedOps, placement, batch);
+  double placed = physical::simulate(topology, best.tasks).seconds;
   remark << "; with blocks placed for the machine (" << placement.placedOps()
          << " ops moved, "
          << std::count(synthesizedOps.begin(), synthesizedOps.end(), true)
-         << " of " << synthesizedOps.size() << " synthesized) "
+         << " of " << synthesizedOps.size() << " synthesized, "
+         << best.batches.size() << " batched transfers) "
          << llvm::formatv("{0:F3}", placed * 1e3).str() << " ms";
   return success();
 }
@@ -264,7 +262,7 @@ struct EinDecomposePass
                 : physical::placedBestProgram(
                       graph->graph, plan, options, topology,
                       keptForTies(graph->graph, options), synthesizedOps,
-                      placement);
+                      placement, batchTransfers);
         llvm::json::Object report =
             exchangeReport(graph->graph, locations, program, topology);
         simulatedMs += *report.getNumber("simulated_ms");
@@ -294,8 +292,8 @@ struct EinDecomposePass
       if (remarks) {
         func.emitRemark() << "plan total " << humanBytes(plan.total) << " over "
                           << graph->ops.size() << " ops";
-        if (failed(
-                remarkSimulatedStep(func, target, graph->graph, plan, options)))
+        if (failed(remarkSimulatedStep(func, target, graph->graph, plan,
+                                       options, batchTransfers)))
           return signalPassFailure();
       }
     }

@@ -21,6 +21,7 @@ void mlir::ein::buildPlanPipeline(OpPassManager &pm,
   decompose.explain = options.explain;
   decompose.memoryLimit = options.memoryLimit;
   decompose.explainExchange = options.explainExchange;
+  decompose.batchTransfers = options.batchTransfers;
   pm.addPass(createEinDecompose(decompose));
   pm.addPass(createEinInsertExchanges());
 }

@@ -102,9 +102,9 @@ public:
   /// With `topology`, the synthesized program for it; else the naive one.
   Lowering(func::FuncOp func, const PlannerGraph &graph,
            const planner::Options &options, const physical::Topology *topology,
-           bool placeBlocks)
+           bool placeBlocks, bool batch)
       : func(func), pg(graph), g(graph.graph), options(options),
-        topology(topology), placeBlocks(placeBlocks),
+        topology(topology), placeBlocks(placeBlocks), batch(batch),
         builder(func.getContext()) {}
 
   LogicalResult run() {
@@ -132,11 +132,12 @@ public:
       if (func->hasAttr(EinDialect::getTieLayoutAttrName()))
         keep = physical::opsKeptForTies(g, options);
       program = physical::placedBestProgram(g, plan, options, *topology, keep,
-                                            synthesizedOps, placement);
+                                            synthesizedOps, placement, batch);
       plan = physical::placedPlan(g, plan, placement);
     } else if (topology) {
       bool synthesized = false;
-      program = physical::bestProgram(g, plan, options, *topology, synthesized);
+      program = physical::bestProgram(g, plan, options, *topology, synthesized,
+                                      {}, batch);
       synthesizedOps.assign(g.ops.size(), synthesized);
     } else {
       program = physical::naiveProgram(g, plan, options);
@@ -184,6 +185,7 @@ private:
   planner::Options options;
   const physical::Topology *topology;
   bool placeBlocks;
+  bool batch;
   std::vector<bool> synthesizedOps;
   physical::Placement placement;
   OpBuilder builder;
@@ -764,7 +766,7 @@ struct EinSynthesizeExchangesPass
       for (Operation *op : graph->ops)
         locations.push_back(locationText(op));
       Lowering lowering(func, *graph, options, synthesize ? &topology : nullptr,
-                        placeBlocks);
+                        placeBlocks, batchTransfers);
       if (failed(lowering.run()))
         return signalPassFailure();
       if (!StringRef(report).empty()) {

@@ -4,11 +4,14 @@
 // ein.transfer of two regions, and land in K and V respectively; the step
 // simulates faster than the same program unbatched (PhysicalTest), and the
 // lowered program computes what the original does. The naive form batches
-// nothing.
+// nothing, nor does batch-transfers=false.
 // RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=8 topology=nvswitch" --ein-plan --ein-synthesize-exchanges="exchange=synthesized report=%t.json" | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REPORT --input-file=%t.json
 // RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=8 topology=nvswitch" --ein-plan --ein-synthesize-exchanges="exchange=naive report=%t.naive.json" | FileCheck %s --check-prefix=NAIVE
 // RUN: FileCheck %s --check-prefix=NAIVE-REPORT --input-file=%t.naive.json
+// RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=8 topology=nvswitch" --ein-plan --ein-synthesize-exchanges="exchange=synthesized batch-transfers=false" | FileCheck %s --check-prefix=NAIVE
+// RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=8 topology=nvswitch" --ein-enumerate-specs --ein-decompose="remarks=true batch-transfers=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=8 topology=nvswitch" --ein-enumerate-specs --ein-decompose=remarks=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=ON
 // RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-export-program=%t.want.json -o /dev/null
 // RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=8 topology=nvswitch" --ein-plan --ein-synthesize-exchanges=exchange=synthesized --ein-export-program=%t.got.json -o /dev/null
 // RUN: ein-eval %t.want.json --seed=2 | sed -e "s/'[^']*'//" > %t.want
@@ -29,5 +32,7 @@
 // REPORT: "batch": 0,
 
 // NAIVE-NOT: ], %{{.*}} from
+// OFF: synthesized, 0 batched transfers)
+// ON: synthesized, {{[1-9][0-9]*}} batched transfers)
 // NAIVE-REPORT: "batches": 0,
 // NAIVE-REPORT-NOT: "batch":

@@ -58,6 +58,12 @@ static cl::opt<std::string>
                       "aggregation trees where the simulator prefers them) "
                       "or naive"),
              cl::init("synthesized"), cl::cat(category));
+static cl::opt<bool> batchTransfers(
+    "batch-transfers",
+    cl::desc("With synthesized exchanges, batch an op's small transfers "
+             "between two GPUs where the step simulates no slower (default "
+             "true; false to measure what batching saves)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool>
     tieLayout("tie-layout",
               cl::desc("Results leave in the layout of the first activation "
@@ -123,8 +129,9 @@ static std::string buildPipeline() {
   if (!explain.empty())
     os << " explain=" << optionValue(explain)
        << " explain-exchange=" << exchange;
-  os << "},"
-     << "ein-synthesize-exchanges{exchange=" << exchange << "},"
+  os << " batch-transfers=" << (batchTransfers ? "true" : "false") << "},"
+     << "ein-synthesize-exchanges{exchange=" << exchange
+     << " batch-transfers=" << (batchTransfers ? "true" : "false") << "},"
      << "ein-fuse-blocks,";
   if (target == "cpu")
     os << "ein-lower-to-cpu,";

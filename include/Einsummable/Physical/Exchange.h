@@ -190,13 +190,13 @@ DeviceProgram synthesizedProgram(const planner::Graph &graph,
                                  const Placement &placement = {});
 
 /// Whichever of the two simulates faster on `topology` (naive on a tie), so
-/// synthesis never makes a step slower; `synthesized` says which. The
-/// synthesized one's transfers are batched (batchTransfers).
+/// synthesis never makes a step slower; `synthesized` says which. With
+/// `batch`, its transfers are then batched (batchTransfers).
 DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
                           const Topology &topology, bool &synthesized,
-                          const Placement &placement = {});
+                          const Placement &placement = {}, bool batch = true);
 
 /// The program with each op's exchanges in its own form: synthesized where
 /// `synthesizedOps[op]`, naive elsewhere.
@@ -209,14 +209,16 @@ DeviceProgram mixedProgram(const planner::Graph &graph,
 /// What `exchange=synthesized` runs: the faster uniform form (bestProgram)
 /// with the blocks placed for it (searchPlacement, each form placed for
 /// itself; ops in `keep` stay canonical), then, op by op, the other form
-/// wherever the step simulates faster, and last batches transfers
-/// (batchTransfers). `synthesizedOps` and `placement` receive what was
-/// chosen.
-DeviceProgram
-placedBestProgram(const planner::Graph &graph, const planner::Plan &plan,
-                  const planner::Options &options, const Topology &topology,
-                  const std::vector<bool> &keep,
-                  std::vector<bool> &synthesizedOps, Placement &placement);
+/// wherever the step simulates faster, and last, with `batch`, batches
+/// transfers (batchTransfers). `synthesizedOps` and `placement` receive what
+/// was chosen.
+DeviceProgram placedBestProgram(const planner::Graph &graph,
+                                const planner::Plan &plan,
+                                const planner::Options &options,
+                                const Topology &topology,
+                                const std::vector<bool> &keep,
+                                std::vector<bool> &synthesizedOps,
+                                Placement &placement, bool batch = true);
 
 } // namespace ein::physical
 

@@ -56,6 +56,11 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       llvm::cl::desc("The exchanges the explanation simulates: synthesized "
                      "or naive"),
       llvm::cl::init("synthesized")};
+  PassOptions::Option<bool> batchTransfers{
+      *this, "batch-transfers",
+      llvm::cl::desc("Whether the synthesized exchanges the explanation "
+                     "simulates batch transfers"),
+      llvm::cl::init(true)};
 };
 
 /// ein-plan: ein-enumerate-specs, ein-decompose, ein-insert-exchanges. Each

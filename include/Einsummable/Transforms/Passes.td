@@ -225,6 +225,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "\"synthesized\"",
            "The exchange programs the explanation simulates: synthesized "
            "(as ein-synthesize-exchanges' default) or naive">,
+    Option<"batchTransfers", "batch-transfers", "bool", "true",
+           "Whether the synthesized exchanges the explanation and remarks "
+           "simulate batch transfers (as ein-synthesize-exchanges' "
+           "batch-transfers)">,
   ];
 }
 
@@ -310,6 +314,10 @@ def EinSynthesizeExchanges
     Option<"placeBlocks", "place-blocks", "bool", "true",
            "With exchange=synthesized: place join blocks for the machine "
            "(false: block k on GPU k, as with naive exchanges)">,
+    Option<"batchTransfers", "batch-transfers", "bool", "true",
+           "With exchange=synthesized: batch an op's small transfers between "
+           "two GPUs where the step simulates no slower (false: one "
+           "transfer per region, to measure what batching saves)">,
   ];
   let dependentDialects = ["::mlir::ein::EinDialect",
                            "::mlir::tensor::TensorDialect"];
