@@ -18,6 +18,8 @@
 #   kernels/         bench/gen_kernel_bench.py's programs, each with its
 #                    source (bench/run_kernel_bench.sh);
 #   chains/C, C-1gpu each matrix chain on 2 GPUs (plan in C.json) and on 1;
+#   batch/           random plans of the d64 block with and without
+#                    batched transfers (bench/run_batching.sh);
 #   ablation/        w1 on 2 GPUs (w2 was measured before): the search's plan, naive exchanges
 #                    and ten random plans, each with its --explain JSON.
 #
@@ -97,6 +99,15 @@ print(gemm("ragged_gemm", 1000, 1001, 999))
 PY
 quiet "$compile" "$src/ragged-gemm.mlir" -o "$out/check/ragged-gemm-1" --devices=1 --target=cuda
 quiet "$compile" "$src/ragged-gemm.mlir" -o "$out/check/ragged-gemm-2" --devices=2 --target=cuda
+
+# Batched transfers on 2 GPUs: the search's plans batch nothing there (one
+# block per op and direction), random plans of the small d64 block do.
+# Each with and without batching (bench/run_batching.sh), both --checked.
+mkdir -p "$out/batch"
+for s in 2 3 6 10 11; do
+  quiet "$compile" "$src/d64.mlir" -o "$out/batch/d64-random$s" --devices=2 --target=cuda --strategy=random --seed="$s"
+  quiet "$compile" "$src/d64.mlir" -o "$out/batch/d64-random$s-unbatched" --devices=2 --target=cuda --strategy=random --seed="$s" --batch-transfers=false
+done
 
 for w in w1-l3-8b-b1-s8k; do
   plan() { quiet "$compile" "$src/$w.mlir" -o "$out/ablation/$w-$1" --devices=2 --target=cuda --tie-layout --explain="$out/ablation/$w-$1.json" "${@:2}"; }

@@ -127,15 +127,17 @@ def transfer_bundle(nbytes, strided):
     return manifest, program
 
 
-def batch_bundle(regions, nbytes, batched):
+def batch_bundle(regions, nbytes, batched, gpus=2):
     """GPU 1 copies its input into X (the producer), then GPU 0 pulls X's
     `regions` slices of `nbytes` each into Y: one transfer step each, or one
-    batched step."""
+    batched step. With one GPU, all of it on GPU 0 (local copies: the graph
+    node and launch a batch saves, without the cross-GPU edge)."""
+    src = 1 if gpus == 2 else 0
     n = regions * nbytes // 4
     pieces = [{"from": "X", "from_offset": [i * n // regions], "to": "Y",
                "to_offset": [i * n // regions], "extent": [n // regions]}
               for i in range(regions)]
-    producer = {"kind": "transfer", "device": 1, "from": "XI", "to": "X"}
+    producer = {"kind": "transfer", "device": src, "from": "XI", "to": "X"}
     if batched:
         pulls = [{"kind": "transfer", "device": 0, "regions": pieces,
                   "deps": [0]}]
@@ -143,14 +145,17 @@ def batch_bundle(regions, nbytes, batched):
         pulls = [dict(p, kind="transfer", device=0, deps=[0]) for p in pieces]
     manifest = {
         "format": "ein-bundle", "version": 1, "target": "cuda",
-        "chip": "sm_90", "devices": 2,
-        "arena_bytes": [align(4 * n), 2 * align(4 * n)],
+        "chip": "sm_90", "devices": gpus,
+        "arena_bytes": ([align(4 * n), 2 * align(4 * n)] if gpus == 2
+                        else [3 * align(4 * n)]),
         "kernel_libraries": [],
         "buffers": [
-            {"name": "XI", "device": 1, "offset": 0, "type": f32([n])},
-            {"name": "X", "device": 1, "offset": align(4 * n),
+            {"name": "XI", "device": src, "offset": 0, "type": f32([n])},
+            {"name": "X", "device": src, "offset": align(4 * n),
              "type": f32([n])},
-            {"name": "Y", "device": 0, "offset": 0, "type": f32([n])},
+            {"name": "Y", "device": 0,
+             "offset": 0 if gpus == 2 else 2 * align(4 * n),
+             "type": f32([n])},
         ],
         "inputs": [{"type": f32([n]), "blocks": [{"buffer": "XI"}]}],
         "outputs": [{"type": f32([n]), "blocks": [{"buffer": "Y"}]}],
@@ -227,11 +232,19 @@ def copy_section(args, emit, log):
 
 
 def batch_section(args, emit, log):
-    emit("## Batched transfers: K regions from GPU 1 to GPU 0")
-    emit()
-    emit("A step on GPU 1 writes X; GPU 0 then pulls K slices of X, as K "
-         "transfer steps (each waiting on GPU 1's step) or as one batched "
-         "step. Whole step, graph replay, EIN_CUDA_COPY=auto.")
+    if args.batch_gpus == 2:
+        emit("## Batched transfers: K regions from GPU 1 to GPU 0")
+        emit()
+        emit("A step on GPU 1 writes X; GPU 0 then pulls K slices of X, as K "
+             "transfer steps (each waiting on GPU 1's step) or as one "
+             "batched step. Whole step, graph replay, EIN_CUDA_COPY=auto.")
+    else:
+        emit("## Batched copies on one GPU: K regions")
+        emit()
+        emit("A step writes X; then K slices of X are copied into Y on the "
+             "same GPU, as K transfer steps or as one batched step: the "
+             "graph nodes and launches a batch saves, without the cross-GPU "
+             "edges. Whole step, graph replay, EIN_CUDA_COPY=auto.")
     emit()
     emit("| K | bytes a region | K steps ms | batched ms | saved us | "
          "K steps / batched |")
@@ -239,7 +252,8 @@ def batch_section(args, emit, log):
     for regions in (2, 4, 8, 16):
         for nbytes in (256, 4 << 10, 64 << 10, 1 << 20):
             times = [run_bundle(args.ein_run,
-                                batch_bundle(regions, nbytes, batched), {},
+                                batch_bundle(regions, nbytes, batched,
+                                             args.batch_gpus), {},
                                 args.warmup, args.iters, log)
                      for batched in (False, True)]
             emit("| %d | %d | %.4f | %.4f | %.1f | %.2f |" %
@@ -257,6 +271,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--sections", default="graph,copy,batch")
+    parser.add_argument("--batch-gpus", type=int, choices=(1, 2), default=2,
+                        help="the batch section on 2 GPUs or on one")
     args = parser.parse_args()
     sections = args.sections.split(",")
     lines = []

@@ -257,58 +257,90 @@ TEST_P(OnEachTarget, TransfersOfEveryShape) {
   }
 }
 
+namespace {
+
+/// Whether this machine runs `devices`-GPU CUDA bundles: false where
+/// loading one says the machine has fewer GPUs.
+bool cudaRunsDevices(int devices) {
+  std::vector<json> buffers;
+  json blocks = json::array();
+  for (int d = 0; d < devices; ++d)
+    buffers.push_back(buffer("X" + std::to_string(d), d, 0, type({4})));
+  json m = manifest(devices, std::vector<int64_t>(devices, 256), buffers,
+                    {layout(type({4}), {block("X0", {0})})},
+                    {layout(type({4}), {block("X0", {0})})}, {});
+  json p = program({argument("x", type({4}))}, {}, {"x"});
+  TempBundle dir(retarget(m, "cuda"), p);
+  return loadError(dir).find("the bundle needs") == std::string::npos;
+}
+
+} // namespace
+
 TEST_P(OnEachTarget, BatchedTransfersMoveEveryRegion) {
   // One step moves 18 regions of X[3x4x5] (3-D, so the copy kernel) into
-  // the slabs of Y on device 1, and all of Z (f16) into W: more regions
-  // than one launch of the batched copy kernel takes, and of two element
-  // types. With EIN_CUDA_COPY=engine, Z goes by the copy engine and the
-  // rest by the kernel, in one step.
+  // the slabs of Y, and all of Z (f16) into W: more regions than one launch
+  // of the batched copy kernel takes, and of two element types. With
+  // EIN_CUDA_COPY=engine, Z goes by the copy engine and the rest by the
+  // kernel, in one step. From device 0 to device 1, and within device 0
+  // (which a one-GPU machine runs too).
   const int regions = 18;
-  std::vector<json> list, slices;
-  std::vector<std::string> names;
-  for (int i = 0; i < regions; ++i) {
-    std::vector<int64_t> offset = {i % 2, (i / 2) % 2, i % 2};
-    list.push_back({{"from", "X"},
-                    {"from_offset", offset},
-                    {"to", "Y"},
-                    {"to_offset", {2 * i, 0, 0}},
-                    {"extent", {2, 3, 4}}});
-    names.push_back("s" + std::to_string(i));
-    slices.push_back({{"kind", "slice"},
-                      {"result", names.back()},
-                      {"type", type({2, 3, 4})},
-                      {"inputs", {"x"}},
-                      {"offsets", offset},
-                      {"sizes", {2, 3, 4}}});
-  }
-  list.push_back({{"from", "Z"}, {"to", "W"}});
-  slices.push_back({{"kind", "concat"},
-                    {"result", "y"},
-                    {"type", type({2 * regions, 3, 4})},
-                    {"inputs", names},
-                    {"dim", 0}});
-  json step = {{"kind", "transfer"}, {"device", 1}, {"regions", list}};
-  json m = manifest(2, {512, 2048},
-                    {buffer("X", 0, 0, type({3, 4, 5})),
-                     buffer("Z", 0, 256, type({8}, "f16")),
-                     buffer("Y", 1, 0, type({2 * regions, 3, 4})),
-                     buffer("W", 1, 1792, type({8}, "f16"))},
-                    {layout(type({3, 4, 5}), {block("X", {0, 0, 0})}),
-                     layout(type({8}, "f16"), {block("Z", {0})})},
-                    {layout(type({2 * regions, 3, 4}), {block("Y", {0, 0, 0})}),
-                     layout(type({8}, "f16"), {block("W", {0})})},
-                    {step});
-  json p =
-      program({argument("x", type({3, 4, 5})), argument("z", type({8}, "f16"))},
-              slices, {"y", "z"});
-  for (const char *mode : {"auto", "engine"}) {
-    SCOPED_TRACE(mode);
-    struct CopyMode {
-      CopyMode(const char *mode) { setenv("EIN_CUDA_COPY", mode, 1); }
-      ~CopyMode() { unsetenv("EIN_CUDA_COPY"); }
-    } copyMode(mode);
-    TempBundle dir(on(m), p);
-    EXPECT_EQ(errorAgainstReference(dir, p, /*debug=*/true), 0);
+  for (int devices : {2, 1}) {
+    SCOPED_TRACE(devices);
+    if (GetParam() == "cuda" && !cudaRunsDevices(devices))
+      continue;
+    int to = devices - 1;
+    std::vector<json> list, slices;
+    std::vector<std::string> names;
+    for (int i = 0; i < regions; ++i) {
+      std::vector<int64_t> offset = {i % 2, (i / 2) % 2, i % 2};
+      list.push_back({{"from", "X"},
+                      {"from_offset", offset},
+                      {"to", "Y"},
+                      {"to_offset", {2 * i, 0, 0}},
+                      {"extent", {2, 3, 4}}});
+      names.push_back("s" + std::to_string(i));
+      slices.push_back({{"kind", "slice"},
+                        {"result", names.back()},
+                        {"type", type({2, 3, 4})},
+                        {"inputs", {"x"}},
+                        {"offsets", offset},
+                        {"sizes", {2, 3, 4}}});
+    }
+    list.push_back({{"from", "Z"}, {"to", "W"}});
+    slices.push_back({{"kind", "concat"},
+                      {"result", "y"},
+                      {"type", type({2 * regions, 3, 4})},
+                      {"inputs", names},
+                      {"dim", 0}});
+    json step = {{"kind", "transfer"}, {"device", to}, {"regions", list}};
+    // Y and W after X and Z on one device, from 512 on.
+    int64_t base = devices == 1 ? 512 : 0;
+    std::vector<int64_t> arenas = devices == 1
+                                      ? std::vector<int64_t>{2560}
+                                      : std::vector<int64_t>{512, 2048};
+    json m =
+        manifest(devices, arenas,
+                 {buffer("X", 0, 0, type({3, 4, 5})),
+                  buffer("Z", 0, 256, type({8}, "f16")),
+                  buffer("Y", to, base, type({2 * regions, 3, 4})),
+                  buffer("W", to, base + 1792, type({8}, "f16"))},
+                 {layout(type({3, 4, 5}), {block("X", {0, 0, 0})}),
+                  layout(type({8}, "f16"), {block("Z", {0})})},
+                 {layout(type({2 * regions, 3, 4}), {block("Y", {0, 0, 0})}),
+                  layout(type({8}, "f16"), {block("W", {0})})},
+                 {step});
+    json p = program(
+        {argument("x", type({3, 4, 5})), argument("z", type({8}, "f16"))},
+        slices, {"y", "z"});
+    for (const char *mode : {"auto", "engine"}) {
+      SCOPED_TRACE(mode);
+      struct CopyMode {
+        CopyMode(const char *mode) { setenv("EIN_CUDA_COPY", mode, 1); }
+        ~CopyMode() { unsetenv("EIN_CUDA_COPY"); }
+      } copyMode(mode);
+      TempBundle dir(on(m), p);
+      EXPECT_EQ(errorAgainstReference(dir, p, /*debug=*/true), 0);
+    }
   }
 }
 
