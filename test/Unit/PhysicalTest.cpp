@@ -1267,13 +1267,13 @@ TEST(Synthesis, BatchedProgramsKeepEveryMovementAndDependency) {
           const Movement &mv = after.movements[m];
           EXPECT_EQ(after.batchOf[m], int(b));
           EXPECT_TRUE(mv.batchable && mv.via.empty());
-          EXPECT_EQ(std::make_tuple(mv.op, mv.kind, mv.from, mv.to),
-                    std::make_tuple(first.op, first.kind, first.from,
-                                    first.to));
+          EXPECT_EQ(
+              std::make_tuple(mv.op, mv.kind, mv.from, mv.to),
+              std::make_tuple(first.op, first.kind, first.from, first.to));
           sum += mv.bytes;
         }
-        auto task = std::find(after.movementOf.begin(),
-                              after.movementOf.end(), list[0]);
+        auto task = std::find(after.movementOf.begin(), after.movementOf.end(),
+                              list[0]);
         ASSERT_NE(task, after.movementOf.end());
         const Task &t = after.tasks[task - after.movementOf.begin()];
         EXPECT_EQ(t.bytes, sum);

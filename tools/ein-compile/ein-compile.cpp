@@ -129,9 +129,11 @@ static std::string buildPipeline() {
   if (!explain.empty())
     os << " explain=" << optionValue(explain)
        << " explain-exchange=" << exchange;
-  os << " batch-transfers=" << (batchTransfers ? "true" : "false") << "},"
-     << "ein-synthesize-exchanges{exchange=" << exchange
-     << " batch-transfers=" << (batchTransfers ? "true" : "false") << "},"
+  // Written only where it is not the default, so the usual pipeline reads
+  // as before.
+  StringRef noBatch = batchTransfers ? "" : " batch-transfers=false";
+  os << noBatch << "},"
+     << "ein-synthesize-exchanges{exchange=" << exchange << noBatch << "},"
      << "ein-fuse-blocks,";
   if (target == "cpu")
     os << "ein-lower-to-cpu,";
