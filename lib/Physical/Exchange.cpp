@@ -201,7 +201,7 @@ private:
       }
       m.via.assign(path.begin() + 1, path.end() - 1);
     }
-    m.batchable = batchable && m.via.empty();
+    m.batchable = batchable && m.via.empty() && m.bytes < kBatchBelowBytes;
     int movement = static_cast<int>(program.movements.size());
     int last = -1;
     for (size_t h = 0; h + 1 < path.size(); ++h) {
@@ -624,10 +624,11 @@ namespace {
 
 /// `program` with the direct transfers that land `members` (movements, at
 /// least two, none batched yet, one op, kind and pair of GPUs) merged into
-/// one task at the last one's place; tasks that waited for one of them
-/// wait for the merge, and move after it where they came earlier (list
-/// order, which is each queue's order, otherwise kept). False, and the
-/// program unchanged, where one of them waits for another.
+/// one task at the first one's place (where the lowering makes the batch),
+/// or later where the others' dependencies come later; tasks that waited
+/// for one of them wait for the merge, and move after it where they came
+/// earlier (list order, which is each queue's order, otherwise kept).
+/// False, and the program unchanged, where one of them waits for another.
 bool mergeTransfers(DeviceProgram &program, std::vector<int> members) {
   std::vector<Task> &tasks = program.tasks;
   size_t n = tasks.size();
@@ -650,9 +651,9 @@ bool mergeTransfers(DeviceProgram &program, std::vector<int> members) {
       return false;
   std::sort(members.begin(), members.end(),
             [&](int a, int b) { return taskOf[a] < taskOf[b]; });
-  int last = taskOf[members.back()];
-  // The merged task, in the last member's place.
-  Task batch = tasks[last];
+  int first = taskOf[members.front()];
+  // The merged task, in the first member's place.
+  Task batch = tasks[first];
   batch.bytes = 0;
   batch.deps.clear();
   for (int m : members) {
@@ -662,17 +663,17 @@ bool mergeTransfers(DeviceProgram &program, std::vector<int> members) {
   }
   batch.label = tasks[taskOf[members.front()]].label + " (batch of " +
                 std::to_string(members.size()) + ")";
-  // Kahn's order over the tasks with the members as one node (`last`), the
-  // earliest ready task first.
-  auto node = [&](int t) { return merged[t] ? last : t; };
+  // Kahn's order over the tasks with the members as one node (`first`),
+  // the earliest ready task first.
+  auto node = [&](int t) { return merged[t] ? first : t; };
   std::vector<std::vector<int>> dependents(n);
   std::vector<int> waiting(n, 0);
   std::vector<std::vector<int>> deps(n);
   for (size_t t = 0; t < n; ++t) {
-    if (merged[t] && int(t) != last)
+    if (merged[t] && int(t) != first)
       continue;
     std::vector<int> list;
-    for (int d : int(t) == last ? batch.deps : tasks[t].deps)
+    for (int d : int(t) == first ? batch.deps : tasks[t].deps)
       list.push_back(node(d));
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -683,7 +684,7 @@ bool mergeTransfers(DeviceProgram &program, std::vector<int> members) {
   }
   std::vector<int> ready, order, index(n, -1);
   for (size_t t = 0; t < n; ++t)
-    if ((!merged[t] || int(t) == last) && waiting[t] == 0)
+    if ((!merged[t] || int(t) == first) && waiting[t] == 0)
       ready.push_back(static_cast<int>(t));
   std::make_heap(ready.begin(), ready.end(), std::greater<int>());
   while (!ready.empty()) {
@@ -698,14 +699,17 @@ bool mergeTransfers(DeviceProgram &program, std::vector<int> members) {
         std::push_heap(ready.begin(), ready.end(), std::greater<int>());
       }
   }
+  if (order.size() != n - members.size() + 1)
+    return false; // a cycle: cannot happen after the check above
+  int firstMovement = *std::min_element(members.begin(), members.end());
   std::vector<Task> sorted;
   std::vector<int> movementOf;
   for (int t : order) {
-    sorted.push_back(t == last ? batch : tasks[t]);
+    sorted.push_back(t == first ? batch : tasks[t]);
     sorted.back().deps.clear();
     for (int d : deps[t])
       sorted.back().deps.push_back(index[d]);
-    movementOf.push_back(t == last ? members.front() : program.movementOf[t]);
+    movementOf.push_back(t == first ? firstMovement : program.movementOf[t]);
   }
   tasks = std::move(sorted);
   program.movementOf = std::move(movementOf);

@@ -160,7 +160,7 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
   if (auto transfer = dyn_cast<TransferOp>(op)) {
     // Where a copy lands does not change its value: each region is a slice
     // of its source.
-    for (unsigned i = 0, e = transfer.getNumRegions(); i < e; ++i) {
+    for (unsigned i = 0, e = transfer.getNumCopies(); i < e; ++i) {
       Value source = transfer.getSources()[i],
             landed = transfer.getResults()[i];
       if (!names.count(source))

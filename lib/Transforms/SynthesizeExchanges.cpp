@@ -193,6 +193,9 @@ private:
   physical::DeviceProgram program;
   /// Per batched movement, its region as its batch's transfer landed it.
   std::map<int, Value> batched;
+  /// The op being lowered: each GPU's block result (its partial, where
+  /// partials aggregate), for batches of partials.
+  std::map<int64_t, Value> kernelResults;
   std::vector<Value> irValue;
   /// The tensor holding block `box` of value `value` on `device`.
   std::map<std::tuple<int, int64_t, BoxKey>, Value> blocks;
@@ -357,9 +360,12 @@ private:
   }
 
   /// `region` of `source` (held as the block `within`) moved as
-  /// `movement` says: by its own transfer, or as made by its batch's.
+  /// `movement` says: by its own transfer, or by its batch's, made where
+  /// the first of the batch is read (the simulator's place for it).
   Value transfer(Value source, const Box &region, const Box &within,
                  int64_t from, int64_t to, int movement) {
+    if (int b = program.batchOf[movement]; b >= 0 && !batched.count(movement))
+      transferBatch(program.batches[b]);
     if (auto it = batched.find(movement); it != batched.end())
       return it->second;
     return transferRegions({source}, {region}, {within}, from, to,
@@ -367,34 +373,57 @@ private:
         .front();
   }
 
-  /// The batched transfers of op `o`'s movements of `kind`, made where
-  /// that phase of the op starts (every source is there by then);
-  /// `sourceOf` gives a movement's source and the block it holds.
-  void transferBatches(
-      size_t o, physical::Movement::Kind kind,
-      llvm::function_ref<std::pair<Value, Box>(const physical::Movement &)>
-          sourceOf) {
-    for (const std::vector<int> &batch : program.batches) {
-      const physical::Movement &first = program.movements[batch.front()];
-      if (first.op != static_cast<int>(o) || first.kind != kind)
-        continue;
-      SmallVector<Value> sources;
-      SmallVector<Box> regions, within;
-      for (int m : batch) {
-        auto [source, box] = sourceOf(program.movements[m]);
-        if (!source)
-          break; // the lowering reports it where the region is read
-        sources.push_back(source);
-        regions.push_back(program.movements[m].region);
-        within.push_back(box);
-      }
-      if (sources.size() != batch.size())
-        continue;
-      SmallVector<Value> landed = transferRegions(
-          sources, regions, within, first.from, first.to, first.via);
-      for (auto [m, value] : llvm::zip(batch, landed))
-        batched[m] = value;
+  /// One transfer of a batch's movements (all of the op being lowered).
+  /// Their sources are there when the first is read: a producer's blocks
+  /// (repartitions), blocks the canonical GPU assembled for the op (join
+  /// copies, after every need), kernels' own partials (aggregations, after
+  /// every kernel). Where one is missing, each moves alone and the lowering
+  /// reports it where it is read.
+  void transferBatch(const std::vector<int> &batch) {
+    SmallVector<Value> sources;
+    SmallVector<Box> regions, within;
+    for (int m : batch) {
+      auto [source, box] = batchSource(program.movements[m]);
+      if (!source)
+        return;
+      sources.push_back(source);
+      regions.push_back(program.movements[m].region);
+      within.push_back(box);
     }
+    const physical::Movement &first = program.movements[batch.front()];
+    SmallVector<Value> landed = transferRegions(
+        sources, regions, within, first.from, first.to, first.via);
+    for (auto [m, value] : llvm::zip(batch, landed))
+      batched[m] = value;
+  }
+
+  /// A batched movement's source and the block it holds, or nothing.
+  std::pair<Value, Box> batchSource(const physical::Movement &m) {
+    switch (m.kind) {
+    case physical::Movement::Repartition:
+      return heldBlock(m.value, m.from, m.region);
+    case physical::Movement::Join: {
+      auto it = blocks.find({m.value, m.from, key(m.region)});
+      if (it != blocks.end())
+        return {it->second, m.region};
+      return {};
+    }
+    case physical::Movement::Aggregate: {
+      // The sender's one block of the op, its partial.
+      const physical::OpProgram::Kernel *sender = nullptr;
+      for (const physical::OpProgram::Kernel &k : program.ops[m.op].kernels)
+        if (k.device == m.from) {
+          if (sender)
+            return {};
+          sender = &k;
+        }
+      auto it = kernelResults.find(m.from);
+      if (!sender || it == kernelResults.end())
+        return {};
+      return {it->second, sender->output};
+    }
+    }
+    return {};
   }
 
   /// The block of `value` held on `device` that contains `region`.
@@ -517,21 +546,9 @@ private:
              << "); combining its partial results needs the log-sum-exp of "
                 "the attention kernel, which device-level ein does not have "
                 "yet";
-    // A batch's sources are a producer's blocks, held before the op.
-    transferBatches(o, physical::Movement::Repartition,
-                    [&](const physical::Movement &m) {
-                      return heldBlock(m.value, m.from, m.region);
-                    });
     for (const physical::OpProgram::Need &need : record.needs)
       if (failed(assemble(op, need)))
         return failure();
-    // Then the blocks the canonical GPUs assembled.
-    transferBatches(
-        o, physical::Movement::Join, [&](const physical::Movement &m) {
-          auto it = blocks.find({m.value, m.from, key(m.region)});
-          return it == blocks.end() ? std::make_pair(Value(), Box())
-                                    : std::make_pair(it->second, m.region);
-        });
     for (const physical::OpProgram::Copy &copy : record.copies) {
       Value source = blocks.at({copy.value, copy.from, key(copy.box)});
       blocks[{copy.value, copy.to, key(copy.box)}] = transfer(
@@ -626,15 +643,8 @@ private:
       kernelResult[k.device] = kernel->getResult(0);
     }
 
-    // Partials to their owners, aggregated there; batches carry kernels'
-    // own partials.
-    transferBatches(
-        o, physical::Movement::Aggregate, [&](const physical::Movement &m) {
-          for (const physical::OpProgram::Kernel &k : record.kernels)
-            if (k.device == m.from)
-              return std::make_pair(kernelResult.at(m.from), k.output);
-          return std::make_pair(Value(), Box());
-        });
+    // Partials to their owners, aggregated there.
+    kernelResults = kernelResult;
     for (const physical::OpProgram::Aggregation &a : record.aggregations) {
       int64_t owner = a.producers[0];
       if (a.producers.size() == 1) {

@@ -493,7 +493,7 @@ private:
       hops.push_back(to);
       // Per region, where it is now: its source buffer, at its offsets.
       SmallVector<RegionCopy> now;
-      for (unsigned i = 0, e = transfer.getNumRegions(); i < e; ++i) {
+      for (unsigned i = 0, e = transfer.getNumCopies(); i < e; ++i) {
         int source = bufferFor(op, transfer.getSources()[i]);
         if (source < 0)
           return failure();

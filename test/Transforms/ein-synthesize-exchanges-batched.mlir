@@ -18,12 +18,13 @@
 // RUN: ein-eval %t.got.json --seed=2 | sed -e "s/'[^']*'//" > %t.got
 // RUN: diff %t.want %t.got
 
-// GPU 1's K block (RoPE'd, then reshaped) and its V block (transposed).
-// CHECK: %[[K:.*]] = ein.reshape {{.*}} {device = 1 : i64} : tensor<1x2x2x2x8xf32> -> tensor<1x2x2x16xf32>
-// CHECK: %[[V:.*]] = ein.join_agg none {{.*}}device = 1 : i64
-// CHECK: %[[KV:.*]]:2, %{{.*}} = ein.transfer %[[K]] [0, 0, 0, 0] [1, 1, 2, 16], %[[V]] [0, 0, 0, 0] [1, 1, 2, 16] from 1 to 0 : tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32> -> tensor<1x1x2x16xf32>, tensor<1x1x2x16xf32>
-// CHECK: tensor.insert_slice %[[KV]]#0 into %{{.*}}[0, 0, 2, 0] [1, 1, 2, 16]
-// CHECK: tensor.insert_slice %[[KV]]#1 into %{{.*}}[0, 0, 2, 0] [1, 1, 2, 16]
+// GPU 2's K block (RoPE'd, then reshaped) and its V block (transposed)
+// leave for GPU 0 together, where the first of them is read.
+// CHECK: %[[K:.*]] = ein.reshape {{.*}} {device = 2 : i64} : tensor<1x2x2x2x8xf32> -> tensor<1x2x2x16xf32>
+// CHECK: %[[V:.*]] = ein.join_agg none ins(%{{.*}}[d0, d1, d2, d3] : tensor<1x2x2x16xf32>) out[d0, d2, d1, d3] attributes {device = 2 : i64
+// CHECK: %[[KV:.*]]:2, %{{.*}} = ein.transfer %[[K]] [0, 0, 0, 0] [1, 1, 2, 16], %[[V]] [0, 0, 0, 0] [1, 1, 2, 16] from 2 to 0 : tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32> -> tensor<1x1x2x16xf32>, tensor<1x1x2x16xf32>
+// CHECK: tensor.insert_slice %[[KV]]#0 into %{{.*}}[0, 0, 4, 0] [1, 1, 2, 16]
+// CHECK: tensor.insert_slice %[[KV]]#1 into %{{.*}}[0, 0, 4, 0] [1, 1, 2, 16]
 // CHECK: ein.attention {{.*}}device = 0 : i64
 
 // REPORT: "batches": {{[1-9][0-9]*}},

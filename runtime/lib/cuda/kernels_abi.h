@@ -64,6 +64,8 @@ struct CopyBatchParams {
   CopyParams copies[kMaxBatchCopies];
   int32_t count;
 };
+static_assert(sizeof(CopyBatchParams) <= 4096,
+              "a kernel parameter may take 4 KiB");
 
 /// Where unit `i` (row-major over `extent`) of a copy comes from and goes
 /// to, in units: the kernel's indexing, shared with the CPU tests.

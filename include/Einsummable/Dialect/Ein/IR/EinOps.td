@@ -426,8 +426,9 @@ def Ein_TransferOp : Ein_Op<"transfer", [Pure, AttrSizedOperandSegments]> {
     qualified(type($sources)) `->` qualified(type($results))
   }];
   let extraClassDeclaration = [{
-    /// How many regions it moves (one per source and per result).
-    unsigned getNumRegions() { return getSources().size(); }
+    /// How many regions it moves (one per source and per result); not
+    /// getNumRegions, which counts the op's MLIR regions.
+    unsigned getNumCopies() { return getSources().size(); }
     /// Region `i`'s offsets and sizes in its source.
     ::llvm::ArrayRef<int64_t> getRegionOffsets(unsigned i) {
       return ::llvm::cast<::mlir::DenseI64ArrayAttr>(getOffsets()[i])
