@@ -118,6 +118,33 @@ const std::string &cudaUnavailable() {
   return why;
 }
 
+/// Whether this machine runs `devices`-GPU CUDA bundles: false where
+/// loading one says the machine has fewer GPUs.
+bool cudaRunsDevices(int devices) {
+  std::vector<json> buffers;
+  json blocks = json::array();
+  for (int d = 0; d < devices; ++d)
+    buffers.push_back(buffer("X" + std::to_string(d), d, 0, type({4})));
+  json m = manifest(devices, std::vector<int64_t>(devices, 256), buffers,
+                    {layout(type({4}), {block("X0", {0})})},
+                    {layout(type({4}), {block("X0", {0})})}, {});
+  json p = program({argument("x", type({4}))}, {}, {"x"});
+  TempBundle dir(retarget(m, "cuda"), p);
+  ein_bundle *b = nullptr;
+  if (ein_bundle_load(dir.path.c_str(), nullptr, &b) == EIN_OK) {
+    ein_bundle_free(b);
+    return true;
+  }
+  return std::string(ein_last_error()).find("the bundle needs") ==
+         std::string::npos;
+}
+
+/// In a test of OnEachTarget: its CUDA run skips where the machine has fewer
+/// than `n` GPUs (the one-GPU machine), saying so.
+#define SKIP_CUDA_WITHOUT_GPUS(n)                                              \
+  if (GetParam() == "cuda" && !cudaRunsDevices(n))                             \
+  GTEST_SKIP() << "the CUDA run needs " << (n) << " GPUs"
+
 /// Tests that run on the CPU backend and, where a GPU is usable, on CUDA.
 class OnEachTarget : public ::testing::TestWithParam<std::string> {
 protected:
@@ -134,6 +161,7 @@ INSTANTIATE_TEST_SUITE_P(Targets, OnEachTarget,
                          ::testing::Values("cpu", "cuda"));
 
 TEST_P(OnEachTarget, SplitMatmulMatchesTheReference) {
+  SKIP_CUDA_WITHOUT_GPUS(2);
   TempBundle dir(on(splitMatmulManifest()), matmulProgram({8, 4}, {4, 6}));
   EXPECT_LT(errorAgainstReference(dir, matmulProgram({8, 4}, {4, 6})), 1e-6);
   EXPECT_LT(errorAgainstReference(dir, matmulProgram({8, 4}, {4, 6}),
@@ -142,6 +170,7 @@ TEST_P(OnEachTarget, SplitMatmulMatchesTheReference) {
 }
 
 TEST_P(OnEachTarget, DebugModePoisonsWhatNothingWrote) {
+  SKIP_CUDA_WITHOUT_GPUS(2);
   // The transfer into R0 is gone: without debug the sum reads the arena's
   // zeros and is silently wrong; in debug mode it reads NaN.
   json m = splitMatmulManifest();
@@ -158,6 +187,7 @@ TEST_P(OnEachTarget, DebugModePoisonsWhatNothingWrote) {
 }
 
 TEST_P(OnEachTarget, MemoryIsTheArenaPlusWorkspaces) {
+  SKIP_CUDA_WITHOUT_GPUS(2);
   json m = splitMatmulManifest();
   TempBundle dir(on(m), matmulProgram({8, 4}, {4, 6}));
   BundlePtr b = load(dir);
@@ -179,6 +209,7 @@ TEST_P(OnEachTarget, MemoryIsTheArenaPlusWorkspaces) {
 }
 
 TEST_P(OnEachTarget, ProfileTimesEveryStepOfARealRun) {
+  SKIP_CUDA_WITHOUT_GPUS(2);
   TempBundle dir(on(splitMatmulManifest()), matmulProgram({8, 4}, {4, 6}));
   BundlePtr b = load(dir);
   ASSERT_TRUE(b);
@@ -206,6 +237,7 @@ TEST_P(OnEachTarget, ProfileTimesEveryStepOfARealRun) {
 }
 
 TEST_P(OnEachTarget, UnevenBlocksGatherFromEveryDevice) {
+  SKIP_CUDA_WITHOUT_GPUS(2);
   // C[5x3] = A[5x2] B[2x3] with rows cut 3, 2 over two devices and B
   // replicated; the output stays where it was computed.
   std::vector<json> buffers, aBlocks, bBlocks, cBlocks, steps;
@@ -231,6 +263,7 @@ TEST_P(OnEachTarget, UnevenBlocksGatherFromEveryDevice) {
 }
 
 TEST_P(OnEachTarget, TransfersOfEveryShape) {
+  SKIP_CUDA_WITHOUT_GPUS(2);
   // Three slices of X[3x4x5] on device 0 pulled into device 1: a contiguous
   // run, a 2-D one (rows of a plane) and a 3-D one (which a CUDA copy
   // engine call cannot do in one go).
@@ -256,31 +289,6 @@ TEST_P(OnEachTarget, TransfersOfEveryShape) {
     EXPECT_EQ(errorAgainstReference(dir, p, /*debug=*/true), 0);
   }
 }
-
-namespace {
-
-/// Whether this machine runs `devices`-GPU CUDA bundles: false where
-/// loading one says the machine has fewer GPUs.
-bool cudaRunsDevices(int devices) {
-  std::vector<json> buffers;
-  json blocks = json::array();
-  for (int d = 0; d < devices; ++d)
-    buffers.push_back(buffer("X" + std::to_string(d), d, 0, type({4})));
-  json m = manifest(devices, std::vector<int64_t>(devices, 256), buffers,
-                    {layout(type({4}), {block("X0", {0})})},
-                    {layout(type({4}), {block("X0", {0})})}, {});
-  json p = program({argument("x", type({4}))}, {}, {"x"});
-  TempBundle dir(retarget(m, "cuda"), p);
-  ein_bundle *b = nullptr;
-  if (ein_bundle_load(dir.path.c_str(), nullptr, &b) == EIN_OK) {
-    ein_bundle_free(b);
-    return true;
-  }
-  return std::string(ein_last_error()).find("the bundle needs") ==
-         std::string::npos;
-}
-
-} // namespace
 
 TEST_P(OnEachTarget, BatchedTransfersMoveEveryRegion) {
   // One step moves 18 regions of X[3x4x5] (3-D, so the copy kernel) into
@@ -526,6 +534,7 @@ TEST_P(OnEachTarget, AggregationKinds) {
 /// attention step whose diagonal is its query offset, with a log-sum-exp
 /// output on device 1; against the reference's attention.
 TEST_P(OnEachTarget, AttentionSteps) {
+  SKIP_CUDA_WITHOUT_GPUS(2);
   for (std::string dtype : {"bf16", "f16"}) {
     SCOPED_TRACE(dtype);
     json q = type({1, 4, 16, 64}, dtype), kv = type({1, 2, 16, 64}, dtype),
@@ -682,7 +691,9 @@ TEST(Runtime, LoadErrors) {
   TempBundle gpu(cuda, p);
   std::string why = loadError(gpu);
   EXPECT_TRUE(why.rfind("the bundle targets cuda, but ", 0) == 0 ||
-              why.rfind("the bundle is compiled for sm_10, but GPU 0", 0) == 0)
+              why.rfind("the bundle is compiled for sm_10, but GPU 0", 0) ==
+                  0 ||
+              why == "the bundle needs 2 GPUs; this machine has 1")
       << why;
 
   TempBundle mismatch(splitMatmulManifest(), matmulProgram({8, 4}, {4, 7}));
@@ -781,6 +792,8 @@ TEST(Check, RelativeErrorAndNaNs) {
 TEST(Cuda, RefusesWhatTheMachineCannotRun) {
   if (!cudaUnavailable().empty())
     GTEST_SKIP() << "CUDA bundles cannot run here: " << cudaUnavailable();
+  if (!cudaRunsDevices(2))
+    GTEST_SKIP() << "its bundles need 2 GPUs";
   json p = matmulProgram({8, 4}, {4, 6});
   json base = retarget(splitMatmulManifest(), "cuda");
 
