@@ -2,6 +2,7 @@
 
 #include "Einsummable/Physical/Exchange.h"
 
+#include "ein/bundle.h"
 #include "ein/partition.h"
 
 #include <algorithm>
@@ -201,7 +202,8 @@ private:
       }
       m.via.assign(path.begin() + 1, path.end() - 1);
     }
-    m.batchable = batchable && m.via.empty() && m.bytes < kBatchBelowBytes;
+    m.batchable = batchable && m.via.empty() &&
+                  m.bytes < double(::ein::kCopyKernelBelowBytes);
     int movement = static_cast<int>(program.movements.size());
     int last = -1;
     for (size_t h = 0; h + 1 < path.size(); ++h) {
@@ -622,6 +624,16 @@ DeviceProgram mixedProgram(const planner::Graph &graph,
 
 namespace {
 
+/// Per movement, the last task that carries it (its one task where it is
+/// direct), or -1.
+std::vector<int> transferTasks(const DeviceProgram &program) {
+  std::vector<int> taskOf(program.movements.size(), -1);
+  for (size_t t = 0; t < program.tasks.size(); ++t)
+    if (program.movementOf[t] >= 0)
+      taskOf[program.movementOf[t]] = static_cast<int>(t);
+  return taskOf;
+}
+
 /// `program` with the direct transfers that land `members` (movements, at
 /// least two, none batched yet, one op, kind and pair of GPUs) merged into
 /// one task at the first one's place (where the lowering makes the batch),
@@ -632,10 +644,7 @@ namespace {
 bool mergeTransfers(DeviceProgram &program, std::vector<int> members) {
   std::vector<Task> &tasks = program.tasks;
   size_t n = tasks.size();
-  std::vector<int> taskOf(program.movements.size(), -1);
-  for (size_t t = 0; t < n; ++t)
-    if (program.movementOf[t] >= 0)
-      taskOf[program.movementOf[t]] = static_cast<int>(t);
+  std::vector<int> taskOf = transferTasks(program);
   std::vector<char> merged(n, 0), after(n, 0);
   for (int m : members)
     merged[taskOf[m]] = 1;
@@ -770,10 +779,7 @@ void batchTransfers(DeviceProgram &program, const Topology &topology) {
     if (tryMerge(group))
       continue;
     // Else the ones ready together: the same dependencies.
-    std::vector<int> taskOf(program.movements.size(), -1);
-    for (size_t t = 0; t < program.tasks.size(); ++t)
-      if (program.movementOf[t] >= 0)
-        taskOf[program.movementOf[t]] = static_cast<int>(t);
+    std::vector<int> taskOf = transferTasks(program);
     std::map<std::vector<int>, std::vector<int>> together;
     for (int m : group) {
       std::vector<int> deps = program.tasks[taskOf[m]].deps;

@@ -582,7 +582,8 @@ private:
                << " in parts that are not an even cut of it; laying out a "
                   "weight or constant that way is not lowered yet";
     }
-    std::map<int64_t, Value> kernelResult;
+    std::map<int64_t, Value> &kernelResult = kernelResults;
+    kernelResult.clear();
     for (const physical::OpProgram::Kernel &k : record.kernels) {
       SmallVector<Value> operands;
       for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -644,7 +645,6 @@ private:
     }
 
     // Partials to their owners, aggregated there.
-    kernelResults = kernelResult;
     for (const physical::OpProgram::Aggregation &a : record.aggregations) {
       int64_t owner = a.producers[0];
       if (a.producers.size() == 1) {

@@ -67,19 +67,6 @@ bool regionsIntersect(const std::vector<int64_t> &aOffset,
   return true;
 }
 
-/// The bytes [first, last) of the arena a region of a buffer spans.
-std::pair<int64_t, int64_t> byteSpan(const Buffer &b,
-                                     const std::vector<int64_t> &offset,
-                                     const std::vector<int64_t> &extent) {
-  int64_t first = 0, last = 0;
-  for (size_t d = 0; d < b.type.shape.size(); ++d) {
-    first = first * b.type.shape[d] + offset[d];
-    last = last * b.type.shape[d] + offset[d] + extent[d] - 1;
-  }
-  int64_t width = dtypeBytes(b.type.dtype);
-  return {b.offset + first * width, b.offset + (last + 1) * width};
-}
-
 class ManifestReader {
 public:
   explicit ManifestReader(Manifest &m) : m(m) {}
@@ -552,29 +539,20 @@ private:
                          std::to_string(buffer(first.src.buffer).device) +
                          " to " +
                          std::to_string(buffer(first.dst.buffer).device) + ")");
-      // Its regions move at once: none may write what another touches.
+      // Its regions move at once: none may write what another touches in
+      // the same buffer (checkSchedule, which allows one step to read and
+      // write one buffer, refuses the same through two buffers).
       for (size_t j = 0; j < i; ++j)
         for (const Region *x : {&s.copies[j].src, &s.copies[j].dst})
           for (const Region *y : {&c.src, &c.dst})
-            if ((x == &s.copies[j].dst || y == &c.dst) && overlaps(*x, *y))
+            if ((x == &s.copies[j].dst || y == &c.dst) &&
+                x->buffer == y->buffer &&
+                regionsIntersect(x->offset, x->extent, y->offset, y->extent))
               fail(r.path, "region " + std::to_string(i) + " and region " +
                                std::to_string(j) +
                                " of a batched transfer touch the same "
                                "bytes, and one writes them");
     }
-  }
-
-  /// Whether two regions may share bytes: the same buffer's intersect; of
-  /// two buffers (a view and its root), their byte spans in the arena.
-  bool overlaps(const Region &x, const Region &y) {
-    if (x.buffer == y.buffer)
-      return regionsIntersect(x.offset, x.extent, y.offset, y.extent);
-    const Buffer &a = buffer(x.buffer), &b = buffer(y.buffer);
-    if (a.device != b.device)
-      return false;
-    auto [a0, a1] = byteSpan(a, x.offset, x.extent);
-    auto [b0, b1] = byteSpan(b, y.offset, y.extent);
-    return a0 < b1 && b0 < a1;
   }
 
   /// One region copy of a transfer step, from `n`'s fields.
@@ -637,6 +615,19 @@ private:
     }
   }
 };
+
+/// The bytes [first, last) of the arena a region of a buffer spans.
+std::pair<int64_t, int64_t> byteSpan(const Buffer &b,
+                                     const std::vector<int64_t> &offset,
+                                     const std::vector<int64_t> &extent) {
+  int64_t first = 0, last = 0;
+  for (size_t d = 0; d < b.type.shape.size(); ++d) {
+    first = first * b.type.shape[d] + offset[d];
+    last = last * b.type.shape[d] + offset[d] + extent[d] - 1;
+  }
+  int64_t width = dtypeBytes(b.type.dtype);
+  return {b.offset + first * width, b.offset + (last + 1) * width};
+}
 
 } // namespace
 

@@ -45,7 +45,9 @@ struct Movement {
   std::vector<int64_t> via;
   /// Whether it may share one transfer with other movements of its op and
   /// kind between the same two GPUs (batchTransfers): a direct movement
-  /// under kBatchBelowBytes whose source is ready when its phase of the op
+  /// under ein::kCopyKernelBelowBytes (larger ones the CUDA runtime moves
+  /// by the copy engine, one call each, so a batch would not save their
+  /// latency) whose source is ready when its phase of the op
   /// starts (a producer's block, a block the canonical GPU assembled, a
   /// kernel's own partial).
   bool batchable = false;
@@ -154,10 +156,6 @@ struct DeviceProgram {
 /// The most movements one batched transfer carries (the runtime copies them
 /// in one kernel launch).
 constexpr size_t kMaxBatch = 16;
-/// Movements of this many bytes or more do not batch: the CUDA runtime
-/// moves them by the copy engine, one call each (docs/cuda-runtime.md), so
-/// a batch would not save their latency.
-constexpr double kBatchBelowBytes = double(int64_t(64) << 20);
 
 /// Batches `program`'s small transfers where the step simulates no slower
 /// on `topology`: the batchable movements of one op and kind between the

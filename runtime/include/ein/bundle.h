@@ -25,6 +25,13 @@ constexpr int kBundleFormatVersion = 1;
 /// Every buffer starts at a multiple of this many bytes in its device's
 /// arena (what cuBLASLt and vectorised kernels want).
 constexpr int64_t kBufferAlignment = 256;
+/// A transfer region of fewer bytes runs on the CUDA backend's copy kernel
+/// (batched regions: one launch for all of them); larger ones go by the copy
+/// engine, one call each. Measured on 2 H200s over NVLink
+/// (docs/cuda-runtime.md): the kernel's lower latency wins below 64 MiB, the
+/// two tie there and the engine wins above, leaving the SMs free. The
+/// compiler batches only regions under it.
+constexpr int64_t kCopyKernelBelowBytes = int64_t(64) << 20;
 
 /// A dense row-major tensor at a fixed place in one device's arena. Buffers
 /// may share bytes (the compiler reuses memory); the schedule's dependencies

@@ -275,7 +275,7 @@ private:
   const Bundle &bundle;
   const Manifest &m;
   BackendOptions options;
-  /// EIN_CUDA_COPY: "auto" (the copy kernel below kCopyKernelBelow bytes,
+  /// EIN_CUDA_COPY: "auto" (the copy kernel below kCopyKernelBelowBytes,
   /// else the copy engine where one contiguous or 2-D call does), "engine"
   /// (wherever one call does) or "kernel" (always).
   std::string copyMode;
@@ -885,16 +885,11 @@ private:
     }
   }
 
-  /// Measured on 2 H200s over NVLink (docs/cuda-runtime.md): the copy
-  /// kernel's lower latency wins below 64 MiB, the two tie at 64 MiB and the
-  /// copy engine wins above, while leaving the SMs free.
-  static constexpr int64_t kCopyKernelBelow = int64_t(64) << 20;
-
   /// Whether a copy of `bytes` runs on the copy kernel (EIN_CUDA_COPY).
   bool useCopyKernel(int64_t bytes) const {
     if (copyMode != "auto")
       return copyMode == "kernel";
-    return bytes < kCopyKernelBelow;
+    return bytes < kCopyKernelBelowBytes;
   }
 
   /// A transfer step: one copy as planned; a batch's copies that run on the
