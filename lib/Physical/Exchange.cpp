@@ -2,7 +2,7 @@
 
 #include "Einsummable/Physical/Exchange.h"
 
-#include "ein/bundle.h"
+#include "ein/chip.h"
 #include "ein/partition.h"
 
 #include <algorithm>
@@ -202,8 +202,9 @@ private:
       }
       m.via.assign(path.begin() + 1, path.end() - 1);
     }
-    m.batchable = batchable && m.via.empty() &&
-                  m.bytes < double(::ein::kCopyKernelBelowBytes);
+    m.batchable =
+        batchable && m.via.empty() &&
+        m.bytes < double(chipInfo(kReferenceChip).copyKernelBelowBytes);
     int movement = static_cast<int>(program.movements.size());
     int last = -1;
     for (size_t h = 0; h + 1 < path.size(); ++h) {

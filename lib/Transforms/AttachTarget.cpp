@@ -3,6 +3,8 @@
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
 #include "Einsummable/Transforms/Passes.h"
 
+#include "ein/topology.h"
+
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINATTACHTARGET
 #include "Einsummable/Transforms/Passes.h.inc"
@@ -19,9 +21,16 @@ struct EinAttachTargetPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto emitError = [&] { return module.emitError(); };
+    // The target carries the topology resolved: a preset's name, or a
+    // file's JSON text, so no later stage reads a file.
+    std::string spec, error;
+    if (!::ein::resolveTopology(topology, devices, spec, error)) {
+      emitError() << error;
+      return signalPassFailure();
+    }
     TargetAttr target =
         TargetAttr::getChecked(emitError, &getContext(), int64_t(devices),
-                               StringRef(topology), StringRef(chip));
+                               StringRef(spec), StringRef(chip));
     if (!target)
       return signalPassFailure();
     StringRef name = EinDialect::getTargetAttrName();

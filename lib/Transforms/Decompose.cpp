@@ -39,10 +39,10 @@ LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
                                   const planner::Graph &graph,
                                   const planner::Plan &plan,
                                   const planner::Options &options, bool batch) {
-  physical::Topology topology;
+  ::ein::Topology topology;
   std::string error;
-  if (!physical::makeTopology(target.getTopology().str(), target.getDevices(),
-                              topology, error))
+  if (!::ein::makeTopology(target.getTopology().str(), target.getDevices(),
+                           topology, error))
     return func.emitError() << "cannot simulate the plan: " << error;
   physical::DeviceProgram program =
       physical::naiveProgram(graph, plan, options);
@@ -170,8 +170,11 @@ struct EinDecomposePass
     options.devices = target.getDevices();
     options.weightsReplicable = weightsReplicable;
     options.stateCap = static_cast<size_t>(stateCap);
-    options.bytesPerFlop = bytesPerFlop >= 0 ? double(bytesPerFlop)
-                                             : options.devices * 395e9 / 750e12;
+    options.bytesPerFlop =
+        bytesPerFlop >= 0
+            ? double(bytesPerFlop)
+            : ::ein::bytesPerFlop(::ein::chipInfo(target.getChip().str()),
+                                  options.devices);
     auto info = planner::getTargetInfo(target.getChip().str());
     if (memoryLimit < 0) {
       module.emitError() << "memory-limit must not be negative, got "
@@ -187,7 +190,7 @@ struct EinDecomposePass
       return signalPassFailure();
     }
     StringRef explainTo = explain;
-    physical::Topology topology;
+    ::ein::Topology topology;
     if (!explainTo.empty()) {
       std::string error;
       if (explainExchange != "synthesized" && explainExchange != "naive") {
@@ -196,8 +199,8 @@ struct EinDecomposePass
                            << explainExchange << "'";
         return signalPassFailure();
       }
-      if (!physical::makeTopology(target.getTopology().str(),
-                                  target.getDevices(), topology, error)) {
+      if (!::ein::makeTopology(target.getTopology().str(), target.getDevices(),
+                               topology, error)) {
         module.emitError() << "cannot explain the plan: " << error;
         return signalPassFailure();
       }

@@ -1,6 +1,9 @@
 //===- Pipelines.cpp - The named ein pipelines --------------------------===//
 
+#include "Einsummable/Conversion/Passes.h"
 #include "Einsummable/Transforms/Passes.h"
+
+#include "ein/target.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -26,7 +29,105 @@ void mlir::ein::buildPlanPipeline(OpPassManager &pm,
   pm.addPass(createEinInsertExchanges());
 }
 
+void mlir::ein::buildCompilePipeline(OpPassManager &pm,
+                                     const CompilePipelineOptions &options) {
+  std::string dir = options.dir, reference = dir + "/program.json";
+  // linalg input is imported first (ein input passes through unchanged),
+  // and the patterns fused kernels serve become composites.
+  pm.addPass(createEinImport());
+  pm.addPass(createEinFuseComposites());
+  EinAttachTargetOptions target;
+  target.devices = options.devices;
+  target.topology = options.topology;
+  target.chip = options.chip;
+  pm.addPass(createEinAttachTarget(target));
+  // The logical program, the reference the bundle is checked against.
+  EinExportProgramOptions program;
+  program.file = reference;
+  pm.addPass(createEinExportProgram(program));
+  PlanPipelineOptions plan;
+  plan.tieLayout = options.tieLayout;
+  plan.allowInexact = options.allowInexact;
+  plan.strategy = options.strategy;
+  plan.seed = options.seed;
+  plan.memoryLimit = options.memoryLimit;
+  plan.explain = options.explain;
+  plan.explainExchange = options.exchange;
+  plan.batchTransfers = options.batchTransfers;
+  buildPlanPipeline(pm, plan);
+  EinSynthesizeExchangesOptions synthesize;
+  synthesize.exchange = options.exchange;
+  synthesize.batchTransfers = options.batchTransfers;
+  pm.addPass(createEinSynthesizeExchanges(synthesize));
+  pm.addPass(createEinFuseBlocks());
+  ::ein::Backend backend = ::ein::Backend::Cpu;
+  std::string unused;
+  ::ein::parseBackend(options.target, backend, unused);
+  if (backend == ::ein::Backend::Cuda) {
+    EinLowerToCudaOptions cuda;
+    cuda.toolkit = options.cudaToolkit;
+    pm.addPass(createEinLowerToCuda(cuda));
+  } else {
+    pm.addPass(createEinLowerToCpu());
+  }
+  EinWriteBundleOptions bundle;
+  bundle.dir = dir;
+  bundle.target = options.target;
+  bundle.reference = reference;
+  bundle.memoryLimit = options.memoryLimit;
+  pm.addPass(createEinWriteBundle(bundle));
+}
+
+/// A pass option value, quoted where the pipeline parser needs it.
+static std::string optionValue(StringRef value) {
+  if (value.find_first_of(" ,{}'\"=") == StringRef::npos && !value.empty())
+    return value.str();
+  return "\"" + value.str() + "\"";
+}
+
+std::string
+mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
+  CompilePipelineOptions defaults;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "ein-compile-pipeline{dir=" << optionValue(options.dir)
+     << " target=" << optionValue(options.target)
+     << " devices=" << options.devices;
+  auto string = [&](const PassOptions::Option<std::string> &option,
+                    const PassOptions::Option<std::string> &initial,
+                    StringRef name) {
+    if (option.getValue() != initial.getValue())
+      os << " " << name << "=" << optionValue(option.getValue());
+  };
+  auto flag = [&](const PassOptions::Option<bool> &option,
+                  const PassOptions::Option<bool> &initial, StringRef name) {
+    if (option.getValue() != initial.getValue())
+      os << " " << name << "=" << (option.getValue() ? "true" : "false");
+  };
+  string(options.topology, defaults.topology, "topology");
+  string(options.chip, defaults.chip, "chip");
+  string(options.cudaToolkit, defaults.cudaToolkit, "cuda-toolkit");
+  string(options.exchange, defaults.exchange, "exchange");
+  flag(options.batchTransfers, defaults.batchTransfers, "batch-transfers");
+  flag(options.tieLayout, defaults.tieLayout, "tie-layout");
+  flag(options.allowInexact, defaults.allowInexact, "allow-inexact");
+  string(options.strategy, defaults.strategy, "strategy");
+  if (options.seed != defaults.seed)
+    os << " seed=" << options.seed;
+  if (options.memoryLimit != defaults.memoryLimit)
+    os << " memory-limit=" << options.memoryLimit;
+  string(options.explain, defaults.explain, "explain");
+  os << "}";
+  return text;
+}
+
 void mlir::ein::registerEinPipelines() {
+  PassPipelineRegistration<CompilePipelineOptions>(
+      "ein-compile-pipeline",
+      "What ein-compile runs: import, attach the target, export the "
+      "reference program, plan, synthesize exchanges, fuse, lower for the "
+      "target and write the bundle (dir=DIR), with ein-compile's options",
+      buildCompilePipeline);
   PassPipelineRegistration<PlanPipelineOptions>(
       "ein-plan",
       "Plan a logical program for the module's #ein.target: enumerate specs, "

@@ -16,11 +16,9 @@ std::string mlir::ein::locationText(Operation *op) {
   return text;
 }
 
-llvm::json::Object
-mlir::ein::exchangeReport(const planner::Graph &graph,
-                          const std::vector<std::string> &locations,
-                          const physical::DeviceProgram &program,
-                          const physical::Topology &topology) {
+llvm::json::Object mlir::ein::exchangeReport(
+    const planner::Graph &graph, const std::vector<std::string> &locations,
+    const physical::DeviceProgram &program, const ::ein::Topology &topology) {
   physical::SimResult sim = physical::simulate(topology, program.tasks);
   // When each movement starts and lands in the simulated step: its first
   // hop's start, its last hop's end.

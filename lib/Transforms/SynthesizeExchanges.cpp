@@ -101,7 +101,7 @@ class Lowering {
 public:
   /// With `topology`, the synthesized program for it; else the naive one.
   Lowering(func::FuncOp func, const PlannerGraph &graph,
-           const planner::Options &options, const physical::Topology *topology,
+           const planner::Options &options, const ::ein::Topology *topology,
            bool placeBlocks, bool batch)
       : func(func), pg(graph), g(graph.graph), options(options),
         topology(topology), placeBlocks(placeBlocks), batch(batch),
@@ -183,7 +183,7 @@ private:
   const PlannerGraph &pg;
   const planner::Graph &g;
   planner::Options options;
-  const physical::Topology *topology;
+  const ::ein::Topology *topology;
   bool placeBlocks;
   bool batch;
   std::vector<bool> synthesizedOps;
@@ -752,11 +752,11 @@ struct EinSynthesizeExchangesPass
     options.devices = target.getDevices();
     options.weightsReplicable = weightsReplicable;
     auto info = planner::getTargetInfo(target.getChip().str());
-    physical::Topology topology;
+    ::ein::Topology topology;
     std::string error;
     if ((synthesize || !StringRef(report).empty()) &&
-        !physical::makeTopology(target.getTopology().str(), target.getDevices(),
-                                topology, error)) {
+        !::ein::makeTopology(target.getTopology().str(), target.getDevices(),
+                             topology, error)) {
       module.emitError() << (synthesize ? "cannot synthesize exchanges: "
                                         : "cannot write the exchange report: ")
                          << error;

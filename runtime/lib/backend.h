@@ -29,9 +29,11 @@ struct BackendOptions {
   bool debug = false;
 };
 
-class Backend {
+/// What runs a bundle's schedule on its devices (ein::Backend, target.h,
+/// names the kind).
+class DeviceBackend {
 public:
-  virtual ~Backend() = default;
+  virtual ~DeviceBackend() = default;
   /// Copies a whole buffer (Buffer::bytes() bytes) from or to the host.
   virtual void writeBuffer(int buffer, const unsigned char *host) = 0;
   virtual void readBuffer(int buffer, unsigned char *host) const = 0;
@@ -51,14 +53,14 @@ public:
 
 /// The CPU backend: one arena per device, separated by guard pages; kernel
 /// steps call functions from the bundle's kernels/*.so. Throws RuntimeError.
-std::unique_ptr<Backend> createCpuBackend(const Bundle &bundle,
-                                          const BackendOptions &options);
+std::unique_ptr<DeviceBackend> createCpuBackend(const Bundle &bundle,
+                                                const BackendOptions &options);
 
 #ifdef EIN_HAVE_CUDA
 /// The CUDA backend (cuda/cuda_backend.cpp): the schedule captured once into
 /// one CUDA graph over the bundle's GPUs and replayed. Throws RuntimeError.
-std::unique_ptr<Backend> createCudaBackend(const Bundle &bundle,
-                                           const BackendOptions &options);
+std::unique_ptr<DeviceBackend> createCudaBackend(const Bundle &bundle,
+                                                 const BackendOptions &options);
 #endif
 
 } // namespace ein

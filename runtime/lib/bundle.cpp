@@ -1,9 +1,10 @@
-//===- bundle.cpp - Reading and validating a bundle's manifest ------------===//
+//===- bundle.cpp - manifest.json: its schema, reader and writer ----------===//
 
 #include "ein/bundle.h"
 
 #include "ein/partition.h"
 #include "json_node.h"
+#include "json_write.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,23 +20,28 @@ int64_t Buffer::bytes() const {
   return type.numElements() * dtypeBytes(type.dtype);
 }
 
-const char *stepKindName(StepKind kind) {
-  switch (kind) {
-  case StepKind::Kernel:
-    return "kernel";
-  case StepKind::Library:
-    return "library";
-  case StepKind::Transfer:
-    return "transfer";
-  case StepKind::Aggregate:
-    return "aggregate";
-  }
-  return "?";
-}
-
 namespace {
 
-constexpr int kMaxDevices = 64;
+constexpr const char *kFormatName = "ein-bundle";
+
+constexpr Spelling<StepKind> kStepKinds[] = {
+    {StepKind::Kernel, "kernel"},
+    {StepKind::Library, "library"},
+    {StepKind::Transfer, "transfer"},
+    {StepKind::Aggregate, "aggregate"}};
+
+constexpr Spelling<Access> kAccesses[] = {{Access::Read, "read"},
+                                          {Access::Write, "write"},
+                                          {Access::ReadWrite, "readwrite"}};
+
+/// Step::call of the library calls this runtime knows.
+constexpr const char *kGemm = "gemm", *kAttention = "attention";
+
+} // namespace
+
+const char *stepKindName(StepKind kind) { return spell(kStepKinds, kind); }
+
+namespace {
 
 std::string inQuotes(const std::string &s) { return "'" + s + "'"; }
 
@@ -75,8 +81,8 @@ public:
     Node top{root, "manifest"};
     top.only({"format", "version", "target", "chip", "devices", "arena_bytes",
               "kernel_libraries", "buffers", "inputs", "outputs", "steps"});
-    if (top.at("format").str() != "ein-bundle")
-      fail("manifest.format", "expected \"ein-bundle\"");
+    if (top.at("format").str() != kFormatName)
+      fail("manifest.format", std::string("expected \"") + kFormatName + "\"");
     int64_t version = top.at("version").integer();
     if (version != kBundleFormatVersion)
       fail("manifest.version", "this runtime understands bundle version " +
@@ -110,27 +116,19 @@ private:
   std::map<std::pair<bool, int>, std::pair<size_t, std::vector<int64_t>>>
       blockOfBuffer;
 
+  /// Through target.h, which the compiler checks its target with too.
   void readTarget(const Node &top) {
-    m.target = top.at("target").str();
-    m.chip = top.at("chip").str();
-    if (m.target == "cpu") {
-      if (m.chip != "host")
-        fail("manifest.chip",
-             "a cpu bundle's chip is \"host\", got " + inQuotes(m.chip));
-    } else if (m.target == "cuda") {
-      if (m.chip.rfind("sm_", 0) != 0 || m.chip.size() < 5 ||
-          m.chip.find_first_not_of("0123456789", 3) != std::string::npos)
-        fail("manifest.chip",
-             "a cuda bundle's chip is sm_NN, got " + inQuotes(m.chip));
-    } else {
-      fail("manifest.target",
-           "expected \"cpu\" or \"cuda\", got " + inQuotes(m.target));
-    }
-    int64_t devices = top.at("devices").integer();
-    if (devices < 1 || devices > kMaxDevices)
-      fail("manifest.devices", "must be 1 to " + std::to_string(kMaxDevices) +
-                                   ", got " + std::to_string(devices));
-    m.devices = static_cast<int>(devices);
+    std::string error;
+    Node target = top.at("target"), chip = top.at("chip"),
+         devices = top.at("devices");
+    if (!parseBackend(target.str(), m.backend, error))
+      fail(target.path, error);
+    m.chip = chip.str();
+    if (!checkChipForBackend(m.backend, m.chip, error))
+      fail(chip.path, error);
+    if (!checkDevices(devices.integer(), error))
+      fail(devices.path, error);
+    m.devices = static_cast<int>(devices.integer());
   }
 
   void readArenas(const Node &node) {
@@ -292,7 +290,7 @@ private:
 
   Step readStep(const Node &n, int index) {
     Step s;
-    std::string kind = n.at("kind").str();
+    s.kind = parseSpelling(kStepKinds, n.at("kind"), "step kind");
     s.device = readDevice(n.at("device"));
     if (n.has("label"))
       s.label = n.at("label").str();
@@ -307,23 +305,24 @@ private:
         s.deps.push_back(static_cast<int>(d));
       }
     }
-    if (kind == "kernel")
+    switch (s.kind) {
+    case StepKind::Kernel:
       readKernel(n, s);
-    else if (kind == "library")
+      break;
+    case StepKind::Library:
       readLibrary(n, s);
-    else if (kind == "transfer")
+      break;
+    case StepKind::Transfer:
       readTransfer(n, s);
-    else if (kind == "aggregate")
+      break;
+    case StepKind::Aggregate:
       readAggregate(n, s);
-    else
-      fail(n.path + ".kind", "unknown step kind " + inQuotes(kind) +
-                                 "; expected kernel, library, transfer or "
-                                 "aggregate");
+      break;
+    }
     return s;
   }
 
   void readKernel(const Node &n, Step &s) {
-    s.kind = StepKind::Kernel;
     n.only({"kind", "device", "deps", "label", "kernel", "args", "scalars",
             "launch"});
     if (m.kernelLibraries.empty())
@@ -337,21 +336,12 @@ private:
       args[i].only({"buffer", "access"});
       KernelArg a;
       a.buffer = readLocalBuffer(args[i].at("buffer"), s.device);
-      std::string access = args[i].at("access").str();
-      if (access == "read")
-        a.access = Access::Read;
-      else if (access == "write")
-        a.access = Access::Write;
-      else if (access == "readwrite")
-        a.access = Access::ReadWrite;
-      else
-        fail(args[i].path + ".access",
-             "expected read, write or readwrite, got " + inQuotes(access));
+      a.access = parseSpelling(kAccesses, args[i].at("access"), "access");
       s.args.push_back(a);
     }
     if (n.has("scalars"))
       s.scalars = n.at("scalars").integers();
-    bool cuda = m.target == "cuda";
+    bool cuda = m.backend == Backend::Cuda;
     if (n.has("launch") != cuda)
       fail(n.path, cuda ? "a cuda kernel step needs 'launch' (grid, block)"
                         : "a cpu kernel step takes no 'launch'");
@@ -382,13 +372,13 @@ private:
   }
 
   void readLibrary(const Node &n, Step &s) {
-    s.kind = StepKind::Library;
     s.call = n.at("call").str();
-    if (s.call == "attention")
+    if (s.call == kAttention)
       return readAttention(n, s);
-    if (s.call != "gemm")
+    if (s.call != kGemm)
       fail(n.path + ".call", "unknown library call " + inQuotes(s.call) +
-                                 "; this runtime knows gemm and attention");
+                                 "; this runtime knows " + kGemm + " and " +
+                                 kAttention);
     n.only({"kind", "device", "deps", "label", "call", "a", "b", "c",
             "transpose_a", "transpose_b", "alpha", "beta"});
     s.a = readLocalBuffer(n.at("a"), s.device);
@@ -416,7 +406,8 @@ private:
     // cuBLASLt with f32 compute: f32 -> f32, f16 -> f16 or f32, bf16 ->
     // bf16 or f32. The CPU backend runs every combination; a bundle for
     // CUDA must use these.
-    if (m.target == "cuda" && c.dtype != DType::F32 && c.dtype != a.dtype)
+    if (m.backend == Backend::Cuda && c.dtype != DType::F32 &&
+        c.dtype != a.dtype)
       fail(path, std::string("cuBLASLt computes ") + dtypeName(a.dtype) +
                      " operands into f32 or " + dtypeName(a.dtype) + ", not " +
                      dtypeName(c.dtype));
@@ -482,7 +473,7 @@ private:
                      dtypeName(q.dtype) + ", " + dtypeName(k.dtype) + ", " +
                      dtypeName(v.dtype) + ", " + dtypeName(o.dtype));
     // cuDNN's and the runtime's fused kernels read 16-bit floats.
-    if (m.target == "cuda" && q.dtype == DType::F32)
+    if (m.backend == Backend::Cuda && q.dtype == DType::F32)
       fail(path, "attention on cuda takes f16 or bf16, not f32");
     if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4 ||
         o.shape.size() != 4)
@@ -516,7 +507,6 @@ private:
   }
 
   void readTransfer(const Node &n, Step &s) {
-    s.kind = StepKind::Transfer;
     if (!n.has("regions")) {
       n.only({"kind", "device", "deps", "label", "from", "from_offset", "to",
               "to_offset", "extent"});
@@ -589,7 +579,6 @@ private:
   }
 
   void readAggregate(const Node &n, Step &s) {
-    s.kind = StepKind::Aggregate;
     n.only({"kind", "device", "deps", "label", "op", "inputs", "output"});
     s.op = parseAgg(n.at("op"));
     if (s.op == Agg::None)
@@ -644,7 +633,7 @@ std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
       out.push_back(whole(a.buffer, a.access));
     break;
   case StepKind::Library:
-    if (s.call == "attention") {
+    if (s.call == kAttention) {
       for (int id : {s.q, s.k, s.v})
         out.push_back(whole(id, Access::Read));
       out.push_back(whole(s.o, Access::Write));
@@ -851,6 +840,134 @@ bool parseManifest(const std::string &text, Manifest &manifest,
     return false;
   }
   return checkSchedule(manifest, error);
+}
+
+namespace {
+
+// The writer: what ein-write-bundle writes, field for field. Fields the
+// compiler does not write are written only when they differ from what the
+// reader assumes without them (noted where they are).
+
+json writeCopy(const Manifest &m, const Step::Copy &c) {
+  return {{"from", m.buffers[c.src.buffer].name},
+          {"from_offset", c.src.offset},
+          {"to", m.buffers[c.dst.buffer].name},
+          {"to_offset", c.dst.offset},
+          {"extent", c.src.extent}};
+}
+
+json writeStep(const Manifest &m, const Step &s) {
+  auto name = [&](int buffer) { return m.buffers[buffer].name; };
+  json step = {
+      {"kind", stepKindName(s.kind)}, {"device", s.device}, {"deps", s.deps}};
+  // Only when not empty: the compiler labels no step.
+  if (!s.label.empty())
+    step["label"] = s.label;
+  switch (s.kind) {
+  case StepKind::Kernel: {
+    json args = json::array();
+    for (const KernelArg &a : s.args)
+      args.push_back(json{{"buffer", name(a.buffer)},
+                          {"access", spell(kAccesses, a.access)}});
+    step["kernel"] = s.kernel;
+    step["args"] = std::move(args);
+    // Only when not empty: the compiler's kernels take no scalars.
+    if (!s.scalars.empty())
+      step["scalars"] = s.scalars;
+    if (m.backend == Backend::Cuda)
+      step["launch"] = {
+          {"grid", std::vector<int64_t>(s.launch.grid, s.launch.grid + 3)},
+          {"block", std::vector<int64_t>(s.launch.block, s.launch.block + 3)},
+          {"shared_bytes", s.launch.sharedBytes}};
+    break;
+  }
+  case StepKind::Library:
+    step["call"] = s.call;
+    if (s.call == kAttention) {
+      step["q"] = name(s.q);
+      step["k"] = name(s.k);
+      step["v"] = name(s.v);
+      step["o"] = name(s.o);
+      // Only when there is one: the compiler asks for no log-sum-exp.
+      if (s.lse >= 0)
+        step["lse"] = name(s.lse);
+      step["causal"] = s.causal;
+      step["diagonal"] = s.diagonal;
+      step["scale"] = writeNumber(s.scale);
+      break;
+    }
+    step["a"] = name(s.a);
+    step["b"] = name(s.b);
+    step["c"] = name(s.c);
+    step["transpose_a"] = s.transposeA;
+    step["transpose_b"] = s.transposeB;
+    // Only when not 1 and 0: the compiler's gemms are plain c = a b.
+    if (s.alpha != 1)
+      step["alpha"] = writeNumber(s.alpha);
+    if (s.beta != 0)
+      step["beta"] = writeNumber(s.beta);
+    break;
+  case StepKind::Transfer:
+    // One region flat in the step, several as a batch, as the compiler
+    // writes them.
+    if (s.copies.size() == 1) {
+      step.update(writeCopy(m, s.copies[0]));
+    } else {
+      json regions = json::array();
+      for (const Step::Copy &c : s.copies)
+        regions.push_back(writeCopy(m, c));
+      step["regions"] = std::move(regions);
+    }
+    break;
+  case StepKind::Aggregate: {
+    std::vector<std::string> inputs;
+    for (int id : s.inputs)
+      inputs.push_back(name(id));
+    step["op"] = aggName(s.op);
+    step["inputs"] = inputs;
+    step["output"] = name(s.output);
+    break;
+  }
+  }
+  return step;
+}
+
+json writeLayouts(const Manifest &m, const std::vector<TensorLayout> &layouts) {
+  json out = json::array();
+  for (const TensorLayout &layout : layouts) {
+    json blocks = json::array();
+    for (const BlockPlacement &p : layout.blocks)
+      blocks.push_back(
+          json{{"buffer", m.buffers[p.buffer].name}, {"offset", p.offset}});
+    out.push_back(
+        json{{"type", writeType(layout.type)}, {"blocks", std::move(blocks)}});
+  }
+  return out;
+}
+
+} // namespace
+
+std::string writeManifest(const Manifest &m) {
+  json buffers = json::array(), steps = json::array();
+  for (const Buffer &b : m.buffers)
+    buffers.push_back(json{{"name", b.name},
+                           {"device", b.device},
+                           {"offset", b.offset},
+                           {"type", writeType(b.type)}});
+  for (const Step &s : m.steps)
+    steps.push_back(writeStep(m, s));
+  json root = {{"format", kFormatName},
+               {"version", kBundleFormatVersion},
+               {"target", backendName(m.backend)},
+               {"chip", m.chip},
+               {"devices", m.devices},
+               {"arena_bytes", m.arenaBytes},
+               {"kernel_libraries", m.kernelLibraries},
+               {"buffers", std::move(buffers)},
+               {"inputs", writeLayouts(m, m.inputs)},
+               {"outputs", writeLayouts(m, m.outputs)},
+               {"steps", std::move(steps)}};
+  return writeJson(root) + "\n";
 }
 
 namespace {

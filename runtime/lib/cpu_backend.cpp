@@ -84,7 +84,7 @@ bool callGuarded(HostKernel kernel, void *const *args, const int64_t *scalars) {
   return ok;
 }
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public DeviceBackend {
 public:
   CpuBackend(const Bundle &bundle, const BackendOptions &options)
       : bundle(bundle), m(bundle.manifest), options(options) {
@@ -434,8 +434,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Backend> createCpuBackend(const Bundle &bundle,
-                                          const BackendOptions &options) {
+std::unique_ptr<DeviceBackend> createCpuBackend(const Bundle &bundle,
+                                                const BackendOptions &options) {
   return std::make_unique<CpuBackend>(bundle, options);
 }
 

@@ -1,5 +1,4 @@
-//===- json_node.cpp - Walking JSON with paths for diagnostics
-//-------------===//
+//===- json_node.cpp - Reading and writing JSON fields --------------------===//
 
 #include "json_node.h"
 
@@ -34,13 +33,14 @@ TensorType parseType(const Node &node) {
   return type;
 }
 
-Agg parseAgg(const Node &node) {
-  std::string name = node.str();
-  for (Agg agg : {Agg::None, Agg::Add, Agg::Max, Agg::Min, Agg::Mul})
-    if (name == aggName(agg))
-      return agg;
-  fail(node.path, "unknown aggregation '" + name +
-                      "'; expected none, add, max, min or mul");
+json writeType(const TensorType &type) {
+  return {{"dtype", dtypeName(type.dtype)}, {"shape", type.shape}};
+}
+
+json writeNumber(double value) {
+  if (const char *name = nonFiniteName(value))
+    return name;
+  return value;
 }
 
 bool readTextFile(const std::string &path, std::string &text,

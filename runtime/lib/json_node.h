@@ -1,9 +1,8 @@
-//===- json_node.h - Walking JSON with paths for diagnostics -----*- C++
-//-*-===//
+//===- json_node.h - Reading and writing JSON fields ------------*- C++ -*-===//
 //
 // Internal to the runtime: what the program.json and manifest.json readers
-// share. Every failure names the path of the offending field
-// ("manifest.steps[3].deps[0]: ...") and a misspelt field is an error.
+// and writers share. Every read failure names the path of the offending
+// field ("manifest.steps[3].deps[0]: ...") and a misspelt field is an error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +34,16 @@ struct FormatError : std::runtime_error {
 [[noreturn]] inline void fail(const std::string &where,
                               const std::string &what) {
   throw FormatError(where + ": " + what);
+}
+
+/// How the formats spell a double JSON has no literal for; null for a
+/// finite one.
+inline const char *nonFiniteName(double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  return nullptr;
 }
 
 /// A JSON node and the path that leads to it, for diagnostics.
@@ -90,12 +101,11 @@ struct Node {
       return value.get<double>();
     if (value.is_string()) {
       std::string s = value.get<std::string>();
-      if (s == "inf")
-        return std::numeric_limits<double>::infinity();
-      if (s == "-inf")
-        return -std::numeric_limits<double>::infinity();
-      if (s == "nan")
-        return std::numeric_limits<double>::quiet_NaN();
+      for (double v : {std::numeric_limits<double>::infinity(),
+                       -std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::quiet_NaN()})
+        if (s == nonFiniteName(v))
+          return v;
     }
     fail(path, "expected a number (or \"inf\", \"-inf\", \"nan\")");
   }
@@ -120,12 +130,57 @@ struct Node {
   }
 };
 
+/// How an enum value is spelled in a format. Each enum has one table of
+/// spellings, which its reader and its writer both go through.
+template <typename Enum> struct Spelling {
+  Enum value;
+  const char *name;
+};
+
+template <typename Enum, size_t N>
+const char *spell(const Spelling<Enum> (&table)[N], Enum value) {
+  for (const Spelling<Enum> &s : table)
+    if (s.value == value)
+      return s.name;
+  return "?";
+}
+
+template <typename Enum, size_t N>
+std::optional<Enum> lookUp(const Spelling<Enum> (&table)[N],
+                           const std::string &name) {
+  for (const Spelling<Enum> &s : table)
+    if (name == s.name)
+      return s.value;
+  return std::nullopt;
+}
+
+/// The value `node` spells, or a failure "unknown WHAT 'x'; expected a, b or
+/// c".
+template <typename Enum, size_t N>
+Enum parseSpelling(const Spelling<Enum> (&table)[N], const Node &node,
+                   const std::string &what) {
+  std::string name = node.str();
+  if (std::optional<Enum> value = lookUp(table, name))
+    return *value;
+  std::string expected;
+  for (size_t i = 0; i < N; ++i) {
+    if (i > 0)
+      expected += i + 1 == N ? " or " : ", ";
+    expected += table[i].name;
+  }
+  fail(node.path, "unknown " + what + " '" + name + "'; expected " + expected);
+}
+
 /// "[2, 3]".
 std::string shapeText(const std::vector<int64_t> &shape);
 /// A TYPE object: {"dtype": D, "shape": [...]}, positive dimensions.
 TensorType parseType(const Node &node);
-/// An aggregation kind by name.
+json writeType(const TensorType &type);
+/// An aggregation kind by name (program.cpp holds the names).
 Agg parseAgg(const Node &node);
+/// A double as Node::number reads it: a JSON float (number_float, so it
+/// prints as a float), or "inf", "-inf", "nan".
+json writeNumber(double value);
 /// The whole of a file; false with "cannot open 'PATH'" otherwise.
 bool readTextFile(const std::string &path, std::string &text,
                   std::string &error);

@@ -1,9 +1,10 @@
-//===- program.cpp - Parsing and validating program.json ------------------===//
+//===- program.cpp - program.json: its schema, reader and writer ----------===//
 
 #include "ein/program.h"
 
 #include "ein/partition.h"
 #include "json_node.h"
+#include "json_write.h"
 
 #include <nlohmann/json.hpp>
 
@@ -19,99 +20,90 @@ namespace ein {
 
 using namespace format;
 
+namespace {
+
+constexpr const char *kFormatName = "ein-program";
+
+constexpr Spelling<Agg> kAggs[] = {{Agg::None, "none"},
+                                   {Agg::Add, "add"},
+                                   {Agg::Max, "max"},
+                                   {Agg::Min, "min"},
+                                   {Agg::Mul, "mul"}};
+
+constexpr Spelling<OpKind> kOpKinds[] = {
+    {OpKind::JoinAgg, "join_agg"}, {OpKind::Attention, "attention"},
+    {OpKind::Softmax, "softmax"},  {OpKind::RmsNorm, "rms_norm"},
+    {OpKind::Reshape, "reshape"},  {OpKind::Slice, "slice"},
+    {OpKind::Concat, "concat"},    {OpKind::Constant, "constant"}};
+
+constexpr Spelling<ScalarKind> kScalarKinds[] = {
+    {ScalarKind::AddF, "arith.addf"},
+    {ScalarKind::SubF, "arith.subf"},
+    {ScalarKind::MulF, "arith.mulf"},
+    {ScalarKind::DivF, "arith.divf"},
+    {ScalarKind::RemF, "arith.remf"},
+    {ScalarKind::NegF, "arith.negf"},
+    {ScalarKind::MaximumF, "arith.maximumf"},
+    {ScalarKind::MinimumF, "arith.minimumf"},
+    {ScalarKind::MaxNumF, "arith.maxnumf"},
+    {ScalarKind::MinNumF, "arith.minnumf"},
+    {ScalarKind::Exp, "math.exp"},
+    {ScalarKind::Exp2, "math.exp2"},
+    {ScalarKind::Log, "math.log"},
+    {ScalarKind::Log2, "math.log2"},
+    {ScalarKind::Log1p, "math.log1p"},
+    {ScalarKind::Sqrt, "math.sqrt"},
+    {ScalarKind::Rsqrt, "math.rsqrt"},
+    {ScalarKind::Tanh, "math.tanh"},
+    {ScalarKind::AbsF, "math.absf"},
+    {ScalarKind::Erf, "math.erf"},
+    {ScalarKind::Sin, "math.sin"},
+    {ScalarKind::Cos, "math.cos"},
+    {ScalarKind::PowF, "math.powf"},
+    {ScalarKind::Fma, "math.fma"},
+    {ScalarKind::AddI, "arith.addi"},
+    {ScalarKind::SubI, "arith.subi"},
+    {ScalarKind::MulI, "arith.muli"},
+    {ScalarKind::DivSI, "arith.divsi"},
+    {ScalarKind::RemSI, "arith.remsi"},
+    {ScalarKind::MaxSI, "arith.maxsi"},
+    {ScalarKind::MinSI, "arith.minsi"},
+    {ScalarKind::AndI, "arith.andi"},
+    {ScalarKind::OrI, "arith.ori"},
+    {ScalarKind::XOrI, "arith.xori"},
+    {ScalarKind::ExtF, "arith.extf"},
+    {ScalarKind::TruncF, "arith.truncf"},
+    {ScalarKind::SIToFP, "arith.sitofp"},
+    {ScalarKind::UIToFP, "arith.uitofp"},
+    {ScalarKind::FPToSI, "arith.fptosi"},
+    {ScalarKind::IndexCast, "arith.index_cast"},
+    {ScalarKind::CmpF, "arith.cmpf"},
+    {ScalarKind::CmpI, "arith.cmpi"},
+    {ScalarKind::Select, "arith.select"},
+    {ScalarKind::Constant, "arith.constant"},
+    {ScalarKind::LoopIndex, "ein.index"}};
+
+} // namespace
+
 int64_t TensorType::numElements() const { return product(shape); }
 
-const char *aggName(Agg agg) {
-  switch (agg) {
-  case Agg::None:
-    return "none";
-  case Agg::Add:
-    return "add";
-  case Agg::Max:
-    return "max";
-  case Agg::Min:
-    return "min";
-  case Agg::Mul:
-    return "mul";
-  }
-  return "?";
+const char *aggName(Agg agg) { return spell(kAggs, agg); }
+
+const char *opKindName(OpKind kind) { return spell(kOpKinds, kind); }
+
+const char *scalarKindName(ScalarKind kind) {
+  return spell(kScalarKinds, kind);
 }
 
-const char *opKindName(OpKind kind) {
-  switch (kind) {
-  case OpKind::JoinAgg:
-    return "join_agg";
-  case OpKind::Attention:
-    return "attention";
-  case OpKind::Softmax:
-    return "softmax";
-  case OpKind::RmsNorm:
-    return "rms_norm";
-  case OpKind::Reshape:
-    return "reshape";
-  case OpKind::Slice:
-    return "slice";
-  case OpKind::Concat:
-    return "concat";
-  case OpKind::Constant:
-    return "constant";
-  }
-  return "?";
+namespace format {
+Agg parseAgg(const Node &node) {
+  return parseSpelling(kAggs, node, "aggregation");
 }
+} // namespace format
 
 namespace {
 
 constexpr int64_t kMaxOffset = int64_t(1) << 48;
-
-const std::map<std::string, ScalarKind> &scalarKinds() {
-  static const std::map<std::string, ScalarKind> kinds = {
-      {"arith.addf", ScalarKind::AddF},
-      {"arith.subf", ScalarKind::SubF},
-      {"arith.mulf", ScalarKind::MulF},
-      {"arith.divf", ScalarKind::DivF},
-      {"arith.remf", ScalarKind::RemF},
-      {"arith.negf", ScalarKind::NegF},
-      {"arith.maximumf", ScalarKind::MaximumF},
-      {"arith.minimumf", ScalarKind::MinimumF},
-      {"arith.maxnumf", ScalarKind::MaxNumF},
-      {"arith.minnumf", ScalarKind::MinNumF},
-      {"math.exp", ScalarKind::Exp},
-      {"math.exp2", ScalarKind::Exp2},
-      {"math.log", ScalarKind::Log},
-      {"math.log2", ScalarKind::Log2},
-      {"math.log1p", ScalarKind::Log1p},
-      {"math.sqrt", ScalarKind::Sqrt},
-      {"math.rsqrt", ScalarKind::Rsqrt},
-      {"math.tanh", ScalarKind::Tanh},
-      {"math.absf", ScalarKind::AbsF},
-      {"math.erf", ScalarKind::Erf},
-      {"math.sin", ScalarKind::Sin},
-      {"math.cos", ScalarKind::Cos},
-      {"math.powf", ScalarKind::PowF},
-      {"math.fma", ScalarKind::Fma},
-      {"arith.addi", ScalarKind::AddI},
-      {"arith.subi", ScalarKind::SubI},
-      {"arith.muli", ScalarKind::MulI},
-      {"arith.divsi", ScalarKind::DivSI},
-      {"arith.remsi", ScalarKind::RemSI},
-      {"arith.maxsi", ScalarKind::MaxSI},
-      {"arith.minsi", ScalarKind::MinSI},
-      {"arith.andi", ScalarKind::AndI},
-      {"arith.ori", ScalarKind::OrI},
-      {"arith.xori", ScalarKind::XOrI},
-      {"arith.extf", ScalarKind::ExtF},
-      {"arith.truncf", ScalarKind::TruncF},
-      {"arith.sitofp", ScalarKind::SIToFP},
-      {"arith.uitofp", ScalarKind::UIToFP},
-      {"arith.fptosi", ScalarKind::FPToSI},
-      {"arith.index_cast", ScalarKind::IndexCast},
-      {"arith.cmpf", ScalarKind::CmpF},
-      {"arith.cmpi", ScalarKind::CmpI},
-      {"arith.select", ScalarKind::Select},
-      {"arith.constant", ScalarKind::Constant},
-      {"ein.index", ScalarKind::LoopIndex}};
-  return kinds;
-}
 
 size_t operandCount(ScalarKind kind) {
   switch (kind) {
@@ -168,10 +160,10 @@ JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
     n.only({"op", "operands", "type", "value", "predicate", "dim"});
     ScalarOp op;
     op.name = n.at("op").str();
-    auto it = scalarKinds().find(op.name);
-    if (it == scalarKinds().end())
+    std::optional<ScalarKind> kind = lookUp(kScalarKinds, op.name);
+    if (!kind)
       fail(n.path + ".op", "unsupported scalar operation '" + op.name + "'");
-    op.kind = it->second;
+    op.kind = *kind;
     op.type = n.at("type").dtype();
     op.operands.clear();
     for (int64_t v : n.at("operands").integers()) {
@@ -375,21 +367,11 @@ void checkOp(const std::string &where, Op &op,
   }
 }
 
-OpKind parseKind(const Node &node) {
-  std::string name = node.str();
-  for (OpKind kind :
-       {OpKind::JoinAgg, OpKind::Attention, OpKind::Softmax, OpKind::RmsNorm,
-        OpKind::Reshape, OpKind::Slice, OpKind::Concat, OpKind::Constant})
-    if (name == opKindName(kind))
-      return kind;
-  fail(node.path, "unknown op kind '" + name + "'");
-}
-
 void parse(const json &root, Program &program) {
   Node top{root, "program"};
   top.only({"format", "version", "function", "arguments", "ops", "results"});
-  if (top.at("format").str() != "ein-program")
-    fail("program.format", "expected \"ein-program\"");
+  if (top.at("format").str() != kFormatName)
+    fail("program.format", std::string("expected \"") + kFormatName + "\"");
   int64_t version = top.at("version").integer();
   if (version != kProgramFormatVersion)
     fail("program.version", "this reader understands version " +
@@ -416,7 +398,7 @@ void parse(const json &root, Program &program) {
   for (size_t i = 0, e = ops.size(); i < e; ++i) {
     Node n = ops[i];
     Op op;
-    op.kind = parseKind(n.at("kind"));
+    op.kind = parseSpelling(kOpKinds, n.at("kind"), "op kind");
     switch (op.kind) {
     case OpKind::JoinAgg:
       n.only({"kind", "result", "type", "inputs", "input_indices",
@@ -517,7 +499,7 @@ void parse(const json &root, Program &program) {
 } // namespace
 
 bool isScalarOpName(const std::string &name) {
-  return scalarKinds().count(name) != 0;
+  return lookUp(kScalarKinds, name).has_value();
 }
 
 bool parseProgram(const std::string &text, Program &program,
@@ -538,6 +520,104 @@ bool parseProgram(const std::string &text, Program &program,
     return false;
   }
   return true;
+}
+
+namespace {
+
+/// A number as the exporter writes an element of `type`: an integer for the
+/// integer types (i1 as 0 or 1), a float for the float types.
+json writeElement(DType type, double value) {
+  if (isFloat(type))
+    return writeNumber(value);
+  // roundTo wraps i64 into [-2^63, 2^63 - 1], whose top reads back as 2^63.
+  if (value >= 0x1p63)
+    return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(value);
+}
+
+json writeJoin(const JoinRegion &region) {
+  std::vector<std::string> args;
+  for (DType t : region.args)
+    args.push_back(dtypeName(t));
+  json ops = json::array();
+  for (const ScalarOp &op : region.ops) {
+    json entry = {{"op", scalarKindName(op.kind)},
+                  {"operands", op.operands},
+                  {"type", dtypeName(op.type)}};
+    if (op.kind == ScalarKind::Constant)
+      entry["value"] = writeElement(op.type, op.constant);
+    if (op.kind == ScalarKind::CmpF || op.kind == ScalarKind::CmpI)
+      entry["predicate"] = op.predicate;
+    if (op.kind == ScalarKind::LoopIndex)
+      entry["dim"] = op.dim;
+    ops.push_back(std::move(entry));
+  }
+  return {{"args", args}, {"ops", std::move(ops)}, {"yield", region.yield}};
+}
+
+json writeOp(const Op &op) {
+  json entry = {{"kind", opKindName(op.kind)},
+                {"result", op.result},
+                {"type", writeType(op.type)},
+                {"inputs", op.inputs}};
+  switch (op.kind) {
+  case OpKind::JoinAgg:
+    entry["input_indices"] = op.inputIndices;
+    entry["output_indices"] = op.outputIndices;
+    entry["agg"] = aggName(op.agg);
+    entry["acc"] = dtypeName(op.acc);
+    entry["join"] = writeJoin(op.join);
+    break;
+  case OpKind::Attention:
+    entry["causal"] = op.causal;
+    entry["group"] = op.group;
+    entry["scale"] = writeNumber(op.scale);
+    entry["query_offset"] = op.queryOffset;
+    entry["key_offset"] = op.keyOffset;
+    break;
+  case OpKind::Softmax:
+  case OpKind::Concat:
+    entry["dim"] = op.dim;
+    break;
+  case OpKind::RmsNorm:
+    entry["eps"] = writeNumber(op.eps);
+    break;
+  case OpKind::Reshape:
+    entry["reassociation"] = op.reassociation;
+    break;
+  case OpKind::Slice:
+    entry["offsets"] = op.offsets;
+    entry["sizes"] = op.sizes;
+    break;
+  case OpKind::Constant: {
+    json values = json::array();
+    for (double v : op.values)
+      values.push_back(writeElement(op.type.dtype, v));
+    entry["values"] = std::move(values);
+    break;
+  }
+  }
+  return entry;
+}
+
+} // namespace
+
+std::string writeProgram(const Program &program) {
+  json arguments = json::array(), ops = json::array();
+  for (const Argument &arg : program.arguments) {
+    json entry = {{"name", arg.name}, {"type", writeType(arg.type)}};
+    // Only when set, as the exporter writes it.
+    if (arg.weight)
+      entry["weight"] = true;
+    arguments.push_back(std::move(entry));
+  }
+  for (const Op &op : program.ops)
+    ops.push_back(writeOp(op));
+  json root = {
+      {"format", kFormatName},        {"version", kProgramFormatVersion},
+      {"function", program.function}, {"arguments", std::move(arguments)},
+      {"ops", std::move(ops)},        {"results", program.results}};
+  return writeJson(root) + "\n";
 }
 
 bool readProgram(const std::string &path, Program &program,

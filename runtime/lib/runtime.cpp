@@ -13,7 +13,7 @@
 
 struct ein_bundle {
   ein::Bundle bundle;
-  std::unique_ptr<ein::Backend> backend;
+  std::unique_ptr<ein::DeviceBackend> backend;
   std::vector<bool> inputSet;
   bool ran = false;
   mutable std::string description;
@@ -114,14 +114,17 @@ ein_status ein_bundle_load(const char *directory,
       return failure(error);
     ein::BackendOptions backendOptions;
     backendOptions.debug = options && options->debug;
-    const std::string &target = b->bundle.manifest.target;
-    if (target == "cpu") {
+    switch (b->bundle.manifest.backend) {
+    case ein::Backend::Cpu:
       b->backend = ein::createCpuBackend(b->bundle, backendOptions);
-    } else {
+      break;
+    case ein::Backend::Cuda:
 #ifdef EIN_HAVE_CUDA
       b->backend = ein::createCudaBackend(b->bundle, backendOptions);
+      break;
 #else
-      return failure("the bundle targets " + target +
+      return failure(std::string("the bundle targets ") +
+                     ein::backendName(ein::Backend::Cuda) +
                      ", but this runtime was built without its CUDA backend");
 #endif
     }
@@ -134,7 +137,7 @@ ein_status ein_bundle_load(const char *directory,
 void ein_bundle_free(ein_bundle *bundle) { delete bundle; }
 
 const char *ein_bundle_target(const ein_bundle *bundle) {
-  return bundle->bundle.manifest.target.c_str();
+  return ein::backendName(bundle->bundle.manifest.backend);
 }
 
 int ein_bundle_devices(const ein_bundle *bundle) {

@@ -340,8 +340,8 @@ TEST(Bundle, KernelSteps) {
   EXPECT_EQ(errorOf(ok), "");
   json access = ok;
   access["steps"][4]["args"][0]["access"] = "rw";
-  EXPECT_REJECTS(access, "manifest.steps[4].args[0].access: expected read, "
-                         "write or readwrite, got 'rw'");
+  EXPECT_REJECTS(access, "manifest.steps[4].args[0].access: unknown access "
+                         "'rw'; expected read, write or readwrite");
   json launch = ok;
   launch["steps"][4]["launch"] = {{"grid", {1, 1, 1}}, {"block", {1, 1, 1}}};
   EXPECT_REJECTS(launch, "a cpu kernel step takes no 'launch'");

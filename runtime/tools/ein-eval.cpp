@@ -4,9 +4,9 @@
 //            [--seed=S] [--save-inputs=a.npy,...] [--round-intermediates]
 //
 // Evaluates a logical program (program.json) in float64. Without --inputs the
-// inputs are drawn from the seed as DESIGN §3 says; --save-inputs writes them
-// out so another tool can check against the same data. Prints one line per
-// result; writes each result in its element type with --outputs.
+// inputs are drawn from the seed as docs/program-format.md says; --save-inputs
+// writes them out so another tool can check against the same data. Prints one
+// line per result; writes each result in its element type with --outputs.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,7 +5,8 @@
 //               [--timer=device|host]] [--profile] [--debug]
 //
 // Loads the bundle in DIR, binds its inputs (.npy files, or tensors drawn
-// from the seed as DESIGN §3 says), runs it and prints one line per output.
+// from the seed as docs/program-format.md says), runs it and prints one line
+// per output.
 // --check evaluates the bundle's program.json with the reference evaluator
 // on the same inputs and prints max_rel_err=...; it exits non-zero when an
 // output is further from the reference than its element type allows.

@@ -1,8 +1,9 @@
 //===- tool_support.h - What ein-eval and ein-run share ---------*- C++ -*-===//
 //
 // Command-line parsing (both --k=v and --k v), the inputs a run uses (.npy
-// files or seeded random tensors, DESIGN §3) and the one-line summary of a
-// result. Errors end the tool with "TOOL: error: ..." and exit status 1.
+// files or seeded random tensors, docs/program-format.md) and the one-line
+// summary of a result. Errors end the tool with "TOOL: error: ..." and exit
+// status 1.
 //
 //===----------------------------------------------------------------------===//
 

@@ -10,8 +10,8 @@
 // Re-attaching the same target changes nothing.
 // RUN: ein-opt %s -ein-attach-target="devices=8 topology=nvswitch" | FileCheck %s --check-prefix=SAME
 
-// ZERO: error: #ein.target needs 1 to 64 devices, got 0
-// MANY: error: #ein.target needs 1 to 64 devices, got 128
+// ZERO: error: #ein.target devices must be 1 to 64, got 0
+// MANY: error: #ein.target devices must be 1 to 64, got 128
 // TOPO: error: unknown topology 'torus'
 // DGX: error: topology 'dgx1-v100' is defined for 8 devices, got 4
 // CHIP: error: unknown chip 'sm_x'

@@ -8,7 +8,7 @@
 // RUN: diff %t.json %t.again.json
 // RUN: FileCheck %s --input-file=%t.json
 // RUN: sed -e 's|"nvswitch"|"/nonexistent/absent.json"|' %s | not ein-opt -ein-plan -ein-synthesize-exchanges="report=%t.bad.json" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: cannot write the exchange report: cannot open topology file
+// BAD: error: topology file '/nonexistent/absent.json' was not resolved: ein-attach-target reads it into the target
 
 // B (an activation) arrives on GPU 0 and goes to the three other join
 // blocks: three join transfers of 32 x 16 x 4 B over gpu0.out and the

@@ -24,7 +24,7 @@
 // FORM: error: exchange=fancy is not available; the exchange forms are: naive, synthesized
 // Synthesis needs the topology, here a file that is not there.
 // RUN: sed -e 's|"dgx1-v100"|"/nonexistent/t.json"|' %s | not ein-opt -ein-plan -ein-synthesize-exchanges=exchange=synthesized 2>&1 | FileCheck %s --check-prefix=NOTOPO
-// NOTOPO: error: cannot synthesize exchanges: cannot open topology file '/nonexistent/t.json'
+// NOTOPO: error: topology file '/nonexistent/t.json' was not resolved: ein-attach-target reads it into the target
 // The report says which form was lowered: here the synthesized one.
 // RUN: ein-opt %s -ein-plan -ein-synthesize-exchanges="exchange=synthesized place-blocks=false report=%t.report.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=REPORT --input-file=%t.report.json

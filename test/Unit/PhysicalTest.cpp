@@ -3,8 +3,8 @@
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Physical/Placement.h"
 #include "Einsummable/Physical/Simulator.h"
-#include "Einsummable/Physical/Topology.h"
 #include "GraphBuilder.h"
+#include "ein/topology.h"
 
 #include "ein/partition.h"
 
@@ -107,7 +107,44 @@ TEST(Topology, Refusals) {
             "unknown topology 'torus'; expected nvswitch, h200-pair, "
             "dgx1-v100, pcie, nodes=K,gpus=G or a .json file");
   EXPECT_EQ(errorOf("/nonexistent/t.json", 2),
-            "cannot open topology file '/nonexistent/t.json'");
+            "topology file '/nonexistent/t.json' was not resolved: "
+            "ein-attach-target reads it into the target");
+  std::string spec, error;
+  EXPECT_FALSE(resolveTopology("/nonexistent/t.json", 2, spec, error));
+  EXPECT_EQ(error, "cannot open topology file '/nonexistent/t.json'");
+  EXPECT_FALSE(resolveTopology("torus", 2, spec, error));
+  EXPECT_EQ(error, "unknown topology 'torus'; expected nvswitch, h200-pair, "
+                   "dgx1-v100, pcie, nodes=K,gpus=G or a .json file");
+}
+
+// A file is read once, when the target is attached: the target then holds
+// its JSON text, which rebuilds the same topology with no file in reach.
+TEST(Topology, ResolvedFilesNeedNoFile) {
+  std::string path = ::testing::TempDir() + "/resolved-topology.json";
+  {
+    std::FILE *f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(R"({"name": "measured", "devices": 2,
+      "links": [{"name": "a", "bandwidth_gb_per_s": 390.123456789012},
+                {"name": "b", "bandwidth_gb_per_s": 380}],
+      "routes": [{"from": 0, "to": 1, "links": ["a"], "latency_us": 9},
+                 {"from": 1, "to": 0, "links": ["b"], "latency_us": 7.5}]})",
+               f);
+    std::fclose(f);
+  }
+  std::string spec, error;
+  ASSERT_TRUE(resolveTopology(path, 2, spec, error)) << error;
+  std::remove(path.c_str());
+  EXPECT_EQ(spec.front(), '{');
+  Topology t = make(spec, 2);
+  EXPECT_EQ(t.name, "measured");
+  EXPECT_DOUBLE_EQ(t.bandwidth(0, 1), 390.123456789012e9);
+  EXPECT_DOUBLE_EQ(t.route(1, 0).latency, 7.5e-6);
+  EXPECT_EQ(errorOf(spec, 4),
+            "topology 'measured' describes 2 GPUs; the target has 4");
+  // Presets are recorded by name.
+  ASSERT_TRUE(resolveTopology("nodes=2,gpus=4", 8, spec, error)) << error;
+  EXPECT_EQ(spec, "nodes=2,gpus=4");
 }
 
 TEST(Topology, Json) {

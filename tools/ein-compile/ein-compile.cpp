@@ -1,16 +1,19 @@
 //===- ein-compile.cpp - A tensor program to a bundle ---------------------===//
 //
-// The compile driver: one ein-opt pipeline (attach the target, plan, lower
-// to device-level blocks with exchange programs, compile the block kernels,
-// write the bundle), printed by --print-pipeline so any stage can be
-// replayed with ein-opt, then a short summary of what the bundle does.
+// The compile driver: the named pipeline ein-compile-pipeline (attach the
+// target, plan, lower to device-level blocks with exchange programs, compile
+// the block kernels, write the bundle), built by the same C++ builder
+// ein-opt registers and printed by --print-pipeline as the ein-opt command
+// that replays it, then a short summary of what the bundle does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Einsummable/InitAll.h"
+#include "Einsummable/Transforms/Passes.h"
 
 #include "ein/bundle.h"
 #include "ein/dtype.h"
+#include "ein/target.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -98,50 +101,22 @@ static cl::opt<bool>
                            "exit"),
                   cl::init(false), cl::cat(category));
 
-/// A pass option value, quoted when the pipeline parser needs it to be.
-static std::string optionValue(StringRef value) {
-  if (value.find_first_of(" ,{}'\"=") == StringRef::npos && !value.empty())
-    return value.str();
-  return "\"" + value.str() + "\"";
-}
-
-/// The passes run on the top-level module, in pipeline syntax.
-static std::string buildPipeline() {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  // linalg input is imported first (ein input passes through unchanged),
-  // and the patterns fused kernels serve become composites.
-  os << "ein-import,ein-fuse-composites,"
-     << "ein-attach-target{devices=" << devices
-     << " topology=" << optionValue(topology) << " chip=" << optionValue(chip)
-     << "},"
-     // The logical program, the reference the bundle is checked against.
-     << "ein-export-program{file=" << optionValue(output + "/program.json")
-     << "},"
-     << "ein-plan{tie-layout=" << (tieLayout ? "true" : "false")
-     << " allow-inexact=" << (allowInexact ? "true" : "false");
-  if (strategy != "optimal")
-    os << " strategy=" << optionValue(strategy);
-  if (strategy == "random")
-    os << " seed=" << seed;
-  if (memoryLimit > 0)
-    os << " memory-limit=" << memoryLimit;
-  if (!explain.empty())
-    os << " explain=" << optionValue(explain)
-       << " explain-exchange=" << exchange;
-  // Written only where it is not the default, so the usual pipeline reads
-  // as before.
-  StringRef noBatch = batchTransfers ? "" : " batch-transfers=false";
-  os << noBatch << "},"
-     << "ein-synthesize-exchanges{exchange=" << exchange << noBatch << "},"
-     << "ein-fuse-blocks,";
-  if (target == "cpu")
-    os << "ein-lower-to-cpu,";
-  else
-    os << "ein-lower-to-cuda{toolkit=" << optionValue(toolkit) << "},";
-  os << "ein-write-bundle{dir=" << optionValue(output) << " target=" << target
-     << " reference=" << optionValue(output + "/program.json") << "}";
-  return text;
+/// The pipeline's options, from the command line.
+static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
+  options.dir = output;
+  options.target = target;
+  options.devices = devices;
+  options.topology = topology;
+  options.chip = chip;
+  options.cudaToolkit = toolkit;
+  options.exchange = exchange;
+  options.batchTransfers = batchTransfers;
+  options.tieLayout = tieLayout;
+  options.allowInexact = allowInexact;
+  options.strategy = strategy;
+  options.seed = seed;
+  options.memoryLimit = memoryLimit;
+  options.explain = explain;
 }
 
 static std::string megabytes(int64_t bytes) {
@@ -182,10 +157,10 @@ static int summarize() {
   for (int d = 0; d < m.devices; ++d)
     if (m.arenaBytes[d] > m.arenaBytes[largest])
       largest = d;
-  llvm::outs() << "bundle " << output << ": " << m.target << " (" << m.chip
-               << "), " << m.devices << " device" << (m.devices == 1 ? "" : "s")
-               << ", topology " << topology << ", " << exchange
-               << " exchanges\n"
+  llvm::outs() << "bundle " << output << ": " << ::ein::backendName(m.backend)
+               << " (" << m.chip << "), " << m.devices << " device"
+               << (m.devices == 1 ? "" : "s") << ", topology " << topology
+               << ", " << exchange << " exchanges\n"
                << "steps: " << count[::ein::StepKind::Kernel] << " kernel, "
                << count[::ein::StepKind::Library] - attentions << " gemm, "
                << attentions << " attention, "
@@ -195,14 +170,6 @@ static int summarize() {
                << " aggregate\n"
                << "largest arena: " << megabytes(m.arenaBytes[largest])
                << " (device " << largest << ")\n";
-  if (memoryLimit > 0 && m.arenaBytes[largest] > memoryLimit) {
-    llvm::errs() << "ein-compile: error: the bundle's buffer plan needs "
-                 << m.arenaBytes[largest] << " bytes on device " << largest
-                 << ", over --memory-limit=" << memoryLimit
-                 << " (the plan fits the planner's memory model, but the "
-                    "buffers, scratch included, do not)\n";
-    return 1;
-  }
   return 0;
 }
 
@@ -220,10 +187,12 @@ int main(int argc, char **argv) {
     llvm::errs() << "ein-compile: error: " << why << "\n";
     return 1;
   };
-  if (target != "cpu" && target != "cuda")
-    return fail("--target must be cpu or cuda, got '" + target + "'");
-  if (devices < 1 || devices > 64)
-    return fail("--devices must be 1 to 64, got " + Twine(devices));
+  std::string why;
+  ::ein::Backend backend;
+  if (!::ein::parseBackend(target, backend, why))
+    return fail("--target: " + why);
+  if (!::ein::checkDevices(devices, why))
+    return fail("--devices " + why);
   if (exchange != "synthesized" && exchange != "naive")
     return fail("--exchange must be synthesized or naive, got '" + exchange +
                 "'");
@@ -239,10 +208,12 @@ int main(int argc, char **argv) {
   if (output.empty())
     output = "BUNDLE";
 
-  std::string pipeline = buildPipeline();
+  mlir::ein::CompilePipelineOptions options;
+  fillOptions(options);
   if (printPipeline) {
     llvm::outs() << "ein-opt " << input << " --pass-pipeline='builtin.module("
-                 << pipeline << ")' -o /dev/null\n";
+                 << mlir::ein::printCompilePipeline(options)
+                 << ")' -o /dev/null\n";
     return 0;
   }
 
@@ -259,8 +230,7 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   PassManager pm(&context, ModuleOp::getOperationName());
-  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
-    return fail("the pipeline does not parse: " + pipeline);
+  mlir::ein::buildCompilePipeline(pm, options);
   // A compile that fails leaves no partial bundle behind.
   bool existed = llvm::sys::fs::exists(output);
   if (failed(pm.run(*module))) {

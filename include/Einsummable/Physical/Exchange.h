@@ -1,10 +1,10 @@
 //===- Exchange.h - A plan as a per-GPU program of kernels and transfers -*- C++
 //-*-===//
 //
-// The naive exchange program of a plan (DESIGN §1, "physical optimizer"; the
+// The naive exchange program of a plan (docs/physical.md; the
 // `exchange=naive` form): every block of every op's join at its GPU (join
-// block k on GPU k), and the data movement the proxy of DESIGN §4 charges,
-// one term at a time:
+// block k on GPU k), and the data movement the proxy of docs/planner.md
+// charges, one term at a time:
 //
 // - repartition: each block a join needs is assembled at its canonical GPU
 //   (the lowest join block reading it) from the intersecting blocks of its
@@ -45,8 +45,8 @@ struct Movement {
   std::vector<int64_t> via;
   /// Whether it may share one transfer with other movements of its op and
   /// kind between the same two GPUs (batchTransfers): a direct movement
-  /// under ein::kCopyKernelBelowBytes (larger ones the CUDA runtime moves
-  /// by the copy engine, one call each, so a batch would not save their
+  /// under the chip table's copyKernelBelowBytes (larger ones the CUDA runtime
+  /// moves by the copy engine, one call each, so a batch would not save their
   /// latency) whose source is ready when its phase of the op
   /// starts (a producer's block, a block the canonical GPU assembled, a
   /// kernel's own partial).

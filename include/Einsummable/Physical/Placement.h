@@ -1,11 +1,11 @@
 //===- Placement.h - Which GPU runs which join block ------------*- C++ -*-===//
 //
 // The search's plan runs join block j of every op on GPU j (the canonical
-// placement the proxy is defined under, DESIGN §4). Which GPU gets which
+// placement the proxy is defined under, docs/planner.md). Which GPU gets which
 // block changes no byte count of the proxy but decides what must move at all
 // (a consumer's block on the GPU that produced its input moves nothing) and
 // over which links: the physical optimizer places blocks to minimise the
-// simulated step (DESIGN §1, issue 8).
+// simulated step (docs/physical.md, issue 8).
 //
 // searchPlacement visits the ops in order and, for each, solves the
 // assignment of its join blocks to GPUs that brings their inputs from where
@@ -25,8 +25,8 @@
 #ifndef EINSUMMABLE_PHYSICAL_PLACEMENT_H
 #define EINSUMMABLE_PHYSICAL_PLACEMENT_H
 
-#include "Einsummable/Physical/Topology.h"
 #include "Einsummable/Planner/Search.h"
+#include "ein/topology.h"
 
 #include <vector>
 

@@ -13,7 +13,8 @@
 #ifndef EINSUMMABLE_PHYSICAL_SIMULATOR_H
 #define EINSUMMABLE_PHYSICAL_SIMULATOR_H
 
-#include "Einsummable/Physical/Topology.h"
+#include "ein/chip.h"
+#include "ein/topology.h"
 
 #include <string>
 #include <vector>
@@ -34,13 +35,16 @@ struct Task {
   std::string label;
 };
 
-/// The GPU's ceilings. Defaults: one H200 as measured on the test machine
-/// (WORKLOADS.md: bf16 matmul about 750 TFLOP/s, HBM 4.24 TB/s read plus
-/// written; docs/cuda-runtime.md: 0.8 us a node of a replayed graph).
+/// The GPU's ceilings, from the chip table (ein/chip.h); by default the
+/// reference chip's.
 struct Machine {
-  double flopsPerSecond = 750e12;
-  double memoryBytesPerSecond = 4.24e12;
-  double launchSeconds = 0.8e-6;
+  explicit Machine(const ChipInfo &chip = chipInfo(kReferenceChip))
+      : flopsPerSecond(chip.gemmFlopsPerSecond),
+        memoryBytesPerSecond(chip.memoryBytesPerSecond),
+        launchSeconds(chip.graphLaunchSeconds) {}
+  double flopsPerSecond;
+  double memoryBytesPerSecond;
+  double launchSeconds;
 };
 
 struct SimResult {

@@ -1,6 +1,6 @@
 //===- Cost.h - Specs and the communication-cost proxy ----------*- C++ -*-===//
 //
-// Spec enumeration and the byte proxy of DESIGN §4 with a busiest-GPU
+// Spec enumeration and the byte proxy of docs/planner.md with a busiest-GPU
 // compute term; see docs/planner.md for the definitions and how the terms
 // combine.
 //
@@ -10,6 +10,7 @@
 #define EINSUMMABLE_PLANNER_COST_H
 
 #include "Einsummable/Planner/Graph.h"
+#include "ein/chip.h"
 
 #include <cstdint>
 #include <vector>
@@ -42,10 +43,10 @@ struct Options {
   bool weightsReplicable = true;
   /// Bytes of communication one FLOP on the busiest GPU is worth: the
   /// ratio of the machine's aggregate link bandwidth (bytes/s, all GPUs
-  /// sending at once) to one GPU's FLOP rate. This default is for 8 H200s
-  /// (8 x 395 GB/s against 750 TFLOP/s, bf16); ein-decompose scales it to
-  /// the target's device count.
-  double bytesPerFlop = 8 * 395e9 / 750e12;
+  /// sending at once) to one GPU's FLOP rate (ein::bytesPerFlop). This
+  /// default is for 8 GPUs of the reference chip; ein-decompose asks the
+  /// chip table for the target's chip and device count.
+  double bytesPerFlop = ::ein::bytesPerFlop(chipInfo(kReferenceChip), 8);
 };
 
 /// How many join blocks `op`'s specs make on `devices` GPUs: `devices`,

@@ -67,6 +67,89 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
 /// stage is also a pass of its own, so any of them can be replayed.
 void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
 
+/// Everything ein-compile takes, as the options of the named pipeline
+/// `ein-compile-pipeline`: ein-compile fills them from its command line and
+/// calls buildCompilePipeline, and `ein-compile --print-pipeline` prints the
+/// ein-opt command that builds the same pipeline from the same options.
+struct CompilePipelineOptions
+    : public PassPipelineOptions<CompilePipelineOptions> {
+  PassOptions::Option<std::string> dir{
+      *this, "dir", llvm::cl::desc("The bundle directory to write"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> target{
+      *this, "target", llvm::cl::desc("cpu or cuda"), llvm::cl::init("cpu")};
+  PassOptions::Option<int64_t> devices{
+      *this, "devices", llvm::cl::desc("Number of GPUs, 1 to 64"),
+      llvm::cl::init(1)};
+  PassOptions::Option<std::string> topology{
+      *this, "topology",
+      llvm::cl::desc("A topology preset (nvswitch, dgx1-v100, ...) or a "
+                     "topology JSON file"),
+      llvm::cl::init("nvswitch")};
+  PassOptions::Option<std::string> chip{*this, "chip",
+                                        llvm::cl::desc("The GPU chip (cuda)"),
+                                        llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> cudaToolkit{
+      *this, "cuda-toolkit",
+      llvm::cl::desc("The CUDA toolkit whose ptxas and libdevice compile GPU "
+                     "kernels (cuda)"),
+      llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<std::string> exchange{
+      *this, "exchange",
+      llvm::cl::desc("Exchange programs: synthesized (relays, multicasts, "
+                     "aggregation trees where the simulator prefers them) or "
+                     "naive"),
+      llvm::cl::init("synthesized")};
+  PassOptions::Option<bool> batchTransfers{
+      *this, "batch-transfers",
+      llvm::cl::desc("With synthesized exchanges, batch an op's small "
+                     "transfers between two GPUs where the step simulates no "
+                     "slower"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> tieLayout{
+      *this, "tie-layout",
+      llvm::cl::desc("Results leave in the layout of the first activation "
+                     "argument of their type"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> allowInexact{
+      *this, "allow-inexact",
+      llvm::cl::desc("Keep the cheapest plan found when the search's state "
+                     "cap bites"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> strategy{
+      *this, "strategy",
+      llvm::cl::desc("optimal (the search's best plan), random (a legal plan "
+                     "drawn from seed), dp (batch split) or megatron "
+                     "(weights sharded, attention by heads)"),
+      llvm::cl::init("optimal")};
+  PassOptions::Option<uint64_t> seed{
+      *this, "seed", llvm::cl::desc("The seed of strategy=random"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> memoryLimit{
+      *this, "memory-limit",
+      llvm::cl::desc("Bytes a GPU may hold: the plan (weights plus peak live "
+                     "activations) and the bundle's buffer plan must fit (0: "
+                     "no limit)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> explain{
+      *this, "explain",
+      llvm::cl::desc("Explain the plan: a JSON file, or - for a table"),
+      llvm::cl::init("")};
+};
+
+/// ein-compile-pipeline: import, attach the target, export the logical
+/// program (the bundle's reference), plan, synthesize exchanges, fuse,
+/// lower for the target and write the bundle, its memory check included.
+/// Every stage is a pass of its own, so any of them can be replayed
+/// (`ein-opt --ein-compile-pipeline=... --dump-pass-pipeline` lists them).
+void buildCompilePipeline(OpPassManager &pm,
+                          const CompilePipelineOptions &options);
+
+/// The ein-opt pipeline text that builds exactly `options`' pipeline:
+/// `ein-compile-pipeline{...}` with every option that differs from its
+/// default (and always dir, target and devices).
+std::string printCompilePipeline(const CompilePipelineOptions &options);
+
 /// Registers the ein pipelines with the pass registry (ein-opt).
 void registerEinPipelines();
 

@@ -10,7 +10,9 @@ def EinAttachTarget : Pass<"ein-attach-target", "::mlir::ModuleOp"> {
   let description = [{
     Sets `ein.target = #ein.target<devices = N, topology = T, chip = C>` on
     the module, validating the options first (1 to 64 devices, a known
-    topology or a `.json` file, an `sm_<N>` or `host` chip). It is the first
+    topology or a `.json` file, an `sm_<N>` or `host` chip). A topology file
+    is read here, once: the target records its JSON text, so the module is
+    self-contained and no later stage reads a file. It is the first
     stage of every `ein-compile` pipeline, so the device count, topology and
     chip cannot disagree between passes. A module that already carries a
     different target is an error, not silently retargeted.
@@ -175,7 +177,7 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     order whose state is the layouts of the live values, exact unless the
     state cap bites: then it fails, saying so, unless `allow-inexact` keeps
     the cheapest plan found (with a warning). The cost is the byte proxy of
-    DESIGN §4 (join copies, aggregation in the accumulator type,
+    docs/planner.md (join copies, aggregation in the accumulator type,
     repartition between producer and consumer) plus the busiest GPU's FLOPs
     converted to bytes. Activation arguments arrive free in any
     non-overlapping partition; weights (`ein.weight`) are free in any
@@ -356,8 +358,9 @@ def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
   let description = [{
     Writes the device-level function (`ein-synthesize-exchanges`) as a
     bundle directory (docs/bundle-format.md) that `ein-run` runs: every
-    tensor a GPU holds gets a buffer in its arena (bump-allocated, no reuse
-    yet; a block reshape views its source's bytes), block matmuls (two
+    tensor a GPU holds gets a buffer in its arena (buffers whose lives do
+    not overlap share bytes; a block reshape views its source's bytes),
+    block matmuls (two
     inputs, an add aggregation over one loop, a product join, batched or
     transposed) become `gemm` library steps, blocks with an `ein.kernel`
     (`ein-lower-to-cpu`) `kernel` steps calling `kernels/host.so`, which it
@@ -368,7 +371,9 @@ def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
     (`ein-compile` exports the logical program before planning, so `--check`
     tests the plan too), else the device-level program's math. The written
     bundle is read back with the runtime's reader: a bundle the runtime
-    would refuse is an error here.
+    would refuse is an error here, and so is a buffer plan over
+    `memory-limit` bytes on some device (the check `ein-compile
+    --memory-limit` makes, here so that replaying its pipeline makes it too).
 
     ```
     ein-opt examples/matrix_chain.mlir --ein-attach-target=devices=2 \
@@ -386,6 +391,8 @@ def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
            "ship as the bundle's reference for --check, instead of the "
            "device-level program; its arguments and results must be the "
            "bundle's inputs and outputs">,
+    Option<"memoryLimit", "memory-limit", "int64_t", "0",
+           "Bytes a device's arena may take (0: no limit)">,
   ];
 }
 

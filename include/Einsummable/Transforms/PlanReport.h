@@ -33,7 +33,7 @@ std::string locationText(Operation *op);
 llvm::json::Object exchangeReport(const ::ein::planner::Graph &graph,
                                   const std::vector<std::string> &locations,
                                   const ::ein::physical::DeviceProgram &program,
-                                  const ::ein::physical::Topology &topology);
+                                  const ::ein::Topology &topology);
 
 /// One op of an explained plan: its spec, cost terms and alternatives.
 struct ExplainedOp {

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
+#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
 #include "Einsummable/Conversion/Passes.h"
 
@@ -26,7 +26,8 @@ struct EinLowerToCpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<ModuleOp> kernels = outlineBlockKernels(getOperation(), "cpu");
+    FailureOr<ModuleOp> kernels =
+        outlineBlockKernels(getOperation(), ::ein::Backend::Cpu);
     if (failed(kernels))
       return signalPassFailure();
     if (!lowerToLLVM)

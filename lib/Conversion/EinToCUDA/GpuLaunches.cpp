@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
+#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"

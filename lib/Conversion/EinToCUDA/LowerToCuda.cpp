@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
+#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
 #include "Einsummable/Conversion/Passes.h"
 
@@ -59,7 +59,8 @@ struct EinLowerToCudaPass
       return signalPassFailure();
     }
 
-    FailureOr<ModuleOp> kernels = outlineBlockKernels(module, "cuda");
+    FailureOr<ModuleOp> kernels =
+        outlineBlockKernels(module, ::ein::Backend::Cuda);
     if (failed(kernels))
       return signalPassFailure();
     (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),

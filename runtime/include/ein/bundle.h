@@ -6,7 +6,8 @@
 // input and output lives, and the schedule: kernel launches, library calls,
 // transfers and aggregations, each with its device and its dependencies.
 // The runtime interprets the schedule; nothing in a bundle is host code
-// except the kernels. The format is documented in docs/bundle-format.md.
+// except the kernels. The manifest has one reader and one writer
+// (bundle.cpp). The format is documented in docs/bundle-format.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #define EIN_BUNDLE_H
 
 #include "ein/program.h"
+#include "ein/target.h"
 
 #include <cstdint>
 #include <string>
@@ -25,13 +27,6 @@ constexpr int kBundleFormatVersion = 1;
 /// Every buffer starts at a multiple of this many bytes in its device's
 /// arena (what cuBLASLt and vectorised kernels want).
 constexpr int64_t kBufferAlignment = 256;
-/// A transfer region of fewer bytes runs on the CUDA backend's copy kernel
-/// (batched regions: one launch for all of them); larger ones go by the copy
-/// engine, one call each. Measured on 2 H200s over NVLink
-/// (docs/cuda-runtime.md): the kernel's lower latency wins below 64 MiB, the
-/// two tie there and the engine wins above, leaving the SMs free. The
-/// compiler batches only regions under it.
-constexpr int64_t kCopyKernelBelowBytes = int64_t(64) << 20;
 
 /// A dense row-major tensor at a fixed place in one device's arena. Buffers
 /// may share bytes (the compiler reuses memory); the schedule's dependencies
@@ -135,8 +130,8 @@ struct Step {
 };
 
 struct Manifest {
-  std::string target; // "cpu" or "cuda"
-  std::string chip;   // "host" for cpu, "sm_90" ... for cuda
+  Backend backend = Backend::Cpu;
+  std::string chip; // "host" for cpu, "sm_90" ... for cuda
   int devices = 1;
   std::vector<int64_t> arenaBytes; // one per device
   /// Paths relative to the bundle: .so files (cpu) or .cubin files (cuda).
@@ -153,6 +148,11 @@ struct Manifest {
 /// on device 1 but the step runs on device 0").
 bool parseManifest(const std::string &text, Manifest &manifest,
                    std::string &error);
+
+/// The text of manifest.json for `manifest`: what the compiler's
+/// ein-write-bundle writes (keys sorted, indented by 2, a newline at the
+/// end), byte for byte, and what parseManifest reads back as `manifest`.
+std::string writeManifest(const Manifest &manifest);
 
 /// Checks that the dependencies order every pair of steps that touch the
 /// same bytes where at least one writes, and that no step writes an input

@@ -1,8 +1,8 @@
 //===- check.h - Is a result close enough to the reference? -----*- C++ -*-===//
 //
-// DESIGN §3: the metric is max|got - ref| / max(1, max|ref|), and a result
-// passes when it is at most its element type's threshold (f32 1e-4, f16
-// 2e-3, bf16 2e-2; f64 1e-10; integer types exactly). A NaN where the
+// docs/program-format.md: the metric is max|got - ref| / max(1, max|ref|), and
+// a result passes when it is at most its element type's threshold (f32 1e-4,
+// f16 2e-3, bf16 2e-2; f64 1e-10; integer types exactly). A NaN where the
 // reference has none (or the reverse) fails.
 //
 //===----------------------------------------------------------------------===//

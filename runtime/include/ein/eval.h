@@ -32,9 +32,9 @@ struct EvalOptions {
   int64_t maxElements = int64_t(1) << 31;
 };
 
-/// Input `argument` of type `type`, drawn as DESIGN §3 says (ein/random.h).
-/// The caller bounds its size (evaluate checks arguments against
-/// maxElements before anything is drawn or read).
+/// Input `argument` of type `type`, drawn as docs/program-format.md says
+/// (ein/random.h). The caller bounds its size (evaluate checks arguments
+/// against maxElements before anything is drawn or read).
 HostTensor randomInput(const TensorType &type, uint64_t seed, int argument);
 
 /// Evaluates `program` on `inputs` (one per argument, matching its type).

@@ -2,7 +2,8 @@
 //
 // An MLIR-free description of a logical ein program: what the compiler
 // exports (ein-opt --ein-export-program, ein-compile) and what the reference
-// evaluator reads. The format is documented in docs/program-format.md.
+// evaluator reads, with its one reader and one writer (program.cpp). The
+// format is documented in docs/program-format.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,12 +160,19 @@ bool parseProgram(const std::string &text, Program &program,
 /// Reads and parses a program.json file.
 bool readProgram(const std::string &path, Program &program, std::string &error);
 
+/// The text of program.json for `program`: what the compiler's exporter
+/// writes (keys sorted, indented by 2, a newline at the end), byte for byte,
+/// and what parseProgram reads back as `program`.
+std::string writeProgram(const Program &program);
+
 /// Whether `name` (an MLIR op name such as "arith.mulf") is a scalar
 /// operation join regions may hold. The exporter and the reader share it.
 bool isScalarOpName(const std::string &name);
 
 const char *aggName(Agg agg);
 const char *opKindName(OpKind kind);
+/// The MLIR op name of a scalar operation ("arith.mulf").
+const char *scalarKindName(ScalarKind kind);
 
 } // namespace ein
 

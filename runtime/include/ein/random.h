@@ -1,9 +1,10 @@
 //===- random.h - The inputs every check and benchmark uses ----*- C++ -*-===//
 //
-// DESIGN §3: each logical input tensor is drawn from (seed, argument index),
-// scaled by 1/sqrt(its last dimension), identical whatever the plan. Element i
-// (row-major) is a standard normal from a counter-based generator, so any
-// device can produce any block of it without producing the rest:
+// docs/program-format.md: each logical input tensor is drawn from (seed,
+// argument index), scaled by 1/sqrt(its last dimension), identical whatever the
+// plan. Element i (row-major) is a standard normal from a counter-based
+// generator, so any device can produce any block of it without producing the
+// rest:
 //
 //   u1, u2 = uniform(seed, arg, 2i), uniform(seed, arg, 2i + 1)   in (0, 1]
 //   value  = sqrt(-2 ln u1) cos(2 pi u2) / sqrt(last dimension)

@@ -87,7 +87,7 @@ cudaDataType_t libraryType(DType t) {
                            : CUDA_R_16BF;
 }
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public DeviceBackend {
 public:
   CudaBackend(const Bundle &bundle, const BackendOptions &options)
       : bundle(bundle), m(bundle.manifest), options(options),
@@ -275,7 +275,8 @@ private:
   const Bundle &bundle;
   const Manifest &m;
   BackendOptions options;
-  /// EIN_CUDA_COPY: "auto" (the copy kernel below kCopyKernelBelowBytes,
+  /// EIN_CUDA_COPY: "auto" (the copy kernel below the chip table's
+  /// copyKernelBelowBytes,
   /// else the copy engine where one contiguous or 2-D call does), "engine"
   /// (wherever one call does) or "kernel" (always).
   std::string copyMode;
@@ -889,7 +890,7 @@ private:
   bool useCopyKernel(int64_t bytes) const {
     if (copyMode != "auto")
       return copyMode == "kernel";
-    return bytes < kCopyKernelBelowBytes;
+    return bytes < chipInfo(m.chip).copyKernelBelowBytes;
   }
 
   /// A transfer step: one copy as planned; a batch's copies that run on the
@@ -1043,8 +1044,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Backend> createCudaBackend(const Bundle &bundle,
-                                           const BackendOptions &options) {
+std::unique_ptr<DeviceBackend>
+createCudaBackend(const Bundle &bundle, const BackendOptions &options) {
   return std::make_unique<CudaBackend>(bundle, options);
 }
 

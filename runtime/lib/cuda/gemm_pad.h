@@ -16,6 +16,8 @@
 #ifndef EIN_LIB_CUDA_GEMM_PAD_H
 #define EIN_LIB_CUDA_GEMM_PAD_H
 
+#include "ein/chip.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -49,9 +51,9 @@ inline int64_t roundUpTo(int64_t n, int64_t multiple) {
 /// tensor-core ones), or, in auto mode, a gemm the estimate says is no
 /// faster padded.
 ///
-/// The estimate, from the same measurements: a ragged gemm runs at about
-/// 145 TFLOP/s and an aligned one at about 740, either bounded below by its
-/// bytes at 3.5 TB/s; padding adds a copy of each padded operand (read and
+/// The estimate, from the chip table's measurements: a ragged gemm runs at
+/// about 145 TFLOP/s and an aligned one at about 740, either bounded below by
+/// its bytes at 3.5 TB/s; padding adds a copy of each padded operand (read and
 /// written) and three launches of about 3 us. Padding is kept where it saves
 /// at least a tenth: a skinny gemm bound by memory gains nothing from it.
 inline GemmDims padGemm(const GemmDims &dims, GemmPadMode mode) {
@@ -76,14 +78,17 @@ inline GemmDims padGemm(const GemmDims &dims, GemmPadMode mode) {
            (double(g.inputBytes) * (g.rows * g.inner + g.inner * g.cols) +
             double(g.outputBytes) * g.rows * g.cols);
   };
-  constexpr double kRaggedFlops = 145e12, kAlignedFlops = 740e12,
-                   kBandwidth = 3.5e12, kLaunch = 3e-6;
+  const ChipInfo &chip = chipInfo(kReferenceChip);
+  const double bandwidth = chip.padCopyBytesPerSecond;
   double flops = 2.0 * dims.batch * dims.rows * dims.cols * dims.inner;
-  double asIs = std::max(flops / kRaggedFlops, bytes(dims) / kBandwidth);
+  double asIs =
+      std::max(flops / chip.raggedGemmFlopsPerSecond, bytes(dims) / bandwidth);
   // Each copy reads the operand and writes its padded form.
-  double copies = (bytes(dims) + bytes(padded)) / kBandwidth + 3 * kLaunch;
-  double withPads =
-      std::max(flops / kAlignedFlops, bytes(padded) / kBandwidth) + copies;
+  double copies =
+      (bytes(dims) + bytes(padded)) / bandwidth + 3 * chip.streamLaunchSeconds;
+  double withPads = std::max(flops / chip.alignedGemmFlopsPerSecond,
+                             bytes(padded) / bandwidth) +
+                    copies;
   return withPads < 0.9 * asIs ? padded : dims;
 }
 

@@ -1,11 +1,11 @@
 // RUN: ein-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 
-// expected-error @+1 {{#ein.target needs 1 to 64 devices, got 0}}
+// expected-error @+1 {{#ein.target devices must be 1 to 64, got 0}}
 module attributes {ein.target = #ein.target<devices = 0>} {}
 
 // -----
 
-// expected-error @+1 {{#ein.target needs 1 to 64 devices, got 65}}
+// expected-error @+1 {{#ein.target devices must be 1 to 64, got 65}}
 module attributes {ein.target = #ein.target<devices = 65>} {}
 
 // -----

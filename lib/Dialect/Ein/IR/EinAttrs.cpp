@@ -2,7 +2,8 @@
 
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
-#include "Einsummable/Physical/Topology.h"
+#include "ein/target.h"
+#include "ein/topology.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -23,31 +24,19 @@ void EinDialect::registerAttributes() {
       >();
 }
 
-/// Parses a positive decimal number that fills all of `text`.
-static bool parsePositive(StringRef text, int64_t &value) {
-  return !text.empty() && llvm::all_of(text, llvm::isDigit) &&
-         !text.getAsInteger(10, value) && value > 0;
-}
-
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t devices, StringRef topology,
                                  StringRef chip) {
-  if (devices < 1 || devices > 64)
-    return emitError() << "#ein.target needs 1 to 64 devices, got " << devices;
-
-  // The topology library knows the presets and their device counts; a JSON
-  // file is read by the passes that need it, not by the verifier.
-  ::ein::physical::Topology unused;
+  // The format library's validators: the compiler and the runtime share
+  // them, so they cannot disagree.
   std::string error;
-  if (!::ein::physical::makeTopology(topology.str(), devices, unused, error,
-                                     /*readFiles=*/false))
+  if (!::ein::checkDevices(devices, error))
+    return emitError() << "#ein.target devices " << error;
+  ::ein::Topology unused;
+  if (!::ein::makeTopology(topology.str(), devices, unused, error))
     return emitError() << error;
-
-  int64_t smVersion;
-  if (chip != "host" && !(chip.starts_with("sm_") &&
-                          parsePositive(chip.drop_front(3), smVersion)))
-    return emitError() << "unknown chip '" << chip
-                       << "'; expected 'sm_<N>' (e.g. sm_90) or 'host'";
+  if (!::ein::checkChipName(chip.str(), error))
+    return emitError() << error;
   return success();
 }
 

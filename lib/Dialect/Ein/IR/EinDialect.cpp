@@ -3,6 +3,8 @@
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
+#include "ein/target.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -83,7 +85,9 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == getKernelTargetAttrName()) {
     auto target = dyn_cast<StringAttr>(attr.getValue());
-    if (!target || (target.getValue() != "cpu" && target.getValue() != "cuda"))
+    ::ein::Backend backend;
+    std::string unused;
+    if (!target || !::ein::parseBackend(target.str(), backend, unused))
       return op->emitError()
              << "'" << getKernelTargetAttrName()
              << "' must be \"cpu\" or \"cuda\", got " << attr.getValue();

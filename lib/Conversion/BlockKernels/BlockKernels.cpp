@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Einsummable/Conversion/EinToCPU/BlockKernels.h"
+#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Program/ExportProgram.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -77,8 +77,9 @@ FailureOr<LibraryGemm> mlir::ein::matchLibraryGemm(JoinAggOp join) {
   return g;
 }
 
-bool mlir::ein::isLibraryAttention(AttentionOp attention, StringRef target) {
-  if (target == "cpu")
+bool mlir::ein::isLibraryAttention(AttentionOp attention,
+                                   ::ein::Backend backend) {
+  if (backend == ::ein::Backend::Cpu)
     return true;
   auto type = [](Value v) { return cast<ShapedType>(v.getType()); };
   ShapedType q = type(attention.getQuery()), k = type(attention.getKey()),
@@ -94,13 +95,13 @@ bool mlir::ein::isLibraryAttention(AttentionOp attention, StringRef target) {
          k.getShape().back() == headDim && v.getShape().back() == headDim;
 }
 
-bool mlir::ein::needsBlockKernel(Operation *op, StringRef target) {
+bool mlir::ein::needsBlockKernel(Operation *op, ::ein::Backend backend) {
   if (!op->hasAttr("device"))
     return false;
   if (auto join = dyn_cast<JoinAggOp>(op))
     return failed(matchLibraryGemm(join));
   if (auto attention = dyn_cast<AttentionOp>(op))
-    return !isLibraryAttention(attention, target);
+    return !isLibraryAttention(attention, backend);
   return isa<SoftmaxOp, RmsNormOp>(op);
 }
 
@@ -588,7 +589,7 @@ ModuleOp mlir::ein::findKernelsModule(ModuleOp module) {
 }
 
 FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
-                                                   StringRef target) {
+                                                   ::ein::Backend backend) {
   if (findKernelsModule(module))
     return module.emitError()
            << "already has an @ein_kernels module; block kernels are "
@@ -601,11 +602,11 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
   auto kernels =
       ModuleOp::create(builder, module.getLoc(), StringRef(kKernelsModuleName));
   kernels->setAttr(EinDialect::getKernelTargetAttrName(),
-                   builder.getStringAttr(target));
+                   builder.getStringAttr(::ein::backendName(backend)));
   builder.setInsertionPointToEnd(kernels.getBody());
   int count = 0;
   WalkResult walked = func->walk([&](Operation *op) {
-    if (!needsBlockKernel(op, target))
+    if (!needsBlockKernel(op, backend))
       return WalkResult::advance();
     std::string name = "ein_kernel_" + std::to_string(count++);
     if (failed(buildBlockKernel(op, name, builder)))

@@ -1,6 +1,9 @@
 //===- Topology.cpp - How a machine's GPUs are wired ----------------------===//
 
-#include "Einsummable/Physical/Topology.h"
+#include "ein/topology.h"
+
+#include "ein/chip.h"
+#include "ein/target.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +13,7 @@
 #include <map>
 #include <regex>
 
-namespace ein::physical {
+namespace ein {
 
 double Topology::bandwidth(int64_t from, int64_t to) const {
   double b = std::numeric_limits<double>::infinity();
@@ -51,25 +54,21 @@ private:
 
 std::string gpu(int64_t i) { return "gpu" + std::to_string(i); }
 
-// Measured on the 2 x H200 machine (WORKLOADS.md, docs/cuda-runtime.md): the
-// copy engine moves 395 GB/s one way; a dependency between two GPUs inside
-// one CUDA graph costs about 5 us, a small copy through the stream API 8 us.
-constexpr double kNvlinkH200 = 395e9;
-constexpr double kGraphEdgeLatency = 5e-6;
-constexpr double kStreamCopyLatency = 8e-6;
+// The H200 presets' links and latencies: the chip table's measurements.
+const ChipInfo &h200() { return chipInfo("sm_90"); }
 
 /// Per-GPU ingress and egress caps through a switch; no per-pair links.
 Topology nvswitch(int64_t devices, const std::string &name) {
   Builder b(name, devices);
   std::vector<int> out, in;
   for (int64_t i = 0; i < devices; ++i) {
-    out.push_back(b.link(gpu(i) + ".out", kNvlinkH200));
-    in.push_back(b.link(gpu(i) + ".in", kNvlinkH200));
+    out.push_back(b.link(gpu(i) + ".out", h200().linkBytesPerSecond));
+    in.push_back(b.link(gpu(i) + ".in", h200().linkBytesPerSecond));
   }
   for (int64_t i = 0; i < devices; ++i)
     for (int64_t j = 0; j < devices; ++j)
       if (i != j)
-        b.route(i, j, {out[i], in[j]}, kGraphEdgeLatency);
+        b.route(i, j, {out[i], in[j]}, h200().graphEdgeSeconds);
   return b.take();
 }
 
@@ -77,8 +76,10 @@ Topology nvswitch(int64_t devices, const std::string &name) {
 Topology h200Pair(int64_t devices) {
   Builder b("h200-pair", devices);
   if (devices == 2) {
-    b.route(0, 1, {b.link("gpu0->gpu1", kNvlinkH200)}, kStreamCopyLatency);
-    b.route(1, 0, {b.link("gpu1->gpu0", kNvlinkH200)}, kStreamCopyLatency);
+    b.route(0, 1, {b.link("gpu0->gpu1", h200().linkBytesPerSecond)},
+            h200().streamCopySeconds);
+    b.route(1, 0, {b.link("gpu1->gpu0", h200().linkBytesPerSecond)},
+            h200().streamCopySeconds);
   }
   return b.take();
 }
@@ -156,8 +157,8 @@ Topology nodes(int64_t k, int64_t g, const std::string &name) {
   Builder b(name, k * g);
   std::vector<int> out, in, nicOut, nicIn;
   for (int64_t i = 0; i < k * g; ++i) {
-    out.push_back(b.link(gpu(i) + ".out", kNvlinkH200));
-    in.push_back(b.link(gpu(i) + ".in", kNvlinkH200));
+    out.push_back(b.link(gpu(i) + ".out", h200().linkBytesPerSecond));
+    in.push_back(b.link(gpu(i) + ".in", h200().linkBytesPerSecond));
   }
   for (int64_t n = 0; n < k; ++n) {
     nicOut.push_back(b.link("node" + std::to_string(n) + ".out", kNetwork));
@@ -169,11 +170,15 @@ Topology nodes(int64_t k, int64_t g, const std::string &name) {
         continue;
       int64_t a = i / g, c = j / g;
       if (a == c)
-        b.route(i, j, {out[i], in[j]}, kGraphEdgeLatency);
+        b.route(i, j, {out[i], in[j]}, h200().graphEdgeSeconds);
       else
         b.route(i, j, {out[i], nicOut[a], nicIn[c], in[j]}, kNetworkLatency);
     }
   return b.take();
+}
+
+bool isJsonPath(const std::string &name) {
+  return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
 }
 
 } // namespace
@@ -207,8 +212,9 @@ bool parseTopology(const std::string &text, Topology &topology,
         !root["devices"].is_number_integer())
       throw std::runtime_error("'devices' must be an integer");
     int64_t devices = root["devices"].get<int64_t>();
-    if (devices < 1 || devices > 64)
-      throw std::runtime_error("'devices' must be 1 to 64");
+    std::string why;
+    if (!checkDevices(devices, why))
+      throw std::runtime_error("'devices' " + why);
     Builder b(root.value("name", std::string("custom")), devices);
     std::map<std::string, int> byName;
     const json &links = root.at("links");
@@ -269,68 +275,65 @@ bool parseTopology(const std::string &text, Topology &topology,
   return true;
 }
 
-bool makeTopology(const std::string &name, int64_t devices, Topology &topology,
-                  std::string &error, bool readFiles) {
-  if (devices < 1 || devices > 64) {
-    error = "device count must be 1 to 64, got " + std::to_string(devices);
+bool makeTopology(const std::string &spec, int64_t devices, Topology &topology,
+                  std::string &error) {
+  std::string why;
+  if (!checkDevices(devices, why)) {
+    error = "device count " + why;
     return false;
   }
   std::smatch m;
   static const std::regex nodesPattern(
       "nodes=([1-9][0-9]{0,5}),gpus=([1-9][0-9]{0,5})");
   std::string count = std::to_string(devices);
-  if (name == "nvswitch") {
-    topology = nvswitch(devices, name);
-  } else if (name == "h200-pair") {
+  if (spec == "nvswitch") {
+    topology = nvswitch(devices, spec);
+  } else if (spec == "h200-pair") {
     if (devices > 2) {
       error =
           "topology 'h200-pair' has 2 GPUs, but the target asks for " + count;
       return false;
     }
     topology = h200Pair(devices);
-  } else if (name == "dgx1-v100") {
+  } else if (spec == "dgx1-v100") {
     if (devices != 8) {
       error = "topology 'dgx1-v100' is defined for 8 devices, got " + count;
       return false;
     }
     topology = dgx1V100();
-  } else if (name == "pcie") {
+  } else if (spec == "pcie") {
     topology = pcie(devices);
-  } else if (name.rfind("nodes=", 0) == 0) {
-    if (!std::regex_match(name, m, nodesPattern)) {
-      error = "topology '" + name +
+  } else if (spec.rfind("nodes=", 0) == 0) {
+    if (!std::regex_match(spec, m, nodesPattern)) {
+      error = "topology '" + spec +
               "' must read 'nodes=K,gpus=G' with positive K, G";
       return false;
     }
     int64_t k = std::stoll(m[1]), g = std::stoll(m[2]);
     if (k * g != devices) {
-      error = "topology '" + name + "' has " + std::to_string(k * g) +
+      error = "topology '" + spec + "' has " + std::to_string(k * g) +
               " GPUs but the target asks for " + count;
       return false;
     }
-    topology = nodes(k, g, name);
-  } else if (name.size() > 5 &&
-             name.compare(name.size() - 5, 5, ".json") == 0) {
-    if (!readFiles)
-      return true;
-    std::ifstream file(name);
-    if (!file) {
-      error = "cannot open topology file '" + name + "'";
+    topology = nodes(k, g, spec);
+  } else if (!spec.empty() && spec[0] == '{') {
+    Topology parsed;
+    if (!parseTopology(spec, parsed, error)) {
+      error = "topology " + error;
       return false;
     }
-    std::string text((std::istreambuf_iterator<char>(file)),
-                     std::istreambuf_iterator<char>());
-    if (!parseTopology(text, topology, error)) {
-      error = name + ": " + error;
+    if (parsed.devices != devices) {
+      error = "topology '" + parsed.name + "' describes " +
+              std::to_string(parsed.devices) + " GPUs; the target has " + count;
       return false;
     }
-    if (topology.devices != devices) {
-      error = name + " describes " + std::to_string(topology.devices) +
-              " GPUs; the target has " + std::to_string(devices);
-      return false;
-    }
+    topology = std::move(parsed);
+  } else if (isJsonPath(spec)) {
+    error = "topology file '" + spec +
+            "' was not resolved: ein-attach-target reads it into the target";
+    return false;
   } else {
-    error = "unknown topology '" + name +
+    error = "unknown topology '" + spec +
             "'; expected nvswitch, h200-pair, dgx1-v100, pcie, "
             "nodes=K,gpus=G or a .json file";
     return false;
@@ -338,4 +341,36 @@ bool makeTopology(const std::string &name, int64_t devices, Topology &topology,
   return true;
 }
 
-} // namespace ein::physical
+bool resolveTopology(const std::string &name, int64_t devices,
+                     std::string &spec, std::string &error) {
+  std::string resolved = name;
+  if (isJsonPath(name)) {
+    std::ifstream file(name);
+    if (!file) {
+      error = "cannot open topology file '" + name + "'";
+      return false;
+    }
+    std::string text((std::istreambuf_iterator<char>(file)),
+                     std::istreambuf_iterator<char>());
+    nlohmann::json root =
+        nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    Topology parsed;
+    if (root.is_discarded() || !parseTopology(text, parsed, error)) {
+      error = name + ": " + (root.is_discarded() ? "not valid JSON" : error);
+      return false;
+    }
+    if (parsed.devices != devices) {
+      error = name + " describes " + std::to_string(parsed.devices) +
+              " GPUs; the target has " + std::to_string(devices);
+      return false;
+    }
+    resolved = root.dump();
+  }
+  Topology unused;
+  if (!makeTopology(resolved, devices, unused, error))
+    return false;
+  spec = std::move(resolved);
+  return true;
+}
+
+} // namespace ein

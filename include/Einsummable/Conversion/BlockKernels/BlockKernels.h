@@ -1,20 +1,23 @@
 //===- BlockKernels.h - Device-level ein blocks as kernels ------*- C++ -*-===//
 //
 // The per-GPU block kernels of device-level ein as functions on memrefs
-// whose bodies are linalg: what ein-lower-to-cpu compiles to host code and
-// what a GPU lowering can tile. Block matmuls are not kernels: they become
-// library gemm steps (matchLibraryGemm); attention blocks become the
-// runtime's fused attention steps where it runs them (isLibraryAttention).
+// whose bodies are linalg, shared by both lowerings: what ein-lower-to-cpu
+// compiles to host code and what ein-lower-to-cuda tiles into GPU kernels.
+// Block matmuls are not kernels: they become library gemm steps
+// (matchLibraryGemm); attention blocks become the runtime's fused attention
+// steps where it runs them (isLibraryAttention).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EINSUMMABLE_CONVERSION_EINTOCPU_BLOCKKERNELS_H
-#define EINSUMMABLE_CONVERSION_EINTOCPU_BLOCKKERNELS_H
+#ifndef EINSUMMABLE_CONVERSION_BLOCKKERNELS_BLOCKKERNELS_H
+#define EINSUMMABLE_CONVERSION_BLOCKKERNELS_BLOCKKERNELS_H
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include "ein/target.h"
 
 namespace mlir::ein {
 
@@ -32,12 +35,12 @@ FailureOr<LibraryGemm> matchLibraryGemm(JoinAggOp join);
 /// query, key, value and result are all f16 or all bf16 with one head
 /// dimension of 64 or 128 for keys and values (what both cuDNN's fused SDPA
 /// and the runtime's own kernel run).
-bool isLibraryAttention(AttentionOp attention, StringRef target);
+bool isLibraryAttention(AttentionOp attention, ::ein::Backend backend);
 
 /// Whether `op` is a device-level block that needs a generated kernel for
 /// `target`: a join-agg other than a library gemm, or a composite other than
 /// a library attention.
-bool needsBlockKernel(Operation *op, StringRef target);
+bool needsBlockKernel(Operation *op, ::ein::Backend backend);
 
 /// The identity of aggregation `kind` (not `none`) in float `type`: 0, 1,
 /// -inf for max, +inf for min.
@@ -66,8 +69,9 @@ ModuleOp findKernelsModule(ModuleOp module);
 /// `@ein_kernels` marked with `ein.kernel_target = target`, and names it in
 /// the block's `ein.kernel`. Fails with a diagnostic, also when the module
 /// already has kernels.
-FailureOr<ModuleOp> outlineBlockKernels(ModuleOp module, StringRef target);
+FailureOr<ModuleOp> outlineBlockKernels(ModuleOp module,
+                                        ::ein::Backend backend);
 
 } // namespace mlir::ein
 
-#endif // EINSUMMABLE_CONVERSION_EINTOCPU_BLOCKKERNELS_H
+#endif // EINSUMMABLE_CONVERSION_BLOCKKERNELS_BLOCKKERNELS_H

@@ -1,0 +1,786 @@
+//===- BundleWriter.cpp - Device-level ein to a bundle --------------------===//
+//
+// Translates a device-level program to a bundle (docs/bundle-format.md):
+// every tensor a GPU holds becomes a buffer (buffers whose lives do not
+// overlap share bytes), every data movement a transfer step, every library
+// block (gemm, fused attention) a library step, every generated kernel a
+// kernel step, every aggregation an aggregate step, each depending on the
+// steps that wrote what it reads or overwrites. Everything a bundle holds
+// is written here: manifest.json, program.json and the kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Einsummable/Target/Bundle/BundleWriter.h"
+#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
+#include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
+#include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Program/ExportProgram.h"
+
+#include "ein/bundle.h"
+#include "ein/dtype.h"
+#include "ein/partition.h"
+#include "ein/target.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::ein;
+namespace json = llvm::json;
+
+namespace {
+
+FailureOr<std::string> dtypeOf(Operation *where, Type type) {
+  FailureOr<StringRef> name = programDTypeName(type);
+  if (failed(name) || !isa<FloatType>(type))
+    return where->emitOpError()
+           << "element type " << type << " has no bundle form";
+  return name->str();
+}
+
+std::vector<int64_t> integers(ArrayRef<int64_t> values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+::ein::TensorType tensorType(StringRef dtype, ArrayRef<int64_t> shape) {
+  return {*::ein::parseDType(dtype.str()), integers(shape)};
+}
+
+::ein::Agg aggOf(AggKind kind) {
+  for (::ein::Agg agg : {::ein::Agg::None, ::ein::Agg::Add, ::ein::Agg::Max,
+                         ::ein::Agg::Min, ::ein::Agg::Mul})
+    if (stringifyAggKind(kind) == ::ein::aggName(agg))
+      return agg;
+  llvm_unreachable("an aggregation kind the bundle format lacks");
+}
+
+class Writer {
+public:
+  Writer(func::FuncOp func, int64_t devices, ::ein::Backend backend,
+         ModuleOp kernels)
+      : func(func), backend(backend), kernels(kernels), arenas(devices, 0) {}
+
+  /// Whether some step calls a generated kernel.
+  bool usesKernels = false;
+
+  /// Fills the manifest's buffers, layouts and steps.
+  LogicalResult run(::ein::Manifest &manifest) {
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    inputs.resize(func.getNumArguments());
+    outputs.resize(ret.getNumOperands());
+    for (Operation &op : func.getBody().front().without_terminator())
+      if (failed(visit(&op, ret)))
+        return failure();
+    placeBuffers();
+    for (const Buffer &b : bufferList)
+      manifest.buffers.push_back({b.name, static_cast<int>(b.device), b.offset,
+                                  tensorType(b.dtype, b.shape)});
+    manifest.steps = std::move(stepList);
+    // An argument no block reads has no blocks: setting it is a no-op.
+    auto layouts =
+        [&](std::vector<std::vector<::ein::BlockPlacement>> &blocks,
+            TypeRange types,
+            std::vector<::ein::TensorLayout> &into) -> LogicalResult {
+      for (auto [blocksOf, type] : llvm::zip(blocks, types)) {
+        auto tensor = cast<RankedTensorType>(type);
+        FailureOr<std::string> dtype = dtypeOf(func, tensor.getElementType());
+        if (failed(dtype))
+          return failure();
+        into.push_back(
+            {tensorType(*dtype, tensor.getShape()), std::move(blocksOf)});
+      }
+      return success();
+    };
+    if (failed(layouts(inputs, func.getArgumentTypes(), manifest.inputs)) ||
+        failed(layouts(outputs, func.getResultTypes(), manifest.outputs)))
+      return failure();
+    for (int64_t bytes : arenas)
+      manifest.arenaBytes.push_back(
+          std::max<int64_t>(bytes, ::ein::kBufferAlignment));
+    return success();
+  }
+
+private:
+  struct Buffer {
+    std::string name;
+    int64_t device;
+    int64_t offset;
+    std::string dtype;
+    SmallVector<int64_t> shape;
+    /// The buffer whose bytes this one views (itself unless a reshape).
+    int root;
+    int64_t bytes = 0;
+    /// The steps from the one after its allocation to its last access
+    /// (roots only); kLive for buffers that live through the whole run.
+    int first = 0, last = 0;
+    /// The first step that touches it, or -1.
+    int firstStep = -1;
+  };
+  static constexpr int kLive = std::numeric_limits<int>::max();
+
+  func::FuncOp func;
+  ::ein::Backend backend;
+  ModuleOp kernels;
+  std::vector<int64_t> arenas;
+  std::vector<Buffer> bufferList;
+  llvm::DenseMap<Value, int> bufferOf;
+  /// Steps that wrote each buffer, and the steps that read it since.
+  std::map<int, std::vector<int>> writers, readers;
+  std::vector<::ein::Step> stepList;
+  /// Per step, the steps it waits for (written into the steps at the end,
+  /// with what reusing memory adds).
+  std::vector<std::set<int>> stepDeps;
+  std::vector<std::vector<::ein::BlockPlacement>> inputs, outputs;
+  llvm::DenseMap<Value, Value> fromBlocksOf; // assemble source -> from_blocks
+
+  FailureOr<int> allocate(Operation *where, Value value, int64_t device) {
+    FailureOr<int> id =
+        allocate(where, cast<ShapedType>(value.getType()), device);
+    if (succeeded(id))
+      bufferOf[value] = *id;
+    return id;
+  }
+
+  /// A fresh buffer of `type` (a tensor, or a kernel's scratch memref).
+  FailureOr<int> allocate(Operation *where, ShapedType type, int64_t device) {
+    FailureOr<std::string> dtype = dtypeOf(where, type.getElementType());
+    if (failed(dtype))
+      return failure();
+    int64_t bytes =
+        type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    int id = static_cast<int>(bufferList.size());
+    int next = static_cast<int>(stepList.size());
+    // Placed in its device's arena once every lifetime is known
+    // (placeBuffers).
+    bufferList.push_back({"b" + std::to_string(id), device, /*offset=*/0,
+                          *dtype, SmallVector<int64_t>(type.getShape()), id,
+                          bytes, next, next});
+    return id;
+  }
+
+  /// Places every buffer in its device's arena, reusing the bytes of
+  /// buffers whose last access came before: first fit in order of first
+  /// use. Where a buffer takes bytes another held, its first step waits for
+  /// every step that touched the other (the schedule then orders all
+  /// accesses to those bytes, which checkSchedule verifies on reading).
+  /// Views take their root's offset.
+  void placeBuffers() {
+    struct Held {
+      int64_t begin, end;
+      int buffer;
+    };
+    std::vector<std::vector<Held>> active(arenas.size()),
+        retired(arenas.size());
+    std::vector<int> order;
+    for (int b = 0, e = bufferList.size(); b < e; ++b)
+      if (bufferList[b].root == b)
+        order.push_back(b);
+    llvm::stable_sort(order, [&](int a, int b) {
+      return bufferList[a].first < bufferList[b].first;
+    });
+    // The steps that touched each buffer, for the waits reuse adds.
+    std::vector<std::vector<int>> touchedBy(bufferList.size());
+    for (auto [b, list] : writers)
+      llvm::append_range(touchedBy[b], list);
+    for (auto [b, list] : readers)
+      llvm::append_range(touchedBy[b], list);
+    for (int b : order) {
+      Buffer &buffer = bufferList[b];
+      std::vector<Held> &live = active[buffer.device];
+      // Buffers last touched before this one's first step free their bytes.
+      for (size_t i = 0; i < live.size();) {
+        if (bufferList[live[i].buffer].last < buffer.first) {
+          retired[buffer.device].push_back(live[i]);
+          live.erase(live.begin() + i);
+        } else {
+          ++i;
+        }
+      }
+      llvm::sort(
+          live, [](const Held &x, const Held &y) { return x.begin < y.begin; });
+      int64_t align = ::ein::kBufferAlignment, offset = 0;
+      int64_t size = std::max<int64_t>(buffer.bytes, 1);
+      for (const Held &h : live) {
+        if (offset + size <= h.begin)
+          break;
+        offset = std::max(offset, (h.end + align - 1) / align * align);
+      }
+      buffer.offset = offset;
+      live.push_back({offset, offset + size, b});
+      arenas[buffer.device] =
+          std::max(arenas[buffer.device], offset + buffer.bytes);
+      if (buffer.firstStep < 0)
+        continue;
+      for (const Held &h : retired[buffer.device])
+        if (h.begin < offset + size && offset < h.end) {
+          // Its first step waits for every step of the bytes' earlier
+          // owner.
+          for (int s : touchedBy[h.buffer])
+            if (s < buffer.firstStep)
+              stepDeps[buffer.firstStep].insert(s);
+        }
+    }
+    for (Buffer &buffer : bufferList)
+      buffer.offset = bufferList[buffer.root].offset;
+    for (auto [step, deps] : llvm::zip(stepList, stepDeps))
+      step.deps.assign(deps.begin(), deps.end());
+  }
+
+  /// The buffer holding `value`, or -1 with an error on `where`.
+  int bufferFor(Operation *where, Value value) {
+    auto it = bufferOf.find(value);
+    if (it != bufferOf.end())
+      return it->second;
+    where->emitOpError() << "reads a value no step or input produced (an "
+                            "unfilled tensor.empty?)";
+    return -1;
+  }
+
+  /// A step reading and writing buffers: it waits for their writers (and,
+  /// for what it writes, their readers).
+  void addStep(::ein::Step step, ArrayRef<int> readBuffers,
+               ArrayRef<int> writeBuffers) {
+    // Views of one buffer share its history.
+    SmallVector<int> reads, writes;
+    for (int r : readBuffers)
+      reads.push_back(bufferList[r].root);
+    for (int w : writeBuffers)
+      writes.push_back(bufferList[w].root);
+    std::set<int> deps;
+    for (int r : reads)
+      deps.insert(writers[r].begin(), writers[r].end());
+    for (int w : writes) {
+      deps.insert(writers[w].begin(), writers[w].end());
+      deps.insert(readers[w].begin(), readers[w].end());
+    }
+    int index = static_cast<int>(stepList.size());
+    stepDeps.push_back(std::move(deps));
+    stepList.push_back(std::move(step));
+    for (int b : llvm::concat<int>(reads, writes)) {
+      if (bufferList[b].firstStep < 0)
+        bufferList[b].firstStep = index;
+      if (bufferList[b].last != kLive)
+        bufferList[b].last = index;
+    }
+    for (int r : reads)
+      readers[r].push_back(index);
+    for (int w : writes) {
+      writers[w].push_back(index);
+      readers[w].clear();
+    }
+  }
+
+  /// A region copy (within a GPU or between two).
+  void copy(int from, ArrayRef<int64_t> fromOffset, int to,
+            ArrayRef<int64_t> toOffset, ArrayRef<int64_t> extent,
+            int64_t device) {
+    copies({{from, SmallVector<int64_t>(fromOffset), to,
+             SmallVector<int64_t>(toOffset), SmallVector<int64_t>(extent)}},
+           device);
+  }
+
+  struct RegionCopy {
+    int from;
+    SmallVector<int64_t> fromOffset;
+    int to;
+    SmallVector<int64_t> toOffset, extent;
+  };
+
+  /// One transfer step of `list`: one region, or several (a batched
+  /// transfer).
+  void copies(ArrayRef<RegionCopy> list, int64_t device) {
+    ::ein::Step step;
+    step.kind = ::ein::StepKind::Transfer;
+    step.device = static_cast<int>(device);
+    SmallVector<int> reads, writes;
+    for (const RegionCopy &c : list) {
+      step.copies.push_back(
+          {{c.from, integers(c.fromOffset), integers(c.extent)},
+           {c.to, integers(c.toOffset), integers(c.extent)}});
+      reads.push_back(c.from);
+      writes.push_back(c.to);
+    }
+    addStep(std::move(step), reads, writes);
+  }
+
+  /// The kernel steps of a block ein-lower-to-cuda compiled: one per
+  /// gpu.launch_func of its kernel function, whose arguments are the
+  /// block's inputs, its result and its scratch buffers.
+  LogicalResult launches(Operation *op, StringRef kernelName,
+                         ArrayRef<int> inputs, int out, int64_t device) {
+    auto fn = kernels ? kernels.lookupSymbol<func::FuncOp>(kernelName)
+                      : func::FuncOp();
+    if (!fn)
+      return op->emitOpError() << "names kernel '" << kernelName
+                               << "', which the @ein_kernels module lacks";
+    SmallVector<int> buffers(inputs.begin(), inputs.end());
+    buffers.push_back(out);
+    if (fn.getNumArguments() < buffers.size())
+      return op->emitOpError()
+             << "has " << inputs.size() << " inputs, but its kernel takes "
+             << fn.getNumArguments() << " buffers";
+    for (Type scratch : fn.getArgumentTypes().drop_front(buffers.size())) {
+      FailureOr<int> id = allocate(op, cast<ShapedType>(scratch), device);
+      if (failed(id))
+        return failure();
+      buffers.push_back(*id);
+    }
+    auto constant = [](Value v) -> int64_t {
+      std::optional<int64_t> c = getConstantIntValue(v);
+      return c ? *c : -1;
+    };
+    for (auto launch : fn.getOps<gpu::LaunchFuncOp>()) {
+      gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
+                      block = launch.getBlockSizeOperandValues();
+      ::ein::Step step;
+      step.kind = ::ein::StepKind::Kernel;
+      step.device = static_cast<int>(device);
+      step.kernel = launch.getKernelName().getValue().str();
+      for (auto [i, v] : llvm::enumerate({grid.x, grid.y, grid.z}))
+        step.launch.grid[i] = constant(v);
+      for (auto [i, v] : llvm::enumerate({block.x, block.y, block.z}))
+        step.launch.block[i] = constant(v);
+      SmallVector<int> reads, writes;
+      for (Value operand : launch.getKernelOperands()) {
+        auto arg = dyn_cast<BlockArgument>(operand);
+        if (!arg || arg.getOwner()->getParentOp() != fn)
+          return launch.emitOpError()
+                 << "passes a value that is not a buffer of its block";
+        int buffer = buffers[arg.getArgNumber()];
+        bool input = arg.getArgNumber() < inputs.size();
+        step.args.push_back(
+            {buffer, input ? ::ein::Access::Read : ::ein::Access::ReadWrite});
+        reads.push_back(buffer);
+        if (!input)
+          writes.push_back(buffer);
+      }
+      addStep(std::move(step), reads, writes);
+    }
+    return success();
+  }
+
+  /// A block kernel: a library gemm, or the kernel ein-lower-to-cpu or
+  /// ein-lower-to-cuda made.
+  LogicalResult block(Operation *op) {
+    auto device = op->getAttrOfType<IntegerAttr>("device");
+    if (!device)
+      return op->emitOpError() << "is not a device-level block (run "
+                                  "ein-synthesize-exchanges first)";
+    SmallVector<int> reads;
+    for (Value input : op->getOperands()) {
+      reads.push_back(bufferFor(op, input));
+      if (reads.back() < 0)
+        return failure();
+    }
+    ::ein::Step step;
+    step.device = static_cast<int>(device.getInt());
+    if (auto kernel =
+            op->getAttrOfType<StringAttr>(EinDialect::getKernelAttrName())) {
+      FailureOr<int> out = allocate(op, op->getResult(0), device.getInt());
+      if (failed(out))
+        return failure();
+      usesKernels = true;
+      if (backend == ::ein::Backend::Cuda)
+        return launches(op, kernel.getValue(), reads, *out, device.getInt());
+      step.kind = ::ein::StepKind::Kernel;
+      step.kernel = kernel.getValue().str();
+      for (int r : reads)
+        step.args.push_back({r, ::ein::Access::Read});
+      step.args.push_back({*out, ::ein::Access::Write});
+      addStep(std::move(step), reads, {*out});
+      return success();
+    }
+    if (auto attention = dyn_cast<AttentionOp>(op);
+        attention && isLibraryAttention(attention, backend)) {
+      FailureOr<int> o = allocate(op, attention.getResult(), device.getInt());
+      if (failed(o))
+        return failure();
+      step.kind = ::ein::StepKind::Library;
+      step.call = "attention";
+      step.q = reads[0];
+      step.k = reads[1];
+      step.v = reads[2];
+      step.o = *o;
+      step.causal = attention.getCausal();
+      step.diagonal = attention.getQueryOffset() - attention.getKeyOffset();
+      step.scale = attention.getScaleOrDefault();
+      addStep(std::move(step), reads, {*o});
+      return success();
+    }
+    auto join = dyn_cast<JoinAggOp>(op);
+    FailureOr<LibraryGemm> gemm =
+        join ? matchLibraryGemm(join) : FailureOr<LibraryGemm>(failure());
+    if (failed(gemm))
+      return op->emitOpError()
+             << "needs a generated kernel: run "
+             << (backend == ::ein::Backend::Cpu ? "ein-lower-to-cpu"
+                                                : "ein-lower-to-cuda")
+             << " before ein-write-bundle";
+    FailureOr<int> c = allocate(op, join.getResult(), device.getInt());
+    if (failed(c))
+      return failure();
+    step.kind = ::ein::StepKind::Library;
+    step.call = "gemm";
+    step.a = reads[0];
+    step.b = reads[1];
+    step.c = *c;
+    step.transposeA = gemm->transposeA;
+    step.transposeB = gemm->transposeB;
+    addStep(std::move(step), reads, {*c});
+    return success();
+  }
+
+  LogicalResult visit(Operation *op, func::ReturnOp ret) {
+    if (auto partition = dyn_cast<PartitionOp>(op)) {
+      if (!isa<BlockArgument>(partition.getSource()))
+        return op->emitOpError()
+               << "places a value that is not an argument (a constant?); "
+                  "ein-write-bundle places arguments only";
+      return success();
+    }
+    if (auto extract = dyn_cast<ExtractBlockOp>(op)) {
+      auto partition = extract.getSource().getDefiningOp<PartitionOp>();
+      if (!partition)
+        return op->emitOpError() << "needs a placed ein.partition";
+      auto rel = cast<RelationType>(extract.getSource().getType());
+      SmallVector<int64_t> offsets;
+      for (auto [d, b] : llvm::enumerate(extract.getBlock()))
+        offsets.push_back(
+            ::ein::blockRange(rel.getShape()[d], rel.getParts()[d], b).offset);
+      FailureOr<int> buffer =
+          allocate(op, extract.getResult(), extract.getDevice());
+      if (failed(buffer))
+        return failure();
+      unsigned arg = cast<BlockArgument>(partition.getSource()).getArgNumber();
+      // Inputs stay intact through the run (it can be replayed).
+      bufferList[*buffer].first = -1;
+      bufferList[*buffer].last = kLive;
+      inputs[arg].push_back({*buffer, integers(offsets)});
+      return success();
+    }
+    if (auto transfer = dyn_cast<TransferOp>(op)) {
+      int64_t to = transfer.getTo();
+      SmallVector<int64_t> hops(
+          transfer.getVia().value_or(ArrayRef<int64_t>()));
+      hops.push_back(to);
+      // Per region, where it is now: its source buffer, at its offsets.
+      SmallVector<RegionCopy> now;
+      for (unsigned i = 0, e = transfer.getNumCopies(); i < e; ++i) {
+        int source = bufferFor(op, transfer.getSources()[i]);
+        if (source < 0)
+          return failure();
+        ArrayRef<int64_t> offsets = transfer.getRegionOffsets(i);
+        now.push_back({source, SmallVector<int64_t>(offsets), -1,
+                       SmallVector<int64_t>(offsets.size(), 0),
+                       SmallVector<int64_t>(transfer.getRegionSizes(i))});
+      }
+      // The regions land on each hop in turn (a relay), all in one step.
+      for (int64_t hop : hops) {
+        for (auto [i, c] : llvm::enumerate(now)) {
+          FailureOr<int> landed = allocate(op, transfer.getResults()[i], hop);
+          if (failed(landed))
+            return failure();
+          c.to = *landed;
+        }
+        copies(now, hop);
+        for (RegionCopy &c : now) {
+          c.from = c.to;
+          c.fromOffset.assign(c.fromOffset.size(), 0);
+        }
+      }
+      return success();
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      int source = bufferFor(op, slice.getSource());
+      if (source < 0)
+        return failure();
+      int64_t device = bufferList[source].device;
+      FailureOr<int> dest = allocate(op, slice.getResult(), device);
+      if (failed(dest))
+        return failure();
+      copy(source, slice.getStaticOffsets(), *dest,
+           SmallVector<int64_t>(slice.getStaticOffsets().size(), 0),
+           slice.getStaticSizes(), device);
+      return success();
+    }
+    if (isa<tensor::EmptyOp>(op))
+      return success(); // its buffer comes with the first insertion
+    if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+      int source = bufferFor(op, insert.getSource());
+      if (source < 0)
+        return failure();
+      int64_t device = bufferList[source].device;
+      int dest;
+      if (insert.getDest().getDefiningOp<tensor::EmptyOp>()) {
+        FailureOr<int> fresh = allocate(op, insert.getResult(), device);
+        if (failed(fresh))
+          return failure();
+        dest = *fresh;
+      } else {
+        dest = bufferFor(op, insert.getDest());
+        if (dest < 0)
+          return failure();
+      }
+      bufferOf[insert.getResult()] = dest;
+      copy(source, SmallVector<int64_t>(insert.getStaticOffsets().size(), 0),
+           dest, insert.getStaticOffsets(), insert.getStaticSizes(), device);
+      return success();
+    }
+    if (isa<JoinAggOp, AttentionOp, SoftmaxOp, RmsNormOp>(op))
+      return block(op);
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      // Row-major blocks reshape in place: the same bytes, another shape.
+      int source = bufferFor(op, reshape.getSource());
+      if (source < 0)
+        return failure();
+      Buffer view = bufferList[source];
+      view.name = "b" + std::to_string(bufferList.size());
+      auto viewType = cast<RankedTensorType>(reshape.getType());
+      view.shape.assign(viewType.getShape().begin(), viewType.getShape().end());
+      bufferOf[reshape.getResult()] = static_cast<int>(bufferList.size());
+      bufferList.push_back(std::move(view));
+      return success();
+    }
+    if (auto aggregate = dyn_cast<AggregateOp>(op)) {
+      SmallVector<int> partials;
+      for (Value p : aggregate.getPartials()) {
+        partials.push_back(bufferFor(op, p));
+        if (partials.back() < 0)
+          return failure();
+      }
+      FailureOr<int> out =
+          allocate(op, aggregate.getResult(), aggregate.getDevice());
+      if (failed(out))
+        return failure();
+      ::ein::Step step;
+      step.kind = ::ein::StepKind::Aggregate;
+      step.device = static_cast<int>(aggregate.getDevice());
+      step.op = aggOf(aggregate.getKind());
+      step.inputs.assign(partials.begin(), partials.end());
+      step.output = *out;
+      addStep(std::move(step), partials, {*out});
+      return success();
+    }
+    if (auto blocks = dyn_cast<FromBlocksOp>(op)) {
+      return success(); // read where it is assembled
+    }
+    if (auto assemble = dyn_cast<AssembleOp>(op)) {
+      auto blocks = assemble.getSource().getDefiningOp<FromBlocksOp>();
+      if (!blocks)
+        return op->emitOpError() << "needs an ein.from_blocks";
+      auto rel = cast<RelationType>(blocks.getType());
+      for (OpOperand &use : assemble.getResult().getUses())
+        if (use.getOwner() != ret.getOperation())
+          return op->emitOpError() << "is used before the return";
+      for (OpOperand &use : assemble.getResult().getUses()) {
+        unsigned result = use.getOperandNumber();
+        std::vector<int64_t> parts(rel.getParts().begin(),
+                                   rel.getParts().end());
+        for (auto [i, block] : llvm::enumerate(blocks.getBlocks())) {
+          std::vector<int64_t> index =
+              ::ein::delinearize(int64_t(i) / rel.getReplicas(), parts);
+          SmallVector<int64_t> offsets;
+          for (size_t d = 0; d < index.size(); ++d)
+            offsets.push_back(
+                ::ein::blockRange(rel.getShape()[d], parts[d], index[d])
+                    .offset);
+          int buffer = bufferFor(op, block);
+          if (buffer < 0)
+            return failure();
+          bufferList[bufferList[buffer].root].last = kLive;
+          outputs[result].push_back({buffer, integers(offsets)});
+        }
+      }
+      return success();
+    }
+    return op->emitOpError() << "has no bundle form";
+  }
+};
+
+} // namespace
+
+LogicalResult mlir::ein::writeBundle(ModuleOp module,
+                                     const BundleOptions &options) {
+  StringRef dir = options.dir, target = options.target,
+            reference = options.reference;
+  int64_t memoryLimit = options.memoryLimit;
+  if (dir.empty()) {
+    module.emitError() << "ein-write-bundle needs dir=PATH";
+    return failure();
+  }
+  TargetAttr machine = requireTarget(module, "ein-write-bundle");
+  if (!machine)
+    return failure();
+  ::ein::Backend backend;
+  std::string why;
+  if (!::ein::parseBackend(target.str(), backend, why)) {
+    module.emitError() << "ein-write-bundle target: " << why;
+    return failure();
+  }
+  std::string kind = ::ein::backendName(backend);
+  std::string chip = ::ein::bundleChip(backend, machine.getChip().str());
+  if (!::ein::checkChipForBackend(backend, chip, why)) {
+    module.emitError() << "the #ein.target's chip does not fit the bundle: "
+                       << why;
+    return failure();
+  }
+  FailureOr<func::FuncOp> func = selectProgramFunction(module, "");
+  if (failed(func))
+    return failure();
+  ::ein::Manifest manifest;
+  manifest.backend = backend;
+  manifest.chip = chip;
+  manifest.devices = static_cast<int>(machine.getDevices());
+  ModuleOp kernels = findKernelsModule(module);
+  if (kernels) {
+    auto built = kernels->getAttrOfType<StringAttr>(
+        EinDialect::getKernelTargetAttrName());
+    ::ein::Backend builtFor;
+    std::string unused;
+    if (!built || !::ein::parseBackend(built.str(), builtFor, unused) ||
+        builtFor != backend) {
+      kernels.emitError() << "the @" << kKernelsModuleName
+                          << " module holds kernels built for '"
+                          << (built ? built.getValue() : "no target")
+                          << "', but the bundle targets " << kind;
+      return failure();
+    }
+  }
+  Writer writer(*func, machine.getDevices(), backend, kernels);
+  if (failed(writer.run(manifest)))
+    return failure();
+  gpu::BinaryOp cubin;
+  if (writer.usesKernels) {
+    if (!kernels) {
+      func->emitOpError() << "calls kernels, but the module has no @"
+                          << kKernelsModuleName << " module";
+      return failure();
+    }
+    if (backend == ::ein::Backend::Cpu &&
+        !kernels.getOps<func::FuncOp>().empty()) {
+      func->emitOpError() << "calls kernels that are not lowered to the "
+                             "LLVM dialect (run ein-lower-to-cpu with "
+                             "lower-to-llvm=true)";
+      return failure();
+    }
+    if (backend == ::ein::Backend::Cuda) {
+      cubin = kernels.lookupSymbol<gpu::BinaryOp>(kDeviceModuleName);
+      if (!cubin || cubin.getObjects().size() != 1) {
+        func->emitOpError() << "calls GPU kernels that are not compiled to "
+                               "one cubin (run ein-lower-to-cuda)";
+        return failure();
+      }
+    }
+    manifest.kernelLibraries = {backend == ::ein::Backend::Cpu
+                                    ? "kernels/host.so"
+                                    : "kernels/device.cubin"};
+  }
+  // The reference --check evaluates: the logical program when given
+  // (ein-compile exports it before planning), else the device-level one.
+  FailureOr<json::Value> program = failure();
+  if (!reference.empty()) {
+    auto text = llvm::MemoryBuffer::getFile(reference);
+    if (!text) {
+      module.emitError() << "cannot read the reference program '" << reference
+                         << "': " << text.getError().message();
+      return failure();
+    }
+    llvm::Expected<json::Value> parsed = json::parse((*text)->getBuffer());
+    if (!parsed) {
+      module.emitError() << "the reference program '" << reference
+                         << "' is not JSON: "
+                         << llvm::toString(parsed.takeError());
+      return failure();
+    }
+    program = std::move(*parsed);
+  } else {
+    program = exportProgram(*func);
+  }
+  if (failed(program))
+    return failure();
+  // The runtime's own validation (layouts tile, the schedule is race
+  // free, ...): a bundle that would not load is an error here.
+  ::ein::Manifest parsed;
+  std::string text = ::ein::writeManifest(manifest);
+  if (!::ein::parseManifest(text, parsed, why)) {
+    func->emitOpError() << "would make an invalid bundle: " << why;
+    return failure();
+  }
+  if (memoryLimit < 0) {
+    module.emitError() << "memory-limit must not be negative, got "
+                       << int64_t(memoryLimit);
+    return failure();
+  }
+  auto largest =
+      std::max_element(parsed.arenaBytes.begin(), parsed.arenaBytes.end());
+  if (memoryLimit > 0 && *largest > memoryLimit) {
+    module.emitError() << "the bundle's buffer plan needs " << *largest
+                       << " bytes on device "
+                       << (largest - parsed.arenaBytes.begin())
+                       << ", over memory-limit=" << int64_t(memoryLimit)
+                       << " (the plan fits the planner's memory model, but "
+                          "the buffers, scratch included, do not)";
+    return failure();
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    module.emitError() << "cannot create '" << dir << "': " << ec.message();
+    return failure();
+  }
+  if (writer.usesKernels) {
+    std::string library = dir.str() + "/kernels";
+    if (std::error_code ec = llvm::sys::fs::create_directories(library)) {
+      module.emitError() << "cannot create '" << library
+                         << "': " << ec.message();
+      return failure();
+    }
+    if (backend == ::ein::Backend::Cpu &&
+        failed(writeHostLibrary(kernels, library + "/host.so")))
+      return failure();
+    if (backend == ::ein::Backend::Cuda) {
+      auto object = cast<gpu::ObjectAttr>(cubin.getObjects()[0]);
+      std::error_code ec;
+      llvm::raw_fd_ostream os(library + "/device.cubin", ec);
+      if (ec) {
+        module.emitError() << "cannot write '" << library
+                           << "/device.cubin': " << ec.message();
+        return failure();
+      }
+      os << object.getObject().getValue();
+    }
+  }
+  std::string programText;
+  llvm::raw_string_ostream(programText)
+      << llvm::formatv("{0:2}", *program) << "\n";
+  for (auto [file, contents] :
+       {std::pair<const char *, const std::string *>{"manifest.json", &text},
+        std::pair<const char *, const std::string *>{"program.json",
+                                                     &programText}}) {
+    std::error_code ec;
+    std::string path = dir.str() + "/" + file;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec) {
+      module.emitError() << "cannot write '" << path << "': " << ec.message();
+      return failure();
+    }
+    os << *contents;
+  }
+  // What ein-run will read: the manifest and the program must agree.
+  ::ein::Bundle written;
+  if (!::ein::readBundle(dir.str(), written, why)) {
+    module.emitError() << "wrote a bundle the runtime refuses: " << why;
+    return failure();
+  }
+  return success();
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Compiles the same corpus of bundles with two ein-compile binaries and
+# compares them byte for byte: a refactoring that must not change behaviour
+# (issue 25's contract) leaves every manifest, program.json, explain JSON and
+# kernel library as it was.
+#   scripts/compare-bundles.sh OLD_EIN_COMPILE NEW_EIN_COMPILE [--bench]
+# The corpus: examples/ (cpu and cuda, 1, 2, 3 and 8 devices, with --explain)
+# and, with --bench, every bundle of bench/build_bundles.sh (slow: the full
+# LLaMA workloads). Keep a copy of the old binary before rebuilding:
+#   cp build/bin/ein-compile /tmp/ein-compile.old; (rebuild)
+#   scripts/compare-bundles.sh /tmp/ein-compile.old build/bin/ein-compile
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -ge 2 ] || { echo "usage: $0 OLD_EIN_COMPILE NEW_EIN_COMPILE [--bench]" >&2; exit 2; }
+old=$1 new=$2 bench=${3:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+corpus() { # COMPILE OUT
+  local compile=$1 out=$2
+  mkdir -p "$out"
+  for ex in llama_block matrix_chain mlp; do
+    for target in cpu cuda; do
+      for d in 1 2 3 8; do
+        local b=$out/$ex-$target-$d
+        "$compile" "$root/examples/$ex.mlir" -o "$b" --target=$target --devices=$d \
+          --explain="$out/$ex-$target-$d.json" > /dev/null
+      done
+    done
+    "$compile" "$root/examples/$ex.mlir" -o "$out/$ex-naive-4" --devices=4 \
+      --exchange=naive > /dev/null
+    "$compile" "$root/examples/$ex.mlir" -o "$out/$ex-dgx1-8" --devices=8 \
+      --topology=dgx1-v100 > /dev/null
+    "$compile" "$root/examples/$ex.mlir" -o "$out/$ex-h200x2-2" --devices=2 \
+      --topology="$root/examples/topologies/h200x2-measured.json" > /dev/null
+  done
+  "$compile" "$root/examples/llama_block.mlir" -o "$out/llama-tied-2" --devices=2 \
+    --tie-layout --strategy=megatron --memory-limit=100000000 > /dev/null
+  "$compile" "$root/examples/llama_block.mlir" -o "$out/llama-random-4" --devices=4 \
+    --strategy=random --seed=3 --explain="$out/llama-random-4.json" > /dev/null
+  if [ "$bench" = --bench ]; then
+    EIN_COMPILE=$compile bash "$root/bench/build_bundles.sh" "$out/bench" > /dev/null
+  fi
+}
+
+corpus "$old" "$work/old"
+corpus "$new" "$work/new"
+files=$(cd "$work/old" && find . -type f | wc -l)
+if diff -r "$work/old" "$work/new" > "$work/diff"; then
+  echo "compare-bundles: $files files, all byte-identical"
+else
+  echo "compare-bundles: the bundles differ:" >&2
+  head -50 "$work/diff" >&2
+  exit 1
+fi
