@@ -43,8 +43,10 @@ corpus() { # COMPILE OUT
   fi
 }
 
-corpus "$old" "$work/old"
-corpus "$new" "$work/new"
+# Both corpora are built at the same path: explain JSON names source
+# locations.
+corpus "$old" "$work/corpus" && mv "$work/corpus" "$work/old"
+corpus "$new" "$work/corpus" && mv "$work/corpus" "$work/new"
 files=$(cd "$work/old" && find . -type f | wc -l)
 if diff -r "$work/old" "$work/new" > "$work/diff"; then
   echo "compare-bundles: $files files, all byte-identical"

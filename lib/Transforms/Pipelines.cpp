@@ -93,16 +93,14 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
   os << "ein-compile-pipeline{dir=" << optionValue(options.dir)
      << " target=" << optionValue(options.target)
      << " devices=" << options.devices;
-  auto string = [&](const PassOptions::Option<std::string> &option,
-                    const PassOptions::Option<std::string> &initial,
+  auto string = [&](const std::string &value, const std::string &initial,
                     StringRef name) {
-    if (option.getValue() != initial.getValue())
-      os << " " << name << "=" << optionValue(option.getValue());
+    if (value != initial)
+      os << " " << name << "=" << optionValue(value);
   };
-  auto flag = [&](const PassOptions::Option<bool> &option,
-                  const PassOptions::Option<bool> &initial, StringRef name) {
-    if (option.getValue() != initial.getValue())
-      os << " " << name << "=" << (option.getValue() ? "true" : "false");
+  auto flag = [&](bool value, bool initial, StringRef name) {
+    if (value != initial)
+      os << " " << name << "=" << (value ? "true" : "false");
   };
   string(options.topology, defaults.topology, "topology");
   string(options.chip, defaults.chip, "chip");
