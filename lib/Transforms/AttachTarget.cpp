@@ -3,6 +3,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
 #include "Einsummable/Transforms/Passes.h"
 
+#include "ein/target.h"
 #include "ein/topology.h"
 
 namespace mlir::ein {
@@ -24,6 +25,10 @@ struct EinAttachTargetPass
     // The target carries the topology resolved: a preset's name, or a
     // file's JSON text, so no later stage reads a file.
     std::string spec, error;
+    if (!::ein::checkDevices(devices, error)) {
+      emitError() << "#ein.target devices " << error;
+      return signalPassFailure();
+    }
     if (!::ein::resolveTopology(topology, devices, spec, error)) {
       emitError() << error;
       return signalPassFailure();

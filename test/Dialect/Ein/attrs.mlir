@@ -13,8 +13,9 @@ module attributes {ein.target = #ein.target<devices = 16, topology = "nodes=2,gp
 
 // -----
 
-// CHECK: #ein.target<devices = 4, topology = "machines/lab.json", chip = "host">
-module attributes {ein.target = #ein.target<devices = 4, topology = "machines/lab.json", chip = "host">} {
+// A topology read from a file by ein-attach-target: its JSON text.
+// CHECK: #ein.target<devices = 2, topology = "{\22devices\22:2,\22links\22:[{\22bandwidth_gb_per_s\22:100,\22name\22:\22a\22}],\22name\22:\22lab\22,\22routes\22:[{\22from\22:0,\22latency_us\22:1,\22links\22:[\22a\22],\22to\22:1},{\22from\22:1,\22latency_us\22:1,\22links\22:[\22a\22],\22to\22:0}]}", chip = "host">
+module attributes {ein.target = #ein.target<devices = 2, topology = "{\22devices\22:2,\22links\22:[{\22bandwidth_gb_per_s\22:100,\22name\22:\22a\22}],\22name\22:\22lab\22,\22routes\22:[{\22from\22:0,\22latency_us\22:1,\22links\22:[\22a\22],\22to\22:1},{\22from\22:1,\22latency_us\22:1,\22links\22:[\22a\22],\22to\22:0}]}", chip = "host">} {
 }
 
 // -----
