@@ -348,10 +348,12 @@ private:
       step.kind = ::ein::StepKind::Kernel;
       step.device = static_cast<int>(device);
       step.kernel = launch.getKernelName().getValue().str();
-      for (auto [i, v] : llvm::enumerate({grid.x, grid.y, grid.z}))
-        step.launch.grid[i] = constant(v);
-      for (auto [i, v] : llvm::enumerate({block.x, block.y, block.z}))
-        step.launch.block[i] = constant(v);
+      Value grids[] = {grid.x, grid.y, grid.z};
+      Value blocks[] = {block.x, block.y, block.z};
+      for (int i = 0; i < 3; ++i) {
+        step.launch.grid[i] = constant(grids[i]);
+        step.launch.block[i] = constant(blocks[i]);
+      }
       SmallVector<int> reads, writes;
       for (Value operand : launch.getKernelOperands()) {
         auto arg = dyn_cast<BlockArgument>(operand);
