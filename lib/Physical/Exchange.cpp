@@ -284,21 +284,61 @@ private:
     }
   }
 
-  void addOp(int o) {
-    auto gpu = [&](int64_t j) { return placement.of(o, j); };
-    synthesizing = topology && (!synthesizedOps || (*synthesizedOps)[o]);
-    program.ops.emplace_back();
-    OpProgram &record = program.ops.back();
-    const planner::Op &op = graph.ops[o];
-    const planner::Spec &spec = plan.specs[o];
-    int64_t blocks = numBlocks(spec);
-    // Per input, each distinct block with the join blocks reading it in
-    // order (the first is its canonical GPU).
-    std::vector<std::map<BoxKey, std::vector<int64_t>>> readers(
-        op.inputs.size());
-    std::vector<std::vector<Box>> order(op.inputs.size());
+  /// What the phases of one op's program share.
+  struct OpBuild {
+    int o;
+    int64_t blocks;
+    /// Per input, each distinct block with the join blocks reading it in
+    /// order (the first is its canonical GPU).
+    std::vector<std::map<BoxKey, std::vector<int64_t>>> readers;
+    std::vector<std::vector<Box>> order;
+    /// Each distinct output block with the join blocks producing it.
     std::map<BoxKey, std::vector<int64_t>> producers;
     std::vector<Box> outputs;
+    /// ready[value][(device, box)]: what must finish before the box is
+    /// whole on its canonical GPU.
+    std::map<int, std::map<std::pair<int64_t, BoxKey>, std::vector<int>>> ready;
+    /// direct[i]: the blocks of input i every reader gathers itself.
+    std::vector<std::set<BoxKey>> direct;
+    /// arrived[i][(device, box)]: what must finish before input i's block is
+    /// on that join block's GPU.
+    std::vector<std::map<std::pair<int64_t, BoxKey>, std::vector<int>>> arrived;
+    /// kernelOf[GPU]: the task of the block it runs.
+    std::map<int64_t, int> kernelOf;
+  };
+
+  /// One op's program: its inputs repartitioned to where its join blocks
+  /// read them, the join copies, the block kernels and the aggregation of
+  /// partial results, each phase depending on the one before.
+  void addOp(int o) {
+    synthesizing = topology && (!synthesizedOps || (*synthesizedOps)[o]);
+    program.ops.emplace_back();
+    OpBuild b;
+    b.o = o;
+    b.blocks = numBlocks(plan.specs[o]);
+    size_t inputs = graph.ops[o].inputs.size();
+    b.readers.resize(inputs);
+    b.order.resize(inputs);
+    b.direct.resize(inputs);
+    b.arrived.resize(inputs);
+    collectBlocks(b);
+    addRepartitions(b);
+    addJoinCopies(b);
+    addKernels(b);
+    addAggregations(b);
+  }
+
+  /// Which GPUs read each input block and produce each output block.
+  void collectBlocks(OpBuild &b) {
+    const planner::Op &op = graph.ops[b.o];
+    const planner::Spec &spec = plan.specs[b.o];
+    int o = b.o;
+    auto gpu = [&](int64_t j) { return placement.of(o, j); };
+    auto &readers = b.readers;
+    auto &order = b.order;
+    auto &producers = b.producers;
+    auto &outputs = b.outputs;
+    int64_t blocks = b.blocks;
     for (int64_t j = 0; j < blocks; ++j) {
       std::vector<int64_t> coords = delinearize(j, spec);
       for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -316,15 +356,20 @@ private:
         outputs.push_back(out);
       list.push_back(gpu(j));
     }
+  }
 
-    // Repartition: one set of movements per value read, however many
-    // inputs read it. ready[value][(device, box)]: what must finish before
-    // the box is whole on its canonical GPU.
-    std::map<int, std::map<std::pair<int64_t, BoxKey>, std::vector<int>>> ready;
+  /// Repartition: one set of movements per value read, however many inputs
+  /// read it.
+  void addRepartitions(OpBuild &b) {
+    const planner::Op &op = graph.ops[b.o];
+    int o = b.o;
+    OpProgram &record = program.ops[b.o];
+    auto &readers = b.readers;
+    auto &order = b.order;
+    auto &ready = b.ready;
+    auto &direct = b.direct;
     std::map<int, std::vector<Placed>> needsOf;
     std::map<std::tuple<int, int64_t, BoxKey>, int> firstInput;
-    // direct[i]: the blocks of input i every reader gathers itself.
-    std::vector<std::set<BoxKey>> direct(op.inputs.size());
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int value = op.inputs[i].value;
       if (!movesWithPlan(graph.values[value], options))
@@ -382,12 +427,18 @@ private:
         present[{value, need.device, key(need.box)}] = deps;
       }
     }
+  }
 
-    // Join copies: the canonical GPU sends each block to its other readers.
-    // arrived[i][(device, box)]: what must finish before input i's block is
-    // on that join block's GPU.
-    std::vector<std::map<std::pair<int64_t, BoxKey>, std::vector<int>>> arrived(
-        op.inputs.size());
+  /// Join copies: the canonical GPU sends each block to its other readers.
+  void addJoinCopies(OpBuild &b) {
+    const planner::Op &op = graph.ops[b.o];
+    int o = b.o;
+    OpProgram &record = program.ops[b.o];
+    auto &readers = b.readers;
+    auto &order = b.order;
+    auto &ready = b.ready;
+    auto &direct = b.direct;
+    auto &arrived = b.arrived;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int value = op.inputs[i].value;
       if (!movesWithPlan(graph.values[value], options))
@@ -448,10 +499,18 @@ private:
         }
       }
     }
+  }
 
-    // The block kernels; kernelOf[GPU]: the task of the block it runs.
-    std::map<int64_t, int> kernelOf;
-    const planner::Value &result = graph.values[op.output.value];
+  /// The block kernels, each after its inputs arrive.
+  void addKernels(OpBuild &b) {
+    const planner::Op &op = graph.ops[b.o];
+    const planner::Spec &spec = plan.specs[b.o];
+    int o = b.o;
+    auto gpu = [&](int64_t j) { return placement.of(o, j); };
+    OpProgram &record = program.ops[b.o];
+    auto &arrived = b.arrived;
+    auto &kernelOf = b.kernelOf;
+    int64_t blocks = b.blocks;
     for (int64_t j = 0; j < blocks; ++j) {
       std::vector<int64_t> coords = delinearize(j, spec);
       OpProgram::Kernel k;
@@ -483,8 +542,17 @@ private:
       t.label = op.name + ": block " + std::to_string(j);
       kernelOf[gpu(j)] = addTask(std::move(t));
     }
+  }
 
-    // Aggregation: partials go to the block's canonical GPU and combine.
+  /// Aggregation: partials go to the block's canonical GPU and combine.
+  void addAggregations(OpBuild &b) {
+    const planner::Op &op = graph.ops[b.o];
+    int o = b.o;
+    OpProgram &record = program.ops[b.o];
+    auto &producers = b.producers;
+    auto &outputs = b.outputs;
+    auto &kernelOf = b.kernelOf;
+    const planner::Value &result = graph.values[op.output.value];
     for (const Box &out : outputs) {
       const std::vector<int64_t> &list = producers[key(out)];
       int64_t owner = list[0];

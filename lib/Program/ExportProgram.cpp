@@ -1,77 +1,62 @@
-//===- ExportProgram.cpp - Logical ein IR to program.json ---------------===//
+//===- ExportProgram.cpp - Logical ein IR to ein::Program -----------------===//
+//
+// Fills ein::Program (runtime/include/ein/program.h) from a function on
+// tensors: each SpecOpInterface op describes its own entry
+// (describeInProgram); this file handles the rest: arguments, results,
+// tensor constants and static slices, and the device-level forms (placed
+// relations, transfers, aggregations, assembled blocks) whose values are
+// slices and concatenations of the logical ones. ein::writeProgram writes
+// the text.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Einsummable/Program/ExportProgram.h"
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Dialect/Ein/IR/EinProgramForm.h"
 #include "ein/partition.h"
-#include "ein/program.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
-#include <cmath>
 #include <map>
 
 using namespace mlir;
 using namespace mlir::ein;
-namespace json = llvm::json;
 
 namespace {
 
-/// The program.json name of an element type, or failure.
-FailureOr<StringRef> dtypeName(Type type) {
-  if (type.isF64())
-    return StringRef("f64");
-  if (type.isF32())
-    return StringRef("f32");
-  if (type.isF16())
-    return StringRef("f16");
-  if (type.isBF16())
-    return StringRef("bf16");
-  if (type.isIndex())
-    return StringRef("index");
-  if (type.isInteger(64))
-    return StringRef("i64");
-  if (type.isInteger(32))
-    return StringRef("i32");
-  if (type.isInteger(1))
-    return StringRef("i1");
-  return failure();
+std::vector<int64_t> integers(ArrayRef<int64_t> values) {
+  return std::vector<int64_t>(values.begin(), values.end());
 }
 
-/// A number, with the non-finite ones JSON cannot hold spelled as strings.
-json::Value number(double value) {
-  if (std::isnan(value))
-    return "nan";
-  if (std::isinf(value))
-    return value > 0 ? "inf" : "-inf";
-  return value;
-}
-
-json::Array integers(ArrayRef<int64_t> values) {
-  json::Array array;
-  for (int64_t v : values)
-    array.push_back(v);
-  return array;
+/// The element type of a value already checked to have a program.json form.
+::ein::TensorType typeOf(Value v) {
+  auto shaped = cast<ShapedType>(v.getType());
+  return {*programDType(shaped.getElementType()), integers(shaped.getShape())};
 }
 
 class Exporter {
 public:
-  FailureOr<json::Value> run(func::FuncOp func);
+  FailureOr<::ein::Program> run(func::FuncOp func);
 
 private:
-  FailureOr<json::Object> tensorType(Operation *where, Type type);
-  FailureOr<json::Object> joinRegion(JoinAggOp op, ArrayRef<int64_t> offsets);
-  FailureOr<json::Object> exportOp(Operation *op);
-  FailureOr<json::Array> inputNames(Operation *op);
+  FailureOr<::ein::TensorType> tensorType(Operation *where, Type type);
+  LogicalResult exportOp(Operation *op, ::ein::Op &entry);
+  LogicalResult describeAggregate(AggregateOp op, ::ein::Op &entry);
+  LogicalResult describeConstant(arith::ConstantOp op, ::ein::Op &entry);
+  std::string newName() { return "v" + std::to_string(nextValue++); }
 
   /// Device level: whether `op` is handled without an entry of its own (a
-  /// placed relation, a piece of an assembly) or with entries it writes to
+  /// placed relation, a piece of an assembly) or with entries it appends to
   /// `ops` itself; sets `done` then.
-  LogicalResult exportDeviceLevel(Operation *op, json::Array &ops, bool &done);
+  LogicalResult exportDeviceLevel(Operation *op, std::vector<::ein::Op> &ops,
+                                  bool &done);
+
+  /// A slice of the value named `source`, appended to `ops`; its name.
+  std::string slice(const std::string &source, ::ein::TensorType type,
+                    ArrayRef<int64_t> offsets, std::vector<::ein::Op> &ops);
 
   /// A region of a tensor that is the value named `name`.
   struct Piece {
@@ -81,8 +66,8 @@ private:
   /// Pieces tiling a tensor of `shape` (a grid), as nested concats; returns
   /// the name of the whole.
   std::string concatTree(ArrayRef<Piece> pieces, size_t dim,
-                         ArrayRef<int64_t> shape, StringRef dtype,
-                         json::Array &ops);
+                         ArrayRef<int64_t> shape, ::ein::DType dtype,
+                         std::vector<::ein::Op> &ops);
 
   llvm::DenseMap<Value, std::string> names;
   int64_t nextValue = 0;
@@ -93,9 +78,23 @@ private:
   llvm::DenseMap<Value, FromBlocksOp> fromBlocks;
 };
 
+std::string Exporter::slice(const std::string &source, ::ein::TensorType type,
+                            ArrayRef<int64_t> offsets,
+                            std::vector<::ein::Op> &ops) {
+  ::ein::Op entry;
+  entry.kind = ::ein::OpKind::Slice;
+  entry.result = newName();
+  entry.sizes = type.shape;
+  entry.type = std::move(type);
+  entry.inputs = {source};
+  entry.offsets = integers(offsets);
+  ops.push_back(std::move(entry));
+  return ops.back().result;
+}
+
 std::string Exporter::concatTree(ArrayRef<Piece> pieces, size_t dim,
-                                 ArrayRef<int64_t> shape, StringRef dtype,
-                                 json::Array &ops) {
+                                 ArrayRef<int64_t> shape, ::ein::DType dtype,
+                                 std::vector<::ein::Op> &ops) {
   if (pieces.size() == 1)
     return pieces[0].name;
   // Slabs along `dim`: the pieces starting at one offset there.
@@ -104,28 +103,26 @@ std::string Exporter::concatTree(ArrayRef<Piece> pieces, size_t dim,
     slabs[p.offsets[dim]].push_back(p);
   if (slabs.size() == 1)
     return concatTree(pieces, dim + 1, shape, dtype, ops);
-  json::Array inputs;
+  std::vector<std::string> inputs;
   for (auto &[offset, slab] : slabs) {
     SmallVector<int64_t> slabShape(shape.begin(), shape.end());
     slabShape[dim] = slab.front().sizes[dim];
     inputs.push_back(concatTree(slab, dim + 1, slabShape, dtype, ops));
   }
-  std::string result = "v" + std::to_string(nextValue++);
-  ops.push_back(json::Object{
-      {"kind", "concat"},
-      {"result", result},
-      {"type", json::Object{{"shape", integers(shape)}, {"dtype", dtype}}},
-      {"inputs", std::move(inputs)},
-      {"dim", int64_t(dim)}});
-  return result;
+  ::ein::Op entry;
+  entry.kind = ::ein::OpKind::Concat;
+  entry.result = newName();
+  entry.type = {dtype, integers(shape)};
+  entry.inputs = std::move(inputs);
+  entry.dim = int64_t(dim);
+  ops.push_back(std::move(entry));
+  return ops.back().result;
 }
 
-LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
+LogicalResult Exporter::exportDeviceLevel(Operation *op,
+                                          std::vector<::ein::Op> &ops,
                                           bool &done) {
   done = true;
-  auto dtypeOf = [](Value v) {
-    return *dtypeName(cast<ShapedType>(v.getType()).getElementType());
-  };
   if (auto partition = dyn_cast<PartitionOp>(op)) {
     if (!isa<RelationType>(partition.getType()) ||
         cast<RelationType>(partition.getType()).getDevices().empty())
@@ -140,21 +137,12 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
              << "has no program.json form unless it reads a placed "
                 "ein.partition";
     auto rel = cast<RelationType>(extract.getSource().getType());
-    auto type = cast<ShapedType>(extract.getResult().getType());
     SmallVector<int64_t> offsets;
     for (auto [d, b] : llvm::enumerate(extract.getBlock()))
       offsets.push_back(
           ::ein::blockRange(rel.getShape()[d], rel.getParts()[d], b).offset);
-    std::string result = "v" + std::to_string(nextValue++);
-    ops.push_back(json::Object{
-        {"kind", "slice"},
-        {"result", result},
-        {"type", json::Object{{"shape", integers(type.getShape())},
-                              {"dtype", dtypeOf(extract.getResult())}}},
-        {"inputs", json::Array{names.lookup(source)}},
-        {"offsets", integers(offsets)},
-        {"sizes", integers(type.getShape())}});
-    names[extract.getResult()] = result;
+    names[extract.getResult()] =
+        slice(names.lookup(source), typeOf(extract.getResult()), offsets, ops);
     return success();
   }
   if (auto transfer = dyn_cast<TransferOp>(op)) {
@@ -166,19 +154,11 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
       if (!names.count(source))
         return transfer.emitOpError()
                << "moves a value with no program.json form";
-      std::string result = "v" + std::to_string(nextValue++);
-      ops.push_back(json::Object{
-          {"kind", "slice"},
-          {"result", result},
-          {"type",
-           json::Object{
-               {"shape",
-                integers(cast<ShapedType>(landed.getType()).getShape())},
-               {"dtype", dtypeOf(landed)}}},
-          {"inputs", json::Array{names.lookup(source)}},
-          {"offsets", integers(transfer.getRegionOffsets(i))},
-          {"sizes", integers(transfer.getRegionSizes(i))}});
-      names[landed] = result;
+      std::string from = names.lookup(source);
+      names[landed] =
+          slice(from, typeOf(landed), transfer.getRegionOffsets(i), ops);
+      // The region's sizes, not the landed block's shape, as written.
+      ops.back().sizes = integers(transfer.getRegionSizes(i));
     }
     return success();
   }
@@ -214,7 +194,7 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
     }
     auto type = cast<ShapedType>(result.getType());
     names[result] =
-        concatTree(pieces, 0, type.getShape(), dtypeOf(result), ops);
+        concatTree(pieces, 0, type.getShape(), typeOf(result).dtype, ops);
     return success();
   }
   if (auto blocks = dyn_cast<FromBlocksOp>(op)) {
@@ -247,14 +227,14 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op, json::Array &ops,
       pieces.push_back(std::move(piece));
     }
     names[assemble.getResult()] = concatTree(
-        pieces, 0, rel.getShape(), dtypeOf(assemble.getResult()), ops);
+        pieces, 0, rel.getShape(), typeOf(assemble.getResult()).dtype, ops);
     return success();
   }
   done = false;
   return success();
 }
 
-FailureOr<json::Object> Exporter::tensorType(Operation *where, Type type) {
+FailureOr<::ein::TensorType> Exporter::tensorType(Operation *where, Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
     return where->emitOpError()
@@ -267,295 +247,135 @@ FailureOr<json::Object> Exporter::tensorType(Operation *where, Type type) {
            << "has type " << type
            << "; program.json holds static shapes with every dimension at "
               "least 1";
-  FailureOr<StringRef> dtype = dtypeName(tensor.getElementType());
-  if (failed(dtype))
+  std::optional<::ein::DType> dtype = programDType(tensor.getElementType());
+  if (!dtype)
     return where->emitOpError() << "element type " << tensor.getElementType()
                                 << " has no program.json form";
-  return json::Object{{"shape", integers(tensor.getShape())},
-                      {"dtype", *dtype}};
+  return ::ein::TensorType{*dtype, integers(tensor.getShape())};
 }
 
-FailureOr<json::Array> Exporter::inputNames(Operation *op) {
-  json::Array inputs;
+LogicalResult Exporter::describeAggregate(AggregateOp aggregate,
+                                          ::ein::Op &entry) {
+  // The partials combined element by element: a join with no aggregation
+  // whose region folds them with the kind's op.
+  ::ein::ScalarKind combine;
+  switch (aggregate.getKind()) {
+  case AggKind::Add:
+    combine = ::ein::ScalarKind::AddF;
+    break;
+  case AggKind::Max:
+    combine = ::ein::ScalarKind::MaximumF;
+    break;
+  case AggKind::Min:
+    combine = ::ein::ScalarKind::MinimumF;
+    break;
+  case AggKind::Mul:
+    combine = ::ein::ScalarKind::MulF;
+    break;
+  default:
+    return aggregate.emitOpError() << "has no program.json form for its kind";
+  }
+  ::ein::DType dtype = typeOf(aggregate.getPartials()[0]).dtype;
+  int64_t rank = cast<ShapedType>(aggregate.getResult().getType()).getRank();
+  std::vector<int64_t> loops;
+  for (int64_t d = 0; d < rank; ++d)
+    loops.push_back(d);
+  int n = aggregate.getPartials().size();
+  entry.kind = ::ein::OpKind::JoinAgg;
+  entry.agg = ::ein::Agg::None;
+  entry.acc = dtype;
+  entry.outputIndices = loops;
+  entry.inputIndices.assign(n, loops);
+  entry.join.args.assign(n, dtype);
+  int last = 0;
+  for (int i = 1; i < n; ++i) {
+    ::ein::ScalarOp op;
+    op.kind = combine;
+    op.name = ::ein::scalarKindName(combine);
+    op.operands = {last, i};
+    op.type = dtype;
+    entry.join.ops.push_back(std::move(op));
+    last = n + i - 1;
+  }
+  entry.join.yield = last;
+  return success();
+}
+
+LogicalResult Exporter::describeConstant(arith::ConstantOp constant,
+                                         ::ein::Op &entry) {
+  auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!elements)
+    return constant.emitOpError()
+           << "holds a constant with no program.json form";
+  entry.kind = ::ein::OpKind::Constant;
+  if (elements.isSplat())
+    entry.values.push_back(*programScalar(elements.getSplatValue<Attribute>()));
+  else
+    for (Attribute a : elements.getValues<Attribute>())
+      entry.values.push_back(*programScalar(a));
+  return success();
+}
+
+LogicalResult Exporter::exportOp(Operation *op, ::ein::Op &entry) {
+  // Aggregations also return a token; only the data counts.
+  if (op->getNumResults() != 1 && !isa<AggregateOp>(op))
+    return op->emitOpError() << "has no program.json form";
+  FailureOr<::ein::TensorType> type =
+      tensorType(op, op->getResult(0).getType());
+  if (failed(type))
+    return failure();
+  entry.type = std::move(*type);
   for (Value operand : op->getOperands()) {
     auto it = names.find(operand);
     if (it == names.end())
       return op->emitOpError() << "uses a value defined outside the "
                                   "exported function's body";
-    inputs.push_back(it->second);
+    entry.inputs.push_back(it->second);
   }
-  return inputs;
+  entry.result = newName();
+
+  LogicalResult described = failure();
+  if (auto spec = dyn_cast<SpecOpInterface>(op)) {
+    described = spec.describeInProgram(entry);
+  } else if (auto aggregate = dyn_cast<AggregateOp>(op)) {
+    entry.inputs.resize(aggregate.getPartials().size());
+    described = describeAggregate(aggregate, entry);
+  } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    described = describeConstant(constant, entry);
+  } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    if (!slice.hasUnitStride() || !slice.getOffsets().empty() ||
+        !slice.getSizes().empty())
+      return slice.emitOpError() << "has no program.json form unless static "
+                                    "and unit-stride";
+    entry.kind = ::ein::OpKind::Slice;
+    entry.offsets = integers(slice.getStaticOffsets());
+    entry.sizes = integers(slice.getStaticSizes());
+    described = success();
+  } else {
+    return op->emitOpError()
+           << "has no program.json form; the program may hold ein.join_agg, "
+              "composites, layout ops and tensor constants";
+  }
+  if (failed(described))
+    return failure();
+  names[op->getResult(0)] = entry.result;
+  return success();
 }
 
-FailureOr<json::Object> Exporter::joinRegion(JoinAggOp op,
-                                             ArrayRef<int64_t> offsets) {
-  Block &body = op.getJoin().front();
-  llvm::DenseMap<Value, int64_t> numbers;
-  int64_t next = 0;
-  json::Array args, ops;
-  for (BlockArgument arg : body.getArguments()) {
-    numbers[arg] = next++;
-    args.push_back(*dtypeName(arg.getType()));
-  }
-  for (Operation &scalar : body.without_terminator()) {
-    StringRef name = scalar.getName().getStringRef();
-    if (!::ein::isScalarOpName(name.str()) || scalar.getNumResults() != 1 ||
-        scalar.getNumRegions() != 0)
-      return scalar.emitOpError()
-             << "has no program.json form; join regions may hold the arith "
-                "and math operations listed in docs/program-format.md";
-    Type type = scalar.getResult(0).getType();
-    FailureOr<StringRef> dtype = dtypeName(type);
-    if (failed(dtype))
-      return scalar.emitOpError()
-             << "result type " << type << " has no program.json form";
-    json::Array operands;
-    for (Value v : scalar.getOperands())
-      operands.push_back(numbers.lookup(v));
-    json::Object entry{
-        {"op", name}, {"operands", std::move(operands)}, {"type", *dtype}};
-    if (auto constant = dyn_cast<arith::ConstantOp>(scalar)) {
-      Attribute value = constant.getValue();
-      if (auto f = dyn_cast<FloatAttr>(value))
-        entry["value"] = number(f.getValueAsDouble());
-      else if (auto i = dyn_cast<IntegerAttr>(value))
-        entry["value"] = type.isInteger(1)
-                             ? int64_t(i.getValue().getBoolValue())
-                             : i.getValue().getSExtValue();
-      else
-        return scalar.emitOpError() << "holds a constant with no program.json "
-                                       "form";
-    }
-    if (auto cmp = dyn_cast<arith::CmpFOp>(scalar))
-      entry["predicate"] = arith::stringifyCmpFPredicate(cmp.getPredicate());
-    if (auto cmp = dyn_cast<arith::CmpIOp>(scalar))
-      entry["predicate"] = arith::stringifyCmpIPredicate(cmp.getPredicate());
-    int64_t offset = 0;
-    if (auto index = dyn_cast<IndexOp>(scalar)) {
-      entry["dim"] = index.getDimAttr().getInt();
-      if (!offsets.empty())
-        offset = offsets[index.getDimAttr().getInt()];
-    }
-    numbers[scalar.getResult(0)] = next++;
-    ops.push_back(std::move(entry));
-    if (offset != 0) {
-      // A block kernel's loops start at its offsets: ein.index reads
-      // whole-tensor coordinates, so add them.
-      int64_t local = numbers[scalar.getResult(0)];
-      ops.push_back(json::Object{{"op", "arith.constant"},
-                                 {"operands", json::Array()},
-                                 {"type", *dtype},
-                                 {"value", offset}});
-      ops.push_back(json::Object{{"op", "arith.addi"},
-                                 {"operands", json::Array{local, next}},
-                                 {"type", *dtype}});
-      numbers[scalar.getResult(0)] = next + 1;
-      next += 2;
-    }
-  }
-  auto yield = cast<YieldOp>(body.getTerminator());
-  return json::Object{{"args", std::move(args)},
-                      {"ops", std::move(ops)},
-                      {"yield", numbers.lookup(yield.getValues().front())}};
-}
-
-FailureOr<json::Object> Exporter::exportOp(Operation *op) {
-  // Aggregations also return a token; only the data counts.
-  if (op->getNumResults() != 1 && !isa<AggregateOp>(op))
-    return op->emitOpError() << "has no program.json form";
-  FailureOr<json::Object> type = tensorType(op, op->getResult(0).getType());
-  if (failed(type))
-    return failure();
-  FailureOr<json::Array> inputs = inputNames(op);
-  if (failed(inputs))
-    return failure();
-  if (auto aggregate = dyn_cast<AggregateOp>(op))
-    for (size_t drop = op->getNumOperands() - aggregate.getPartials().size();
-         drop > 0; --drop)
-      inputs->pop_back();
-  std::string result = "v" + std::to_string(nextValue++);
-  json::Object entry{{"result", result},
-                     {"type", std::move(*type)},
-                     {"inputs", std::move(*inputs)}};
-
-  LogicalResult done =
-      llvm::TypeSwitch<Operation *, LogicalResult>(op)
-          .Case([&](JoinAggOp join) -> LogicalResult {
-            ArrayRef<int64_t> offsets;
-            if (auto attr = join->getAttrOfType<DenseI64ArrayAttr>(
-                    EinDialect::getLoopOffsetsAttrName()))
-              offsets = attr.asArrayRef();
-            FailureOr<json::Object> region = joinRegion(join, offsets);
-            if (failed(region))
-              return failure();
-            json::Array lists;
-            for (unsigned i = 0, e = join.getInputs().size(); i < e; ++i)
-              lists.push_back(integers(join.getIndicesOfInput(i)));
-            entry["kind"] = "join_agg";
-            entry["input_indices"] = std::move(lists);
-            entry["output_indices"] = integers(join.getOutputIndices());
-            entry["agg"] = stringifyAggKind(join.getAgg());
-            entry["acc"] = *dtypeName(join.getAccType());
-            entry["join"] = std::move(*region);
-            return success();
-          })
-          .Case([&](AttentionOp attention) {
-            entry["kind"] = "attention";
-            entry["causal"] = attention.getCausal();
-            entry["group"] = attention.getGroupAttr().getInt();
-            entry["scale"] = attention.getScaleOrDefault();
-            entry["query_offset"] = attention.getQueryOffsetAttr().getInt();
-            entry["key_offset"] = attention.getKeyOffsetAttr().getInt();
-            return success();
-          })
-          .Case([&](SoftmaxOp softmax) {
-            entry["kind"] = "softmax";
-            entry["dim"] = softmax.getDimAttr().getInt();
-            return success();
-          })
-          .Case([&](RmsNormOp norm) {
-            entry["kind"] = "rms_norm";
-            entry["eps"] = norm.getEps().convertToDouble();
-            return success();
-          })
-          .Case([&](ReshapeOp reshape) {
-            json::Array groups;
-            for (Attribute group : reshape.getReassociation()) {
-              json::Array dims;
-              for (Attribute d : cast<ArrayAttr>(group))
-                dims.push_back(cast<IntegerAttr>(d).getInt());
-              groups.push_back(std::move(dims));
-            }
-            entry["kind"] = "reshape";
-            entry["reassociation"] = std::move(groups);
-            return success();
-          })
-          .Case([&](SliceOp slice) {
-            entry["kind"] = "slice";
-            entry["offsets"] = integers(slice.getOffsets());
-            entry["sizes"] = integers(slice.getSizes());
-            return success();
-          })
-          .Case([&](ConcatOp concat) {
-            entry["kind"] = "concat";
-            entry["dim"] = concat.getDimAttr().getInt();
-            return success();
-          })
-          .Case([&](tensor::ExtractSliceOp slice) -> LogicalResult {
-            if (!slice.hasUnitStride() || !slice.getOffsets().empty() ||
-                !slice.getSizes().empty())
-              return slice.emitOpError()
-                     << "has no program.json form unless static and "
-                        "unit-stride";
-            entry["kind"] = "slice";
-            entry["offsets"] = integers(slice.getStaticOffsets());
-            entry["sizes"] = integers(slice.getStaticSizes());
-            return success();
-          })
-          .Case([&](AggregateOp aggregate) -> LogicalResult {
-            // The partials combined element by element: a join with no
-            // aggregation whose region folds them with the kind's op.
-            const char *combine = nullptr;
-            switch (aggregate.getKind()) {
-            case AggKind::Add:
-              combine = "arith.addf";
-              break;
-            case AggKind::Max:
-              combine = "arith.maximumf";
-              break;
-            case AggKind::Min:
-              combine = "arith.minimumf";
-              break;
-            case AggKind::Mul:
-              combine = "arith.mulf";
-              break;
-            default:
-              return aggregate.emitOpError()
-                     << "has no program.json form for its kind";
-            }
-            Type partial =
-                cast<ShapedType>(aggregate.getPartials()[0].getType())
-                    .getElementType();
-            StringRef dtype = *dtypeName(partial);
-            int64_t rank =
-                cast<ShapedType>(aggregate.getResult().getType()).getRank();
-            SmallVector<int64_t> loops;
-            for (int64_t d = 0; d < rank; ++d)
-              loops.push_back(d);
-            json::Array args, lists, ops;
-            int64_t n = aggregate.getPartials().size();
-            for (int64_t i = 0; i < n; ++i) {
-              args.push_back(dtype);
-              lists.push_back(integers(loops));
-            }
-            int64_t last = 0;
-            for (int64_t i = 1; i < n; ++i) {
-              ops.push_back(json::Object{{"op", combine},
-                                         {"operands", json::Array{last, i}},
-                                         {"type", dtype}});
-              last = n + i - 1;
-            }
-            entry["kind"] = "join_agg";
-            entry["input_indices"] = std::move(lists);
-            entry["output_indices"] = integers(loops);
-            entry["agg"] = "none";
-            entry["acc"] = dtype;
-            entry["join"] = json::Object{{"args", std::move(args)},
-                                         {"ops", std::move(ops)},
-                                         {"yield", last}};
-            return success();
-          })
-          .Case([&](arith::ConstantOp constant) -> LogicalResult {
-            auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
-            if (!elements)
-              return constant.emitOpError()
-                     << "holds a constant with no program.json form";
-            json::Array values;
-            auto add = [&](Attribute a) {
-              if (auto f = dyn_cast<FloatAttr>(a))
-                values.push_back(number(f.getValueAsDouble()));
-              else if (cast<IntegerAttr>(a).getType().isInteger(1))
-                values.push_back(
-                    int64_t(cast<IntegerAttr>(a).getValue().getBoolValue()));
-              else
-                values.push_back(
-                    cast<IntegerAttr>(a).getValue().getSExtValue());
-            };
-            if (elements.isSplat())
-              add(elements.getSplatValue<Attribute>());
-            else
-              for (Attribute a : elements.getValues<Attribute>())
-                add(a);
-            entry["kind"] = "constant";
-            entry["values"] = std::move(values);
-            return success();
-          })
-          .Default([&](Operation *other) {
-            return other->emitOpError()
-                   << "has no program.json form; the program may hold "
-                      "ein.join_agg, composites, layout ops and tensor "
-                      "constants";
-          });
-  if (failed(done))
-    return failure();
-  names[op->getResult(0)] = result;
-  return entry;
-}
-
-FailureOr<json::Value> Exporter::run(func::FuncOp func) {
-  json::Array arguments;
+FailureOr<::ein::Program> Exporter::run(func::FuncOp func) {
+  ::ein::Program program;
+  program.function = func.getSymName().str();
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    FailureOr<json::Object> type = tensorType(func, arg.getType());
+    FailureOr<::ein::TensorType> type = tensorType(func, arg.getType());
     if (failed(type))
       return failure();
-    std::string name = "arg" + std::to_string(i);
-    names[arg] = name;
-    json::Object entry{{"name", name}, {"type", std::move(*type)}};
-    if (func.getArgAttr(i, EinDialect::getWeightAttrName()))
-      entry["weight"] = true;
-    arguments.push_back(std::move(entry));
+    ::ein::Argument entry;
+    entry.name = "arg" + std::to_string(i);
+    entry.type = std::move(*type);
+    entry.weight = bool(func.getArgAttr(i, EinDialect::getWeightAttrName()));
+    names[arg] = entry.name;
+    program.arguments.push_back(std::move(entry));
   }
-  json::Array ops, results;
   for (Operation &op : func.getBody().front()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -564,41 +384,28 @@ FailureOr<json::Value> Exporter::run(func::FuncOp func) {
           return ret.emitOpError() << "result " << i
                                    << " has no program.json form (a "
                                       "tensor.empty nothing filled?)";
-        results.push_back(it->second);
+        program.results.push_back(it->second);
       }
       continue;
     }
     bool handled = false;
-    if (failed(exportDeviceLevel(&op, ops, handled)))
+    if (failed(exportDeviceLevel(&op, program.ops, handled)))
       return failure();
     if (handled)
       continue;
-    FailureOr<json::Object> entry = exportOp(&op);
-    if (failed(entry))
+    ::ein::Op entry;
+    if (failed(exportOp(&op, entry)))
       return failure();
-    ops.push_back(std::move(*entry));
+    program.ops.push_back(std::move(entry));
   }
-  if (results.empty())
+  if (program.results.empty())
     return func.emitOpError() << "returns nothing; a program needs a result";
-  return json::Value(json::Object{{"format", "ein-program"},
-                                  {"version", kProgramFormatVersion},
-                                  {"function", func.getSymName()},
-                                  {"arguments", std::move(arguments)},
-                                  {"ops", std::move(ops)},
-                                  {"results", std::move(results)}});
+  return program;
 }
 
 } // namespace
 
-FailureOr<StringRef> mlir::ein::programDTypeName(Type type) {
-  return dtypeName(type);
-}
-
-llvm::json::Array mlir::ein::jsonIntegers(ArrayRef<int64_t> values) {
-  return integers(values);
-}
-
-FailureOr<json::Value> mlir::ein::exportProgram(func::FuncOp func) {
+FailureOr<::ein::Program> mlir::ein::exportProgram(func::FuncOp func) {
   if (func.isExternal())
     return func.emitOpError() << "has no body to export";
   if (!func.getBody().hasOneBlock())

@@ -9,11 +9,6 @@
 #include "Einsummable/Transforms/Passes.h"
 #include "Einsummable/Transforms/PlanReport.h"
 
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/ToolOutputFile.h"
-
-#include "llvm/Support/FormatVariadic.h"
-
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINDECOMPOSE
 #include "Einsummable/Transforms/Passes.h.inc"
@@ -25,67 +20,6 @@ namespace planner = ::ein::planner;
 namespace physical = ::ein::physical;
 
 namespace {
-
-/// The ops whose placement stays canonical: those fixing tied layouts.
-std::vector<bool> keptForTies(const planner::Graph &graph,
-                              const planner::Options &options) {
-  return graph.ties.empty() ? std::vector<bool>()
-                            : physical::opsKeptForTies(graph, options);
-}
-
-/// The plan's step on the target's topology, as the simulator predicts it
-/// with naive exchanges, and its busiest link.
-LogicalResult remarkSimulatedStep(func::FuncOp func, TargetAttr target,
-                                  const planner::Graph &graph,
-                                  const planner::Plan &plan,
-                                  const planner::Options &options, bool batch) {
-  ::ein::Topology topology;
-  std::string error;
-  if (!::ein::makeTopology(target.getTopology().str(), target.getDevices(),
-                           topology, error))
-    return func.emitError() << "cannot simulate the plan: " << error;
-  physical::DeviceProgram program =
-      physical::naiveProgram(graph, plan, options);
-  physical::SimResult sim = physical::simulate(topology, program.tasks);
-  double synthesized =
-      physical::simulate(
-          topology,
-          physical::synthesizedProgram(graph, plan, options, topology).tasks)
-          .seconds;
-  InFlightDiagnostic remark = func.emitRemark();
-  remark << "simulated step "
-         << llvm::formatv("{0:F3}", sim.seconds * 1e3).str() << " ms on "
-         << topology.name << " with naive exchanges: " << program.tasks.size()
-         << " tasks, "
-         << humanBytes(program.bytes[0] + program.bytes[1] + program.bytes[2])
-         << " moved";
-  if (!graph.ties.empty())
-    remark << " (not counting the moves that return tied results to their "
-              "arguments' layouts)";
-  auto busiest = std::max_element(sim.linkBusy.begin(), sim.linkBusy.end());
-  if (busiest != sim.linkBusy.end() && *busiest > 0 && sim.seconds > 0) {
-    size_t link = busiest - sim.linkBusy.begin();
-    remark << "; busiest link " << topology.links[link].name << " busy "
-           << llvm::formatv("{0:F0}", 100 * *busiest / sim.seconds).str()
-           << "% of the step";
-  }
-  remark << "; synthesized exchanges (relays, multicast and aggregation "
-            "trees) "
-         << llvm::formatv("{0:F3}", synthesized * 1e3).str() << " ms";
-  std::vector<bool> synthesizedOps;
-  physical::Placement placement;
-  physical::DeviceProgram best = physical::placedBestProgram(
-      graph, plan, options, topology, keptForTies(graph, options),
-      synthesizedOps, placement, batch);
-  double placed = physical::simulate(topology, best.tasks).seconds;
-  remark << "; with blocks placed for the machine (" << placement.placedOps()
-         << " ops moved, "
-         << std::count(synthesizedOps.begin(), synthesizedOps.end(), true)
-         << " of " << synthesizedOps.size() << " synthesized, "
-         << best.batches.size() << " batched transfers) "
-         << llvm::formatv("{0:F3}", placed * 1e3).str() << " ms";
-  return success();
-}
 
 /// `options` narrowed to the specs strategy `kind` allows on `graph`
 /// (unchanged for optimal), or false with `why`.
@@ -205,12 +139,7 @@ struct EinDecomposePass
         return signalPassFailure();
       }
     }
-    std::vector<ExplainedOp> explained;
-    std::string dot;
-    llvm::raw_string_ostream dotStream(dot);
-    llvm::json::Array exchanges;
-    double total = 0, simulatedMs = 0;
-    std::vector<double> memoryBytes;
+    PlanExplanation explanation;
 
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
@@ -252,11 +181,6 @@ struct EinDecomposePass
         std::vector<std::string> locations;
         for (Operation *op : graph->ops)
           locations.push_back(locationText(op));
-        std::vector<ExplainedOp> ops =
-            explainOps(graph->graph, plan, restricted, locations);
-        printPlanDot(dotStream, func.getSymName(), graph->graph, ops);
-        for (ExplainedOp &e : ops)
-          explained.push_back(std::move(e));
         std::vector<bool> synthesizedOps;
         physical::Placement placement;
         physical::DeviceProgram program =
@@ -266,90 +190,31 @@ struct EinDecomposePass
                       graph->graph, plan, options, topology,
                       keptForTies(graph->graph, options), synthesizedOps,
                       placement, batchTransfers);
-        llvm::json::Object report =
-            exchangeReport(graph->graph, locations, program, topology);
-        simulatedMs += *report.getNumber("simulated_ms");
-        for (llvm::json::Value &x : *report.getArray("exchanges"))
-          exchanges.push_back(std::move(x));
-        total += plan.total;
-        planner::PlanMemory memory =
-            planner::planMemory(graph->graph, plan, options.devices);
-        memoryBytes.resize(options.devices, 0);
-        for (int64_t d = 0; d < options.devices; ++d)
-          memoryBytes[d] = std::max(memoryBytes[d], memory.peak[d]);
+        explanation.add(func.getSymName(), graph->graph, plan, restricted,
+                        locations, program, topology);
       }
       for (size_t i = 0; i < graph->ops.size(); ++i) {
         Operation *op = graph->ops[i];
         op->removeAttr(EinDialect::getCandidatesAttrName());
         op->setAttr("spec", SpecAttr::get(&getContext(), plan.specs[i]));
-        if (remarks) {
-          const planner::OpCost &c = plan.costs[i];
-          op->emitRemark() << "spec "
-                           << SpecAttr::get(&getContext(), plan.specs[i])
-                           << ": join " << humanBytes(c.join)
-                           << ", aggregation " << humanBytes(c.aggregation)
-                           << ", repartition " << humanBytes(c.repartition)
-                           << ", compute " << humanBytes(c.compute);
-        }
       }
-      if (remarks) {
-        func.emitRemark() << "plan total " << humanBytes(plan.total) << " over "
-                          << graph->ops.size() << " ops";
-        if (failed(remarkSimulatedStep(func, target, graph->graph, plan,
-                                       options, batchTransfers)))
-          return signalPassFailure();
-      }
+      if (remarks &&
+          failed(emitPlanRemarks(func, target, graph->ops, graph->graph, plan,
+                                 options, batchTransfers)))
+        return signalPassFailure();
     }
     if (explainTo.empty())
       return;
-    if (explainTo == "-") {
-      llvm::outs() << "plan for " << options.devices << " devices on "
-                   << topology.name << ", strategy "
-                   << planner::strategyName(*kind) << ": " << humanBytes(total)
-                   << " by the proxy, "
-                   << llvm::formatv("{0:F3}", simulatedMs).str()
-                   << " ms simulated with " << explainExchange << " exchanges ("
-                   << exchanges.size() << " transfers, "
-                   << llvm::count_if(exchanges,
-                                     [](const llvm::json::Value &x) {
-                                       return x.getAsObject()->get("batch") !=
-                                              nullptr;
-                                     })
-                   << " in batches)\n";
-      printExplainTable(llvm::outs(), explained);
-      return;
-    }
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(explainTo, &error);
-    if (!output) {
-      module.emitError() << "cannot write the explanation: " << error;
-      return signalPassFailure();
-    }
-    if (explainTo.ends_with(".dot")) {
-      output->os() << "digraph plan {\n  label=\"plan for " << options.devices
-                   << " devices on " << topology.name << ", strategy "
-                   << planner::strategyName(*kind) << "\";\n"
-                   << dot << "}\n";
-      output->keep();
-      return;
-    }
-    llvm::json::Object root{{"devices", options.devices},
-                            {"topology", topology.name},
-                            {"strategy", planner::strategyName(*kind)},
-                            {"exchange", StringRef(explainExchange)},
-                            {"ops", explainJson(explained)},
-                            {"total_cost_bytes", total},
-                            {"memory_bytes", llvm::json::Array(memoryBytes)},
-                            {"simulated_ms", simulatedMs},
-                            {"exchanges", std::move(exchanges)}};
+    PlanExplanation::Header header;
+    header.devices = options.devices;
+    header.topology = topology.name;
+    header.strategy = planner::strategyName(*kind);
+    header.exchange = explainExchange;
     if (*kind == planner::Strategy::Random)
-      root["seed"] = int64_t(seed);
-    if (memoryLimit > 0)
-      root["memory_limit"] = int64_t(memoryLimit);
-    output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
-                 << "\n";
-    output->keep();
+      header.seed = seed;
+    header.memoryLimit = memoryLimit;
+    if (failed(explanation.write(explainTo, header, module)))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -5,7 +5,6 @@
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -31,7 +30,7 @@ struct EinExportProgramPass
     FailureOr<func::FuncOp> func = selectProgramFunction(module, function);
     if (failed(func))
       return signalPassFailure();
-    FailureOr<llvm::json::Value> program = exportProgram(*func);
+    FailureOr<::ein::Program> program = exportProgram(*func);
     if (failed(program))
       return signalPassFailure();
     std::string error;
@@ -47,7 +46,7 @@ struct EinExportProgramPass
       module.emitError() << "cannot write program.json: " << error;
       return signalPassFailure();
     }
-    output->os() << llvm::formatv("{0:2}", *program) << "\n";
+    output->os() << ::ein::writeProgram(*program);
     output->keep();
     markAllAnalysesPreserved();
   }

@@ -100,7 +100,7 @@ private:
 
   LogicalResult rewriteOp(SpecOpInterface op) {
     ArrayRef<int64_t> parts = op.getSpecAttr().getParts();
-    OpAccesses accesses = getAccesses(op);
+    OpAccesses accesses = op.getAccesses();
     // Per operand, not per value: one value read twice (x^T x) may be
     // needed in two layouts.
     SmallVector<Value> operands;

@@ -2,10 +2,16 @@
 
 #include "Einsummable/Transforms/PlanReport.h"
 
+#include "Einsummable/Physical/Simulator.h"
+#include "Einsummable/Planner/Memory.h"
+
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
+using namespace mlir::ein;
 namespace planner = ::ein::planner;
 namespace physical = ::ein::physical;
 
@@ -229,4 +235,157 @@ void mlir::ein::printPlanDot(llvm::raw_ostream &os, llvm::StringRef name,
     }
   }
   os << "  }\n";
+}
+
+void mlir::ein::PlanExplanation::add(llvm::StringRef function,
+                                     const planner::Graph &graph,
+                                     const planner::Plan &plan,
+                                     const planner::SearchOptions &options,
+                                     const std::vector<std::string> &locations,
+                                     const physical::DeviceProgram &program,
+                                     const ::ein::Topology &topology) {
+  std::vector<ExplainedOp> ops = explainOps(graph, plan, options, locations);
+  llvm::raw_string_ostream dotStream(dot);
+  printPlanDot(dotStream, function, graph, ops);
+  for (ExplainedOp &e : ops)
+    explained.push_back(std::move(e));
+  llvm::json::Object report =
+      exchangeReport(graph, locations, program, topology);
+  simulatedMs += *report.getNumber("simulated_ms");
+  for (llvm::json::Value &x : *report.getArray("exchanges"))
+    exchanges.push_back(std::move(x));
+  total += plan.total;
+  planner::PlanMemory memory =
+      planner::planMemory(graph, plan, options.devices);
+  memoryBytes.resize(options.devices, 0);
+  for (int64_t d = 0; d < options.devices; ++d)
+    memoryBytes[d] = std::max(memoryBytes[d], memory.peak[d]);
+}
+
+LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
+                                                const Header &header,
+                                                Operation *where) const {
+  if (to == "-") {
+    llvm::outs() << "plan for " << header.devices << " devices on "
+                 << header.topology << ", strategy " << header.strategy << ": "
+                 << humanBytes(total) << " by the proxy, "
+                 << llvm::formatv("{0:F3}", simulatedMs).str()
+                 << " ms simulated with " << header.exchange << " exchanges ("
+                 << exchanges.size() << " transfers, "
+                 << llvm::count_if(exchanges,
+                                   [](const llvm::json::Value &x) {
+                                     return x.getAsObject()->get("batch") !=
+                                            nullptr;
+                                   })
+                 << " in batches)\n";
+    printExplainTable(llvm::outs(), explained);
+    return success();
+  }
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(to, &error);
+  if (!output)
+    return where->emitError() << "cannot write the explanation: " << error;
+  if (to.ends_with(".dot")) {
+    output->os() << "digraph plan {\n  label=\"plan for " << header.devices
+                 << " devices on " << header.topology << ", strategy "
+                 << header.strategy << "\";\n"
+                 << dot << "}\n";
+    output->keep();
+    return success();
+  }
+  llvm::json::Object root{{"devices", header.devices},
+                          {"topology", header.topology},
+                          {"strategy", header.strategy},
+                          {"exchange", header.exchange},
+                          {"ops", explainJson(explained)},
+                          {"total_cost_bytes", total},
+                          {"memory_bytes", llvm::json::Array(memoryBytes)},
+                          {"simulated_ms", simulatedMs},
+                          {"exchanges", llvm::json::Array(exchanges)}};
+  if (header.seed)
+    root["seed"] = int64_t(*header.seed);
+  if (header.memoryLimit > 0)
+    root["memory_limit"] = header.memoryLimit;
+  output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+               << "\n";
+  output->keep();
+  return success();
+}
+
+std::vector<bool> mlir::ein::keptForTies(const planner::Graph &graph,
+                                         const planner::Options &options) {
+  return graph.ties.empty() ? std::vector<bool>()
+                            : physical::opsKeptForTies(graph, options);
+}
+
+/// The plan's step on the target's topology, as the simulator predicts it
+/// with naive exchanges, and its busiest link.
+static LogicalResult
+remarkSimulatedStep(func::FuncOp func, mlir::ein::TargetAttr target,
+                    const planner::Graph &graph, const planner::Plan &plan,
+                    const planner::Options &options, bool batch) {
+  ::ein::Topology topology;
+  std::string error;
+  if (!::ein::makeTopology(target.getTopology().str(), target.getDevices(),
+                           topology, error))
+    return func.emitError() << "cannot simulate the plan: " << error;
+  physical::DeviceProgram program =
+      physical::naiveProgram(graph, plan, options);
+  physical::SimResult sim = physical::simulate(topology, program.tasks);
+  double synthesized =
+      physical::simulate(
+          topology,
+          physical::synthesizedProgram(graph, plan, options, topology).tasks)
+          .seconds;
+  InFlightDiagnostic remark = func.emitRemark();
+  remark << "simulated step "
+         << llvm::formatv("{0:F3}", sim.seconds * 1e3).str() << " ms on "
+         << topology.name << " with naive exchanges: " << program.tasks.size()
+         << " tasks, "
+         << humanBytes(program.bytes[0] + program.bytes[1] + program.bytes[2])
+         << " moved";
+  if (!graph.ties.empty())
+    remark << " (not counting the moves that return tied results to their "
+              "arguments' layouts)";
+  auto busiest = std::max_element(sim.linkBusy.begin(), sim.linkBusy.end());
+  if (busiest != sim.linkBusy.end() && *busiest > 0 && sim.seconds > 0) {
+    size_t link = busiest - sim.linkBusy.begin();
+    remark << "; busiest link " << topology.links[link].name << " busy "
+           << llvm::formatv("{0:F0}", 100 * *busiest / sim.seconds).str()
+           << "% of the step";
+  }
+  remark << "; synthesized exchanges (relays, multicast and aggregation "
+            "trees) "
+         << llvm::formatv("{0:F3}", synthesized * 1e3).str() << " ms";
+  std::vector<bool> synthesizedOps;
+  physical::Placement placement;
+  physical::DeviceProgram best = physical::placedBestProgram(
+      graph, plan, options, topology, keptForTies(graph, options),
+      synthesizedOps, placement, batch);
+  double placed = physical::simulate(topology, best.tasks).seconds;
+  remark << "; with blocks placed for the machine (" << placement.placedOps()
+         << " ops moved, "
+         << std::count(synthesizedOps.begin(), synthesizedOps.end(), true)
+         << " of " << synthesizedOps.size() << " synthesized, "
+         << best.batches.size() << " batched transfers) "
+         << llvm::formatv("{0:F3}", placed * 1e3).str() << " ms";
+  return success();
+}
+
+LogicalResult mlir::ein::emitPlanRemarks(
+    func::FuncOp func, ein::TargetAttr target, llvm::ArrayRef<Operation *> ops,
+    const planner::Graph &graph, const planner::Plan &plan,
+    const planner::Options &options, bool batch) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const planner::OpCost &c = plan.costs[i];
+    ops[i]->emitRemark() << "spec "
+                         << SpecAttr::get(func.getContext(), plan.specs[i])
+                         << ": join " << humanBytes(c.join) << ", aggregation "
+                         << humanBytes(c.aggregation) << ", repartition "
+                         << humanBytes(c.repartition) << ", compute "
+                         << humanBytes(c.compute);
+  }
+  func.emitRemark() << "plan total " << humanBytes(plan.total) << " over "
+                    << ops.size() << " ops";
+  return remarkSimulatedStep(func, target, graph, plan, options, batch);
 }

@@ -1008,11 +1008,16 @@ bool readBundle(const std::string &directory, Bundle &bundle,
   }
   if (!readProgram(directory + "/program.json", bundle.program, error))
     return false;
-  const Manifest &m = bundle.manifest;
-  const Program &p = bundle.program;
+  if (!checkAgreement(bundle.manifest, bundle.program, error)) {
+    error = manifestPath + ": " + error;
+    return false;
+  }
+  return true;
+}
+
+bool checkAgreement(const Manifest &m, const Program &p, std::string &error) {
   auto mismatch = [&](const std::string &what) {
-    error =
-        manifestPath + ": " + what + " of program.json ('" + p.function + "')";
+    error = what + " of program.json ('" + p.function + "')";
     return false;
   };
   if (m.inputs.size() != p.arguments.size())

@@ -499,7 +499,11 @@ void parse(const json &root, Program &program) {
 } // namespace
 
 bool isScalarOpName(const std::string &name) {
-  return lookUp(kScalarKinds, name).has_value();
+  return parseScalarKind(name).has_value();
+}
+
+std::optional<ScalarKind> parseScalarKind(const std::string &name) {
+  return lookUp(kScalarKinds, name);
 }
 
 bool parseProgram(const std::string &text, Program &program,

@@ -3,7 +3,8 @@
 // What ein-decompose's `explain` and ein-synthesize-exchanges' `report`
 // write: per op the chosen spec, its cost terms and what the alternatives
 // would cost; per exchange its bytes and the links it crosses; the
-// simulated step. docs/explain.md documents the format.
+// simulated step (docs/explain.md documents the format); and ein-decompose's
+// remarks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,9 +14,12 @@
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Planner/Search.h"
 
+#include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/Support/JSON.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +71,55 @@ void printExplainTable(llvm::raw_ostream &os,
 void printPlanDot(llvm::raw_ostream &os, llvm::StringRef name,
                   const ::ein::planner::Graph &graph,
                   const std::vector<ExplainedOp> &ops);
+
+/// What ein-decompose explains: every planned function's ops, exchanges,
+/// memory and simulated step, gathered function by function and written
+/// once at the end as a table ("-", to stdout), Graphviz (a `.dot` path) or
+/// JSON (any other path).
+class PlanExplanation {
+public:
+  /// The run as a whole: what the header line and the JSON's top keys say.
+  struct Header {
+    int64_t devices = 1;
+    std::string topology, strategy, exchange;
+    std::optional<uint64_t> seed; // random strategy only
+    int64_t memoryLimit = 0;      // 0: none
+  };
+
+  /// Adds one planned function, its device program (naive or synthesized,
+  /// as `Header::exchange` says) simulated on `topology`.
+  void add(llvm::StringRef function, const ::ein::planner::Graph &graph,
+           const ::ein::planner::Plan &plan,
+           const ::ein::planner::SearchOptions &options,
+           const std::vector<std::string> &locations,
+           const ::ein::physical::DeviceProgram &program,
+           const ::ein::Topology &topology);
+
+  /// Writes the explanation to `to`; a diagnostic at `where` if it cannot.
+  LogicalResult write(llvm::StringRef to, const Header &header,
+                      Operation *where) const;
+
+private:
+  std::vector<ExplainedOp> explained;
+  std::string dot;
+  llvm::json::Array exchanges;
+  double total = 0, simulatedMs = 0;
+  std::vector<double> memoryBytes;
+};
+
+/// ein-decompose's remarks on one planned function: each op's spec and cost
+/// terms, the plan's total, and the step the simulator predicts on the
+/// target's topology with naive, synthesized and placed exchanges.
+LogicalResult emitPlanRemarks(func::FuncOp func, TargetAttr target,
+                              llvm::ArrayRef<Operation *> ops,
+                              const ::ein::planner::Graph &graph,
+                              const ::ein::planner::Plan &plan,
+                              const ::ein::planner::Options &options,
+                              bool batch);
+
+/// The ops whose placement stays canonical: those fixing tied layouts.
+std::vector<bool> keptForTies(const ::ein::planner::Graph &graph,
+                              const ::ein::planner::Options &options);
 
 } // namespace mlir::ein
 

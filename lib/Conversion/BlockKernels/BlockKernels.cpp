@@ -102,7 +102,8 @@ bool mlir::ein::needsBlockKernel(Operation *op, ::ein::Backend backend) {
     return failed(matchLibraryGemm(join));
   if (auto attention = dyn_cast<AttentionOp>(op))
     return !isLibraryAttention(attention, backend);
-  return isa<SoftmaxOp, RmsNormOp>(op);
+  // Other composites have no library form: a kernel of their own.
+  return op->hasTrait<BlockKernel>();
 }
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -143,11 +143,10 @@ private:
     if (failed(addValue(op, out, "v" + std::to_string(next++),
                         planner::ValueKind::Intermediate)))
       return failure();
-    auto outType = cast<ShapedType>(out.getType());
 
     // Operand and result accesses come from the dialect, so the planner
     // and the planned-form verifier read one definition.
-    OpAccesses accesses = getAccesses(spec);
+    OpAccesses accesses = spec.getAccesses();
     auto convert = [&](Value value, const OperandAccess &access) {
       std::vector<std::vector<int>> dims;
       for (const auto &loops : access.dimLoops)
@@ -162,36 +161,25 @@ private:
     node.accBytes = elementBytes(accesses.accumulator);
 
     // What only the planner needs: loops the kernels keep whole, and work.
-    llvm::TypeSwitch<Operation *>(op)
-        .Case([&](JoinAggOp join) {
-          // One operation per arithmetic op of the join, plus the
-          // aggregation's combine.
-          double ops = 0;
-          for (Operation &scalar : join.getJoin().front().without_terminator())
-            if (!isa<arith::ConstantOp, IndexOp>(scalar))
-              ++ops;
-          node.flopsPerPoint = std::max<double>(1, ops) +
-                               (join.getAggregatedLoops().empty() ? 0 : 1);
-        })
-        .Case([&](AttentionOp attention) {
-          auto v = cast<ShapedType>(attention.getValue().getType());
-          auto q = cast<ShapedType>(attention.getQuery().getType());
-          node.cuttable[4] = target.canCutAttentionKeys();
-          node.flopsPerPoint = 2.0 * (q.getDimSize(3) + v.getDimSize(3));
-          node.causal = attention.getCausal();
-          node.attention = {3, 4, attention.getQueryOffsetAttr().getInt(),
-                            attention.getKeyOffsetAttr().getInt()};
-        })
-        .Case([&](SoftmaxOp softmax) {
-          // The softmax dimension stays whole: its fused kernel reduces it.
-          node.cuttable[softmax.getDimAttr().getInt()] = false;
-          node.flopsPerPoint = 4;
-        })
-        .Case([&](RmsNormOp) {
-          // The normalised (last) dimension stays whole.
-          node.cuttable[outType.getRank() - 1] = false;
-          node.flopsPerPoint = 3;
-        });
+    for (int64_t l : spec.getWholeLoops())
+      node.cuttable[l] = false;
+    if (accesses.aggregation == AggKind::OnlineSoftmax) {
+      // Partial softmaxes combine only where the target's kernel returns
+      // the log-sum-exp beside each partial (attention's key loop).
+      llvm::SmallDenseSet<int64_t> kept;
+      for (const auto &loops : accesses.result.dimLoops)
+        kept.insert(loops.begin(), loops.end());
+      for (int64_t l = 0, e = sizes.size(); l < e; ++l)
+        if (!kept.contains(l))
+          node.cuttable[l] = node.cuttable[l] && target.canCutAttentionKeys();
+    }
+    node.flopsPerPoint = spec.getFlopsPerPoint();
+    if (std::optional<CausalMask> mask = spec.getCausalMask()) {
+      node.causal = true;
+      node.attention = {static_cast<int>(mask->queryLoop),
+                        static_cast<int>(mask->keyLoop), mask->queryOffset,
+                        mask->keyOffset};
+    }
     result.graph.ops.push_back(std::move(node));
     result.ops.push_back(op);
     return success();

@@ -15,6 +15,7 @@
 #include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
 #include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Dialect/Ein/IR/EinProgramForm.h"
 #include "Einsummable/Program/ExportProgram.h"
 
 #include "ein/bundle.h"
@@ -29,8 +30,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
@@ -38,24 +37,23 @@
 
 using namespace mlir;
 using namespace mlir::ein;
-namespace json = llvm::json;
 
 namespace {
 
-FailureOr<std::string> dtypeOf(Operation *where, Type type) {
-  FailureOr<StringRef> name = programDTypeName(type);
-  if (failed(name) || !isa<FloatType>(type))
+FailureOr<::ein::DType> dtypeOf(Operation *where, Type type) {
+  std::optional<::ein::DType> dtype = programDType(type);
+  if (!dtype || !isa<FloatType>(type))
     return where->emitOpError()
            << "element type " << type << " has no bundle form";
-  return name->str();
+  return *dtype;
 }
 
 std::vector<int64_t> integers(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
-::ein::TensorType tensorType(StringRef dtype, ArrayRef<int64_t> shape) {
-  return {*::ein::parseDType(dtype.str()), integers(shape)};
+::ein::TensorType tensorType(::ein::DType dtype, ArrayRef<int64_t> shape) {
+  return {dtype, integers(shape)};
 }
 
 ::ein::Agg aggOf(AggKind kind) {
@@ -95,7 +93,7 @@ public:
             std::vector<::ein::TensorLayout> &into) -> LogicalResult {
       for (auto [blocksOf, type] : llvm::zip(blocks, types)) {
         auto tensor = cast<RankedTensorType>(type);
-        FailureOr<std::string> dtype = dtypeOf(func, tensor.getElementType());
+        FailureOr<::ein::DType> dtype = dtypeOf(func, tensor.getElementType());
         if (failed(dtype))
           return failure();
         into.push_back(
@@ -117,7 +115,7 @@ private:
     std::string name;
     int64_t device;
     int64_t offset;
-    std::string dtype;
+    ::ein::DType dtype;
     SmallVector<int64_t> shape;
     /// The buffer whose bytes this one views (itself unless a reshape).
     int root;
@@ -155,7 +153,7 @@ private:
 
   /// A fresh buffer of `type` (a tensor, or a kernel's scratch memref).
   FailureOr<int> allocate(Operation *where, ShapedType type, int64_t device) {
-    FailureOr<std::string> dtype = dtypeOf(where, type.getElementType());
+    FailureOr<::ein::DType> dtype = dtypeOf(where, type.getElementType());
     if (failed(dtype))
       return failure();
     int64_t bytes =
@@ -540,7 +538,7 @@ private:
            dest, insert.getStaticOffsets(), insert.getStaticSizes(), device);
       return success();
     }
-    if (isa<JoinAggOp, AttentionOp, SoftmaxOp, RmsNormOp>(op))
+    if (op->hasTrait<BlockKernel>())
       return block(op);
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       // Row-major blocks reshape in place: the same bytes, another shape.
@@ -691,22 +689,14 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   }
   // The reference --check evaluates: the logical program when given
   // (ein-compile exports it before planning), else the device-level one.
-  FailureOr<json::Value> program = failure();
+  FailureOr<::ein::Program> program = failure();
   if (!reference.empty()) {
-    auto text = llvm::MemoryBuffer::getFile(reference);
-    if (!text) {
-      module.emitError() << "cannot read the reference program '" << reference
-                         << "': " << text.getError().message();
+    ::ein::Program read;
+    if (!::ein::readProgram(reference.str(), read, why)) {
+      module.emitError() << "cannot read the reference program: " << why;
       return failure();
     }
-    llvm::Expected<json::Value> parsed = json::parse((*text)->getBuffer());
-    if (!parsed) {
-      module.emitError() << "the reference program '" << reference
-                         << "' is not JSON: "
-                         << llvm::toString(parsed.takeError());
-      return failure();
-    }
-    program = std::move(*parsed);
+    program = std::move(read);
   } else {
     program = exportProgram(*func);
   }
@@ -716,7 +706,8 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   // free, ...): a bundle that would not load is an error here.
   ::ein::Manifest parsed;
   std::string text = ::ein::writeManifest(manifest);
-  if (!::ein::parseManifest(text, parsed, why)) {
+  if (!::ein::parseManifest(text, parsed, why) ||
+      !::ein::checkAgreement(parsed, *program, why)) {
     func->emitOpError() << "would make an invalid bundle: " << why;
     return failure();
   }
@@ -762,9 +753,7 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
       os << object.getObject().getValue();
     }
   }
-  std::string programText;
-  llvm::raw_string_ostream(programText)
-      << llvm::formatv("{0:2}", *program) << "\n";
+  std::string programText = ::ein::writeProgram(*program);
   for (auto [file, contents] :
        {std::pair<const char *, const std::string *>{"manifest.json", &text},
         std::pair<const char *, const std::string *>{"program.json",
@@ -777,12 +766,6 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
       return failure();
     }
     os << *contents;
-  }
-  // What ein-run will read: the manifest and the program must agree.
-  ::ein::Bundle written;
-  if (!::ein::readBundle(dir.str(), written, why)) {
-    module.emitError() << "wrote a bundle the runtime refuses: " << why;
-    return failure();
   }
   return success();
 }

@@ -182,6 +182,12 @@ struct Bundle {
   Program program;
 };
 
+/// Whether a manifest and the program beside it agree: as many inputs as
+/// arguments and outputs as results, of the same types. The bundle writer
+/// checks this before it writes; readBundle after it reads.
+bool checkAgreement(const Manifest &manifest, const Program &program,
+                    std::string &error);
+
 /// Reads DIR/manifest.json and DIR/program.json and checks that they agree:
 /// the manifest's inputs and outputs are the program's arguments and results
 /// with the same types.

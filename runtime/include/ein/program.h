@@ -13,6 +13,7 @@
 #include "ein/dtype.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,8 @@ std::string writeProgram(const Program &program);
 /// Whether `name` (an MLIR op name such as "arith.mulf") is a scalar
 /// operation join regions may hold. The exporter and the reader share it.
 bool isScalarOpName(const std::string &name);
+/// The scalar operation an MLIR op name spells, if join regions may hold it.
+std::optional<ScalarKind> parseScalarKind(const std::string &name);
 
 const char *aggName(Agg agg);
 const char *opKindName(OpKind kind);

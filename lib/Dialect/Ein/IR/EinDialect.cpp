@@ -76,8 +76,7 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
       return op->emitError()
              << "'" << getKernelAttrName()
              << "' must be a kernel name string, got " << attr.getValue();
-    if (!isa<JoinAggOp, AttentionOp, SoftmaxOp, RmsNormOp>(op) ||
-        !op->hasAttr("device"))
+    if (!op->hasTrait<BlockKernel>() || !op->hasAttr("device"))
       return op->emitError() << "'" << getKernelAttrName()
                              << "' belongs on a device-level block (a "
                                 "join_agg or composite with 'device')";

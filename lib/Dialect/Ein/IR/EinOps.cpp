@@ -7,7 +7,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -1022,77 +1021,148 @@ static OperandAccess identityAccess(int64_t rank) {
   return access;
 }
 
-OpAccesses mlir::ein::getAccesses(SpecOpInterface op) {
+/// Accesses with the result's element type as the accumulator.
+static OpAccesses accessesOf(Operation *op) {
   OpAccesses a;
-  Type resultType = op->getResult(0).getType();
-  int64_t rank = shapeOf(resultType).size();
-  a.accumulator = elementTypeOf(resultType);
-  llvm::TypeSwitch<Operation *>(op)
-      .Case([&](JoinAggOp join) {
-        for (unsigned i = 0, e = join.getInputs().size(); i < e; ++i) {
-          OperandAccess access;
-          for (int64_t l : join.getIndicesOfInput(i))
-            access.dimLoops.push_back({l});
-          a.inputs.push_back(access);
-        }
-        for (int64_t l : join.getOutputIndices())
-          a.result.dimLoops.push_back({l});
-        a.aggregation = join.getAgg();
-        a.accumulator = join.getAccType();
-      })
-      .Case([&](AttentionOp) {
-        // Loops: batch, kv_head, group, query, key; head dims stay whole.
-        OperandAccess heads, keys;
-        heads.dimLoops = {{0}, {1, 2}, {3}, {}};
-        keys.dimLoops = {{0}, {1}, {4}, {}};
-        a.inputs = {heads, keys, keys};
-        a.result = heads;
-        a.aggregation = AggKind::OnlineSoftmax;
-        a.accumulator = Float32Type::get(op->getContext());
-      })
-      .Case([&](SoftmaxOp) {
-        a.inputs = {identityAccess(rank)};
-        a.result = identityAccess(rank);
-      })
-      .Case([&](RmsNormOp) {
-        OperandAccess weight;
-        weight.dimLoops = {{rank - 1}};
-        a.inputs = {identityAccess(rank), weight};
-        a.result = identityAccess(rank);
-      })
-      .Case([&](ReshapeOp reshape) {
-        // Loops are the higher-rank side's dimensions; each dimension of the
-        // lower-rank side spans its group.
-        int64_t sourceRank = shapeOf(reshape.getSource().getType()).size();
-        OperandAccess groups;
-        for (Attribute group : reshape.getReassociation()) {
-          groups.dimLoops.emplace_back();
-          for (Attribute d : cast<ArrayAttr>(group))
-            groups.dimLoops.back().push_back(cast<IntegerAttr>(d).getInt());
-        }
-        bool expand = rank > sourceRank;
-        a.inputs = {expand ? groups : identityAccess(sourceRank)};
-        a.result = expand ? identityAccess(rank) : groups;
-      })
-      .Case([&](SliceOp slice) {
-        OperandAccess source = identityAccess(rank);
-        source.shift = llvm::to_vector(slice.getOffsets());
-        a.inputs = {source};
-        a.result = identityAccess(rank);
-      })
-      .Case([&](ConcatOp concat) {
-        int64_t dim = concat.getDimAttr().getInt(), at = 0;
-        for (Value input : concat.getInputs()) {
-          OperandAccess access = identityAccess(rank);
-          access.shift.assign(rank, 0);
-          access.shift[dim] = -at;
-          at += shapeOf(input.getType())[dim];
-          a.inputs.push_back(access);
-        }
-        a.result = identityAccess(rank);
-      });
+  a.accumulator = elementTypeOf(op->getResult(0).getType());
   return a;
 }
+
+static int64_t resultRank(Operation *op) {
+  return shapeOf(op->getResult(0).getType()).size();
+}
+
+OpAccesses JoinAggOp::getAccesses() {
+  OpAccesses a = accessesOf(*this);
+  for (unsigned i = 0, e = getInputs().size(); i < e; ++i) {
+    OperandAccess access;
+    for (int64_t l : getIndicesOfInput(i))
+      access.dimLoops.push_back({l});
+    a.inputs.push_back(access);
+  }
+  for (int64_t l : getOutputIndices())
+    a.result.dimLoops.push_back({l});
+  a.aggregation = getAgg();
+  a.accumulator = getAccType();
+  return a;
+}
+
+double JoinAggOp::getFlopsPerPoint() {
+  // One operation per arithmetic op of the join, plus the aggregation's
+  // combine.
+  double ops = 0;
+  for (Operation &scalar : getJoin().front().without_terminator())
+    if (!scalar.hasTrait<OpTrait::ConstantLike>() && !isa<IndexOp>(scalar))
+      ++ops;
+  return std::max<double>(1, ops) + (getAggregatedLoops().empty() ? 0 : 1);
+}
+
+OpAccesses AttentionOp::getAccesses() {
+  // Loops: batch, kv_head, group, query, key; head dims stay whole.
+  OpAccesses a = accessesOf(*this);
+  OperandAccess heads, keys;
+  heads.dimLoops = {{0}, {1, 2}, {3}, {}};
+  keys.dimLoops = {{0}, {1}, {4}, {}};
+  a.inputs = {heads, keys, keys};
+  a.result = heads;
+  a.aggregation = AggKind::OnlineSoftmax;
+  a.accumulator = Float32Type::get(getContext());
+  return a;
+}
+
+double AttentionOp::getFlopsPerPoint() {
+  // Q.K^T and P.V: a multiply-add per head element of each.
+  return 2.0 *
+         (shapeOf(getQuery().getType())[3] + shapeOf(getValue().getType())[3]);
+}
+
+std::optional<CausalMask> AttentionOp::getCausalMask() {
+  if (!getCausal())
+    return std::nullopt;
+  return CausalMask{3, 4, getQueryOffsetAttr().getInt(),
+                    getKeyOffsetAttr().getInt()};
+}
+
+OpAccesses SoftmaxOp::getAccesses() {
+  OpAccesses a = accessesOf(*this);
+  a.inputs = {identityAccess(resultRank(*this))};
+  a.result = identityAccess(resultRank(*this));
+  return a;
+}
+
+double SoftmaxOp::getFlopsPerPoint() { return 4; }
+
+SmallVector<int64_t> SoftmaxOp::getWholeLoops() {
+  // Its fused kernel reduces along the softmax dimension.
+  return {getDimAttr().getInt()};
+}
+
+OpAccesses RmsNormOp::getAccesses() {
+  int64_t rank = resultRank(*this);
+  OpAccesses a = accessesOf(*this);
+  OperandAccess weight;
+  weight.dimLoops = {{rank - 1}};
+  a.inputs = {identityAccess(rank), weight};
+  a.result = identityAccess(rank);
+  return a;
+}
+
+double RmsNormOp::getFlopsPerPoint() { return 3; }
+
+SmallVector<int64_t> RmsNormOp::getWholeLoops() {
+  // The normalised (last) dimension.
+  return {resultRank(*this) - 1};
+}
+
+OpAccesses ReshapeOp::getAccesses() {
+  // Loops are the higher-rank side's dimensions; each dimension of the
+  // lower-rank side spans its group.
+  int64_t rank = resultRank(*this);
+  int64_t sourceRank = shapeOf(getSource().getType()).size();
+  OpAccesses a = accessesOf(*this);
+  OperandAccess groups;
+  for (Attribute group : getReassociation()) {
+    groups.dimLoops.emplace_back();
+    for (Attribute d : cast<ArrayAttr>(group))
+      groups.dimLoops.back().push_back(cast<IntegerAttr>(d).getInt());
+  }
+  bool expand = rank > sourceRank;
+  a.inputs = {expand ? groups : identityAccess(sourceRank)};
+  a.result = expand ? identityAccess(rank) : groups;
+  return a;
+}
+
+// Layout ops move data and compute nothing.
+double ReshapeOp::getFlopsPerPoint() { return 0; }
+
+OpAccesses SliceOp::getAccesses() {
+  int64_t rank = resultRank(*this);
+  OpAccesses a = accessesOf(*this);
+  OperandAccess source = identityAccess(rank);
+  source.shift = llvm::to_vector(getOffsets());
+  a.inputs = {source};
+  a.result = identityAccess(rank);
+  return a;
+}
+
+double SliceOp::getFlopsPerPoint() { return 0; }
+
+OpAccesses ConcatOp::getAccesses() {
+  int64_t rank = resultRank(*this);
+  OpAccesses a = accessesOf(*this);
+  int64_t dim = getDimAttr().getInt(), at = 0;
+  for (Value input : getInputs()) {
+    OperandAccess access = identityAccess(rank);
+    access.shift.assign(rank, 0);
+    access.shift[dim] = -at;
+    at += shapeOf(input.getType())[dim];
+    a.inputs.push_back(access);
+  }
+  a.result = identityAccess(rank);
+  return a;
+}
+
+double ConcatOp::getFlopsPerPoint() { return 0; }
 
 /// "loop d1" or "loops kv_head x group".
 static std::string describeLoops(ArrayRef<int64_t> loops,
@@ -1124,7 +1194,7 @@ LogicalResult mlir::ein::verifyPlanned(SpecOpInterface op) {
 
   ArrayRef<int64_t> parts = spec.getParts();
   SmallVector<std::string> names = op.getLoopNames();
-  OpAccesses accesses = getAccesses(op);
+  OpAccesses accesses = op.getAccesses();
   // Checks a relation's cut against the spec; returns the product of the
   // parts of the loops the access does not span (its copies, or fan-in).
   auto verifyCut = [&](RelationType relation, const OperandAccess &access,

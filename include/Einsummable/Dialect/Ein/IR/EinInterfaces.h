@@ -4,16 +4,12 @@
 #define EINSUMMABLE_DIALECT_EIN_IR_EININTERFACES_H
 
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
+#include "ein/program.h"
 #include "mlir/IR/OpDefinition.h"
 
-#include "Einsummable/Dialect/Ein/IR/EinInterfaces.h.inc"
+#include <optional>
 
 namespace mlir::ein {
-
-/// Checks a spec against the loops of the op that carries it: one part per
-/// loop, no loop cut into more parts than it has elements, and one join block
-/// per device of the enclosing target.
-LogicalResult verifySpec(SpecOpInterface op);
 
 /// How an operand or the result of an op is indexed by its loops: per
 /// dimension, the loops it spans, outermost first (none for a dimension no
@@ -43,8 +39,28 @@ struct OpAccesses {
   Type accumulator;
 };
 
-/// The accesses of any op implementing SpecOpInterface (of a verified op).
-OpAccesses getAccesses(SpecOpInterface op);
+/// Causal attention's work: only (query, key) pairs with
+/// `key + keyOffset <= query + queryOffset` count.
+struct CausalMask {
+  int64_t queryLoop = -1, keyLoop = -1;
+  int64_t queryOffset = 0, keyOffset = 0;
+};
+
+/// Marks ops whose every block is a computation on its device (Ein_BlockKernel
+/// in EinInterfaces.td): join_agg and the composites.
+template <typename ConcreteType>
+class BlockKernel : public OpTrait::TraitBase<ConcreteType, BlockKernel> {};
+
+} // namespace mlir::ein
+
+#include "Einsummable/Dialect/Ein/IR/EinInterfaces.h.inc"
+
+namespace mlir::ein {
+
+/// Checks a spec against the loops of the op that carries it: one part per
+/// loop, no loop cut into more parts than it has elements, and one join block
+/// per device of the enclosing target.
+LogicalResult verifySpec(SpecOpInterface op);
 
 /// Verifies an op's spec, and when it operates on relations (the planned
 /// form) that every relation is cut as the spec dictates: each input cut by

@@ -24,7 +24,7 @@ def Ein_ReassociationAttr
 //===----------------------------------------------------------------------===//
 
 def Ein_JoinAggOp : Ein_Op<"join_agg", [
-    IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects,
+    IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects, Ein_BlockKernel,
     DeclareOpInterfaceMethods<Ein_SpecOpInterface, ["getLoopSizes", "getLoopNames"]>]> {
   let summary = "A join followed by an aggregation";
   let description = [{
@@ -123,13 +123,17 @@ def Ein_IndexOp : Ein_Op<"index", [Pure]> {
 // Composites
 //===----------------------------------------------------------------------===//
 
-class Ein_CompositeOp<string mnemonic, list<Trait> traits = []>
-    : Ein_Op<mnemonic, !listconcat(traits, [Pure,
-        DeclareOpInterfaceMethods<Ein_SpecOpInterface, ["getLoopSizes", "getLoopNames"]>])> {
+// `overrides` names the SpecOpInterface methods with a default that the op
+// defines itself.
+class Ein_CompositeOp<string mnemonic, list<Trait> traits = [],
+                      list<string> overrides = []>
+    : Ein_Op<mnemonic, !listconcat(traits, [Pure, Ein_BlockKernel,
+        DeclareOpInterfaceMethods<Ein_SpecOpInterface,
+          !listconcat(["getLoopSizes", "getLoopNames"], overrides)>])> {
   let hasVerifier = 1;
 }
 
-def Ein_AttentionOp : Ein_CompositeOp<"attention"> {
+def Ein_AttentionOp : Ein_CompositeOp<"attention", [], ["getCausalMask"]> {
   let summary = "Scaled dot-product attention, optionally causal, with GQA";
   let description = [{
     `out[b, h, s, :] = softmax_t(scale * q[b, h, s, :] . k[b, h / group, t, :]) v[b, h / group, t, :]`.
@@ -175,7 +179,8 @@ def Ein_AttentionOp : Ein_CompositeOp<"attention"> {
   }];
 }
 
-def Ein_SoftmaxOp : Ein_CompositeOp<"softmax", [SameOperandsAndResultType]> {
+def Ein_SoftmaxOp : Ein_CompositeOp<"softmax", [SameOperandsAndResultType],
+                                    ["getWholeLoops"]> {
   let summary = "Softmax along one dimension";
   let description = [{
     `out = exp(x - max_dim(x)) / sum_dim(exp(x - max_dim(x)))`. A spec may cut
@@ -191,7 +196,8 @@ def Ein_SoftmaxOp : Ein_CompositeOp<"softmax", [SameOperandsAndResultType]> {
   let assemblyFormat = "$input `dim` $dim attr-dict `:` qualified(type($input))";
 }
 
-def Ein_RmsNormOp : Ein_CompositeOp<"rms_norm", [AllTypesMatch<["input", "result"]>]> {
+def Ein_RmsNormOp : Ein_CompositeOp<"rms_norm",
+    [AllTypesMatch<["input", "result"]>], ["getWholeLoops"]> {
   let summary = "RMSNorm over the last dimension, times a weight";
   let description = [{
     `out[..., i] = x[..., i] / sqrt(mean_i(x^2) + eps) * weight[i]`, the mean
