@@ -11,6 +11,18 @@
 using namespace mlir;
 using namespace mlir::ein;
 
+/// The planner's options of one pipeline given to another's.
+static void copyPlannerOptions(const PlannerOptionFields &from,
+                               PlannerOptionFields &to) {
+  to.tieLayout = from.tieLayout;
+  to.allowInexact = from.allowInexact;
+  to.stateCap = from.stateCap;
+  to.strategy = from.strategy;
+  to.seed = from.seed;
+  to.memoryLimit = from.memoryLimit;
+  to.explain = from.explain;
+}
+
 void mlir::ein::buildPlanPipeline(OpPassManager &pm,
                                   const PlanPipelineOptions &options) {
   pm.addPass(createEinEnumerateSpecs());
@@ -46,12 +58,7 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   program.file = reference;
   pm.addPass(createEinExportProgram(program));
   PlanPipelineOptions plan;
-  plan.tieLayout = options.tieLayout;
-  plan.allowInexact = options.allowInexact;
-  plan.strategy = options.strategy;
-  plan.seed = options.seed;
-  plan.memoryLimit = options.memoryLimit;
-  plan.explain = options.explain;
+  copyPlannerOptions(options, plan);
   plan.explainExchange = options.exchange;
   plan.batchTransfers = options.batchTransfers;
   buildPlanPipeline(pm, plan);
@@ -109,6 +116,8 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
   flag(options.batchTransfers, defaults.batchTransfers, "batch-transfers");
   flag(options.tieLayout, defaults.tieLayout, "tie-layout");
   flag(options.allowInexact, defaults.allowInexact, "allow-inexact");
+  if (options.stateCap != defaults.stateCap)
+    os << " state-cap=" << options.stateCap;
   string(options.strategy, defaults.strategy, "strategy");
   if (options.seed != defaults.seed)
     os << " seed=" << options.seed;

@@ -77,6 +77,11 @@ static cl::opt<bool>
                  cl::desc("Keep the cheapest plan found when the search's "
                           "state cap bites"),
                  cl::init(false), cl::cat(category));
+static cl::opt<int64_t>
+    stateCap("state-cap",
+             cl::desc("The most search states the planner keeps per step "
+                      "(raise it when the cap bites)"),
+             cl::init(131072), cl::cat(category));
 static cl::opt<std::string>
     strategy("strategy",
              cl::desc("optimal (the search's best plan), random (a legal "
@@ -113,6 +118,7 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.batchTransfers = batchTransfers;
   options.tieLayout = tieLayout;
   options.allowInexact = allowInexact;
+  options.stateCap = stateCap;
   options.strategy = strategy;
   options.seed = seed;
   options.memoryLimit = memoryLimit;

@@ -18,39 +18,60 @@ namespace mlir::ein {
 #define GEN_PASS_REGISTRATION
 #include "Einsummable/Transforms/Passes.h.inc"
 
+/// The planner's options, shared by the `ein-plan` and
+/// `ein-compile-pipeline` pipelines (declared once, registered with the
+/// pipeline that derives from this).
+struct PlannerOptionFields {
+  explicit PlannerOptionFields(::mlir::detail::PassOptions &owner)
+      : tieLayout(owner, "tie-layout",
+                  llvm::cl::desc("Results leave in the layout of the first "
+                                 "activation argument of their type"),
+                  llvm::cl::init(false)),
+        allowInexact(owner, "allow-inexact",
+                     llvm::cl::desc("Keep the cheapest plan found when the "
+                                    "search's state cap bites"),
+                     llvm::cl::init(false)),
+        stateCap(owner, "state-cap",
+                 llvm::cl::desc("The most search states kept per step"),
+                 llvm::cl::init(131072)),
+        strategy(owner, "strategy",
+                 llvm::cl::desc(
+                     "optimal (the search's best plan), random (a legal plan "
+                     "drawn from seed), dp (batch split) or megatron "
+                     "(weights sharded, attention by heads)"),
+                 llvm::cl::init("optimal")),
+        seed(owner, "seed", llvm::cl::desc("The seed of strategy=random"),
+             llvm::cl::init(0)),
+        memoryLimit(
+            owner, "memory-limit",
+            llvm::cl::desc("Bytes a GPU may hold: the plan (weights plus peak "
+                           "live activations) and, in a compile, the "
+                           "bundle's buffer plan must fit (0: no limit)"),
+            llvm::cl::init(0)),
+        explain(owner, "explain",
+                llvm::cl::desc("Explain the plan: a JSON file, a .dot file, "
+                               "or - for a table"),
+                llvm::cl::init("")) {}
+
+  ::mlir::detail::PassOptions::Option<bool> tieLayout;
+  ::mlir::detail::PassOptions::Option<bool> allowInexact;
+  ::mlir::detail::PassOptions::Option<int64_t> stateCap;
+  ::mlir::detail::PassOptions::Option<std::string> strategy;
+  ::mlir::detail::PassOptions::Option<uint64_t> seed;
+  ::mlir::detail::PassOptions::Option<int64_t> memoryLimit;
+  ::mlir::detail::PassOptions::Option<std::string> explain;
+};
+
 /// Options of the `ein-plan` pipeline.
-struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
+struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions>,
+                             public PlannerOptionFields {
+  PlanPipelineOptions()
+      : PlannerOptionFields(static_cast<PassOptions &>(*this)) {}
+
   PassOptions::Option<bool> weightsReplicable{
       *this, "weights-replicable",
       llvm::cl::desc("Weights may be replicated for free"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> tieLayout{
-      *this, "tie-layout",
-      llvm::cl::desc("Results leave in the layout of the first activation "
-                     "argument of their type"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> allowInexact{
-      *this, "allow-inexact",
-      llvm::cl::desc("Keep the cheapest plan found when the state cap bites"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> stateCap{
-      *this, "state-cap",
-      llvm::cl::desc("The most search states kept per step"),
-      llvm::cl::init(131072)};
-  PassOptions::Option<std::string> strategy{
-      *this, "strategy",
-      llvm::cl::desc("optimal, random, dp or megatron (ein-decompose)"),
-      llvm::cl::init("optimal")};
-  PassOptions::Option<uint64_t> seed{
-      *this, "seed", llvm::cl::desc("The seed of strategy=random"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> memoryLimit{
-      *this, "memory-limit",
-      llvm::cl::desc("Bytes a GPU may hold (0: no limit)"), llvm::cl::init(0)};
-  PassOptions::Option<std::string> explain{
-      *this, "explain",
-      llvm::cl::desc("Explain the plan: a JSON file, or - for a table"),
-      llvm::cl::init("")};
   PassOptions::Option<std::string> explainExchange{
       *this, "explain-exchange",
       llvm::cl::desc("The exchanges the explanation simulates: synthesized "
@@ -72,7 +93,11 @@ void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
 /// calls buildCompilePipeline, and `ein-compile --print-pipeline` prints the
 /// ein-opt command that builds the same pipeline from the same options.
 struct CompilePipelineOptions
-    : public PassPipelineOptions<CompilePipelineOptions> {
+    : public PassPipelineOptions<CompilePipelineOptions>,
+      public PlannerOptionFields {
+  CompilePipelineOptions()
+      : PlannerOptionFields(static_cast<PassOptions &>(*this)) {}
+
   PassOptions::Option<std::string> dir{
       *this, "dir", llvm::cl::desc("The bundle directory to write"),
       llvm::cl::init("")};
@@ -106,35 +131,6 @@ struct CompilePipelineOptions
                      "transfers between two GPUs where the step simulates no "
                      "slower"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> tieLayout{
-      *this, "tie-layout",
-      llvm::cl::desc("Results leave in the layout of the first activation "
-                     "argument of their type"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> allowInexact{
-      *this, "allow-inexact",
-      llvm::cl::desc("Keep the cheapest plan found when the search's state "
-                     "cap bites"),
-      llvm::cl::init(false)};
-  PassOptions::Option<std::string> strategy{
-      *this, "strategy",
-      llvm::cl::desc("optimal (the search's best plan), random (a legal plan "
-                     "drawn from seed), dp (batch split) or megatron "
-                     "(weights sharded, attention by heads)"),
-      llvm::cl::init("optimal")};
-  PassOptions::Option<uint64_t> seed{
-      *this, "seed", llvm::cl::desc("The seed of strategy=random"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> memoryLimit{
-      *this, "memory-limit",
-      llvm::cl::desc("Bytes a GPU may hold: the plan (weights plus peak live "
-                     "activations) and the bundle's buffer plan must fit (0: "
-                     "no limit)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> explain{
-      *this, "explain",
-      llvm::cl::desc("Explain the plan: a JSON file, or - for a table"),
-      llvm::cl::init("")};
 };
 
 /// ein-compile-pipeline: import, attach the target, export the logical
