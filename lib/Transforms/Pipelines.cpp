@@ -11,9 +11,10 @@
 using namespace mlir;
 using namespace mlir::ein;
 
-/// The planner's options of one pipeline given to another's.
-static void copyPlannerOptions(const PlannerOptionFields &from,
-                               PlannerOptionFields &to) {
+/// The planner's options of one pipeline given to another pipeline's or to
+/// ein-decompose's (whose generated options struct has the same fields).
+template <typename To>
+static void copyPlannerOptions(const PlannerOptionFields &from, To &to) {
   to.tieLayout = from.tieLayout;
   to.allowInexact = from.allowInexact;
   to.stateCap = from.stateCap;
@@ -27,14 +28,8 @@ void mlir::ein::buildPlanPipeline(OpPassManager &pm,
                                   const PlanPipelineOptions &options) {
   pm.addPass(createEinEnumerateSpecs());
   EinDecomposeOptions decompose;
+  copyPlannerOptions(options, decompose);
   decompose.weightsReplicable = options.weightsReplicable;
-  decompose.tieLayout = options.tieLayout;
-  decompose.stateCap = options.stateCap;
-  decompose.allowInexact = options.allowInexact;
-  decompose.strategy = options.strategy;
-  decompose.seed = options.seed;
-  decompose.explain = options.explain;
-  decompose.memoryLimit = options.memoryLimit;
   decompose.explainExchange = options.explainExchange;
   decompose.batchTransfers = options.batchTransfers;
   pm.addPass(createEinDecompose(decompose));
