@@ -17,10 +17,18 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::ein;
+
+LogicalResult mlir::ein::expandMathWithoutIntrinsics(ModuleOp kernels) {
+  RewritePatternSet patterns(kernels.getContext());
+  populatePolynomialApproximateErfPattern(patterns);
+  populatePolynomialApproximateErfcPattern(patterns);
+  return applyPatternsGreedily(kernels, std::move(patterns));
+}
 
 void mlir::ein::buildCpuKernelLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvertLinalgToLoopsPass());

@@ -34,7 +34,8 @@ struct EinLowerToCpuPass
       return;
     OpPassManager pm(ModuleOp::getOperationName());
     buildCpuKernelLoweringPipeline(pm);
-    if (failed(runPipeline(pm, *kernels)) ||
+    if (failed(expandMathWithoutIntrinsics(*kernels)) ||
+        failed(runPipeline(pm, *kernels)) ||
         failed(addKernelEntryPoints(*kernels)))
       return signalPassFailure();
   }

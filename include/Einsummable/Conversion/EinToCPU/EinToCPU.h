@@ -14,6 +14,11 @@
 
 namespace mlir::ein {
 
+/// Rewrites the math ops LLVM has no intrinsic for (erf, erfc) in the
+/// kernels into the polynomial approximations upstream MLIR provides, so
+/// the pipeline below lowers every op join regions may hold.
+LogicalResult expandMathWithoutIntrinsics(ModuleOp kernels);
+
 /// Kernels on memrefs (linalg, arith, math) to the LLVM dialect with the
 /// bare-pointer calling convention; bf16 and f16 arithmetic in f32.
 void buildCpuKernelLoweringPipeline(OpPassManager &pm);

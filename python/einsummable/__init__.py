@@ -1,0 +1,243 @@
+"""Einsummable from Python: PyTorch models in, bundles out.
+
+    import torch, einsummable
+    model = MyBlock().eval()
+    compiled = einsummable.compile(model, (x,), devices=4)
+    y = compiled(x)                     # as model(x), planned over 4 devices
+
+`compile` traces the model (make_fx), writes it as linalg on tensors, runs
+`ein-compile` on it and loads the bundle through the runtime's C API.
+`load` binds a bundle compiled elsewhere to a model's weights. docs/
+frontend.md has the op table, how weights are bound and the limits.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import torch
+
+from . import _export, _runtime, _tools
+from ._errors import CompileError, FrontendError
+from ._export import export
+
+__all__ = ["compile", "load", "export", "Compiled", "CompileError",
+           "FrontendError"]
+
+_DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+           "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32,
+           "i1": torch.bool}
+
+
+def _dtype(name):
+    return _DTYPES[name]
+
+
+class Compiled:
+    """A loaded bundle that is called like the model it came from."""
+
+    def __init__(self, bundle, description, weights, mlir=None, summary="",
+                 explain_path=None):
+        self.bundle = os.path.abspath(bundle)
+        self.mlir = mlir
+        self._summary = summary
+        self._explain = explain_path
+        self._description = description
+        self._args = description["arguments"]
+        self._outputs = description["outputs"]
+        self._runtime = _runtime.Bundle(self.bundle)
+        if len(self._runtime.inputs) != len(self._args):
+            raise FrontendError(
+                "the bundle has %d inputs but frontend.json describes %d "
+                "arguments" % (len(self._runtime.inputs), len(self._args)))
+        for i, (info, arg) in enumerate(zip(self._runtime.inputs,
+                                            self._args)):
+            if info.dtype != arg["dtype"] or list(info.shape) != arg["shape"]:
+                raise FrontendError(
+                    "bundle input %d is %r, frontend.json says %s %s (%s)"
+                    % (i, info, arg["dtype"], arg["shape"], arg["name"]))
+        self._inputs = [i for i, a in enumerate(self._args)
+                        if a["kind"] == "input"]
+        # Weights are set once: they stay on the devices between calls.
+        for index, tensor in weights.items():
+            self._set(index, tensor)
+
+    @property
+    def target(self):
+        return self._runtime.target
+
+    @property
+    def devices(self):
+        return self._runtime.devices
+
+    def _set(self, index, tensor):
+        t = tensor.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        t = t.contiguous()
+        self._runtime.set_input(index, t.data_ptr(),
+                                t.numel() * t.element_size())
+
+    def __call__(self, *inputs):
+        if len(inputs) != len(self._inputs):
+            raise TypeError("the model takes %d inputs, got %d"
+                            % (len(self._inputs), len(inputs)))
+        device = None
+        for position, (index, x) in enumerate(zip(self._inputs, inputs)):
+            arg = self._args[index]
+            if not isinstance(x, torch.Tensor):
+                raise TypeError("input %d is a %s, not a tensor"
+                                % (position, type(x).__name__))
+            dtype = _dtype(arg["dtype"])
+            if x.dtype != dtype:
+                raise TypeError("input %d is %s; the model was compiled for "
+                                "%s" % (position, x.dtype, dtype))
+            if list(x.shape) != arg["shape"]:
+                raise ValueError("input %d has shape %s; the model was "
+                                 "compiled for %s" % (position,
+                                                      list(x.shape),
+                                                      arg["shape"]))
+            if x.device.type != "cpu":
+                device = x.device
+        for index, x in zip(self._inputs, inputs):
+            self._set(index, x)
+        self._runtime.run()
+        results = []
+        for i, info in enumerate(self._runtime.outputs):
+            out = torch.empty(info.shape, dtype=_dtype(info.dtype))
+            self._runtime.get_output(i, out.data_ptr(), info.bytes)
+            results.append(out.to(device) if device is not None else out)
+        kind = self._outputs["kind"]
+        if kind == "tensor":
+            return results[0]
+        return tuple(results) if kind == "tuple" else results
+
+    def bench(self, warmup=10, iters=100):
+        """Median milliseconds of one call's step by the runtime's timer
+        (inputs as last set; run the model once first)."""
+        return self._runtime.bench(warmup, iters)
+
+    def summary(self):
+        """The table ein-compile printed."""
+        return self._summary
+
+    def explain(self):
+        """The plan's explanation (docs/explain.md) as a dict."""
+        if not self._explain or not os.path.exists(self._explain):
+            raise FrontendError("this bundle was loaded, not compiled here: "
+                                "it has no explanation")
+        with open(self._explain) as f:
+            return json.load(f)
+
+    def close(self):
+        self._runtime.close()
+
+
+def _weights_for(description, model, directory):
+    """{argument index: tensor} for every weight argument: the model's
+    parameters and buffers by name (none without a model), trace constants
+    from their files."""
+    from ._trace import weights_of
+    unique, names = weights_of(model) if model is not None else ([], {})
+    by_name = {name: unique[i][1] for name, i in names.items()}
+    bound = {}
+    for index, arg in enumerate(description["arguments"]):
+        if arg["kind"] != "weight":
+            continue
+        if "file" in arg:
+            bound[index] = _export.read_raw(
+                os.path.join(directory, arg["file"]), arg["shape"],
+                _dtype(arg["dtype"]))
+            continue
+        if model is None:
+            continue
+        if arg["name"] not in by_name:
+            raise FrontendError(
+                "the bundle's weight '%s' is not a parameter or buffer of "
+                "the model" % arg["name"])
+        t = by_name[arg["name"]]
+        if list(t.shape) != arg["shape"] or t.dtype != _dtype(arg["dtype"]):
+            raise FrontendError(
+                "weight '%s' is %s %s in the model but %s %s in the bundle"
+                % (arg["name"], t.dtype, list(t.shape), arg["dtype"],
+                   arg["shape"]))
+        bound[index] = t
+    return bound
+
+
+def _install(source, destination):
+    """Moves directory `source` to `destination`, replacing what was there
+    only once the new one is complete."""
+    old = None
+    if os.path.exists(destination):
+        old = destination + ".old"
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(destination, old)
+    os.replace(source, destination)
+    if old:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
+            strategy="optimal", memory_limit=None, tie_layout=False,
+            workdir=None, chip=None, exchange=None, extra_args=()):
+    """Traces `model` on `example_inputs`, plans it over `devices` and
+    returns a `Compiled` callable like the model. The program, the bundle
+    and the plan's explanation are kept in `workdir` (a new temporary
+    directory by default)."""
+    exported = export(model, example_inputs)
+    workdir = os.path.abspath(workdir or tempfile.mkdtemp(
+        prefix="einsummable-"))
+    os.makedirs(workdir, exist_ok=True)
+    mlir = os.path.join(workdir, "model.mlir")
+    description_path = os.path.join(workdir, "frontend.json")
+    exported.write(mlir, description_path)
+    bundle = os.path.join(workdir, "bundle")
+    partial = bundle + ".partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    explain = os.path.join(workdir, "explain.json")
+    command = [_tools.tool("ein-compile"), mlir, "-o", partial,
+               "--target=%s" % target, "--devices=%d" % devices,
+               "--strategy=%s" % strategy, "--explain=%s" % explain]
+    if topology:
+        command.append("--topology=%s" % topology)
+    if memory_limit:
+        command.append("--memory-limit=%d" % int(memory_limit))
+    if tie_layout:
+        command.append("--tie-layout")
+    if chip:
+        command.append("--chip=%s" % chip)
+    if exchange:
+        command.append("--exchange=%s" % exchange)
+    command += list(extra_args)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise CompileError(done.stderr.strip() or done.stdout.strip())
+    shutil.copy(description_path, os.path.join(partial, "frontend.json"))
+    if os.path.isdir(os.path.join(workdir, "constants")):
+        shutil.copytree(os.path.join(workdir, "constants"),
+                        os.path.join(partial, "constants"))
+    _install(partial, bundle)
+    description = exported.description()
+    weights = {i: a["tensor"] for i, a in enumerate(exported.arguments)
+               if a["kind"] == "weight"}
+    return Compiled(bundle, description, weights, mlir=mlir,
+                    summary=done.stdout, explain_path=explain)
+
+
+def load(bundle, model=None):
+    """The `Compiled` of a bundle compiled elsewhere (with the frontend.json
+    the export wrote inside it), bound to `model`'s parameters and buffers
+    by name. `model` may be omitted when the program has no weights."""
+    description = _export.read_description(os.path.join(bundle,
+                                                        "frontend.json"))
+    weights = _weights_for(description, model, bundle)
+    missing = [a["name"] for i, a in enumerate(description["arguments"])
+               if a["kind"] == "weight" and i not in weights]
+    if missing:
+        raise FrontendError("the bundle needs the weights %s: pass the model"
+                            % ", ".join(missing[:5]))
+    return Compiled(bundle, description, weights)

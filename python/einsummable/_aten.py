@@ -1,0 +1,1021 @@
+"""ATen ops to linalg: one handler per op, over the graph make_fx traced.
+
+Values that depend only on constants (masks built with `full`/`triu`,
+`arange`s, the index tensor `repeat_interleave` makes) are evaluated here,
+at trace time, with PyTorch itself; what reaches the program is a fill, a
+causal mask computed from indices, a broadcast, or (any other tensor
+constant) one more weight argument bound with its value.
+"""
+
+import math
+import operator
+
+import torch
+
+from . import _linalg
+from ._errors import FrontendError
+from ._linalg import Value, is_float
+
+aten = torch.ops.aten
+
+
+class Const:
+    """A tensor known at trace time."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+def _schema(target):
+    schema = getattr(target, "_schema", None)
+    return schema.name if schema is not None else None
+
+
+def _contains_value(x):
+    if isinstance(x, Value):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_contains_value(y) for y in x)
+    if isinstance(x, dict):
+        return any(_contains_value(y) for y in x.values())
+    return False
+
+
+def _unwrap(x):
+    if isinstance(x, Const):
+        return x.tensor
+    if isinstance(x, (list, tuple)):
+        return type(x)(_unwrap(y) for y in x)
+    if isinstance(x, dict):
+        return {k: _unwrap(v) for k, v in x.items()}
+    return x
+
+
+def _wrap(x):
+    if isinstance(x, torch.Tensor):
+        return Const(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_wrap(y) for y in x)
+    return x
+
+
+HANDLERS = {}
+
+
+def handles(*names):
+    def register(fn):
+        for name in names:
+            HANDLERS["aten::" + name] = fn
+        return fn
+    return register
+
+
+class Translator:
+    """Translates one traced graph. `arguments` lists the function's
+    arguments in order: (kind, name, tensor) with kind "input" or
+    "weight"; constants found on the way are appended as weights."""
+
+    def __init__(self, graph_module, arguments, locate):
+        self.gm = graph_module
+        self.e = _linalg.Emitter()
+        self.arguments = []
+        self.constants = []
+        self.locate = locate
+        self.placeholders = []
+        for kind, name, tensor in arguments:
+            ssa = "%%%s%d" % ("in" if kind == "input" else "w",
+                              sum(1 for a in self.arguments
+                                  if a["kind"] == kind))
+            value = Value(ssa, tensor.shape, tensor.dtype)
+            _linalg.element_type(tensor.dtype, name)
+            self.arguments.append({"kind": kind, "name": name,
+                                   "value": value, "tensor": tensor})
+            self.placeholders.append(value)
+        self.where = None
+
+    # -- driving ----------------------------------------------------------
+
+    def run(self):
+        env = {}
+        placeholder = iter(self.placeholders)
+        results = None
+        for node in self.gm.graph.nodes:
+            self.where = self.locate(node)
+            self.e.loc = ('loc("%s":%d:%d)' % self.where[1:]
+                          if self.where and self.where[1] else None)
+            if node.op == "placeholder":
+                env[node] = next(placeholder)
+            elif node.op == "get_attr":
+                env[node] = Const(_fetch_attr(self.gm, node.target))
+            elif node.op == "call_function":
+                env[node] = self.call(node, env)
+            elif node.op == "output":
+                results = node.args[0]
+                if isinstance(results, (list, tuple)):
+                    results = [env.get(r) if isinstance(r, torch.fx.Node)
+                               else r for r in results]
+                else:
+                    results = [env.get(results)
+                               if isinstance(results, torch.fx.Node)
+                               else results]
+            else:
+                raise self.error("%s nodes (%s) are not supported"
+                                 % (node.op, node.target))
+        self.e.loc = None
+        values = []
+        for i, r in enumerate(results):
+            if isinstance(r, Const):
+                r = self.materialize(r)
+            if not isinstance(r, Value):
+                raise FrontendError(
+                    "the model returns %s as result %d; it must return "
+                    "tensors (one, or a tuple or list of them)"
+                    % (type(r).__name__, i))
+            values.append(r)
+        return values
+
+    def error(self, message):
+        return FrontendError(message, self.where[0] if self.where else None)
+
+    def call(self, node, env):
+        def look(x):
+            if isinstance(x, torch.fx.Node):
+                return env[x]
+            if isinstance(x, (list, tuple)):
+                return type(x)(look(y) for y in x)
+            if isinstance(x, dict):
+                return {k: look(v) for k, v in x.items()}
+            return x
+
+        args, kwargs = look(node.args), look(node.kwargs)
+        if node.target is operator.getitem:
+            return args[0][args[1]]
+        if not _contains_value(args) and not _contains_value(kwargs):
+            # Only constants: evaluate now.
+            return _wrap(node.target(*_unwrap(args), **_unwrap(kwargs)))
+        name = _schema(node.target)
+        handler = HANDLERS.get(name)
+        if handler is None:
+            raise self.error(
+                "the ATen op %s is not supported by the einsummable front end "
+                "(docs/frontend.md lists the ops it takes)" % node.target)
+        self.node = node
+        result = handler(self, node, *args, **kwargs)
+        self.check(node, result)
+        return result
+
+    def check(self, node, result):
+        meta = node.meta.get("tensor_meta")
+        if meta is None or not hasattr(meta, "shape"):
+            return
+        if isinstance(result, Value):
+            if result.shape != tuple(meta.shape) or result.dtype != meta.dtype:
+                raise self.error(
+                    "internal: %s made %s %s where PyTorch has %s %s"
+                    % (node.target, result.dtype, list(result.shape),
+                       meta.dtype, list(meta.shape)))
+
+    # -- helpers for handlers ----------------------------------------------
+
+    def out_meta(self):
+        meta = self.node.meta.get("tensor_meta")
+        if meta is None:
+            raise self.error("internal: %s has no shape" % self.node.target)
+        return tuple(meta.shape), meta.dtype
+
+    def tensor(self, x):
+        """`x` as a Value (a Const materialized)."""
+        if isinstance(x, Value):
+            return x
+        if isinstance(x, Const):
+            return self.materialize(x)
+        raise self.error("expected a tensor, got %r" % (x,))
+
+    def operand(self, x):
+        """An elementwise operand: a Value, a Python scalar for a
+        one-element constant, or a causal mask computed from the indices of
+        the op that reads it."""
+        if isinstance(x, Const):
+            if x.tensor.numel() == 1:
+                return x.tensor.item()
+            mask = _causal_mask(x.tensor)
+            if mask is not None:
+                return self.causal_operand(tuple(x.tensor.shape),
+                                           x.tensor.dtype, *mask)
+            return self.materialize(x)
+        return x
+
+    def materialize(self, const):
+        t = const.tensor
+        dtype = t.dtype
+        shape = tuple(t.shape)
+        if t.numel() > 0 and bool((t == t.reshape(-1)[0]).all()) or (
+                t.is_floating_point() and t.numel() > 0
+                and bool(torch.isnan(t).all())):
+            return self.e.fill(t.reshape(-1)[0].item(), shape, dtype)
+        mask = _causal_mask(t)
+        if mask is not None:
+            return self.causal(shape, dtype, *mask)
+        name = "constant%d" % len(self.constants)
+        ssa = "%%k%d" % len(self.constants)
+        value = Value(ssa, shape, dtype)
+        self.constants.append(name)
+        self.arguments.append({"kind": "weight", "name": name,
+                               "value": value, "tensor": t.clone()})
+        return value
+
+    def causal_operand(self, shape, dtype, diagonal, low, high):
+        """A mask `high` above diagonal `diagonal` (key > query + diagonal)
+        and `low` on and below, computed from the loop indices."""
+        ty = _linalg.element_type(dtype)
+
+        def fn(b, indices):
+            row, col = indices[-2], indices[-1]
+            if diagonal:
+                row = b.op("arith.addi %s, %s" % (
+                    row, b.op("arith.constant %d" % diagonal, "index")),
+                    "index")
+            above = b.cmpi("sgt", col, row)
+            return b.select(above, b.const(high, ty), b.const(low, ty))
+
+        return _linalg.Indexed(shape, dtype, fn)
+
+    def causal(self, shape, dtype, diagonal, low, high):
+        """The causal mask as a tensor of its own."""
+        mask = self.causal_operand(shape, dtype, diagonal, low, high)
+        return self.e.elementwise([mask], dtype, lambda b, s: s[0],
+                                  compute=False, out_shape=shape)
+
+    def elementwise(self, operands, fn, compute=None):
+        shape, dtype = self.out_meta()
+        ops = [self.operand(x) for x in operands]
+        if compute is None:
+            floats = [x.dtype for x in ops
+                      if isinstance(x, Value) and is_float(x.dtype)]
+            if is_float(dtype):
+                compute = _linalg.compute_type(dtype)
+            elif floats:
+                compute = _linalg.compute_type(floats[0])
+            elif any(isinstance(x, float) for x in ops):
+                compute = "f32"
+        return self.e.elementwise(ops, dtype, fn, compute=compute,
+                                  out_shape=shape)
+
+
+def _fetch_attr(gm, target):
+    obj = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj.detach() if isinstance(obj, torch.Tensor) else obj
+
+
+def _causal_mask(t):
+    """(diagonal, low, high) when `t` (at least 2-D, the same matrix
+    everywhere) holds `high` strictly above a diagonal and `low` on and
+    below it, with high != low."""
+    if t.dim() < 2 or not t.is_floating_point():
+        return None
+    rows, cols = t.shape[-2], t.shape[-1]
+    m = t.reshape(-1, rows, cols)
+    if not bool((m == m[0]).all()):
+        return None
+    m = m[0]
+    high, low = m[0, -1].item(), m[-1, 0].item()
+    if high == low or rows < 2 or cols < 2:
+        return None
+    for diagonal in range(-rows + 1, cols):
+        i = torch.arange(rows).unsqueeze(1)
+        j = torch.arange(cols).unsqueeze(0)
+        above = j > i + diagonal
+        expected = torch.where(above, torch.tensor(high, dtype=m.dtype),
+                               torch.tensor(low, dtype=m.dtype))
+        if torch.equal(expected, m):
+            return diagonal, low, high
+    return None
+
+
+# -- elementwise ---------------------------------------------------------
+
+def _arith(fop, iop):
+    return lambda b, s: b.binary(fop, iop, s[0], s[1])
+
+
+@handles("add", "sub")
+def _add_sub(t, node, a, b, alpha=1):
+    fop, iop = ("arith.addf", "arith.addi") \
+        if _schema(node.target) == "aten::add" else ("arith.subf",
+                                                     "arith.subi")
+
+    def body(bb, s):
+        y = s[1]
+        if alpha != 1:
+            y = bb.binary("arith.mulf", "arith.muli", y,
+                          bb.const(alpha, bb.types[y]))
+        return bb.binary(fop, iop, s[0], y)
+    return t.elementwise([a, b], body)
+
+
+@handles("mul")
+def _mul(t, node, a, b):
+    return t.elementwise([a, b], _arith("arith.mulf", "arith.muli"))
+
+
+@handles("div")
+def _div(t, node, a, b, rounding_mode=None):
+    shape, dtype = t.out_meta()
+    if rounding_mode is not None:
+        def body(bb, s):
+            q = bb.binary("arith.divf", None, s[0], s[1])
+            return bb.unary("math.floor" if rounding_mode == "floor"
+                            else "math.trunc", q)
+        return t.elementwise([a, b], body, compute="f32"
+                             if not is_float(dtype) else None)
+    return t.elementwise([a, b], _arith("arith.divf", "arith.divsi"))
+
+
+@handles("neg")
+def _neg(t, node, a):
+    def body(b, s):
+        if b.types[s[0]] in ("i32", "i64"):
+            return b.op("arith.subi %s, %s" % (b.const(0, b.types[s[0]]),
+                                                s[0]), b.types[s[0]])
+        return b.unary("arith.negf", s[0])
+    return t.elementwise([a], body)
+
+
+def _unary_math(opname):
+    def handler(t, node, a):
+        return t.elementwise([a], lambda b, s: b.unary(opname, s[0]))
+    return handler
+
+
+for _name, _op in [("rsqrt", "math.rsqrt"), ("sqrt", "math.sqrt"),
+                   ("exp", "math.exp"), ("log", "math.log"),
+                   ("tanh", "math.tanh"), ("erf", "math.erf"),
+                   ("abs", "math.absf"), ("sin", "math.sin"),
+                   ("cos", "math.cos"), ("log1p", "math.log1p"),
+                   ("exp2", "math.exp2"), ("log2", "math.log2")]:
+    HANDLERS["aten::" + _name] = _unary_math(_op)
+
+
+def _sigmoid_of(b, x):
+    one = b.const(1.0, b.types[x])
+    e = b.unary("math.exp", b.unary("arith.negf", x))
+    return b.binary("arith.divf", None, one, b.binary("arith.addf", None,
+                                                      one, e))
+
+
+@handles("sigmoid")
+def _sigmoid(t, node, a):
+    return t.elementwise([a], lambda b, s: _sigmoid_of(b, s[0]))
+
+
+@handles("silu")
+def _silu(t, node, a):
+    return t.elementwise(
+        [a], lambda b, s: b.binary("arith.mulf", None, s[0],
+                                   _sigmoid_of(b, s[0])))
+
+
+@handles("reciprocal")
+def _reciprocal(t, node, a):
+    return t.elementwise([a], lambda b, s: b.binary(
+        "arith.divf", None, b.const(1.0, b.types[s[0]]), s[0]))
+
+
+@handles("relu")
+def _relu(t, node, a):
+    return t.elementwise([a], lambda b, s: b.binary(
+        "arith.maximumf", "arith.maxsi", s[0], b.const(0, b.types[s[0]])))
+
+
+@handles("gelu")
+def _gelu(t, node, a, approximate="none"):
+    def body(b, s):
+        x = s[0]
+        ty = b.types[x]
+        half = b.const(0.5, ty)
+        one = b.const(1.0, ty)
+        if approximate == "tanh":
+            x3 = b.binary("arith.mulf", None, b.binary("arith.mulf", None,
+                                                       x, x), x)
+            inner = b.binary("arith.addf", None, x, b.binary(
+                "arith.mulf", None, b.const(0.044715, ty), x3))
+            inner = b.binary("arith.mulf", None,
+                             b.const(math.sqrt(2.0 / math.pi), ty), inner)
+            g = b.unary("math.tanh", inner)
+        else:
+            g = b.unary("math.erf", b.binary(
+                "arith.mulf", None, x, b.const(1.0 / math.sqrt(2.0), ty)))
+        return b.binary("arith.mulf", None, b.binary("arith.mulf", None,
+                                                     half, x),
+                        b.binary("arith.addf", None, one, g))
+    return t.elementwise([a], body)
+
+
+@handles("pow")
+def _pow(t, node, a, b):
+    if isinstance(b, (int, float)) and not isinstance(b, bool):
+        exponent = float(b)
+
+        def body(bb, s):
+            x = s[0]
+            if exponent == 2.0:
+                return bb.binary("arith.mulf", "arith.muli", x, x)
+            if exponent == 1.0:
+                return x
+            if exponent == 0.5:
+                return bb.unary("math.sqrt", x)
+            if exponent == -0.5:
+                return bb.unary("math.rsqrt", x)
+            if exponent == 3.0:
+                return bb.binary("arith.mulf", "arith.muli",
+                                 bb.binary("arith.mulf", "arith.muli", x, x),
+                                 x)
+            return bb.binary("math.powf", None, x,
+                             bb.const(exponent, bb.types[x]))
+        return t.elementwise([a], body)
+    return t.elementwise([a, b], lambda bb, s: bb.binary("math.powf", None,
+                                                          s[0], s[1]))
+
+
+@handles("maximum", "minimum")
+def _max_min(t, node, a, b):
+    if _schema(node.target) == "aten::maximum":
+        return t.elementwise([a, b], _arith("arith.maximumf", "arith.maxsi"))
+    return t.elementwise([a, b], _arith("arith.minimumf", "arith.minsi"))
+
+
+@handles("clamp", "clamp_min", "clamp_max")
+def _clamp(t, node, a, lo=None, hi=None):
+    if _schema(node.target) == "aten::clamp_max":
+        lo, hi = None, lo
+
+    def body(b, s):
+        x = s[0]
+        if lo is not None:
+            x = b.binary("arith.maximumf", "arith.maxsi", x,
+                         b.const(lo, b.types[x]))
+        if hi is not None:
+            x = b.binary("arith.minimumf", "arith.minsi", x,
+                         b.const(hi, b.types[x]))
+        return x
+    return t.elementwise([a], body)
+
+
+_PREDICATES = {"eq": ("oeq", "eq"), "ne": ("une", "ne"), "lt": ("olt", "slt"),
+               "le": ("ole", "sle"), "gt": ("ogt", "sgt"),
+               "ge": ("oge", "sge")}
+
+
+def _compare(name):
+    fpred, ipred = _PREDICATES[name]
+
+    def handler(t, node, a, b):
+        def body(bb, s):
+            x, y = s
+            if bb.types[x] == "i1":
+                x = bb.cast(x, "i64")
+            if bb.types[y] == "i1":
+                y = bb.cast(y, "i64")
+            if bb.types[x] in ("f16", "bf16", "f32", "f64") or \
+                    bb.types[y] in ("f16", "bf16", "f32", "f64"):
+                x, y = bb.cast(x, "f64" if "f64" in (bb.types[x],
+                                                      bb.types[y])
+                               else "f32"), bb.cast(
+                    y, "f64" if "f64" in (bb.types[x], bb.types[y])
+                    else "f32")
+                return bb.cmpf(fpred, x, y)
+            return bb.cmpi(ipred, x, y)
+        return t.elementwise([a, b], body, compute=False)
+    return handler
+
+
+for _name in _PREDICATES:
+    HANDLERS["aten::" + _name] = _compare(_name)
+
+
+def _as_compute(b, x, ty):
+    return b.cast(x, ty) if b.types[x] != ty else x
+
+
+@handles("where")
+def _where(t, node, cond, a, b):
+    shape, dtype = t.out_meta()
+    ty = _linalg.compute_type(dtype)
+
+    def body(bb, s):
+        c = s[0] if bb.types[s[0]] == "i1" else bb.cast(s[0], "i1")
+        return bb.select(c, _as_compute(bb, s[1], ty),
+                         _as_compute(bb, s[2], ty))
+    return t.elementwise([cond, a, b], body, compute=False)
+
+
+@handles("masked_fill")
+def _masked_fill(t, node, x, mask, value):
+    shape, dtype = t.out_meta()
+    ty = _linalg.compute_type(dtype)
+
+    def body(bb, s):
+        c = s[1] if bb.types[s[1]] == "i1" else bb.cast(s[1], "i1")
+        return bb.select(c, _as_compute(bb, s[2], ty),
+                         _as_compute(bb, s[0], ty))
+    return t.elementwise([x, mask, value], body, compute=False)
+
+
+@handles("logical_not")
+def _logical_not(t, node, a):
+    def body(b, s):
+        x = s[0] if b.types[s[0]] == "i1" else b.cast(s[0], "i1")
+        return b.op("arith.xori %s, %s" % (x, b.const(True, "i1")), "i1")
+    return t.elementwise([a], body, compute=False)
+
+
+@handles("_to_copy", "convert_element_type", "to")
+def _to_copy(t, node, a, *args, **kwargs):
+    shape, dtype = t.out_meta()
+    return t.e.convert(t.tensor(a), dtype)
+
+
+HANDLERS["prims::convert_element_type"] = _to_copy
+
+
+@handles("clone", "contiguous", "detach", "alias", "lift_fresh_copy",
+         "lift_fresh", "dropout")
+def _identity(t, node, a, *args, **kwargs):
+    if _schema(node.target) == "aten::dropout" and len(args) > 1 and args[1]:
+        raise t.error("dropout in training mode; call model.eval() first")
+    return t.tensor(a)
+
+
+# -- contractions --------------------------------------------------------
+
+@handles("mm", "bmm")
+def _mm(t, node, a, b):
+    return t.e.matmul(t.tensor(a), t.tensor(b))
+
+
+@handles("addmm")
+def _addmm(t, node, bias, a, b, beta=1, alpha=1):
+    product = t.e.matmul(t.tensor(a), t.tensor(b))
+
+    def body(bb, s):
+        p = s[0]
+        if alpha != 1:
+            p = bb.binary("arith.mulf", None, p, bb.const(alpha, bb.types[p]))
+        q = s[1]
+        if beta != 1:
+            q = bb.binary("arith.mulf", None, q, bb.const(beta, bb.types[q]))
+        return bb.binary("arith.addf", None, p, q)
+    return t.elementwise([product, bias], body)
+
+
+@handles("linear")
+def _linear(t, node, x, w, bias=None):
+    x, w = t.tensor(x), t.tensor(w)
+    lead = x.shape[:-1]
+    flat = t.e.reshape(x, (math.prod(lead), x.shape[-1]))
+    y = t.e.matmul(flat, t.e.transpose(w, [1, 0]))
+    y = t.e.reshape(y, lead + (w.shape[0],))
+    if bias is not None:
+        y = t.e.elementwise([y, t.tensor(bias)], y.dtype,
+                            lambda b, s: b.binary("arith.addf", None, *s),
+                            compute=_linalg.compute_type(y.dtype))
+    return y
+
+
+# -- views ---------------------------------------------------------------
+
+@handles("view", "_unsafe_view", "reshape", "_reshape_alias")
+def _view(t, node, a, shape, *rest):
+    out_shape, _ = t.out_meta()
+    return t.e.reshape(t.tensor(a), out_shape)
+
+
+@handles("unsqueeze", "squeeze", "flatten", "unflatten")
+def _unsqueeze(t, node, a, *args):
+    out_shape, _ = t.out_meta()
+    return t.e.reshape(t.tensor(a), out_shape)
+
+
+@handles("permute")
+def _permute(t, node, a, dims):
+    return t.e.transpose(t.tensor(a), list(dims))
+
+
+@handles("transpose")
+def _transpose(t, node, a, d0, d1):
+    x = t.tensor(a)
+    perm = list(range(x.rank))
+    d0, d1 = d0 % x.rank, d1 % x.rank
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return t.e.transpose(x, perm)
+
+
+@handles("t")
+def _t(t, node, a):
+    x = t.tensor(a)
+    return t.e.transpose(x, [1, 0]) if x.rank == 2 else x
+
+
+@handles("expand")
+def _expand(t, node, a, size, implicit=False):
+    out_shape, _ = t.out_meta()
+    return t.e.broadcast_to(t.tensor(a), out_shape)
+
+
+def _slice_of(t, x, dim, start, end, step=1):
+    dim %= x.rank
+    size = x.shape[dim]
+    start = 0 if start is None else start
+    end = size if end is None else end
+    start = max(0, min(size, start + size if start < 0 else start))
+    end = max(start, min(size, end + size if end < 0 else end))
+    if step != 1:
+        raise t.error("a slice with step %d; only unit steps are supported"
+                      % step)
+    offsets = [0] * x.rank
+    sizes = list(x.shape)
+    offsets[dim] = start
+    sizes[dim] = end - start
+    return t.e.extract_slice(x, offsets, sizes)
+
+
+@handles("slice")
+def _slice(t, node, a, dim=0, start=None, end=None, step=1):
+    return _slice_of(t, t.tensor(a), dim, start, end, step)
+
+
+@handles("narrow")
+def _narrow(t, node, a, dim, start, length):
+    return _slice_of(t, t.tensor(a), dim, start, start + length)
+
+
+@handles("select")
+def _select(t, node, a, dim, index):
+    x = t.tensor(a)
+    dim %= x.rank
+    index = index + x.shape[dim] if index < 0 else index
+    offsets = [0] * x.rank
+    sizes = list(x.shape)
+    offsets[dim] = index
+    sizes[dim] = 1
+    return t.e.extract_slice(x, offsets, sizes, drop=(dim,))
+
+
+@handles("split", "split_with_sizes")
+def _split(t, node, a, sizes, dim=0):
+    x = t.tensor(a)
+    dim %= x.rank
+    total = x.shape[dim]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, total - s) for s in range(0, total, sizes)]
+    pieces, at = [], 0
+    for size in sizes:
+        pieces.append(_slice_of(t, x, dim, at, at + size))
+        at += size
+    return pieces
+
+
+@handles("unbind")
+def _unbind(t, node, a, dim=0):
+    x = t.tensor(a)
+    dim %= x.rank
+    return [_select(t, node, x, dim, i) for i in range(x.shape[dim])]
+
+
+@handles("cat")
+def _cat(t, node, tensors, dim=0):
+    values = [t.tensor(x) for x in tensors if not (
+        isinstance(x, Const) and x.tensor.numel() == 0)]
+    return t.e.concat(values, dim)
+
+
+@handles("stack")
+def _stack(t, node, tensors, dim=0):
+    out_shape, _ = t.out_meta()
+    values = [t.tensor(x) for x in tensors]
+    dim %= len(out_shape)
+    parts = [t.e.reshape(v, v.shape[:dim] + (1,) + v.shape[dim:])
+             for v in values]
+    return t.e.concat(parts, dim)
+
+
+@handles("index_select")
+def _index_select(t, node, a, dim, index):
+    x = t.tensor(a)
+    dim %= x.rank
+    if not isinstance(index, Const):
+        raise t.error("index_select with indices computed at run time (a "
+                      "gather) is not supported yet")
+    idx = [int(i) for i in index.tensor.reshape(-1).tolist()]
+    n = x.shape[dim]
+    # Each index repeated c times in order: repeat_interleave, a broadcast.
+    if n > 0 and len(idx) % n == 0:
+        c = len(idx) // n
+        if idx == [i // c for i in range(len(idx))]:
+            shape = x.shape[:dim] + (n, 1) + x.shape[dim + 1:]
+            wide = x.shape[:dim] + (n, c) + x.shape[dim + 1:]
+            y = t.e.broadcast_to(t.e.reshape(x, shape), wide)
+            return t.e.reshape(y, x.shape[:dim] + (n * c,) +
+                               x.shape[dim + 1:])
+    # Otherwise runs of consecutive indices, as slices put together.
+    pieces, start = [], 0
+    for k in range(1, len(idx) + 1):
+        if k == len(idx) or idx[k] != idx[k - 1] + 1:
+            pieces.append(_slice_of(t, x, dim, idx[start], idx[k - 1] + 1))
+            start = k
+    return t.e.concat(pieces, dim)
+
+
+@handles("embedding")
+def _embedding(t, node, weight, indices, *rest):
+    # A gather: linalg.generic reading the table with tensor.extract, as
+    # torch-mlir writes it. The importer takes gathers with the
+    # import-coverage issue; until then it refuses this with its own
+    # diagnostic.
+    w, ids = t.tensor(weight), t.tensor(indices)
+    shape, dtype = t.out_meta()
+    rank = len(shape)
+    in_map = _linalg._affine(rank, ["d%d" % i for i in range(ids.rank)])
+
+    def body(b, s):
+        row = b._conv("arith.index_cast", s[0], b.types[s[0]], "index")
+        col = b.index(rank - 1)
+        name = b.e.fresh("s")
+        b.lines.append("%s = tensor.extract %s[%s, %s] : %s"
+                       % (name, w.name, row, col, w.type))
+        b.types[name] = _linalg.element_type(w.dtype)
+        return name
+    return t.e.generic([(ids, in_map)], shape, dtype, body)
+
+
+# -- reductions ----------------------------------------------------------
+
+def _dims(x, dim):
+    if dim is None or dim == [] or dim == ():
+        return list(range(x.rank))
+    if isinstance(dim, int):
+        return [dim % x.rank]
+    return [d % x.rank for d in dim]
+
+
+def _keep(t, y, x, dims, keepdim):
+    if not keepdim:
+        return y
+    shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
+    return t.e.reshape(y, shape)
+
+
+@handles("sum")
+def _sum(t, node, a, dim=None, keepdim=False, dtype=None):
+    x = t.tensor(a)
+    dims = _dims(x, dim)
+    shape, out_dtype = t.out_meta()
+    y = t.e.reduce(x, dims, "add")
+    return _keep(t, t.e.convert(y, out_dtype), x, dims, keepdim)
+
+
+@handles("mean")
+def _mean(t, node, a, dim=None, keepdim=False, dtype=None):
+    x = t.tensor(a)
+    dims = _dims(x, dim)
+    shape, out_dtype = t.out_meta()
+    n = math.prod(x.shape[d] for d in dims)
+    y = t.e.reduce(x, dims, "add")
+    y = t.e.elementwise([y, float(n)], out_dtype,
+                        lambda b, s: b.binary("arith.divf", None, *s),
+                        compute=_linalg.compute_type(y.dtype))
+    return _keep(t, y, x, dims, keepdim)
+
+
+@handles("amax", "amin", "max", "min")
+def _amax(t, node, a, dim=None, keepdim=False):
+    name = _schema(node.target)
+    if name in ("aten::max", "aten::min") and dim is not None:
+        raise t.error("%s with a dimension returns indices; use amax/amin"
+                      % node.target)
+    x = t.tensor(a)
+    dims = _dims(x, dim)
+    shape, out_dtype = t.out_meta()
+    kind = "max" if name in ("aten::amax", "aten::max") else "min"
+    y = t.e.reduce(x, dims, kind)
+    return _keep(t, t.e.convert(y, out_dtype), x, dims, keepdim)
+
+
+def _variance(t, x, dims, correction):
+    """(mean with kept dimensions, variance without them), in f32 for
+    half types."""
+    n = math.prod(x.shape[d] for d in dims)
+    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) \
+        else x.dtype
+    s = t.e.reduce(x, dims, "add")
+    mean = t.e.elementwise([s, float(n)], acc,
+                           lambda b, v: b.binary("arith.divf", None, *v),
+                           compute=_linalg.element_type(acc))
+    kept = _keep(t, mean, x, dims, True)
+    centered = t.e.elementwise(
+        [x, kept], acc, lambda b, v: b.binary("arith.subf", None, *v),
+        compute=_linalg.element_type(acc))
+    ss = t.e.reduce(centered, dims, "add",
+                    pre=lambda b, v: b.binary("arith.mulf", None, v, v))
+    var = t.e.elementwise([ss, float(max(n - correction, 0))], acc,
+                          lambda b, v: b.binary("arith.divf", None, *v),
+                          compute=_linalg.element_type(acc))
+    return kept, var
+
+
+def _correction(correction, unbiased):
+    if correction is not None:
+        return correction
+    return 1 if unbiased in (None, True) else 0
+
+
+@handles("var")
+def _var(t, node, a, dim=None, unbiased=None, keepdim=False,
+         correction=None):
+    if isinstance(dim, bool):  # var(x, unbiased)
+        dim, unbiased = None, dim
+    x = t.tensor(a)
+    dims = _dims(x, dim)
+    shape, out_dtype = t.out_meta()
+    _, var = _variance(t, x, dims, _correction(correction, unbiased))
+    return _keep(t, t.e.convert(var, out_dtype), x, dims, keepdim)
+
+
+@handles("var_mean")
+def _var_mean(t, node, a, dim=None, unbiased=None, keepdim=False,
+              correction=None):
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    x = t.tensor(a)
+    dims = _dims(x, dim)
+    kept, var = _variance(t, x, dims, _correction(correction, unbiased))
+    var = _keep(t, t.e.convert(var, x.dtype), x, dims, keepdim)
+    mean = t.e.convert(kept, x.dtype)
+    if not keepdim:
+        mean = t.e.reshape(mean, tuple(s for i, s in enumerate(x.shape)
+                                       if i not in dims))
+    return (var, mean)
+
+
+@handles("_softmax", "softmax")
+def _softmax(t, node, a, dim, half_to_float=False):
+    x = t.tensor(a)
+    shape, dtype = t.out_meta()
+    if x.dtype in (torch.float16, torch.bfloat16):
+        # PyTorch computes half softmax in f32 and rounds once.
+        y = t.e.softmax(t.e.convert(x, torch.float32), dim)
+        return t.e.convert(y, dtype)
+    return t.e.convert(t.e.softmax(x, dim), dtype)
+
+
+@handles("_log_softmax", "log_softmax")
+def _log_softmax(t, node, a, dim, half_to_float=False):
+    x = t.tensor(a)
+    shape, dtype = t.out_meta()
+    dim %= x.rank
+    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) \
+        else x.dtype
+    ty = _linalg.element_type(acc)
+    m = _keep(t, t.e.reduce(x, [dim], "max"), x, [dim], True)
+    shifted = t.e.elementwise([x, m], acc,
+                              lambda b, s: b.binary("arith.subf", None, *s),
+                              compute=ty)
+    total = t.e.reduce(shifted, [dim], "add",
+                       pre=lambda b, v: b.unary("math.exp", v))
+    lse = _keep(t, total, x, [dim], True)
+    return t.e.elementwise(
+        [shifted, lse], dtype,
+        lambda b, s: b.binary("arith.subf", None, s[0],
+                              b.unary("math.log", s[1])), compute=ty)
+
+
+@handles("native_layer_norm")
+def _layer_norm(t, node, a, normalized_shape, weight, bias, eps):
+    x = t.tensor(a)
+    k = len(normalized_shape)
+    dims = list(range(x.rank - k, x.rank))
+    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) \
+        else x.dtype
+    ty = _linalg.element_type(acc)
+    mean, var = _variance(t, x, dims, 0)
+    rstd = _keep(t, t.e.elementwise(
+        [var, float(eps)], acc,
+        lambda b, s: b.unary("math.rsqrt", b.binary("arith.addf", None, *s)),
+        compute=ty), x, dims, True)
+    operands = [x, mean, rstd]
+    if weight is not None:
+        operands.append(t.tensor(weight))
+    if bias is not None:
+        operands.append(t.tensor(bias))
+
+    def body(b, s):
+        y = b.binary("arith.mulf", None,
+                     b.binary("arith.subf", None, s[0], s[1]), s[2])
+        i = 3
+        if weight is not None:
+            y = b.binary("arith.mulf", None, y, s[i])
+            i += 1
+        if bias is not None:
+            y = b.binary("arith.addf", None, y, s[i])
+        return y
+    out = t.e.elementwise(operands, x.dtype, body, compute=ty,
+                          out_shape=x.shape)
+    return (out, t.e.convert(mean, acc), t.e.convert(rstd, acc))
+
+
+# -- the scaled dot-product attention ops of PyTorch 2 -------------------
+
+def _attention(t, q, k, v, causal, scale, enable_gqa=False, mask=None):
+    """softmax(scale q k^T (+ causal mask)) v on [.., heads, tokens, dim]
+    tensors, written as the pattern ein-fuse-composites makes one
+    ein.attention of (GQA: key and value heads broadcast to the query's)."""
+    q, k, v = t.tensor(q), t.tensor(k), t.tensor(v)
+    if q.rank != 4:
+        raise t.error("attention over rank-%d tensors; [batch, heads, "
+                      "tokens, dim] is supported" % q.rank)
+    b, h, s, d = q.shape
+    kv = k.shape[1]
+    if kv != h:
+        group = h // kv
+        k = _index_select(t, None, k, 1, Const(
+            torch.arange(h) // group))
+        v = _index_select(t, None, v, 1, Const(
+            torch.arange(h) // group))
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    kt = t.e.transpose(k, [0, 1, 3, 2])
+    scores = t.e.matmul(t.e.reshape(q, (b * h, s, d)),
+                        t.e.reshape(kt, (b * h, d, k.shape[2])))
+    scores = t.e.reshape(scores, (b, h, s, k.shape[2]))
+    operands = [scores, float(scale)]
+    if causal:
+        operands.append(t.causal_operand((s, k.shape[2]), scores.dtype, 0,
+                                         0.0, float("-inf")))
+    if mask is not None:
+        operands.append(t.operand(mask))
+    acc = _linalg.compute_type(scores.dtype)
+
+    def body(bb, x):
+        y = bb.binary("arith.mulf", None, x[0], x[1])
+        for extra in x[2:]:
+            if bb.types[extra] == "i1":
+                y = bb.select(extra, y, bb.const(float("-inf"), acc))
+            else:
+                y = bb.binary("arith.addf", None, y, extra)
+        return y
+    wide = torch.float32 if scores.dtype in (torch.float16,
+                                             torch.bfloat16) else scores.dtype
+    masked = t.e.elementwise(operands, wide, body, compute=acc)
+    p = t.e.convert(t.e.softmax(masked, 3), scores.dtype)
+    o = t.e.matmul(t.e.reshape(p, (b * h, s, k.shape[2])),
+                   t.e.reshape(v, (b * h, v.shape[2], v.shape[3])))
+    return t.e.reshape(o, (b, h, s, v.shape[3]))
+
+
+@handles("scaled_dot_product_attention")
+def _sdpa(t, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
+          scale=None, enable_gqa=False):
+    return _attention(t, q, k, v, is_causal, scale, enable_gqa, attn_mask)
+
+
+def _sdpa_variant(t, node, q, k, v, *args, **kwargs):
+    """_scaled_dot_product_{flash,efficient,cudnn,...}_attention: the output
+    first, then statistics nobody reads in inference."""
+    causal = kwargs.get("is_causal", False)
+    scale = kwargs.get("scale")
+    mask = kwargs.get("attn_bias", kwargs.get("attn_mask"))
+    name = _schema(node.target)
+    if name.endswith("_flash_attention_for_cpu"):
+        # (q, k, v, dropout_p, is_causal, *, attn_mask, scale)
+        causal = args[1] if len(args) > 1 else causal
+    elif name.endswith("_flash_attention"):
+        # (q, k, v, dropout_p, is_causal, return_debug_mask, *, scale)
+        causal = args[1] if len(args) > 1 else causal
+    elif name.endswith("_efficient_attention"):
+        # (q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal, ..)
+        mask = args[0] if args else mask
+        causal = args[3] if len(args) > 3 else causal
+    elif name.endswith("_cudnn_attention"):
+        # (q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal, ..)
+        mask = args[0] if args else mask
+        causal = args[3] if len(args) > 3 else causal
+    out = _attention(t, q, k, v, causal, scale, mask=mask)
+    return [out] + [None] * 8
+
+
+for _name in ("_scaled_dot_product_flash_attention_for_cpu",
+              "_scaled_dot_product_flash_attention",
+              "_scaled_dot_product_efficient_attention",
+              "_scaled_dot_product_cudnn_attention"):
+    HANDLERS["aten::" + _name] = _sdpa_variant
+
+
+# -- constants that reach handlers with run-time operands ----------------
+
+@handles("ones_like", "zeros_like", "full_like")
+def _like(t, node, a, *args, **kwargs):
+    shape, dtype = t.out_meta()
+    value = {"aten::ones_like": 1, "aten::zeros_like": 0}.get(
+        _schema(node.target), args[0] if args else kwargs.get("fill_value"))
+    return t.e.fill(value, shape, dtype)

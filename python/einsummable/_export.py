@@ -1,0 +1,135 @@
+"""A model as a linalg program file and the description beside it.
+
+`export` traces a model and writes (1) the linalg program, one function
+`@forward` whose arguments are the model's inputs, then its weights
+(parameters and buffers, marked `{ein.weight}`), then any tensor constant
+of the trace (also weights), and (2) `frontend.json`: what each argument
+is (its name in the model) and how the results nest, so a bundle compiled
+from the program can be bound to the model's weights anywhere, by name.
+"""
+
+import json
+import os
+
+import torch
+
+from . import _aten, _linalg, _trace
+from ._errors import FrontendError
+
+FRONTEND_FORMAT = "einsummable-frontend"
+FRONTEND_VERSION = 1
+
+
+class Exported:
+    def __init__(self, text, arguments, output_kind, num_outputs):
+        self.text = text
+        self.arguments = arguments  # dicts: kind, name, tensor, value
+        self.output_kind = output_kind
+        self.num_outputs = num_outputs
+
+    def description(self, constants_dir="constants"):
+        """frontend.json's content."""
+        args = []
+        for a in self.arguments:
+            entry = {"kind": a["kind"], "name": a["name"],
+                     "dtype": _linalg.element_type(a["tensor"].dtype),
+                     "shape": list(a["tensor"].shape)}
+            if a.get("constant"):
+                entry["file"] = "%s/%s.bin" % (constants_dir, a["name"])
+            args.append(entry)
+        return {"format": FRONTEND_FORMAT, "version": FRONTEND_VERSION,
+                "arguments": args,
+                "outputs": {"kind": self.output_kind,
+                            "count": self.num_outputs}}
+
+    def write(self, mlir_path, description_path):
+        """Writes the program and frontend.json (with the constants' bytes
+        in a `constants` directory beside it)."""
+        directory = os.path.dirname(os.path.abspath(description_path))
+        for a in self.arguments:
+            if a.get("constant"):
+                os.makedirs(os.path.join(directory, "constants"),
+                            exist_ok=True)
+                write_raw(a["tensor"], os.path.join(
+                    directory, "constants", a["name"] + ".bin"))
+        _write_text(mlir_path, self.text)
+        _write_text(description_path,
+                    json.dumps(self.description(), indent=2) + "\n")
+
+
+def _write_text(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def raw_bytes(tensor):
+    """A tensor's bytes, row-major (bf16/f16 as 2-byte payloads)."""
+    t = tensor.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        t = t.view(torch.int16)
+    return t.numpy().tobytes()
+
+
+def write_raw(tensor, path):
+    with open(path, "wb") as f:
+        f.write(raw_bytes(tensor))
+
+
+def read_raw(path, shape, dtype):
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    storage = torch.int16 if dtype == torch.bfloat16 else dtype
+    t = torch.frombuffer(data, dtype=storage).reshape(shape)
+    return t.view(torch.bfloat16) if dtype == torch.bfloat16 else t.clone()
+
+
+def export(model, example_inputs):
+    traced = _trace.trace(model, example_inputs)
+    translator = _aten.Translator(traced.graph, traced.arguments,
+                                  _trace.locate)
+    results = translator.run()
+    for a in translator.arguments:
+        if a["name"] in translator.constants:
+            a["constant"] = True
+    lines = translator.e.lines
+    args = []
+    for a in translator.arguments:
+        attrs = " {ein.weight}" if a["kind"] == "weight" else ""
+        args.append("%s: %s%s" % (a["value"].name, a["value"].type, attrs))
+    header = "func.func @forward(%s) -> (%s) {" % (
+        ", ".join(args), ", ".join(r.type for r in results))
+    body = ["    " + line.replace("\n", "\n    ") for line in lines]
+    ret = "    return %s : %s" % (", ".join(r.name for r in results),
+                                  ", ".join(r.type for r in results))
+    name = type(model).__name__ if isinstance(model, torch.nn.Module) \
+        else getattr(model, "__name__", "function")
+    text = "\n".join(
+        ["// The linalg program of %s, written by the einsummable front "
+         "end (python/einsummable)." % name,
+         "// Arguments: the inputs, then the weights {ein.weight} "
+         "(frontend.json names them).",
+         "module {", "  " + header] + body + [ret, "  }", "}", ""])
+    return Exported(text, translator.arguments, traced.output_kind,
+                    traced.num_outputs)
+
+
+def read_description(path):
+    try:
+        with open(path) as f:
+            description = json.load(f)
+    except FileNotFoundError:
+        raise FrontendError(
+            "%s is missing: bind a bundle to a model with the frontend.json "
+            "the export wrote beside its program" % path)
+    except ValueError as error:
+        raise FrontendError("%s is not valid JSON: %s" % (path, error))
+    if description.get("format") != FRONTEND_FORMAT:
+        raise FrontendError("%s is not an einsummable front-end description"
+                            % path)
+    if description.get("version") != FRONTEND_VERSION:
+        raise FrontendError("%s has version %r; this front end reads %d"
+                            % (path, description.get("version"),
+                               FRONTEND_VERSION))
+    return description

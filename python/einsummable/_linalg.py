@@ -1,0 +1,565 @@
+"""An ATen graph (torch.fx, from make_fx) as linalg on tensors.
+
+The form torch-mlir emits: named ops (`linalg.matmul`, `linalg.batch_matmul`,
+`linalg.transpose`, `linalg.softmax`, `linalg.fill`) and `linalg.generic`s
+whose maps are projected permutations (a broadcast unit dimension read at 0),
+with `tensor.expand_shape`/`collapse_shape`, `extract_slice` and `concat` for
+views. The C++ importer (`ein-import`, then `ein-fuse-composites`) turns it
+into the ein dialect, so every front end reaches the planner by one path.
+
+Elementwise bodies of f16/bf16 tensors compute in f32 and round once per op,
+as PyTorch's kernels do; reductions of them accumulate in f32.
+"""
+
+import math
+
+import torch
+
+from ._errors import FrontendError
+
+aten = torch.ops.aten
+
+_ELEMENT = {
+    torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+    torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
+    torch.bool: "i1",
+}
+
+# -inf, +inf and NaN as MLIR's hexadecimal float literals, per type.
+_SPECIAL = {
+    "f32": {"-inf": "0xFF800000", "inf": "0x7F800000", "nan": "0x7FC00000"},
+    "f64": {"-inf": "0xFFF0000000000000", "inf": "0x7FF0000000000000",
+            "nan": "0x7FF8000000000000"},
+    "f16": {"-inf": "0xFC00", "inf": "0x7C00", "nan": "0x7E00"},
+    "bf16": {"-inf": "0xFF80", "inf": "0x7F80", "nan": "0x7FC0"},
+}
+
+
+def element_type(dtype, where=None):
+    if dtype not in _ELEMENT:
+        raise FrontendError("tensors of %s have no linalg form here" % dtype,
+                            where)
+    return _ELEMENT[dtype]
+
+
+def is_float(dtype):
+    return dtype.is_floating_point
+
+
+def compute_type(dtype):
+    """The type an elementwise body computes in for tensors of `dtype`."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return "f32"
+    return element_type(dtype)
+
+
+def float_literal(value, ty):
+    value = float(value)
+    if math.isnan(value):
+        return _SPECIAL[ty]["nan"]
+    if math.isinf(value):
+        return _SPECIAL[ty]["inf" if value > 0 else "-inf"]
+    text = repr(value)
+    if "e" in text and "." not in text.split("e")[0]:
+        mantissa, exponent = text.split("e")
+        text = mantissa + ".0e" + exponent
+    elif "." not in text and "e" not in text:
+        text += ".0"
+    return text
+
+
+def tensor_type(shape, dtype):
+    ty = element_type(dtype)
+    if not shape:
+        return "tensor<%s>" % ty
+    return "tensor<%sx%s>" % ("x".join(str(int(d)) for d in shape), ty)
+
+
+class Value:
+    """An SSA tensor value of the emitted function."""
+
+    def __init__(self, name, shape, dtype):
+        self.name = name
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype
+
+    @property
+    def type(self):
+        return tensor_type(self.shape, self.dtype)
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+
+class Indexed:
+    """An elementwise operand computed in the body from the loop indices
+    (a causal mask) instead of read from a tensor: `fn(body, indices)` gets
+    one index per dimension of `shape` and returns the scalar."""
+
+    def __init__(self, shape, dtype, fn):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.fn = fn
+
+
+class Body:
+    """The scalar region of one generic: arith/math ops on SSA names, each
+    value tagged with its MLIR type."""
+
+    def __init__(self, emitter):
+        self.e = emitter
+        self.lines = []
+        self.types = {}
+
+    def op(self, text, ty):
+        name = self.e.fresh("s")
+        self.lines.append("%s = %s : %s" % (name, text, ty))
+        self.types[name] = ty
+        return name
+
+    def const(self, value, ty):
+        if ty in ("f32", "f64", "f16", "bf16"):
+            literal = float_literal(value, ty)
+        elif ty == "i1":
+            literal = "true" if value else "false"
+        else:
+            literal = str(int(value))
+        return self.op("arith.constant %s" % literal, ty)
+
+    def cast(self, x, ty):
+        """`x` converted to `ty` (float widths, float/int, bool)."""
+        src = self.types[x]
+        if src == ty:
+            return x
+        floats = ("f16", "bf16", "f32", "f64")
+        width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i1": 1,
+                 "i32": 32, "i64": 64}
+        if src in floats and ty in floats:
+            if src in ("f16", "bf16") and ty in ("f16", "bf16"):
+                x = self.cast(x, "f32")
+                src = "f32"
+            opname = "arith.extf" if width[ty] > width[src] else "arith.truncf"
+            return self._conv(opname, x, src, ty)
+        if src == "i1" and ty in floats:
+            return self._conv("arith.uitofp", x, src, ty)
+        if src in ("i32", "i64") and ty in floats:
+            return self._conv("arith.sitofp", x, src, ty)
+        if src in floats and ty in ("i32", "i64"):
+            return self._conv("arith.fptosi", x, src, ty)
+        if src in floats and ty == "i1":
+            zero = self.const(0.0, src)
+            return self.cmpf("une", x, zero)
+        if src in ("i32", "i64") and ty == "i1":
+            zero = self.const(0, src)
+            return self.cmpi("ne", x, zero)
+        if src == "i1" and ty in ("i32", "i64"):
+            return self._conv("arith.extui", x, src, ty)
+        if src in ("i32", "i64") and ty in ("i32", "i64"):
+            opname = "arith.extsi" if width[ty] > width[src] else "arith.trunci"
+            return self._conv(opname, x, src, ty)
+        raise FrontendError("no conversion from %s to %s" % (src, ty))
+
+    def _conv(self, opname, x, src, ty):
+        name = self.e.fresh("s")
+        self.lines.append("%s = %s %s : %s to %s" % (name, opname, x, src, ty))
+        self.types[name] = ty
+        return name
+
+    def binary(self, fop, iop, a, b):
+        ty = self.types[a]
+        if ty in ("f16", "bf16", "f32", "f64"):
+            return self.op("%s %s, %s" % (fop, a, b), ty)
+        if iop is None:
+            raise FrontendError("%s has no integer form" % fop)
+        return self.op("%s %s, %s" % (iop, a, b), ty)
+
+    def unary(self, opname, a):
+        return self.op("%s %s" % (opname, a), self.types[a])
+
+    def cmpf(self, predicate, a, b):
+        name = self.e.fresh("s")
+        self.lines.append("%s = arith.cmpf %s, %s, %s : %s"
+                          % (name, predicate, a, b, self.types[a]))
+        self.types[name] = "i1"
+        return name
+
+    def cmpi(self, predicate, a, b):
+        name = self.e.fresh("s")
+        self.lines.append("%s = arith.cmpi %s, %s, %s : %s"
+                          % (name, predicate, a, b, self.types[a]))
+        self.types[name] = "i1"
+        return name
+
+    def select(self, c, a, b):
+        name = self.e.fresh("s")
+        self.lines.append("%s = arith.select %s, %s, %s : %s"
+                          % (name, c, a, b, self.types[a]))
+        self.types[name] = self.types[a]
+        return name
+
+    def index(self, dim):
+        name = self.e.fresh("s")
+        self.lines.append("%s = linalg.index %d : index" % (name, dim))
+        self.types[name] = "index"
+        return name
+
+    def index_cast(self, x, ty):
+        name = self.e.fresh("s")
+        self.lines.append("%s = arith.index_cast %s : index to %s"
+                          % (name, x, ty))
+        self.types[name] = ty
+        return name
+
+
+def _affine(rank, exprs):
+    dims = ", ".join("d%d" % i for i in range(rank))
+    return "affine_map<(%s) -> (%s)>" % (dims, ", ".join(exprs))
+
+
+def broadcast_map(shape, out_shape):
+    """The map reading a tensor of `shape` broadcast (right-aligned, as
+    PyTorch broadcasts) to `out_shape`."""
+    rank = len(out_shape)
+    offset = rank - len(shape)
+    exprs = []
+    for i, size in enumerate(shape):
+        j = offset + i
+        exprs.append("0" if size == 1 and out_shape[j] != 1 else "d%d" % j)
+    return _affine(rank, exprs)
+
+
+def broadcast_shapes(*shapes):
+    try:
+        return tuple(torch.broadcast_shapes(*shapes))
+    except RuntimeError as error:
+        raise FrontendError("shapes %s do not broadcast: %s"
+                            % (list(shapes), error))
+
+
+class Emitter:
+    """Builds the text of one function: statements appended in order."""
+
+    def __init__(self):
+        self.lines = []
+        self.counter = 0
+        self.loc = None
+
+    def fresh(self, prefix="v"):
+        self.counter += 1
+        return "%%%s%d" % (prefix, self.counter)
+
+    def emit(self, text):
+        if self.loc is not None:
+            text += " " + self.loc
+        self.lines.append(text)
+
+    # -- building blocks -------------------------------------------------
+
+    def empty(self, shape, dtype):
+        name = self.fresh()
+        self.emit("%s = tensor.empty() : %s" % (name, tensor_type(shape, dtype)))
+        return Value(name, shape, dtype)
+
+    def fill(self, value, shape, dtype):
+        ty = element_type(dtype)
+        empty = self.empty(shape, dtype)
+        cst = self.fresh("c")
+        if ty == "i1":
+            literal = "true" if value else "false"
+        elif is_float(dtype):
+            literal = float_literal(value, ty)
+        else:
+            literal = str(int(value))
+        self.emit("%s = arith.constant %s : %s" % (cst, literal, ty))
+        name = self.fresh()
+        self.emit("%s = linalg.fill ins(%s : %s) outs(%s : %s) -> %s"
+                  % (name, cst, ty, empty.name, empty.type, empty.type))
+        return Value(name, shape, dtype)
+
+    def generic(self, operands, out_shape, out_dtype, body_fn,
+                iterators=None, out_map=None, init=None):
+        """A linalg.generic. `operands` are (Value, map) pairs; `body_fn(b,
+        args)` gets the Body and the operands' scalars (and, last, the
+        output's, when `init` is given) and returns the yielded scalar."""
+        rank = len(iterators) if iterators is not None else len(out_shape)
+        iterators = iterators or ["parallel"] * rank
+        out_map = out_map or _affine(rank, ["d%d" % i for i in
+                                            range(len(out_shape))])
+        out = init if init is not None else self.empty(out_shape, out_dtype)
+        b = Body(self)
+        args = []
+        for value, _ in operands:
+            arg = self.fresh("a")
+            b.types[arg] = element_type(value.dtype)
+            args.append(arg)
+        out_arg = self.fresh("a")
+        b.types[out_arg] = element_type(out_dtype)
+        result = body_fn(b, args + ([out_arg] if init is not None else []))
+        result = b.cast(result, element_type(out_dtype))
+        maps = [m for _, m in operands] + [out_map]
+        name = self.fresh()
+        ins = ""
+        if operands:
+            ins = "ins(%s : %s) " % (
+                ", ".join(v.name for v, _ in operands),
+                ", ".join(v.type for v, _ in operands))
+        block_args = ", ".join(
+            "%s: %s" % (a, b.types[a]) for a in args + [out_arg])
+        text = ["%s = linalg.generic {indexing_maps = [%s], iterator_types = "
+                "[%s]} %souts(%s : %s) {"
+                % (name, ", ".join(maps),
+                   ", ".join('"%s"' % it for it in iterators), ins, out.name,
+                   out.type),
+                "^bb0(%s):" % block_args]
+        text += ["  " + line for line in b.lines]
+        text.append("  linalg.yield %s : %s" % (result, b.types[result]))
+        text.append("} -> %s" % out.type)
+        self.emit("\n  ".join(text))
+        return Value(name, out_shape, out_dtype)
+
+    def elementwise(self, operands, out_dtype, body_fn, compute=None,
+                    out_shape=None):
+        """A broadcasting elementwise op over tensors (Values) and Python
+        scalars. The body computes in `compute` (by default the compute type
+        of the widest float operand) and gets its arguments converted."""
+        tensors = [x for x in operands if isinstance(x, Value)]
+        if out_shape is None:
+            out_shape = broadcast_shapes(*[x.shape for x in operands
+                                           if isinstance(x, (Value, Indexed))])
+        if compute is None:
+            floats = [x.dtype for x in tensors if is_float(x.dtype)]
+            compute = compute_type(floats[0]) if floats else (
+                "f32" if any(isinstance(x, float) for x in operands)
+                else element_type(tensors[0].dtype) if tensors else "f32")
+        pairs = [(x, broadcast_map(x.shape, out_shape)) for x in tensors]
+
+        def body(b, args):
+            it = iter(args)
+            scalars = []
+            for x in operands:
+                if isinstance(x, Indexed):
+                    offset = len(out_shape) - len(x.shape)
+                    indices = []
+                    for i, size in enumerate(x.shape):
+                        if size == 1 and out_shape[offset + i] != 1:
+                            indices.append(b.op("arith.constant 0", "index"))
+                        else:
+                            indices.append(b.index(offset + i))
+                    v = x.fn(b, indices)
+                    scalars.append(b.cast(v, compute) if compute else v)
+                elif isinstance(x, Value):
+                    arg = next(it)
+                    scalars.append(arg if compute is False
+                                   else b.cast(arg, compute)
+                                   if b.types[arg] != "i1" or compute == "i1"
+                                   else arg)
+                elif isinstance(x, bool):
+                    scalars.append(b.const(x, "i1"))
+                elif compute:
+                    scalars.append(b.const(x, compute))
+                else:
+                    # Uncomputed bodies: a float scalar in the first float
+                    # tensor's type, an integer one as i64.
+                    floats = [element_type(v.dtype) for v in tensors
+                              if is_float(v.dtype)]
+                    scalars.append(b.const(x, floats[0] if floats else "f32")
+                                   if isinstance(x, float)
+                                   else b.const(x, "i64"))
+            return body_fn(b, scalars)
+
+        return self.generic(pairs, out_shape, out_dtype, body)
+
+    def reduce(self, x, dims, kind, pre=None, acc_dtype=None):
+        """Reduces `x` over `dims` with `kind` ("add", "max", "min"); `pre`
+        maps each element first. The result drops the dimensions and has
+        the accumulator's type (f32 for f16/bf16)."""
+        dims = sorted(set(d % x.rank for d in dims)) if x.rank else []
+        acc_dtype = acc_dtype or (torch.float32 if x.dtype in
+                                  (torch.float16, torch.bfloat16) else x.dtype)
+        acc_ty = element_type(acc_dtype)
+        out_shape = tuple(s for i, s in enumerate(x.shape) if i not in dims)
+        identity = {"add": 0.0, "max": float("-inf"),
+                    "min": float("inf")}[kind]
+        init = self.fill(identity if is_float(acc_dtype) else int(
+            {"add": 0, "max": -(2 ** 63), "min": 2 ** 63 - 1}[kind]),
+            out_shape, acc_dtype)
+        iterators = ["reduction" if i in dims else "parallel"
+                     for i in range(x.rank)]
+        out_map = _affine(x.rank, ["d%d" % i for i in range(x.rank)
+                                   if i not in dims])
+        in_map = _affine(x.rank, ["d%d" % i for i in range(x.rank)])
+
+        def body(b, args):
+            v = b.cast(args[0], acc_ty)
+            if pre is not None:
+                v = pre(b, v)
+            combine = {"add": ("arith.addf", "arith.addi"),
+                       "max": ("arith.maximumf", "arith.maxsi"),
+                       "min": ("arith.minimumf", "arith.minsi")}[kind]
+            return b.binary(combine[0], combine[1], v, args[1])
+
+        return self.generic([(x, in_map)], out_shape, acc_dtype, body,
+                            iterators=iterators, out_map=out_map, init=init)
+
+    def convert(self, x, dtype):
+        if x.dtype == dtype:
+            return x
+        return self.elementwise([x], dtype, lambda b, s: s[0], compute=False)
+
+    # -- layout -----------------------------------------------------------
+
+    def reshape(self, x, shape):
+        shape = tuple(int(d) for d in shape)
+        if shape == x.shape:
+            return x
+        if math.prod(shape) != math.prod(x.shape):
+            raise FrontendError("cannot view %s as %s" % (list(x.shape),
+                                                          list(shape)))
+        groups = _reshape_groups(x.shape, shape)
+        if groups is None:
+            # No common refinement: through one dimension.
+            flat = self.reshape(x, (math.prod(x.shape),))
+            return self.reshape(flat, shape)
+        # Collapse each group to one dimension, then expand to the target.
+        mid = tuple(math.prod(x.shape[i] for i in src) for src, _ in groups)
+        y = x
+        if mid != x.shape:
+            y = self._reassociate("tensor.collapse_shape", x,
+                                  [src for src, _ in groups], mid)
+        if mid != shape:
+            y = self._reassociate("tensor.expand_shape", y,
+                                  [dst for _, dst in groups], shape)
+        return y
+
+    def _reassociate(self, opname, x, groups, shape):
+        name = self.fresh()
+        out = tensor_type(shape, x.dtype)
+        text = "[%s]" % ", ".join("[%s]" % ", ".join(str(i) for i in g)
+                                  for g in groups)
+        if opname == "tensor.expand_shape":
+            self.emit("%s = tensor.expand_shape %s %s output_shape [%s] : %s "
+                      "into %s" % (name, x.name, text,
+                                   ", ".join(str(d) for d in shape), x.type,
+                                   out))
+        else:
+            self.emit("%s = tensor.collapse_shape %s %s : %s into %s"
+                      % (name, x.name, text, x.type, out))
+        return Value(name, shape, x.dtype)
+
+    def transpose(self, x, perm):
+        perm = [p % x.rank for p in perm] if x.rank else []
+        if perm == list(range(x.rank)):
+            return x
+        shape = tuple(x.shape[p] for p in perm)
+        out = self.empty(shape, x.dtype)
+        name = self.fresh()
+        self.emit("%s = linalg.transpose ins(%s : %s) outs(%s : %s) "
+                  "permutation = [%s]" % (name, x.name, x.type, out.name,
+                                          out.type,
+                                          ", ".join(str(p) for p in perm)))
+        return Value(name, shape, x.dtype)
+
+    def broadcast_to(self, x, shape):
+        shape = tuple(int(d) for d in shape)
+        if shape == x.shape:
+            return x
+        return self.elementwise([x], x.dtype, lambda b, s: s[0],
+                                compute=False, out_shape=shape)
+
+    def extract_slice(self, x, offsets, sizes, drop=()):
+        """A static slice; `drop` lists unit dimensions the result loses."""
+        shape = tuple(s for i, s in enumerate(sizes) if i not in drop)
+        if tuple(sizes) == x.shape and not drop:
+            return x
+        name = self.fresh()
+        out = tensor_type(shape, x.dtype)
+        self.emit("%s = tensor.extract_slice %s[%s] [%s] [%s] : %s to %s"
+                  % (name, x.name, ", ".join(str(o) for o in offsets),
+                     ", ".join(str(s) for s in sizes),
+                     ", ".join("1" for _ in sizes), x.type, out))
+        return Value(name, shape, x.dtype)
+
+    def concat(self, values, dim):
+        if len(values) == 1:
+            return values[0]
+        dim %= values[0].rank
+        shape = list(values[0].shape)
+        shape[dim] = sum(v.shape[dim] for v in values)
+        name = self.fresh()
+        out = tensor_type(shape, values[0].dtype)
+        self.emit("%s = tensor.concat dim(%d) %s : (%s) -> %s"
+                  % (name, dim, ", ".join(v.name for v in values),
+                     ", ".join(v.type for v in values), out))
+        return Value(name, shape, values[0].dtype)
+
+    # -- contractions -----------------------------------------------------
+
+    def matmul(self, a, b):
+        """a [.., m, k] @ b [.., k, n] for rank-2 (linalg.matmul) and rank-3
+        (linalg.batch_matmul) operands of one dtype."""
+        if a.dtype != b.dtype:
+            raise FrontendError("a product of %s and %s tensors"
+                                % (a.dtype, b.dtype))
+        if a.rank == 2 and b.rank == 2:
+            shape, op = (a.shape[0], b.shape[1]), "linalg.matmul"
+        elif a.rank == 3 and b.rank == 3:
+            shape, op = (a.shape[0], a.shape[1], b.shape[2]), \
+                "linalg.batch_matmul"
+        else:
+            raise FrontendError("a product of rank %d and rank %d tensors"
+                                % (a.rank, b.rank))
+        zero = self.fill(0, shape, a.dtype)
+        name = self.fresh()
+        self.emit("%s = %s ins(%s, %s : %s, %s) outs(%s : %s) -> %s"
+                  % (name, op, a.name, b.name, a.type, b.type, zero.name,
+                     zero.type, zero.type))
+        return Value(name, shape, a.dtype)
+
+    def softmax(self, x, dim):
+        out = self.empty(x.shape, x.dtype)
+        name = self.fresh()
+        self.emit("%s = linalg.softmax dimension(%d) ins(%s : %s) outs(%s : "
+                  "%s) -> %s" % (name, dim % x.rank, x.name, x.type, out.name,
+                                 out.type, out.type))
+        return Value(name, x.shape, x.dtype)
+
+
+def _reshape_groups(src, dst):
+    """Groups of consecutive source and target dimensions with equal
+    products, or None where there are none (a reshape that is neither a
+    refinement nor a coarsening, group by group)."""
+    groups = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        gs, gd = [], []
+        ps = pd = 1
+        if i < len(src):
+            gs.append(i)
+            ps *= src[i]
+            i += 1
+        if j < len(dst):
+            gd.append(j)
+            pd *= dst[j]
+            j += 1
+        while ps != pd:
+            if ps < pd and i < len(src):
+                gs.append(i)
+                ps *= src[i]
+                i += 1
+            elif pd < ps and j < len(dst):
+                gd.append(j)
+                pd *= dst[j]
+                j += 1
+            else:
+                return None
+        groups.append((gs, gd))
+    # Unit dimensions left over join the last group.
+    if groups and (not groups[-1][0] or not groups[-1][1]):
+        gs, gd = groups.pop()
+        if not groups:
+            return None
+        groups[-1] = (groups[-1][0] + gs, groups[-1][1] + gd)
+    if any(not gs or not gd for gs, gd in groups):
+        return None
+    return groups

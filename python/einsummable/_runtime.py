@@ -1,0 +1,141 @@
+"""The runtime's C API (runtime/include/ein/runtime.h) through ctypes.
+
+A `Bundle` owns one loaded bundle: its inputs and outputs described, inputs
+set from NumPy arrays or raw bytes, runs, outputs read back, benchmarks.
+Every failed call raises `RuntimeError` with the runtime's own sentence.
+"""
+
+import ctypes
+import os
+
+from . import _tools
+
+EIN_OK = 0
+
+
+class _TensorInfo(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_char_p), ("rank", ctypes.c_int),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("bytes", ctypes.c_size_t)]
+
+
+class _LoadOptions(ctypes.Structure):
+    _fields_ = [("debug", ctypes.c_int)]
+
+
+_library = None
+
+
+def library():
+    """The loaded libeinsummable_runtime.so (loaded once)."""
+    global _library
+    if _library is not None:
+        return _library
+    path = _tools.runtime_library()
+    lib = ctypes.CDLL(path)
+    p = ctypes.c_void_p
+    lib.ein_last_error.restype = ctypes.c_char_p
+    lib.ein_bundle_load.argtypes = [ctypes.c_char_p,
+                                    ctypes.POINTER(_LoadOptions),
+                                    ctypes.POINTER(p)]
+    lib.ein_bundle_free.argtypes = [p]
+    lib.ein_bundle_free.restype = None
+    lib.ein_bundle_target.argtypes = [p]
+    lib.ein_bundle_target.restype = ctypes.c_char_p
+    lib.ein_bundle_devices.argtypes = [p]
+    lib.ein_bundle_describe.argtypes = [p]
+    lib.ein_bundle_describe.restype = ctypes.c_char_p
+    for name in ("ein_bundle_num_inputs", "ein_bundle_num_outputs",
+                 "ein_bundle_num_steps"):
+        getattr(lib, name).argtypes = [p]
+    for name in ("ein_bundle_input_info", "ein_bundle_output_info"):
+        getattr(lib, name).argtypes = [p, ctypes.c_int,
+                                       ctypes.POINTER(_TensorInfo)]
+    lib.ein_bundle_set_input.argtypes = [p, ctypes.c_int, ctypes.c_void_p,
+                                         ctypes.c_size_t]
+    lib.ein_bundle_run.argtypes = [p]
+    lib.ein_bundle_get_output.argtypes = [p, ctypes.c_int, ctypes.c_void_p,
+                                          ctypes.c_size_t]
+    lib.ein_bundle_bench_with.argtypes = [p, ctypes.c_int, ctypes.c_int,
+                                          ctypes.c_int,
+                                          ctypes.POINTER(ctypes.c_double)]
+    _library = lib
+    return lib
+
+
+class TensorInfo:
+    """An input or output of a bundle: dtype name ("f32", "bf16", ...),
+    shape and size in bytes."""
+
+    def __init__(self, info):
+        self.dtype = info.dtype.decode()
+        self.shape = tuple(info.shape[i] for i in range(info.rank))
+        self.bytes = info.bytes
+
+    def __repr__(self):
+        return "%s%s" % (self.dtype, list(self.shape))
+
+
+class Bundle:
+    """One loaded bundle (docs/bundle-format.md)."""
+
+    def __init__(self, directory, debug=False):
+        self._lib = library()
+        self._handle = ctypes.c_void_p()
+        options = _LoadOptions(1 if debug else 0)
+        self._check(self._lib.ein_bundle_load(
+            os.fsencode(directory), ctypes.byref(options),
+            ctypes.byref(self._handle)))
+        self.directory = directory
+        self.target = self._lib.ein_bundle_target(self._handle).decode()
+        self.devices = self._lib.ein_bundle_devices(self._handle)
+        self.inputs = [self._info(self._lib.ein_bundle_input_info, i)
+                       for i in range(self._lib.ein_bundle_num_inputs(
+                           self._handle))]
+        self.outputs = [self._info(self._lib.ein_bundle_output_info, i)
+                        for i in range(self._lib.ein_bundle_num_outputs(
+                            self._handle))]
+
+    def _check(self, status):
+        if status != EIN_OK:
+            raise RuntimeError(self._lib.ein_last_error().decode())
+
+    def _info(self, fn, index):
+        info = _TensorInfo()
+        self._check(fn(self._handle, index, ctypes.byref(info)))
+        return TensorInfo(info)
+
+    def describe(self):
+        return self._lib.ein_bundle_describe(self._handle).decode()
+
+    def set_input(self, index, address, nbytes):
+        """Copies input `index` from `nbytes` bytes at host `address`."""
+        self._check(self._lib.ein_bundle_set_input(
+            self._handle, index, ctypes.c_void_p(address), nbytes))
+
+    def run(self):
+        self._check(self._lib.ein_bundle_run(self._handle))
+
+    def get_output(self, index, address, nbytes):
+        """Copies output `index` of the last run to host `address`."""
+        self._check(self._lib.ein_bundle_get_output(
+            self._handle, index, ctypes.c_void_p(address), nbytes))
+
+    def bench(self, warmup=10, iterations=100, host_timer=False):
+        """Median milliseconds of one step, by the runtime's timer."""
+        median = ctypes.c_double()
+        self._check(self._lib.ein_bundle_bench_with(
+            self._handle, 1 if host_timer else 0, warmup, iterations,
+            ctypes.byref(median)))
+        return median.value
+
+    def close(self):
+        if self._handle:
+            self._lib.ein_bundle_free(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,173 @@
+"""Tracing a model to an ATen graph with make_fx.
+
+Parameters and buffers become arguments of the traced function (weights),
+through `functional_call`, so their values are bound when a bundle loads
+rather than baked into the program; tied weights (one tensor under several
+names) are one argument. In-place ops are functionalized first. Each node
+keeps the model's source line it came from.
+"""
+
+import os
+import re
+
+import torch
+from torch.fx.experimental import proxy_tensor
+
+from ._errors import FrontendError
+
+try:  # PyTorch 2
+    from torch.func import functional_call as _functional_call
+    from torch.func import functionalize as _functionalize
+except ImportError:  # PyTorch 1.13 (Debian 12)
+    from torch.nn.utils.stateless import functional_call as _functional_call
+    from functorch import functionalize as _functionalize
+
+aten = torch.ops.aten
+
+# Ops make_fx keeps that PyTorch's own decomposition tables turn into ops
+# the front end takes (those missing from a PyTorch version are skipped).
+_DECOMPOSE = [
+    "hardtanh", "hardswish", "hardsigmoid", "leaky_relu", "elu", "softplus",
+    "mish", "addcmul", "addcdiv", "lerp", "std", "std_mean", "glu", "rsub",
+    "mv", "dot", "baddbmm", "logsumexp", "native_group_norm",
+    "native_batch_norm", "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit", "square", "frac", "logit", "sgn",
+    "nan_to_num", "xlogy", "celu", "selu", "relu6", "threshold",
+    "log_sigmoid_forward", "_unsafe_index", "diag_embed", "trace",
+]
+
+
+def _decompositions():
+    from torch._decomp import get_decompositions
+    ops = [getattr(aten, name) for name in _DECOMPOSE if hasattr(aten, name)]
+    return get_decompositions(ops)
+
+
+def _library_dirs():
+    dirs = [os.path.dirname(torch.__file__) + os.sep,
+            os.path.dirname(os.path.abspath(__file__)) + os.sep]
+    try:
+        import functorch
+        dirs.append(os.path.dirname(functorch.__file__) + os.sep)
+    except ImportError:
+        pass
+    return tuple(dirs)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+
+
+def locate(node):
+    """(text, file, line, column) of the model source line `node` came
+    from, or None."""
+    trace = node.meta.get("stack_trace") or getattr(node, "stack_trace",
+                                                    None)
+    if not trace:
+        return None
+    skip = _library_dirs()
+    frames = _FRAME.findall(trace)
+    # The innermost frame outside PyTorch and this package.
+    user = [(path, line) for path, line, _ in frames
+            if not os.path.abspath(path).startswith(skip)]
+    if not user:
+        return None
+    path, line = user[0] if _INNERMOST_FIRST else user[-1]
+    return ("%s:%s" % (path, line), path, int(line), 1)
+
+
+# How the recorded stack lists frames: PyTorch 1.13 walks out from the
+# innermost frame; PyTorch 2 formats the stack outermost first.
+_INNERMOST_FIRST = torch.__version__.startswith("1.")
+
+
+class Traced:
+    """A traced model: the graph, its arguments in order (inputs, then
+    weights) and how its results nest."""
+
+    def __init__(self, graph, arguments, output_kind, num_outputs):
+        self.graph = graph
+        self.arguments = arguments
+        self.output_kind = output_kind
+        self.num_outputs = num_outputs
+
+
+def weights_of(model):
+    """[(name, tensor)] of `model`'s parameters and buffers, one entry per
+    tensor (the first name it is found under), and {name: index} for every
+    name, tied ones included."""
+    unique, index = [], {}
+    seen = {}
+    if not isinstance(model, torch.nn.Module):
+        return unique, index
+    for prefix, module in model.named_modules(remove_duplicate=False):
+        for kind in ("_parameters", "_buffers"):
+            for name, tensor in getattr(module, kind).items():
+                if tensor is None:
+                    continue
+                full = prefix + "." + name if prefix else name
+                key = id(tensor)
+                if key not in seen:
+                    seen[key] = len(unique)
+                    unique.append((full, tensor))
+                index[full] = seen[key]
+    return unique, index
+
+
+def trace(model, example_inputs):
+    if isinstance(model, torch.nn.Module) and model.training:
+        raise FrontendError("the model is in training mode; call "
+                            "model.eval() before compiling it")
+    if not isinstance(example_inputs, (tuple, list)):
+        example_inputs = (example_inputs,)
+    for i, x in enumerate(example_inputs):
+        if not isinstance(x, torch.Tensor):
+            raise FrontendError("example input %d is a %s; inputs must be "
+                                "tensors" % (i, type(x).__name__))
+    inputs = [x.detach().cpu() for x in example_inputs]
+    weights, names = weights_of(model)
+    weight_values = [w.detach().cpu() for _, w in weights]
+    n = len(inputs)
+    structure = {}
+
+    def forward(*flat):
+        if isinstance(model, torch.nn.Module):
+            bound = {name: flat[n + i] for name, i in names.items()}
+            out = _functional_call(model, bound, tuple(flat[:n]))
+        else:
+            out = model(*flat[:n])
+        if isinstance(out, torch.Tensor):
+            structure["kind"] = "tensor"
+            return out
+        if isinstance(out, (tuple, list)) and all(
+                isinstance(o, torch.Tensor) for o in out):
+            structure["kind"] = type(out).__name__
+            return tuple(out)
+        raise FrontendError(
+            "the model returns %s; it must return a tensor or a tuple or "
+            "list of tensors" % type(out).__name__)
+
+    tracer = proxy_tensor.PythonKeyTracer
+    had = tracer.__dict__.get("record_stack_traces")
+    tracer.record_stack_traces = True
+    try:
+        with torch.no_grad():
+            graph = proxy_tensor.make_fx(
+                _functionalize(forward),
+                decomposition_table=_decompositions())(*inputs,
+                                                       *weight_values)
+    except FrontendError:
+        raise
+    except Exception as error:  # a data-dependent shape, an unsupported op
+        raise FrontendError("tracing the model failed: %s: %s"
+                            % (type(error).__name__, error)) from error
+    finally:
+        if had is None:
+            del tracer.record_stack_traces
+        else:
+            tracer.record_stack_traces = had
+    arguments = [("input", "input%d" % i, x) for i, x in enumerate(inputs)]
+    arguments += [("weight", name, w) for (name, _), w in
+                  zip(weights, weight_values)]
+    outputs = [n for n in graph.graph.nodes if n.op == "output"][0].args[0]
+    count = len(outputs) if isinstance(outputs, (tuple, list)) else 1
+    return Traced(graph, arguments, structure.get("kind", "tensor"), count)

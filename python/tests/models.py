@@ -1,0 +1,139 @@
+"""Models the front end's tests compile: ordinary torch.nn.Modules, written
+as people write them, nothing keyed to the front end."""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class GPT2Block(nn.Module):
+    """LayerNorm, fused QKV with bias, causal attention written with
+    matmul/softmax/masked_fill against a mask buffer, GELU (tanh),
+    residuals."""
+
+    def __init__(self, d=64, heads=4, ctx=16):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.proj = nn.Linear(4 * d, d)
+        self.register_buffer(
+            "bias", torch.tril(torch.ones(ctx, ctx)).view(1, 1, ctx, ctx))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+        h = self.heads
+        q = q.view(b, t, h, c // h).transpose(1, 2)
+        k = k.view(b, t, h, c // h).transpose(1, 2)
+        v = v.view(b, t, h, c // h).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+        x = x + self.c_proj(y)
+        x = x + self.proj(F.gelu(self.fc(self.ln_2(x)), approximate="tanh"))
+        return x
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) \
+            * self.weight
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    """RMSNorm by hand, RoPE rotate-half from cos/sin buffers, GQA through
+    repeat_interleave, SwiGLU."""
+
+    def __init__(self, d=64, heads=4, kv_heads=2, ffn=128, seq=16):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.norm1 = RMSNorm(d)
+        self.wq = nn.Linear(d, d, bias=False)
+        self.wk = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.wv = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.wo = nn.Linear(d, d, bias=False)
+        self.norm2 = RMSNorm(d)
+        self.w1 = nn.Linear(d, ffn, bias=False)
+        self.w3 = nn.Linear(d, ffn, bias=False)
+        self.w2 = nn.Linear(ffn, d, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        freqs = torch.outer(torch.arange(seq).float(), inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = self.norm1(x)
+        q = self.wq(h).view(b, s, self.heads, self.hd).transpose(1, 2)
+        k = self.wk(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.wv(h).view(b, s, self.kv_heads, self.hd).transpose(1, 2)
+        cos, sin = self.cos[:s], self.sin[:s]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        rep = self.heads // self.kv_heads
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.hd)
+        mask = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+        p = F.softmax(scores + mask, dim=-1)
+        o = (p @ v).transpose(1, 2).reshape(b, s, d)
+        x = x + self.wo(o)
+        h = self.norm2(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class EncoderLayer(nn.Module):
+    """Post-norm: fused QKV with bias, no mask, erf GELU, dropout (eval),
+    nn.LayerNorm."""
+
+    def __init__(self, d=48, heads=3, ffn=96):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+        self.drop = nn.Dropout(0.1)
+        self.norm1 = nn.LayerNorm(d)
+        self.ff1 = nn.Linear(d, ffn)
+        self.ff2 = nn.Linear(ffn, d)
+        self.norm2 = nn.LayerNorm(d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        h = self.heads
+        q, k, v = (z.reshape(b, t, h, d // h).permute(0, 2, 1, 3)
+                   for z in (q, k, v))
+        att = torch.softmax(torch.matmul(q, k.transpose(2, 3))
+                            / math.sqrt(d // h), dim=-1)
+        y = torch.matmul(att, v).permute(0, 2, 1, 3).reshape(b, t, d)
+        x = self.norm1(x + self.drop(self.out(y)))
+        return self.norm2(x + self.drop(self.ff2(F.gelu(self.ff1(x)))))
+
+
+class MLPClassifier(nn.Module):
+    def __init__(self, inputs=20, hidden=64, classes=10):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(inputs, hidden), nn.ReLU(),
+                                 nn.Linear(hidden, hidden), nn.Tanh(),
+                                 nn.Linear(hidden, classes))
+
+    def forward(self, x):
+        return F.log_softmax(self.net(x), dim=-1)
