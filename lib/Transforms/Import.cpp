@@ -16,6 +16,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -267,6 +268,25 @@ private:
     if (failed(applyPatternsGreedily(func, std::move(patterns), config)))
       return func.emitOpError()
              << "cannot be imported: elementwise fusion did not converge";
+    // Fusing a producer that reads linalg.index remaps its indices through
+    // the consumer's map as affine.apply ops; with projected-permutation
+    // maps each is one loop index (or the constant a broadcast reads).
+    SmallVector<affine::AffineApplyOp> applies;
+    func.walk([&](affine::AffineApplyOp apply) { applies.push_back(apply); });
+    for (affine::AffineApplyOp apply : applies) {
+      AffineExpr e = apply.getAffineMap().getResult(0);
+      builder.setInsertionPoint(apply);
+      if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+        apply.replaceAllUsesWith(apply.getMapOperands()[dim.getPosition()]);
+      } else if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        apply.replaceAllUsesWith(arith::ConstantIndexOp::create(
+                                     builder, apply.getLoc(), c.getValue())
+                                     .getResult());
+      } else {
+        continue; // a floordiv or sum: refused below as it stands
+      }
+      apply.erase();
+    }
     return success();
   }
 

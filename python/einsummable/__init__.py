@@ -60,6 +60,7 @@ class Compiled:
                     % (i, info, arg["dtype"], arg["shape"], arg["name"]))
         self._inputs = [i for i, a in enumerate(self._args)
                         if a["kind"] == "input"]
+        self._called = False
         # Weights are set once: they stay on the devices between calls.
         for index, tensor in weights.items():
             self._set(index, tensor)
@@ -104,6 +105,7 @@ class Compiled:
         for index, x in zip(self._inputs, inputs):
             self._set(index, x)
         self._runtime.run()
+        self._called = True
         results = []
         for i, info in enumerate(self._runtime.outputs):
             out = torch.empty(info.shape, dtype=_dtype(info.dtype))
@@ -115,8 +117,11 @@ class Compiled:
         return tuple(results) if kind == "tuple" else results
 
     def bench(self, warmup=10, iters=100):
-        """Median milliseconds of one call's step by the runtime's timer
-        (inputs as last set; run the model once first)."""
+        """Median milliseconds of one step by the runtime's timer, on the
+        inputs of the last call."""
+        if not self._called:
+            raise RuntimeError("call the model once before bench(): a step "
+                               "runs on the inputs of the last call")
         return self._runtime.bench(warmup, iters)
 
     def summary(self):
@@ -228,13 +233,19 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
                     summary=done.stdout, explain_path=explain)
 
 
-def load(bundle, model=None):
-    """The `Compiled` of a bundle compiled elsewhere (with the frontend.json
-    the export wrote inside it), bound to `model`'s parameters and buffers
-    by name. `model` may be omitted when the program has no weights."""
-    description = _export.read_description(os.path.join(bundle,
-                                                        "frontend.json"))
-    weights = _weights_for(description, model, bundle)
+def load(bundle, model=None, frontend=None):
+    """The `Compiled` of a bundle compiled elsewhere, bound to `model`'s
+    parameters and buffers by name. The description of the arguments is the
+    bundle's frontend.json (`compile` puts it there) or `frontend`, the
+    file `python3 -m einsummable export` wrote beside the program. `model`
+    may be omitted when the program has no weights."""
+    path = frontend or os.path.join(bundle, "frontend.json")
+    description = _export.read_description(path)
+    if frontend:
+        bundle_constants = os.path.dirname(os.path.abspath(frontend))
+    else:
+        bundle_constants = bundle
+    weights = _weights_for(description, model, bundle_constants)
     missing = [a["name"] for i, a in enumerate(description["arguments"])
                if a["kind"] == "weight" and i not in weights]
     if missing:

@@ -1,12 +1,14 @@
 //===- ein-run.cpp - Run a bundle -----------------------------------------===//
 //
-//   ein-run DIR [--inputs=a.npy,...] [--outputs=o.npy,...] [--seed=S]
-//               [--check] [--bench [--warmup=2] [--iters=10]
+//   ein-run DIR [--inputs=a.npy,...] [--weights-dir=W] [--outputs=o.npy,...]
+//               [--seed=S] [--check] [--bench [--warmup=2] [--iters=10]
 //               [--timer=device|host]] [--profile] [--debug]
 //
 // Loads the bundle in DIR, binds its inputs (.npy files, or tensors drawn
 // from the seed as docs/program-format.md says), runs it and prints one line
-// per output.
+// per output. With --weights-dir, each weight argument i (marked "weight"
+// in program.json) is read from W/arg<i>.npy (what `python3 -m einsummable
+// export --weights-dir` writes) and --inputs names only the others.
 // --check evaluates the bundle's program.json with the reference evaluator
 // on the same inputs and prints max_rel_err=...; it exits non-zero when an
 // output is further from the reference than its element type allows.
@@ -40,8 +42,8 @@ using namespace ein::tools;
 namespace {
 
 const char *kUsage =
-    "usage: ein-run DIR [--inputs=a.npy,...] [--outputs=o.npy,...] "
-    "[--seed=S]\n"
+    "usage: ein-run DIR [--inputs=a.npy,...] [--weights-dir=W] "
+    "[--outputs=o.npy,...] [--seed=S]\n"
     "               [--check] [--bench [--warmup=2] [--iters=10] "
     "[--timer=device|host]]\n"
     "               [--profile] [--debug]\n";
@@ -101,7 +103,7 @@ void printProfile(ein_bundle *bundle, double stepMs) {
 int run(int argc, char **argv) {
   CommandLine line = parseCommandLine(
       argc, argv, kUsage,
-      {"inputs", "outputs", "seed", "warmup", "iters", "timer"},
+      {"inputs", "weights-dir", "outputs", "seed", "warmup", "iters", "timer"},
       {"check", "bench", "profile", "debug"});
   if (line.positional.empty())
     die(std::string("no bundle given\n") + kUsage);
@@ -146,8 +148,28 @@ int run(int argc, char **argv) {
   std::string error;
   if (!ein::readProgram(line.positional[0] + "/program.json", program, error))
     die(error);
-  checkFileCount("inputs", inputFiles, program.arguments.size(),
-                 program.function, "takes", "arguments");
+  if (line.has("weights-dir")) {
+    // Weights from the directory, the other arguments from --inputs (or
+    // drawn from the seed): one file name per argument, "" for drawn.
+    std::string dir = line.values.at("weights-dir");
+    std::vector<std::string> files, activations = inputFiles;
+    size_t activationCount = 0;
+    for (const ein::Argument &arg : program.arguments)
+      activationCount += arg.weight ? 0 : 1;
+    checkFileCount("inputs", activations, activationCount, program.function,
+                   "takes", "non-weight arguments");
+    size_t next = 0;
+    for (size_t i = 0; i < program.arguments.size(); ++i) {
+      if (program.arguments[i].weight)
+        files.push_back(dir + "/arg" + std::to_string(i) + ".npy");
+      else
+        files.push_back(activations.empty() ? "" : activations[next++]);
+    }
+    inputFiles = std::move(files);
+  } else {
+    checkFileCount("inputs", inputFiles, program.arguments.size(),
+                   program.function, "takes", "arguments");
+  }
   checkFileCount("outputs", outputFiles, program.results.size(),
                  program.function, "has", "results");
 

@@ -108,7 +108,7 @@ std::vector<HostTensor> loadInputs(const std::vector<Argument> &arguments,
           std::to_string(arg.type.numElements()) +
           " elements; the CPU reference stops at " +
           std::to_string(maxElements) + " (check large shapes on the GPU)");
-    if (files.empty()) {
+    if (files.empty() || files[i].empty()) {
       inputs[i] = randomInput(arg.type, seed, static_cast<int>(i));
       continue;
     }

@@ -52,7 +52,8 @@ uint64_t parseCount(const std::string &option, const std::string &text,
                     uint64_t max = UINT64_MAX);
 
 /// The inputs of a program: read from `files` (one per argument, of the
-/// argument's type) or, when `files` is empty, drawn from `seed`. Fails on
+/// argument's type) or, when `files` is empty or an argument's file name
+/// is, drawn from `seed`. Fails on
 /// an argument of more than `maxElements` elements.
 std::vector<HostTensor> loadInputs(const std::vector<Argument> &arguments,
                                    const std::vector<std::string> &files,

@@ -489,3 +489,36 @@ func.func @keepdim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A mask computed from its indices, fused into the op that adds it:
+// elementwise fusion remaps the producer's linalg.index through the
+// consumer's map (an affine.apply of one loop index), which imports as the
+// consumer's own ein.index.
+// CHECK-LABEL: func.func @index_mask_fused
+// CHECK-NOT: affine.apply
+// CHECK: ein.join_agg none ins(%{{.*}}[d0, d1, d2] : tensor<2x8x8xf32>) out[d0, d1, d2]
+// CHECK-DAG: ein.index 1
+// CHECK-DAG: ein.index 2
+// CHECK: arith.cmpi sgt
+// CHECK-NOT: affine.apply
+func.func @index_mask_fused(%x: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %above = arith.cmpi sgt, %j, %i : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %zero = arith.constant 0.0 : f32
+    %m = arith.select %above, %ninf, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %mask : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%e : tensor<2x8x8xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %s = arith.addf %a, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x8xf32>
+  return %y : tensor<2x8x8xf32>
+}

@@ -1,0 +1,270 @@
+"""The front end against the PyTorch modules themselves: each model is
+compiled for the CPU target at 1 to 4 devices and called like the model;
+its output must equal the model's own within the dtype's tolerance
+(relative to max(1, max|reference|), as ein-run --check measures)."""
+
+import copy
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import einsummable  # noqa: E402
+import models  # noqa: E402
+
+TOLERANCE = {torch.float32: 1e-4, torch.bfloat16: 2e-2}
+DEVICES = (1, 2, 3, 4)
+
+
+def error(got, want):
+    got, want = got.double(), want.double()
+    return ((got - want).abs().max() / want.abs().max().clamp(min=1)).item()
+
+
+class Models(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="ein-frontend-")
+        torch.manual_seed(0)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def check(self, name, model, inputs, devices=DEVICES,
+              dtype=torch.float32):
+        model = model.to(dtype).eval()
+        inputs = tuple(x.to(dtype) if x.is_floating_point() else x
+                       for x in inputs)
+        with torch.no_grad():
+            want = model(*inputs)
+        for d in devices:
+            with self.subTest(model=name, devices=d):
+                compiled = einsummable.compile(
+                    model, inputs, devices=d,
+                    workdir=os.path.join(self.dir.name, "%s-%d" % (name, d)))
+                self.assertEqual(compiled.devices, d)
+                got = compiled(*inputs)
+                self.assertEqual(got.shape, want.shape)
+                self.assertEqual(got.dtype, want.dtype)
+                self.assertLess(error(got, want), TOLERANCE[dtype])
+                compiled.close()
+
+    def test_gpt2_block(self):
+        self.check("gpt2", models.GPT2Block(), (torch.randn(2, 16, 64),))
+
+    def test_llama_block(self):
+        self.check("llama", models.LlamaBlock(), (torch.randn(2, 16, 64),))
+
+    def test_encoder_layer(self):
+        self.check("encoder", models.EncoderLayer(),
+                   (torch.randn(2, 8, 48),))
+
+    def test_mlp_classifier(self):
+        self.check("mlp", models.MLPClassifier(), (torch.randn(6, 20),))
+
+    def test_gpt2_block_bf16(self):
+        self.check("gpt2-bf16", models.GPT2Block(),
+                   (torch.randn(2, 16, 64),), devices=(1, 2, 4),
+                   dtype=torch.bfloat16)
+
+    def test_llama_block_bf16(self):
+        self.check("llama-bf16", models.LlamaBlock(),
+                   (torch.randn(2, 16, 64),), devices=(1, 2, 4),
+                   dtype=torch.bfloat16)
+
+    def test_function_with_tuple_result(self):
+        w = torch.randn(24, 16)
+
+        def f(x, y):
+            h = torch.tanh(x @ w)
+            return h.sum(-1), torch.relu(h * y).amax(0, keepdim=True)
+        x, y = torch.randn(8, 24), torch.randn(8, 16)
+        compiled = einsummable.compile(f, (x, y), devices=2,
+                                       workdir=self.dir.name)
+        got = compiled(x, y)
+        want = f(x, y)
+        self.assertIsInstance(got, tuple)
+        for g, r in zip(got, want):
+            self.assertLess(error(g, r), 1e-4)
+
+
+class Binding(unittest.TestCase):
+    """Weights are bound by name: a bundle runs with the weights of the
+    model it is loaded with, not those it was compiled from."""
+
+    def test_load_binds_weights_by_name(self):
+        torch.manual_seed(1)
+        model = models.GPT2Block().eval()
+        x = torch.randn(2, 16, 64)
+        with tempfile.TemporaryDirectory() as work:
+            compiled = einsummable.compile(model, (x,), devices=2,
+                                           workdir=work)
+            other = copy.deepcopy(model)
+            with torch.no_grad():
+                for p in other.parameters():
+                    p.add_(0.1 * torch.randn_like(p))
+            loaded = einsummable.load(compiled.bundle, other)
+            with torch.no_grad():
+                self.assertLess(error(loaded(x), other(x)), 1e-4)
+                self.assertGreater(error(loaded(x), model(x)), 1e-3)
+            # The weights stay bound between calls; a call sets the inputs.
+            y = torch.randn(2, 16, 64)
+            with torch.no_grad():
+                self.assertLess(error(loaded(y), other(y)), 1e-4)
+
+    def test_tied_weights_are_one_argument(self):
+        class Tied(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(16, 16, bias=False)
+                self.b = nn.Linear(16, 16, bias=False)
+                self.b.weight = self.a.weight
+
+            def forward(self, x):
+                return self.b(torch.relu(self.a(x)))
+        model = Tied().eval()
+        x = torch.randn(4, 16)
+        with tempfile.TemporaryDirectory() as work:
+            compiled = einsummable.compile(model, (x,), devices=2,
+                                           workdir=work)
+            with open(compiled.mlir) as f:
+                text = f.read()
+            signature = [line for line in text.splitlines()
+                         if "func.func" in line][0]
+            self.assertEqual(signature.count("{ein.weight}"), 1)
+            with torch.no_grad():
+                self.assertLess(error(compiled(x), model(x)), 1e-4)
+
+    def test_explain_and_summary(self):
+        model = models.MLPClassifier().eval()
+        with tempfile.TemporaryDirectory() as work:
+            compiled = einsummable.compile(model, (torch.randn(8, 20),),
+                                           devices=2, workdir=work)
+            plan = compiled.explain()
+            self.assertEqual(plan["devices"], 2)
+            self.assertTrue(plan["ops"])
+            self.assertIn("2 devices", compiled.summary())
+            with self.assertRaisesRegex(RuntimeError, "call the model once"):
+                compiled.bench(1, 3)
+            compiled(torch.randn(8, 20))
+            self.assertGreater(compiled.bench(1, 3), 0)
+
+
+class Refusals(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="ein-refusal-")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_unsupported_op_names_op_and_line(self):
+        def f(x):
+            return torch.cumsum(x, 0)  # the line the error must name
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(f, (torch.randn(4, 4),),
+                                workdir=self.dir.name)
+        message = str(caught.exception)
+        self.assertIn("aten.cumsum", message)
+        self.assertIn("test_frontend.py:%d" % (
+            f.__code__.co_firstlineno + 1), message)
+
+    def test_data_dependent_shape(self):
+        def f(x):
+            return x[x > 0]
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(f, (torch.randn(8),), workdir=self.dir.name)
+        self.assertIn("aten.index", str(caught.exception))
+
+    def test_non_tensor_result(self):
+        def f(x):
+            return {"y": x * 2}
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(f, (torch.randn(4),), workdir=self.dir.name)
+        self.assertIn("must return a tensor", str(caught.exception))
+
+    def test_training_mode(self):
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(models.EncoderLayer().train(),
+                                (torch.randn(2, 8, 48),),
+                                workdir=self.dir.name)
+        self.assertIn("model.eval()", str(caught.exception))
+
+    def test_wrong_inputs_raise_before_running(self):
+        model = models.MLPClassifier().eval()
+        compiled = einsummable.compile(model, (torch.randn(4, 20),),
+                                       workdir=self.dir.name)
+        with self.assertRaisesRegex(ValueError, "input 0 has shape"):
+            compiled(torch.randn(5, 20))
+        with self.assertRaisesRegex(TypeError, "input 0 is torch.float64"):
+            compiled(torch.randn(4, 20, dtype=torch.float64))
+        with self.assertRaisesRegex(TypeError, "takes 1 inputs, got 2"):
+            compiled(torch.randn(4, 20), torch.randn(4, 20))
+
+    def test_refused_compile_leaves_no_bundle(self):
+        # An embedding is a gather, which the importer does not take yet:
+        # ein-compile's own diagnostic names the model's source line.
+        class Lookup(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = nn.Embedding(10, 8)
+
+            def forward(self, ids):
+                return self.table(ids) * 2.0
+        with self.assertRaises(einsummable.CompileError) as caught:
+            einsummable.compile(Lookup().eval(),
+                                (torch.tensor([[1, 2, 3]]),),
+                                workdir=self.dir.name)
+        self.assertIn("test_frontend.py", str(caught.exception))
+        self.assertFalse(os.path.exists(os.path.join(self.dir.name,
+                                                     "bundle")))
+        self.assertFalse(os.path.exists(os.path.join(self.dir.name,
+                                                     "bundle.partial")))
+
+
+class CommandLine(unittest.TestCase):
+    def test_export_then_ein_run_with_weights(self):
+        """python3 -m einsummable export writes the program and the weights;
+        ein-compile and ein-run --weights-dir run it; the result equals the
+        module's."""
+        build = einsummable._tools.build_dir()
+        with tempfile.TemporaryDirectory() as work:
+            env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+            subprocess.run(
+                [sys.executable, "-m", "einsummable", "export",
+                 os.path.join(HERE, "models.py") + ":MLPClassifier",
+                 "--inputs", "6x20:f32", "--seed", "3",
+                 "-o", os.path.join(work, "mlp.mlir"),
+                 "--weights-dir", os.path.join(work, "weights")],
+                check=True, env=env)
+            subprocess.run(
+                [os.path.join(build, "bin", "ein-compile"),
+                 os.path.join(work, "mlp.mlir"), "-o",
+                 os.path.join(work, "bundle"), "--devices=3"],
+                check=True, stdout=subprocess.DEVNULL)
+            torch.manual_seed(3)
+            model = models.MLPClassifier().eval()
+            x = torch.randn(6, 20)
+            import numpy
+            numpy.save(os.path.join(work, "x.npy"), x.numpy())
+            subprocess.run(
+                [os.path.join(build, "bin", "ein-run"),
+                 os.path.join(work, "bundle"),
+                 "--weights-dir=" + os.path.join(work, "weights"),
+                 "--inputs=" + os.path.join(work, "x.npy"),
+                 "--outputs=" + os.path.join(work, "out.npy")],
+                check=True, stdout=subprocess.DEVNULL)
+            got = torch.from_numpy(numpy.load(
+                os.path.join(work, "out.npy")))
+            with torch.no_grad():
+                self.assertLess(error(got, model(x)), 1e-4)
+
+
+if __name__ == "__main__":
+    unittest.main()
