@@ -300,11 +300,47 @@ def _arith(fop, iop):
     return lambda b, s: b.binary(fop, iop, s[0], s[1])
 
 
+def _hiding_mask(x):
+    """(diagonal, value) when `x` is a constant causal mask that adds 0 on
+    and below a diagonal and hides the rest (-inf, or at or below -1e30):
+    adding it is selecting `value` above the diagonal, the form
+    ein-fuse-composites recognises in attention."""
+    if not isinstance(x, Const) or x.tensor.numel() == 1:
+        return None
+    mask = _causal_mask(x.tensor)
+    if mask is None:
+        return None
+    diagonal, low, high = mask
+    if low == 0 and high <= -1e30:
+        return tuple(x.tensor.shape), x.tensor.dtype, diagonal, high
+    return None
+
+
 @handles("add", "sub")
 def _add_sub(t, node, a, b, alpha=1):
     fop, iop = ("arith.addf", "arith.addi") \
         if _schema(node.target) == "aten::add" else ("arith.subf",
                                                      "arith.subi")
+    hiding = _hiding_mask(b) if fop == "arith.addf" and alpha == 1 else None
+    if hiding is None and fop == "arith.addf" and alpha == 1:
+        hiding = _hiding_mask(a)
+        if hiding is not None:
+            a, b = b, a
+    if hiding is not None:
+        shape, dtype, diagonal, value = hiding
+
+        def above(bb, indices):
+            row, col = indices[-2], indices[-1]
+            if diagonal:
+                row = bb.op("arith.addi %s, %s" % (
+                    row, bb.op("arith.constant %d" % diagonal, "index")),
+                    "index")
+            return bb.cmpi("sgt", col, row)
+
+        hidden = _linalg.Indexed(shape, torch.bool, above)
+        return t.elementwise(
+            [a, hidden], lambda bb, s: bb.select(
+                s[1], bb.const(value, bb.types[s[0]]), s[0]))
 
     def body(bb, s):
         y = s[1]
@@ -330,6 +366,12 @@ def _div(t, node, a, b, rounding_mode=None):
                             else "math.trunc", q)
         return t.elementwise([a, b], body, compute="f32"
                              if not is_float(dtype) else None)
+    if isinstance(t.operand(b), float) and is_float(dtype):
+        # By a constant: a product with its reciprocal, the scale
+        # ein-fuse-composites reads in attention (within an ulp of the
+        # quotient).
+        inverse = 1.0 / t.operand(b)
+        return t.elementwise([a, inverse], _arith("arith.mulf", None))
     return t.elementwise([a, b], _arith("arith.divf", "arith.divsi"))
 
 
@@ -710,15 +752,12 @@ def _index_select(t, node, a, dim, index):
                       "gather) is not supported yet")
     idx = [int(i) for i in index.tensor.reshape(-1).tolist()]
     n = x.shape[dim]
-    # Each index repeated c times in order: repeat_interleave, a broadcast.
+    # Each index repeated c times in order (repeat_interleave): read with a
+    # floordiv, as GQA's key/value heads are.
     if n > 0 and len(idx) % n == 0:
         c = len(idx) // n
         if idx == [i // c for i in range(len(idx))]:
-            shape = x.shape[:dim] + (n, 1) + x.shape[dim + 1:]
-            wide = x.shape[:dim] + (n, c) + x.shape[dim + 1:]
-            y = t.e.broadcast_to(t.e.reshape(x, shape), wide)
-            return t.e.reshape(y, x.shape[:dim] + (n * c,) +
-                               x.shape[dim + 1:])
+            return t.e.repeat_interleave(x, dim, c)
     # Otherwise runs of consecutive indices, as slices put together.
     pieces, start = [], 0
     for k in range(1, len(idx) + 1):
@@ -737,7 +776,7 @@ def _embedding(t, node, weight, indices, *rest):
     w, ids = t.tensor(weight), t.tensor(indices)
     shape, dtype = t.out_meta()
     rank = len(shape)
-    in_map = _linalg._affine(rank, ["d%d" % i for i in range(ids.rank)])
+    in_exprs = _linalg.identity(ids.rank)
 
     def body(b, s):
         row = b._conv("arith.index_cast", s[0], b.types[s[0]], "index")
@@ -747,7 +786,7 @@ def _embedding(t, node, weight, indices, *rest):
                        % (name, w.name, row, col, w.type))
         b.types[name] = _linalg.element_type(w.dtype)
         return name
-    return t.e.generic([(ids, in_map)], shape, dtype, body)
+    return t.e.generic([(ids, in_exprs)], shape, dtype, body)
 
 
 # -- reductions ----------------------------------------------------------

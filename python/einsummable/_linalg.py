@@ -76,12 +76,49 @@ def tensor_type(shape, dtype):
 
 
 class Value:
-    """An SSA tensor value of the emitted function."""
+    """A tensor value of the emitted function. A plain Value is an SSA
+    name. Two lazy kinds stand for views PyTorch takes for free, so the ops
+    that read them read the underlying tensor through their maps instead of
+    a copy (that is how a transposed weight reaches a contraction, a
+    broadcast reaches an add, GQA's repeated heads reach attention):
 
-    def __init__(self, name, shape, dtype):
-        self.name = name
+    - a View reads `base` (a plain Value) with, per base dimension, an
+      expression of the view's dimensions: ("d", i) the view's dimension i,
+      ("c", 0) the constant 0 (a broadcast unit dimension), ("fd", i, c) the
+      view's dimension i floordiv c (a repeat_interleave);
+    - a Merged value is `base` with groups of consecutive dimensions
+      collapsed (a reshape flattening batch dimensions for a matmul).
+
+    Reading a lazy value's `name` materializes it (a copy, or a
+    collapse_shape)."""
+
+    def __init__(self, name, shape, dtype, emitter=None, base=None,
+                 exprs=None, groups=None):
+        self._name = name
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype
+        self.emitter = emitter
+        self.base = base
+        self.exprs = exprs
+        self.groups = groups
+
+    @property
+    def lazy(self):
+        return self._name is None
+
+    @property
+    def is_view(self):
+        return self._name is None and self.exprs is not None
+
+    @property
+    def is_merged(self):
+        return self._name is None and self.groups is not None
+
+    @property
+    def name(self):
+        if self._name is None:
+            self._name = self.emitter.materialize(self)
+        return self._name
 
     @property
     def type(self):
@@ -217,16 +254,46 @@ def _affine(rank, exprs):
     return "affine_map<(%s) -> (%s)>" % (dims, ", ".join(exprs))
 
 
+def fmt(expr):
+    """An expression tuple as affine syntax."""
+    if expr[0] == "d":
+        return "d%d" % expr[1]
+    if expr[0] == "c":
+        return str(expr[1])
+    return "d%d floordiv %d" % (expr[1], expr[2])
+
+
+def compose(inner, outer):
+    """`inner` (an expression of a view's dimensions) with each view
+    dimension replaced by `outer[i]` (expressions of a consumer's loops);
+    None where the result leaves the forms ein imports."""
+    if inner[0] == "c":
+        return inner
+    o = outer[inner[1]]
+    if inner[0] == "d":
+        return o
+    if o[0] == "c":
+        return ("c", 0)
+    if o[0] == "d":
+        return ("fd", o[1], inner[2])
+    return None
+
+
+def identity(rank):
+    return [("d", i) for i in range(rank)]
+
+
+def broadcast_exprs(shape, out_shape):
+    """How a tensor of `shape` broadcast (right-aligned, as PyTorch
+    broadcasts) to `out_shape` is read by loops over `out_shape`."""
+    offset = len(out_shape) - len(shape)
+    return [("c", 0) if size == 1 and out_shape[offset + i] != 1
+            else ("d", offset + i) for i, size in enumerate(shape)]
+
+
 def broadcast_map(shape, out_shape):
-    """The map reading a tensor of `shape` broadcast (right-aligned, as
-    PyTorch broadcasts) to `out_shape`."""
-    rank = len(out_shape)
-    offset = rank - len(shape)
-    exprs = []
-    for i, size in enumerate(shape):
-        j = offset + i
-        exprs.append("0" if size == 1 and out_shape[j] != 1 else "d%d" % j)
-    return _affine(rank, exprs)
+    return _affine(len(out_shape), [fmt(e) for e in
+                                    broadcast_exprs(shape, out_shape)])
 
 
 def broadcast_shapes(*shapes):
@@ -277,19 +344,31 @@ class Emitter:
                   % (name, cst, ty, empty.name, empty.type, empty.type))
         return Value(name, shape, dtype)
 
+    def resolve(self, x, exprs):
+        """(a plain Value, its read expressions) for reading `x` with
+        `exprs` (one expression tuple per dimension of x, in the consumer's
+        loops): a View is read through its base."""
+        if x.is_view:
+            composed = [compose(e, exprs) for e in x.exprs]
+            if all(c is not None for c in composed):
+                return x.base, composed
+        x.name  # materialize a Merged value or a View that does not compose
+        return x, list(exprs)
+
     def generic(self, operands, out_shape, out_dtype, body_fn,
-                iterators=None, out_map=None, init=None):
-        """A linalg.generic. `operands` are (Value, map) pairs; `body_fn(b,
-        args)` gets the Body and the operands' scalars (and, last, the
-        output's, when `init` is given) and returns the yielded scalar."""
+                iterators=None, out_exprs=None, init=None):
+        """A linalg.generic. `operands` are (Value, expressions) pairs, the
+        expressions in the loops; `body_fn(b, args)` gets the Body and the
+        operands' scalars (and, last, the output's, when `init` is given)
+        and returns the yielded scalar."""
         rank = len(iterators) if iterators is not None else len(out_shape)
         iterators = iterators or ["parallel"] * rank
-        out_map = out_map or _affine(rank, ["d%d" % i for i in
-                                            range(len(out_shape))])
+        out_exprs = out_exprs or identity(len(out_shape))
+        resolved = [self.resolve(v, e) for v, e in operands]
         out = init if init is not None else self.empty(out_shape, out_dtype)
         b = Body(self)
         args = []
-        for value, _ in operands:
+        for value, _ in resolved:
             arg = self.fresh("a")
             b.types[arg] = element_type(value.dtype)
             args.append(arg)
@@ -297,19 +376,22 @@ class Emitter:
         b.types[out_arg] = element_type(out_dtype)
         result = body_fn(b, args + ([out_arg] if init is not None else []))
         result = b.cast(result, element_type(out_dtype))
-        maps = [m for _, m in operands] + [out_map]
+        maps = [_affine(rank, [fmt(e) for e in exprs])
+                for _, exprs in resolved]
+        maps.append(_affine(rank, [fmt(e) for e in out_exprs]))
+        names = [v.name for v, _ in resolved]
+        out_name = out.name
         name = self.fresh()
         ins = ""
-        if operands:
-            ins = "ins(%s : %s) " % (
-                ", ".join(v.name for v, _ in operands),
-                ", ".join(v.type for v, _ in operands))
+        if resolved:
+            ins = "ins(%s : %s) " % (", ".join(names),
+                                     ", ".join(v.type for v, _ in resolved))
         block_args = ", ".join(
             "%s: %s" % (a, b.types[a]) for a in args + [out_arg])
         text = ["%s = linalg.generic {indexing_maps = [%s], iterator_types = "
                 "[%s]} %souts(%s : %s) {"
                 % (name, ", ".join(maps),
-                   ", ".join('"%s"' % it for it in iterators), ins, out.name,
+                   ", ".join('"%s"' % it for it in iterators), ins, out_name,
                    out.type),
                 "^bb0(%s):" % block_args]
         text += ["  " + line for line in b.lines]
@@ -318,36 +400,78 @@ class Emitter:
         self.emit("\n  ".join(text))
         return Value(name, out_shape, out_dtype)
 
+    def materialize(self, x):
+        """The SSA name of a lazy value, emitting what makes it."""
+        if x.is_merged:
+            base = x.base.name
+            return self._reassociate("tensor.collapse_shape",
+                                     Value(base, x.base.shape, x.dtype),
+                                     x.groups, x.shape).name
+        copy = self.generic([(x.base, x.exprs)], x.shape, x.dtype,
+                            lambda b, s: s[0])
+        return copy.name
+
+    def view(self, x, exprs, shape):
+        """A View of `x` (any Value) whose base dimension expressions, in
+        terms of x's dimensions, are `exprs`... given as x's dimensions
+        read by the new view's dimensions: exprs[i] says how the new view
+        reads x's dimension i."""
+        if x.is_merged:
+            x.name
+        if x.is_view:
+            composed = [compose(e, exprs) for e in x.exprs]
+            if all(c is not None for c in composed):
+                return Value(None, shape, x.dtype, emitter=self,
+                             base=x.base, exprs=composed)
+            x.name
+        return Value(None, shape, x.dtype, emitter=self, base=x,
+                     exprs=list(exprs))
+
     def elementwise(self, operands, out_dtype, body_fn, compute=None,
                     out_shape=None):
-        """A broadcasting elementwise op over tensors (Values) and Python
-        scalars. The body computes in `compute` (by default the compute type
-        of the widest float operand) and gets its arguments converted."""
+        """A broadcasting elementwise op over tensors (Values), Indexed
+        operands and Python scalars. The body computes in `compute` (by
+        default the compute type of the widest float operand) and gets its
+        arguments converted; compute=False leaves them as they are.
+
+        When one operand is a Merged value of the full shape and the others
+        only reach its trailing, unmerged dimensions (a bias after a
+        flattened matmul), the op runs over the unmerged shape and its
+        result is Merged the same way."""
         tensors = [x for x in operands if isinstance(x, Value)]
         if out_shape is None:
             out_shape = broadcast_shapes(*[x.shape for x in operands
                                            if isinstance(x, (Value, Indexed))])
+        out_shape = tuple(out_shape)
+        merged = self._merged_frame(operands, out_shape)
+        frame = merged.base.shape if merged is not None else out_shape
         if compute is None:
             floats = [x.dtype for x in tensors if is_float(x.dtype)]
             compute = compute_type(floats[0]) if floats else (
                 "f32" if any(isinstance(x, float) for x in operands)
                 else element_type(tensors[0].dtype) if tensors else "f32")
-        pairs = [(x, broadcast_map(x.shape, out_shape)) for x in tensors]
+        pairs = []
+        for x in tensors:
+            if x is merged:
+                pairs.append((x.base, identity(len(frame))))
+            else:
+                pairs.append((x, broadcast_exprs(x.shape, frame)))
 
         def body(b, args):
             it = iter(args)
             scalars = []
             for x in operands:
                 if isinstance(x, Indexed):
-                    offset = len(out_shape) - len(x.shape)
+                    offset = len(frame) - len(x.shape)
                     indices = []
                     for i, size in enumerate(x.shape):
-                        if size == 1 and out_shape[offset + i] != 1:
+                        if size == 1 and frame[offset + i] != 1:
                             indices.append(b.op("arith.constant 0", "index"))
                         else:
                             indices.append(b.index(offset + i))
                     v = x.fn(b, indices)
-                    scalars.append(b.cast(v, compute) if compute else v)
+                    scalars.append(b.cast(v, compute)
+                                   if compute and b.types[v] != "i1" else v)
                 elif isinstance(x, Value):
                     arg = next(it)
                     scalars.append(arg if compute is False
@@ -368,7 +492,29 @@ class Emitter:
                                    else b.const(x, "i64"))
             return body_fn(b, scalars)
 
-        return self.generic(pairs, out_shape, out_dtype, body)
+        result = self.generic(pairs, frame, out_dtype, body)
+        if merged is not None:
+            return Value(None, out_shape, out_dtype, emitter=self,
+                         base=result, groups=merged.groups)
+        return result
+
+    def _merged_frame(self, operands, out_shape):
+        """The Merged operand an elementwise op can run under, or None."""
+        for x in operands:
+            if isinstance(x, Value) and x.is_merged and x.shape == out_shape:
+                trailing = 0
+                for group in reversed(x.groups):
+                    if len(group) != 1:
+                        break
+                    trailing += 1
+                ok = all(
+                    (not isinstance(y, (Value, Indexed))) or y is x or
+                    (len(y.shape) <= trailing and
+                     not (isinstance(y, Value) and y.is_merged))
+                    for y in operands)
+                if ok and not any(isinstance(y, Indexed) for y in operands):
+                    return x
+        return None
 
     def reduce(self, x, dims, kind, pre=None, acc_dtype=None):
         """Reduces `x` over `dims` with `kind` ("add", "max", "min"); `pre`
@@ -379,16 +525,14 @@ class Emitter:
                                   (torch.float16, torch.bfloat16) else x.dtype)
         acc_ty = element_type(acc_dtype)
         out_shape = tuple(s for i, s in enumerate(x.shape) if i not in dims)
-        identity = {"add": 0.0, "max": float("-inf"),
-                    "min": float("inf")}[kind]
-        init = self.fill(identity if is_float(acc_dtype) else int(
+        identity_value = {"add": 0.0, "max": float("-inf"),
+                          "min": float("inf")}[kind]
+        init = self.fill(identity_value if is_float(acc_dtype) else int(
             {"add": 0, "max": -(2 ** 63), "min": 2 ** 63 - 1}[kind]),
             out_shape, acc_dtype)
         iterators = ["reduction" if i in dims else "parallel"
                      for i in range(x.rank)]
-        out_map = _affine(x.rank, ["d%d" % i for i in range(x.rank)
-                                   if i not in dims])
-        in_map = _affine(x.rank, ["d%d" % i for i in range(x.rank)])
+        out_exprs = [("d", i) for i in range(x.rank) if i not in dims]
 
         def body(b, args):
             v = b.cast(args[0], acc_ty)
@@ -399,8 +543,9 @@ class Emitter:
                        "min": ("arith.minimumf", "arith.minsi")}[kind]
             return b.binary(combine[0], combine[1], v, args[1])
 
-        return self.generic([(x, in_map)], out_shape, acc_dtype, body,
-                            iterators=iterators, out_map=out_map, init=init)
+        return self.generic([(x, identity(x.rank))], out_shape, acc_dtype,
+                            body, iterators=iterators, out_exprs=out_exprs,
+                            init=init)
 
     def convert(self, x, dtype):
         if x.dtype == dtype:
@@ -416,11 +561,29 @@ class Emitter:
         if math.prod(shape) != math.prod(x.shape):
             raise FrontendError("cannot view %s as %s" % (list(x.shape),
                                                           list(shape)))
+        if x.is_merged and shape == x.base.shape:
+            return x.base  # a flattening undone
+        # Only unit dimensions added or removed: a view.
+        if [d for d in shape if d != 1] == [d for d in x.shape if d != 1]:
+            exprs, j = [], 0
+            for size in x.shape:
+                if size == 1:
+                    exprs.append(("c", 0))
+                    continue
+                while shape[j] == 1:
+                    j += 1
+                exprs.append(("d", j))
+                j += 1
+            return self.view(x, exprs, shape)
         groups = _reshape_groups(x.shape, shape)
         if groups is None:
             # No common refinement: through one dimension.
             flat = self.reshape(x, (math.prod(x.shape),))
             return self.reshape(flat, shape)
+        if all(len(dst) == 1 for _, dst in groups) and not x.is_merged:
+            # Only collapsing: lazy, so a contraction can read the dims.
+            return Value(None, shape, x.dtype, emitter=self, base=x,
+                         groups=[src for src, _ in groups])
         # Collapse each group to one dimension, then expand to the target.
         mid = tuple(math.prod(x.shape[i] for i in src) for src, _ in groups)
         y = x
@@ -437,14 +600,15 @@ class Emitter:
         out = tensor_type(shape, x.dtype)
         text = "[%s]" % ", ".join("[%s]" % ", ".join(str(i) for i in g)
                                   for g in groups)
+        source = x.name
         if opname == "tensor.expand_shape":
             self.emit("%s = tensor.expand_shape %s %s output_shape [%s] : %s "
-                      "into %s" % (name, x.name, text,
+                      "into %s" % (name, source, text,
                                    ", ".join(str(d) for d in shape), x.type,
                                    out))
         else:
             self.emit("%s = tensor.collapse_shape %s %s : %s into %s"
-                      % (name, x.name, text, x.type, out))
+                      % (name, source, text, x.type, out))
         return Value(name, shape, x.dtype)
 
     def transpose(self, x, perm):
@@ -452,20 +616,26 @@ class Emitter:
         if perm == list(range(x.rank)):
             return x
         shape = tuple(x.shape[p] for p in perm)
-        out = self.empty(shape, x.dtype)
-        name = self.fresh()
-        self.emit("%s = linalg.transpose ins(%s : %s) outs(%s : %s) "
-                  "permutation = [%s]" % (name, x.name, x.type, out.name,
-                                          out.type,
-                                          ", ".join(str(p) for p in perm)))
-        return Value(name, shape, x.dtype)
+        # Dimension b of x is dimension perm.index(b) of the result.
+        return self.view(x, [("d", perm.index(b)) for b in range(x.rank)],
+                         shape)
 
     def broadcast_to(self, x, shape):
         shape = tuple(int(d) for d in shape)
         if shape == x.shape:
             return x
-        return self.elementwise([x], x.dtype, lambda b, s: s[0],
-                                compute=False, out_shape=shape)
+        return self.view(x, broadcast_exprs(x.shape, shape), shape)
+
+    def repeat_interleave(self, x, dim, count):
+        """Each index of dimension `dim` repeated `count` times, read with a
+        floordiv (GQA's key/value heads)."""
+        shape = list(x.shape)
+        shape[dim] *= count
+        exprs = identity(x.rank)
+        exprs[dim] = ("fd", dim, count)
+        if x.is_view and any(e[0] == "fd" for e in x.exprs):
+            x.name
+        return self.view(x, exprs, shape)
 
     def extract_slice(self, x, offsets, sizes, drop=()):
         """A static slice; `drop` lists unit dimensions the result loses."""
@@ -474,8 +644,9 @@ class Emitter:
             return x
         name = self.fresh()
         out = tensor_type(shape, x.dtype)
+        source = x.name
         self.emit("%s = tensor.extract_slice %s[%s] [%s] [%s] : %s to %s"
-                  % (name, x.name, ", ".join(str(o) for o in offsets),
+                  % (name, source, ", ".join(str(o) for o in offsets),
                      ", ".join(str(s) for s in sizes),
                      ", ".join("1" for _ in sizes), x.type, out))
         return Value(name, shape, x.dtype)
@@ -486,41 +657,138 @@ class Emitter:
         dim %= values[0].rank
         shape = list(values[0].shape)
         shape[dim] = sum(v.shape[dim] for v in values)
+        names = [v.name for v in values]
         name = self.fresh()
         out = tensor_type(shape, values[0].dtype)
         self.emit("%s = tensor.concat dim(%d) %s : (%s) -> %s"
-                  % (name, dim, ", ".join(v.name for v in values),
+                  % (name, dim, ", ".join(names),
                      ", ".join(v.type for v in values), out))
         return Value(name, shape, values[0].dtype)
 
     # -- contractions -----------------------------------------------------
 
     def matmul(self, a, b):
-        """a [.., m, k] @ b [.., k, n] for rank-2 (linalg.matmul) and rank-3
-        (linalg.batch_matmul) operands of one dtype."""
+        """a [.., m, k] @ b [.., k, n] (mm, or bmm with one batch dimension)
+        as one contraction generic. Where the batch (or, for mm, the row)
+        dimension is a flattening of several (PyTorch's matmul and linear
+        flatten leading dimensions), the contraction runs over them
+        unflattened and its result is Merged back, so the program keeps
+        every dimension a plan may cut (heads, tokens)."""
         if a.dtype != b.dtype:
             raise FrontendError("a product of %s and %s tensors"
                                 % (a.dtype, b.dtype))
-        if a.rank == 2 and b.rank == 2:
-            shape, op = (a.shape[0], b.shape[1]), "linalg.matmul"
-        elif a.rank == 3 and b.rank == 3:
-            shape, op = (a.shape[0], a.shape[1], b.shape[2]), \
-                "linalg.batch_matmul"
-        else:
+        if not ((a.rank == 2 and b.rank == 2) or
+                (a.rank == 3 and b.rank == 3)):
             raise FrontendError("a product of rank %d and rank %d tensors"
                                 % (a.rank, b.rank))
-        zero = self.fill(0, shape, a.dtype)
-        name = self.fresh()
-        self.emit("%s = %s ins(%s, %s : %s, %s) outs(%s : %s) -> %s"
-                  % (name, op, a.name, b.name, a.type, b.type, zero.name,
-                     zero.type, zero.type))
-        return Value(name, shape, a.dtype)
+        batched = a.rank == 3
+        # The leading dims of a (batch for bmm, rows for mm), unflattened
+        # where a is a flattening whose other groups are single dims.
+        lead_a = self._unflattened(a)
+        lead_b = self._unflattened(b) if batched else None
+        if batched and (lead_a is None or lead_b is None or
+                        lead_a[1] != lead_b[1]):
+            lead_a = lead_b = None
+        m, k = a.shape[-2], a.shape[-1]
+        n = b.shape[-1]
+        if batched:
+            lead = list(lead_a[1]) if lead_a else [a.shape[0]]
+        else:
+            lead = list(lead_a[1]) if lead_a else [m]
+        nl = len(lead)
+        # Loops: lead..., [m (bmm)], n, k.
+        if batched:
+            rank = nl + 3
+            mi, ni, ki = nl, nl + 1, nl + 2
+            a_exprs = [("d", i) for i in range(nl)] + [("d", mi), ("d", ki)]
+            b_exprs = [("d", i) for i in range(nl)] + [("d", ki), ("d", ni)]
+            out_shape = tuple(lead) + (m, n)
+        else:
+            rank = nl + 2
+            ni, ki = nl, nl + 1
+            a_exprs = [("d", i) for i in range(nl)] + [("d", ki)]
+            b_exprs = [("d", ki), ("d", ni)]
+            out_shape = tuple(lead) + (n,)
+        a_read = lead_a[0] if lead_a else a
+        b_read = lead_b[0] if (batched and lead_b) else b
+        if not lead_a:
+            a_exprs = ([("d", 0), ("d", mi), ("d", ki)] if batched
+                       else [("d", 0), ("d", ki)])
+        if batched and not lead_b:
+            b_exprs = [("d", 0), ("d", ki), ("d", ni)]
+        if batched:
+            # A batched product reads its operands batch-major, as a fused
+            # attention's kernel does ([.., heads, tokens, dim]): a view
+            # that moves batch dimensions is copied so (the last two
+            # dimensions may stay transposed).
+            a_read = self._batch_major(a_read, nl if lead_a else 1)
+            b_read = self._batch_major(b_read, nl if lead_b else 1)
+        zero = self.fill(0, out_shape, a.dtype)
+        iterators = ["parallel"] * (rank - 1) + ["reduction"]
+        out_exprs = identity(len(out_shape))
+
+        def body(bb, s):
+            p = bb.binary("arith.mulf", "arith.muli", s[0], s[1])
+            return bb.binary("arith.addf", "arith.addi", s[2], p)
+
+        result = self.generic([(a_read, a_exprs), (b_read, b_exprs)],
+                              out_shape, a.dtype, body, iterators=iterators,
+                              out_exprs=out_exprs, init=zero)
+        shape = (a.shape[0], m, n) if batched else (m, n)
+        if result.shape == shape:
+            return result
+        if batched:
+            groups = [list(range(nl)), [nl], [nl + 1]]
+        else:
+            groups = [list(range(nl)), [nl]]
+        return Value(None, shape, a.dtype, emitter=self, base=result,
+                     groups=groups)
+
+    def _batch_major(self, x, batch):
+        """x, materialized unless it is a View that reads its base's first
+        `batch` dimensions as its own first ones, in order (a repeat or a
+        broadcast of them allowed)."""
+        if not x.is_view:
+            return x
+        ok = len(x.exprs) >= batch and all(
+            e[0] == "c" or e[1] == i for i, e in enumerate(x.exprs[:batch]))
+        ok = ok and all(e[0] == "c" or e[1] >= batch
+                        for e in x.exprs[batch:])
+        if ok:
+            return x
+        n = x.rank
+        if len(x.exprs) == n and all(e[0] in ("d", "fd") for e in x.exprs):
+            # Copy the base batch-major, its last two dimensions in the
+            # base's order, and read the copy through the rest of the view
+            # (a key stays [.., tokens, dim] in memory, read as k^T; GQA's
+            # key/value heads stay unrepeated, read with the floordiv).
+            def key(b):
+                v = x.exprs[b][1]
+                return (v if v < n - 2 else n - 2, b)
+            order = sorted(range(n), key=key)  # copy dim j = base dim order[j]
+            copy = Value(None, [x.base.shape[b] for b in order], x.dtype,
+                         emitter=self, base=x.base,
+                         exprs=[("d", order.index(b)) for b in range(n)])
+            copy.name
+            return Value(None, x.shape, x.dtype, emitter=self, base=copy,
+                         exprs=[x.exprs[b] for b in order])
+        x.name
+        return x
+
+    def _unflattened(self, x):
+        """(the unflattened Value, its leading sizes) when x's first
+        dimension is a Merged group and the rest single dimensions."""
+        if not x.is_merged or any(len(g) != 1 for g in x.groups[1:]):
+            return None
+        lead = x.groups[0]
+        return x.base, tuple(x.base.shape[i] for i in lead)
 
     def softmax(self, x, dim):
         out = self.empty(x.shape, x.dtype)
+        source = x.name
         name = self.fresh()
         self.emit("%s = linalg.softmax dimension(%d) ins(%s : %s) outs(%s : "
-                  "%s) -> %s" % (name, dim % x.rank, x.name, x.type, out.name,
+                  "%s) -> %s" % (name, dim % x.rank, source, x.type, out.name,
                                  out.type, out.type))
         return Value(name, x.shape, x.dtype)
 
