@@ -131,6 +131,7 @@ class Translator:
                     "the model returns %s as result %d; it must return "
                     "tensors (one, or a tuple or list of them)"
                     % (type(r).__name__, i))
+            r.name  # a lazy result is made before the return
             values.append(r)
         return values
 
