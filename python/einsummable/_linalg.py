@@ -580,10 +580,15 @@ class Emitter:
             # No common refinement: through one dimension.
             flat = self.reshape(x, (math.prod(x.shape),))
             return self.reshape(flat, shape)
-        if all(len(dst) == 1 for _, dst in groups) and not x.is_merged:
-            # Only collapsing: lazy, so a contraction can read the dims.
+        if all(len(dst) == 1 for _, dst in groups):
+            # Only collapsing: lazy, so a contraction can read the dims (a
+            # collapse of a collapse is one collapse of the first base).
+            merged = [src for src, _ in groups]
+            if x.is_merged:
+                merged = [[d for i in g for d in x.groups[i]] for g in merged]
+                x = x.base
             return Value(None, shape, x.dtype, emitter=self, base=x,
-                         groups=[src for src, _ in groups])
+                         groups=merged)
         # Collapse each group to one dimension, then expand to the target.
         mid = tuple(math.prod(x.shape[i] for i in src) for src, _ in groups)
         y = x
@@ -776,12 +781,21 @@ class Emitter:
         return x
 
     def _unflattened(self, x):
-        """(the unflattened Value, its leading sizes) when x's first
-        dimension is a Merged group and the rest single dimensions."""
-        if not x.is_merged or any(len(g) != 1 for g in x.groups[1:]):
+        """(the Value with x's first dimension unflattened, its leading
+        sizes) when x is Merged."""
+        if not x.is_merged:
             return None
-        lead = x.groups[0]
-        return x.base, tuple(x.base.shape[i] for i in lead)
+        lead, rest = x.groups[0], x.groups[1:]
+        sizes = tuple(x.base.shape[i] for i in lead)
+        if all(len(g) == 1 for g in rest):
+            return x.base, sizes
+        # Other groups flattened too (heads x head_dim before an output
+        # projection): those are collapsed, the leading ones kept apart.
+        inner = Value(None, sizes + tuple(
+            math.prod(x.base.shape[i] for i in g) for g in rest), x.dtype,
+            emitter=self, base=x.base,
+            groups=[[i] for i in lead] + [list(g) for g in rest])
+        return inner, sizes
 
     def softmax(self, x, dim):
         out = self.empty(x.shape, x.dtype)

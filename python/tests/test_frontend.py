@@ -95,6 +95,55 @@ class Models(unittest.TestCase):
             self.assertLess(error(g, r), 1e-4)
 
 
+class Plans(unittest.TestCase):
+    """The front end must not cost the planner anything: the LLaMA block
+    written as an nn.Module plans like the block examples/gen_llama_block.py
+    writes in the ein dialect (the same spec for the attention, both
+    RMSNorms and the seven projections)."""
+
+    def specs(self, plan):
+        ops = plan["ops"]
+        heavy = sorted((o for o in ops if o["op"].startswith("ein.join_agg")),
+                       key=lambda o: -o["cost"]["compute"])[:7]
+        return ([(o["op"].split()[0], o["spec"]) for o in ops
+                 if o["op"].split()[0] in ("ein.attention", "ein.rms_norm")],
+                [o["spec"] for o in ops if o in heavy])
+
+    def test_llama_block_plans_as_the_generated_one(self):
+        root = os.path.dirname(os.path.dirname(HERE))
+        build = einsummable._tools.build_dir()
+        torch.manual_seed(0)
+        model = models.LlamaBlock(d=64, heads=4, kv_heads=2, ffn=128,
+                                  seq=16).eval()
+        x = torch.randn(2, 16, 64)
+        with tempfile.TemporaryDirectory() as work:
+            generated = os.path.join(work, "generated.mlir")
+            with open(generated, "w") as f:
+                subprocess.run(
+                    [sys.executable, os.path.join(root, "examples",
+                                                  "gen_llama_block.py"),
+                     "--hidden", "64", "--heads", "4", "--kv-heads", "2",
+                     "--ffn", "128", "--batch", "2", "--seq", "16"],
+                    check=True, stdout=f)
+            for d in (2, 8):
+                with self.subTest(devices=d):
+                    compiled = einsummable.compile(
+                        model, (x,), devices=d,
+                        workdir=os.path.join(work, "front-%d" % d))
+                    explain = os.path.join(work, "generated-%d.json" % d)
+                    subprocess.run(
+                        [os.path.join(build, "bin", "ein-compile"),
+                         generated, "-o", os.path.join(work, "gen-%d" % d),
+                         "--devices=%d" % d, "--explain=" + explain],
+                        check=True, stdout=subprocess.DEVNULL)
+                    with open(explain) as f:
+                        import json
+                        reference = json.load(f)
+                    mine = self.specs(compiled.explain())
+                    self.assertEqual(len(mine[0]), 3)
+                    self.assertEqual(mine, self.specs(reference))
+
+
 class Binding(unittest.TestCase):
     """Weights are bound by name: a bundle runs with the weights of the
     model it is loaded with, not those it was compiled from."""
