@@ -166,8 +166,8 @@ class Translator:
         return result
 
     def check(self, node, result):
-        meta = node.meta.get("tensor_meta")
-        if meta is None or not hasattr(meta, "shape"):
+        meta = _meta(node)
+        if meta is None:
             return
         if isinstance(result, Value):
             if result.shape != tuple(meta.shape) or result.dtype != meta.dtype:
@@ -179,7 +179,7 @@ class Translator:
     # -- helpers for handlers ----------------------------------------------
 
     def out_meta(self):
-        meta = self.node.meta.get("tensor_meta")
+        meta = _meta(self.node)
         if meta is None:
             raise self.error("internal: %s has no shape" % self.node.target)
         return tuple(meta.shape), meta.dtype
@@ -263,6 +263,20 @@ class Translator:
                                   out_shape=shape)
 
 
+def _meta(node):
+    """What the trace recorded of a node's (first) result: an object with
+    shape and dtype (PyTorch 1.13's tensor_meta, PyTorch 2's val)."""
+    for key in ("tensor_meta", "val"):
+        meta = node.meta.get(key)
+        if isinstance(meta, (tuple, list)) and meta and not (
+                hasattr(meta, "shape") and hasattr(meta, "dtype")):
+            meta = meta[0]  # an op with several results: the first
+        if meta is not None and hasattr(meta, "shape") and \
+                hasattr(meta, "dtype"):
+            return meta
+    return None
+
+
 def _fetch_attr(gm, target):
     obj = gm
     for part in target.split("."):
@@ -276,6 +290,7 @@ def _causal_mask(t):
     below it, with high != low."""
     if t.dim() < 2 or not t.is_floating_point():
         return None
+    t = t.cpu()
     rows, cols = t.shape[-2], t.shape[-1]
     m = t.reshape(-1, rows, cols)
     if not bool((m == m[0]).all()):
@@ -589,6 +604,24 @@ def _identity(t, node, a, *args, **kwargs):
     if _schema(node.target) == "aten::dropout" and len(args) > 1 and args[1]:
         raise t.error("dropout in training mode; call model.eval() first")
     return t.tensor(a)
+
+
+@handles("_assert_tensor_metadata", "_assert_scalar",
+         "sym_constrain_range_for_size", "_assert_async")
+def _assertion(t, node, *args, **kwargs):
+    # Checks PyTorch 2 records in traced graphs; the trace already held.
+    return None
+
+
+@handles("repeat_interleave")
+def _repeat_interleave(t, node, a, repeats=None, dim=None, output_size=None):
+    x = t.tensor(a)
+    if isinstance(repeats, Const) and repeats.tensor.numel() == 1:
+        repeats = int(repeats.tensor.item())
+    if not isinstance(repeats, int) or dim is None:
+        raise t.error("repeat_interleave with per-index or flattened "
+                      "repeats is not supported")
+    return t.e.repeat_interleave(x, dim % x.rank, repeats)
 
 
 # -- contractions --------------------------------------------------------
@@ -990,16 +1023,22 @@ def _attention(t, q, k, v, causal, scale, enable_gqa=False, mask=None):
     scores = t.e.reshape(scores, (b, h, s, k.shape[2]))
     operands = [scores, float(scale)]
     if causal:
-        operands.append(t.causal_operand((s, k.shape[2]), scores.dtype, 0,
-                                         0.0, float("-inf")))
+        # Keys after the query hidden: the select ein-fuse-composites reads.
+        operands.append(_linalg.Indexed(
+            (s, k.shape[2]), torch.bool,
+            lambda bb, idx: bb.cmpi("sgt", idx[-1], idx[-2])))
     if mask is not None:
         operands.append(t.operand(mask))
     acc = _linalg.compute_type(scores.dtype)
 
     def body(bb, x):
         y = bb.binary("arith.mulf", None, x[0], x[1])
-        for extra in x[2:]:
-            if bb.types[extra] == "i1":
+        extras = x[2:]
+        if causal:
+            y = bb.select(extras[0], bb.const(float("-inf"), acc), y)
+            extras = extras[1:]
+        for extra in extras:
+            if bb.types[extra] == "i1":  # a boolean mask keeps what is true
                 y = bb.select(extra, y, bb.const(float("-inf"), acc))
             else:
                 y = bb.binary("arith.addf", None, y, extra)

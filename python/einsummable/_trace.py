@@ -123,9 +123,11 @@ def trace(model, example_inputs):
         if not isinstance(x, torch.Tensor):
             raise FrontendError("example input %d is a %s; inputs must be "
                                 "tensors" % (i, type(x).__name__))
-    inputs = [x.detach().cpu() for x in example_inputs]
+    # Traced where the model lives (a CUDA model traces on its GPU: the
+    # trace runs every op once).
+    inputs = [x.detach() for x in example_inputs]
     weights, names = weights_of(model)
-    weight_values = [w.detach().cpu() for _, w in weights]
+    weight_values = [w.detach() for _, w in weights]
     n = len(inputs)
     structure = {}
 
