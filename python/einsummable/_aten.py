@@ -299,14 +299,20 @@ def _causal_mask(t):
     high, low = m[0, -1].item(), m[-1, 0].item()
     if high == low or rows < 2 or cols < 2:
         return None
-    for diagonal in range(-rows + 1, cols):
-        i = torch.arange(rows).unsqueeze(1)
-        j = torch.arange(cols).unsqueeze(0)
-        above = j > i + diagonal
-        expected = torch.where(above, torch.tensor(high, dtype=m.dtype),
-                               torch.tensor(low, dtype=m.dtype))
-        if torch.equal(expected, m):
-            return diagonal, low, high
+    # The diagonal from the first row that holds `high` anywhere, then the
+    # whole matrix checked against it.
+    rows_with = (m == high).any(dim=1).nonzero()
+    if len(rows_with) == 0:
+        return None
+    i = int(rows_with[0])
+    j = int((m[i] == high).nonzero()[0])
+    diagonal = j - 1 - i
+    above = torch.arange(cols).unsqueeze(0) > \
+        torch.arange(rows).unsqueeze(1) + diagonal
+    expected = torch.where(above, torch.tensor(high, dtype=m.dtype),
+                           torch.tensor(low, dtype=m.dtype))
+    if torch.equal(expected, m):
+        return diagonal, low, high
     return None
 
 
