@@ -942,10 +942,9 @@ def _var_mean(t, node, a, dim=None, unbiased=None, keepdim=False,
 def _softmax(t, node, a, dim, half_to_float=False):
     x = t.tensor(a)
     shape, dtype = t.out_meta()
-    if x.dtype in (torch.float16, torch.bfloat16):
-        # PyTorch computes half softmax in f32 and rounds once.
-        y = t.e.softmax(t.e.convert(x, torch.float32), dim)
-        return t.e.convert(y, dtype)
+    # In the input's type (the importer computes half bodies in f32 and
+    # rounds their results), so attention around it stays recognisable;
+    # half_to_float asks for an f32 result.
     return t.e.convert(t.e.softmax(x, dim), dtype)
 
 
@@ -1049,10 +1048,11 @@ def _attention(t, q, k, v, causal, scale, enable_gqa=False, mask=None):
             else:
                 y = bb.binary("arith.addf", None, y, extra)
         return y
-    wide = torch.float32 if scores.dtype in (torch.float16,
-                                             torch.bfloat16) else scores.dtype
-    masked = t.e.elementwise(operands, wide, body, compute=acc)
-    p = t.e.convert(t.e.softmax(masked, 3), scores.dtype)
+    # Scores, probabilities and values in the inputs' type: the chain
+    # ein-fuse-composites makes one ein.attention of (whose kernels keep
+    # the softmax in f32, as PyTorch's do).
+    masked = t.e.elementwise(operands, scores.dtype, body, compute=acc)
+    p = t.e.softmax(masked, 3)
     o = t.e.matmul(t.e.reshape(p, (b * h, s, k.shape[2])),
                    t.e.reshape(v, (b * h, v.shape[2], v.shape[3])))
     return t.e.reshape(o, (b, h, s, v.shape[3]))

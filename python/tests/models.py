@@ -92,7 +92,8 @@ class LlamaBlock(nn.Module):
         k = k.repeat_interleave(rep, dim=1)
         v = v.repeat_interleave(rep, dim=1)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.hd)
-        mask = torch.triu(torch.full((s, s), float("-inf"), dtype=x.dtype),
+        mask = torch.triu(torch.full((s, s), float("-inf"), dtype=x.dtype,
+                                     device=x.device),
                           diagonal=1)
         p = F.softmax(scores + mask, dim=-1)
         o = (p @ v).transpose(1, 2).reshape(b, s, d)
