@@ -407,9 +407,28 @@ class Emitter:
             return self._reassociate("tensor.collapse_shape",
                                      Value(base, x.base.shape, x.dtype),
                                      x.groups, x.shape).name
+        if self._only_unit_dims(x):
+            # Unit dimensions added or dropped: a reshape, no copy.
+            return self._reshape_now(x.base, x.shape).name
         copy = self.generic([(x.base, x.exprs)], x.shape, x.dtype,
                             lambda b, s: s[0])
         return copy.name
+
+    @staticmethod
+    def _only_unit_dims(x):
+        """Whether View x reads its base in order, only adding or dropping
+        unit dimensions."""
+        last = -1
+        for size, e in zip(x.base.shape, x.exprs):
+            if e[0] == "c":
+                if size != 1:
+                    return False
+                continue
+            if e[0] != "d" or e[1] <= last:
+                return False
+            last = e[1]
+        return [d for d in x.shape if d != 1] == \
+            [d for d in x.base.shape if d != 1]
 
     def view(self, x, exprs, shape):
         """A View of `x` (any Value) whose base dimension expressions, in
@@ -563,18 +582,6 @@ class Emitter:
                                                           list(shape)))
         if x.is_merged and shape == x.base.shape:
             return x.base  # a flattening undone
-        # Only unit dimensions added or removed: a view.
-        if [d for d in shape if d != 1] == [d for d in x.shape if d != 1]:
-            exprs, j = [], 0
-            for size in x.shape:
-                if size == 1:
-                    exprs.append(("c", 0))
-                    continue
-                while shape[j] == 1:
-                    j += 1
-                exprs.append(("d", j))
-                j += 1
-            return self.view(x, exprs, shape)
         groups = _reshape_groups(x.shape, shape)
         if groups is None:
             # No common refinement: through one dimension.
@@ -589,6 +596,34 @@ class Emitter:
                 x = x.base
             return Value(None, shape, x.dtype, emitter=self, base=x,
                          groups=merged)
+        # Otherwise, only unit dimensions added or removed: a view (a unit
+        # dimension kept where both have one, read at 0 where dropped).
+        if [d for d in shape if d != 1] == [d for d in x.shape if d != 1]:
+            exprs, j = [], 0
+            for size in x.shape:
+                if j < len(shape) and shape[j] == size:
+                    exprs.append(("d", j))
+                    j += 1
+                    continue
+                if size == 1:
+                    exprs.append(("c", 0))
+                    continue
+                while shape[j] == 1:
+                    j += 1
+                exprs.append(("d", j))
+                j += 1
+            return self.view(x, exprs, shape)
+        return self._reshape_now(x, shape, groups)
+
+    def _reshape_now(self, x, shape, groups=None):
+        """x reshaped by tensor.collapse_shape/expand_shape (free in ein)."""
+        shape = tuple(shape)
+        if shape == x.shape:
+            return x
+        groups = groups or _reshape_groups(x.shape, shape)
+        if groups is None:
+            flat = self._reshape_now(x, (math.prod(x.shape),))
+            return self._reshape_now(flat, shape)
         # Collapse each group to one dimension, then expand to the target.
         mid = tuple(math.prod(x.shape[i] for i in src) for src, _ in groups)
         y = x
@@ -783,6 +818,15 @@ class Emitter:
     def _unflattened(self, x):
         """(the Value with x's first dimension unflattened, its leading
         sizes) when x is Merged."""
+        if x.is_view and self._only_unit_dims(x):
+            # Leading unit dimensions dropped ([1, h, s, d] read as
+            # [h, s, d]): the same as flattening them into the first.
+            first = next(b for b, e in enumerate(x.exprs) if e[0] == "d")
+            if x.exprs[first] == ("d", 0) and all(
+                    e == ("d", b - first)
+                    for b, e in enumerate(x.exprs) if b > first):
+                return x.base, tuple(x.base.shape[:first + 1])
+            return None
         if not x.is_merged:
             return None
         lead, rest = x.groups[0], x.groups[1:]
