@@ -582,6 +582,13 @@ class Emitter:
                                                           list(shape)))
         if x.is_merged and shape == x.base.shape:
             return x.base  # a flattening undone
+        if x.is_merged:
+            # Another flattening of the same base (heads split back out of
+            # a flattened batch): one collapse of the base.
+            groups = _reshape_groups(x.base.shape, shape)
+            if groups is not None and all(len(d) == 1 for _, d in groups):
+                return Value(None, shape, x.dtype, emitter=self,
+                             base=x.base, groups=[g for g, _ in groups])
         groups = _reshape_groups(x.shape, shape)
         if groups is None:
             # No common refinement: through one dimension.
@@ -655,6 +662,17 @@ class Emitter:
         perm = [p % x.rank for p in perm] if x.rank else []
         if perm == list(range(x.rank)):
             return x
+        if x.is_merged:
+            # A permutation of flattened groups: the base permuted group by
+            # group, flattened again (a key's repeated heads stay lazy).
+            base = self.transpose(x.base, [d for g in perm
+                                           for d in x.groups[g]])
+            groups, at = [], 0
+            for g in perm:
+                groups.append(list(range(at, at + len(x.groups[g]))))
+                at += len(x.groups[g])
+            return Value(None, tuple(x.shape[p] for p in perm), x.dtype,
+                         emitter=self, base=base, groups=groups)
         shape = tuple(x.shape[p] for p in perm)
         # Dimension b of x is dimension perm.index(b) of the result.
         return self.view(x, [("d", perm.index(b)) for b in range(x.rank)],
@@ -726,11 +744,24 @@ class Emitter:
         # where a is a flattening whose other groups are single dims.
         lead_a = self._unflattened(a)
         lead_b = self._unflattened(b) if batched else None
+        # The first operand's batch as the model flattened it.
+        lead_a_sizes = lead_a[1] if lead_a else None
+        if batched and lead_a and lead_b and lead_a[1] != lead_b[1]:
+            # Both flatten the batch, one more finely (a query's 32 heads
+            # against a key's 8 x 4 repeated ones): split the coarser
+            # (a reshape, free) so both run over the finer dimensions.
+            refined = _common_refinement(lead_a[1], lead_b[1])
+            if refined is not None:
+                lead_a = (self._split_lead(lead_a[0], len(lead_a[1]),
+                                           refined), refined)
+                lead_b = (self._split_lead(lead_b[0], len(lead_b[1]),
+                                           refined), refined)
         if batched and (lead_a is None or lead_b is None or
                         lead_a[1] != lead_b[1]):
             lead_a = lead_b = None
         m, k = a.shape[-2], a.shape[-1]
         n = b.shape[-1]
+
         if batched:
             lead = list(lead_a[1]) if lead_a else [a.shape[0]]
         else:
@@ -777,12 +808,24 @@ class Emitter:
         shape = (a.shape[0], m, n) if batched else (m, n)
         if result.shape == shape:
             return result
+        if batched and lead_a_sizes and tuple(lead) != tuple(lead_a_sizes):
+            # Run over the finer batch, the result is flattened back to the
+            # first operand's (scores over 32 heads, not 8 x 4): what
+            # follows reads heads as the model wrote them.
+            result = self._reshape_now(result,
+                                       tuple(lead_a_sizes) + (m, n))
+            nl = len(lead_a_sizes)
         if batched:
             groups = [list(range(nl)), [nl], [nl + 1]]
         else:
             groups = [list(range(nl)), [nl]]
         return Value(None, shape, a.dtype, emitter=self, base=result,
                      groups=groups)
+
+    def _split_lead(self, x, count, refined):
+        """x with its first `count` dimensions reshaped to `refined`."""
+        shape = tuple(refined) + x.shape[count:]
+        return x if shape == x.shape else self.reshape(x, shape)
 
     def _batch_major(self, x, batch):
         """x, materialized unless it is a View that reads its base's first
@@ -797,18 +840,22 @@ class Emitter:
         if ok:
             return x
         n = x.rank
-        if len(x.exprs) == n and all(e[0] in ("d", "fd") for e in x.exprs):
+        if all(e[0] in ("d", "fd") or x.base.shape[b] == 1
+               for b, e in enumerate(x.exprs)):
             # Copy the base batch-major, its last two dimensions in the
             # base's order, and read the copy through the rest of the view
             # (a key stays [.., tokens, dim] in memory, read as k^T; GQA's
             # key/value heads stay unrepeated, read with the floordiv).
             def key(b):
+                if x.exprs[b][0] == "c":  # a unit dimension read at 0
+                    return (-1, b)
                 v = x.exprs[b][1]
                 return (v if v < n - 2 else n - 2, b)
-            order = sorted(range(n), key=key)  # copy dim j = base dim order[j]
+            rank = len(x.exprs)
+            order = sorted(range(rank), key=key)  # copy dim j = base order[j]
             copy = Value(None, [x.base.shape[b] for b in order], x.dtype,
                          emitter=self, base=x.base,
-                         exprs=[("d", order.index(b)) for b in range(n)])
+                         exprs=[("d", order.index(b)) for b in range(rank)])
             copy.name
             return Value(None, x.shape, x.dtype, emitter=self, base=copy,
                          exprs=[x.exprs[b] for b in order])
@@ -849,6 +896,37 @@ class Emitter:
                   "%s) -> %s" % (name, dim % x.rank, source, x.type, out.name,
                                  out.type, out.type))
         return Value(name, x.shape, x.dtype)
+
+
+def _common_refinement(a, b):
+    """The dimensions both factorizations `a` and `b` (of one size) are
+    made of, or None (unit dimensions kept where either has one)."""
+    a, b = list(a), list(b)
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        x, y = a[i], b[j]
+        if x == y:
+            out.append(x)
+            i, j = i + 1, j + 1
+        elif x == 1:
+            out.append(1)
+            i += 1
+        elif y == 1:
+            out.append(1)
+            j += 1
+        elif x % y == 0:
+            out.append(y)
+            a[i] = x // y
+            j += 1
+        elif y % x == 0:
+            out.append(x)
+            b[j] = y // x
+            i += 1
+        else:
+            return None
+    if any(d != 1 for d in a[i:] + b[j:]):
+        return None
+    return out + [1] * (len(a) - i + len(b) - j)
 
 
 def _reshape_groups(src, dst):

@@ -61,9 +61,11 @@ class LlamaBlock(nn.Module):
     """RMSNorm by hand, RoPE rotate-half from cos/sin buffers, GQA through
     repeat_interleave, SwiGLU."""
 
-    def __init__(self, d=64, heads=4, kv_heads=2, ffn=128, seq=16):
+    def __init__(self, d=64, heads=4, kv_heads=2, ffn=128, seq=16,
+                 repeat="interleave"):
         super().__init__()
         self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.repeat = repeat
         self.norm1 = RMSNorm(d)
         self.wq = nn.Linear(d, d, bias=False)
         self.wk = nn.Linear(d, kv_heads * self.hd, bias=False)
@@ -89,8 +91,14 @@ class LlamaBlock(nn.Module):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         rep = self.heads // self.kv_heads
-        k = k.repeat_interleave(rep, dim=1)
-        v = v.repeat_interleave(rep, dim=1)
+        if self.repeat == "interleave":
+            k = k.repeat_interleave(rep, dim=1)
+            v = v.repeat_interleave(rep, dim=1)
+        else:  # transformers' repeat_kv
+            k = k[:, :, None].expand(b, self.kv_heads, rep, s, self.hd) \
+                .reshape(b, self.heads, s, self.hd)
+            v = v[:, :, None].expand(b, self.kv_heads, rep, s, self.hd) \
+                .reshape(b, self.heads, s, self.hd)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.hd)
         mask = torch.triu(torch.full((s, s), float("-inf"), dtype=x.dtype,
                                      device=x.device),

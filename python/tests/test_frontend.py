@@ -74,6 +74,11 @@ class Models(unittest.TestCase):
                    (torch.randn(2, 16, 64),), devices=(1, 2, 4),
                    dtype=torch.bfloat16)
 
+    def test_llama_block_repeat_kv(self):
+        self.check("llama-repeat-kv",
+                   models.LlamaBlock(heads=8, kv_heads=2, repeat="expand"),
+                   (torch.randn(1, 16, 64),))
+
     def test_llama_block_bf16(self):
         self.check("llama-bf16", models.LlamaBlock(),
                    (torch.randn(2, 16, 64),), devices=(1, 2, 4),
@@ -113,8 +118,6 @@ class Plans(unittest.TestCase):
         root = os.path.dirname(os.path.dirname(HERE))
         build = einsummable._tools.build_dir()
         torch.manual_seed(0)
-        model = models.LlamaBlock(d=64, heads=4, kv_heads=2, ffn=128,
-                                  seq=16).eval()
         x = torch.randn(2, 16, 64)
         with tempfile.TemporaryDirectory() as work:
             generated = os.path.join(work, "generated.mlir")
@@ -125,11 +128,18 @@ class Plans(unittest.TestCase):
                      "--hidden", "64", "--heads", "4", "--kv-heads", "2",
                      "--ffn", "128", "--batch", "2", "--seq", "16"],
                     check=True, stdout=f)
-            for d in (2, 8):
-                with self.subTest(devices=d):
+            # GQA as the test block writes it (repeat_interleave) and as
+            # transformers does (expand and reshape, repeat_kv).
+            for d, repeat in ((2, "interleave"), (8, "interleave"),
+                              (2, "expand"), (8, "expand")):
+                model = models.LlamaBlock(d=64, heads=4, kv_heads=2,
+                                          ffn=128, seq=16,
+                                          repeat=repeat).eval()
+                with self.subTest(devices=d, repeat=repeat):
                     compiled = einsummable.compile(
                         model, (x,), devices=d,
-                        workdir=os.path.join(work, "front-%d" % d))
+                        workdir=os.path.join(work, "front-%d-%s"
+                                             % (d, repeat)))
                     explain = os.path.join(work, "generated-%d.json" % d)
                     subprocess.run(
                         [os.path.join(build, "bin", "ein-compile"),
