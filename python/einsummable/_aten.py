@@ -829,6 +829,79 @@ def _embedding(t, node, weight, indices, *rest):
     return t.e.generic([(ids, in_exprs)], shape, dtype, body)
 
 
+# -- windows: convolution and pooling --------------------------------------
+# linalg's named ops, as torch-mlir writes them; ein-import takes them with
+# the import-coverage issue and until then refuses them with its own
+# diagnostic, which names the model's line.
+
+def _pair(v):
+    return list(v) * 2 if len(v) == 1 else list(v)
+
+
+@handles("convolution")
+def _convolution(t, node, x, w, bias, stride, padding, dilation, transposed,
+                 output_padding, groups):
+    x, w = t.tensor(x), t.tensor(w)
+    if x.rank != 4 or transposed or groups != 1:
+        raise t.error("convolution: only 2-D, non-transposed, ungrouped "
+                      "convolutions are supported")
+    shape, dtype = t.out_meta()
+    padding = _pair(padding)
+    padded = t.e.pad(x, [0, 0] + padding, [0, 0] + padding, 0.0)
+    y = t.e.window_op("linalg.conv_2d_nchw_fchw", [padded, w], shape, 0.0,
+                      _pair(stride), _pair(dilation))
+    if bias is not None:
+        b = t.e.reshape(t.tensor(bias), (shape[1], 1, 1))
+        y = t.e.elementwise([y, b], dtype,
+                            lambda bb, v: bb.binary("arith.addf", None, *v),
+                            compute=_linalg.compute_type(dtype))
+    return y
+
+
+@handles("max_pool2d_with_indices", "max_pool2d")
+def _max_pool(t, node, x, kernel, stride=(), padding=(0,), dilation=(1,),
+              ceil_mode=False):
+    x = t.tensor(x)
+    if ceil_mode:
+        raise t.error("max_pool2d with ceil_mode is not supported")
+    kernel = _pair(kernel)
+    stride = _pair(stride) if stride else kernel
+    padding = _pair(padding)
+    dilation = _pair(dilation)
+    # (PyTorch 1.13 records no shapes for ops with two results.)
+    shape = x.shape[:2] + tuple(
+        (x.shape[2 + i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1)
+        // stride[i] + 1 for i in range(2))
+    padded = t.e.pad(x, [0, 0] + padding, [0, 0] + padding, float("-inf"))
+    window = t.e.empty(tuple(kernel), x.dtype)
+    y = t.e.window_op("linalg.pooling_nchw_max", [padded, window], shape,
+                      float("-inf"), stride, dilation)
+    if _schema(node.target) == "aten::max_pool2d":
+        return y
+    return [y, None]  # the indices: nothing inference reads
+
+
+@handles("avg_pool2d")
+def _avg_pool(t, node, x, kernel, stride=(), padding=(0,), ceil_mode=False,
+              count_include_pad=True, divisor_override=None):
+    x = t.tensor(x)
+    padding = _pair(padding)
+    if ceil_mode or (any(padding) and not count_include_pad):
+        raise t.error("avg_pool2d with ceil_mode or count_include_pad=False "
+                      "is not supported")
+    shape, dtype = t.out_meta()
+    kernel = _pair(kernel)
+    stride = _pair(stride) if stride else kernel
+    padded = t.e.pad(x, [0, 0] + padding, [0, 0] + padding, 0.0)
+    window = t.e.empty(tuple(kernel), x.dtype)
+    total = t.e.window_op("linalg.pooling_nchw_sum", [padded, window], shape,
+                          0.0, stride, [1, 1])
+    divisor = float(divisor_override or kernel[0] * kernel[1])
+    return t.e.elementwise([total, divisor], dtype,
+                           lambda bb, v: bb.binary("arith.divf", None, *v),
+                           compute=_linalg.compute_type(dtype))
+
+
 # -- reductions ----------------------------------------------------------
 
 def _dims(x, dim):

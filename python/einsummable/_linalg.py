@@ -592,6 +592,9 @@ class Emitter:
         groups = _reshape_groups(x.shape, shape)
         if groups is None:
             # No common refinement: through one dimension.
+            if x.rank == 1:
+                raise FrontendError("cannot reshape %s to %s"
+                                    % (list(x.shape), list(shape)))
             flat = self.reshape(x, (math.prod(x.shape),))
             return self.reshape(flat, shape)
         if all(len(dst) == 1 for _, dst in groups):
@@ -888,6 +891,43 @@ class Emitter:
             groups=[[i] for i in lead] + [list(g) for g in rest])
         return inner, sizes
 
+    # -- windows (the importer takes them with the import-coverage issue) --
+
+    def pad(self, x, low, high, value):
+        """tensor.pad of x with `value`."""
+        if not any(low) and not any(high):
+            return x
+        shape = tuple(d + lo + hi for d, lo, hi in zip(x.shape, low, high))
+        ty = element_type(x.dtype)
+        source = x.name
+        name = self.fresh()
+        cst = self.fresh("c")
+        args = ", ".join("%s: index" % self.fresh("i") for _ in x.shape)
+        literal = float_literal(value, ty) if is_float(x.dtype) \
+            else str(int(value))
+        self.emit("%s = arith.constant %s : %s" % (cst, literal, ty))
+        self.emit("%s = tensor.pad %s low[%s] high[%s] {\n  ^bb0(%s):\n"
+                  "    tensor.yield %s : %s\n  } : %s to %s"
+                  % (name, source, ", ".join(map(str, low)),
+                     ", ".join(map(str, high)), args, cst, ty, x.type,
+                     tensor_type(shape, x.dtype)))
+        return Value(name, shape, x.dtype)
+
+    def window_op(self, op, inputs, out_shape, init_value, strides,
+                  dilations):
+        """A named convolution or pooling op of linalg over `inputs`."""
+        init = self.fill(init_value, out_shape, inputs[0].dtype)
+        names = [v.name for v in inputs]
+        name = self.fresh()
+        self.emit("%s = %s {dilations = dense<[%s]> : vector<2xi64>, "
+                  "strides = dense<[%s]> : vector<2xi64>} ins(%s : %s) "
+                  "outs(%s : %s) -> %s"
+                  % (name, op, ", ".join(map(str, dilations)),
+                     ", ".join(map(str, strides)), ", ".join(names),
+                     ", ".join(v.type for v in inputs), init.name,
+                     init.type, init.type))
+        return Value(name, out_shape, inputs[0].dtype)
+
     def softmax(self, x, dim):
         out = self.empty(x.shape, x.dtype)
         source = x.name
@@ -958,12 +998,17 @@ def _reshape_groups(src, dst):
             else:
                 return None
         groups.append((gs, gd))
-    # Unit dimensions left over join the last group.
-    if groups and (not groups[-1][0] or not groups[-1][1]):
-        gs, gd = groups.pop()
-        if not groups:
-            return None
-        groups[-1] = (groups[-1][0] + gs, groups[-1][1] + gd)
-    if any(not gs or not gd for gs, gd in groups):
+    # Unit dimensions left over (a group with one side empty) join the
+    # group before them, or after them at the start.
+    merged = []
+    for gs, gd in groups:
+        if (not gs or not gd) and merged:
+            merged[-1] = (merged[-1][0] + gs, merged[-1][1] + gd)
+        else:
+            merged.append((gs, gd))
+    if len(merged) > 1 and (not merged[0][0] or not merged[0][1]):
+        first = merged.pop(0)
+        merged[0] = (first[0] + merged[0][0], first[1] + merged[0][1])
+    if any(not gs or not gd for gs, gd in merged):
         return None
-    return groups
+    return merged

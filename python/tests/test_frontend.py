@@ -287,6 +287,19 @@ class Refusals(unittest.TestCase):
                                                      "bundle.partial")))
 
 
+    def test_convolution_reaches_the_importer(self):
+        # Conv2d and MaxPool2d translate to linalg's named window ops; the
+        # importer refuses them (until the import-coverage issue) with its
+        # own diagnostic at the model's line.
+        with self.assertRaises(einsummable.CompileError) as caught:
+            einsummable.compile(models.SmallCNN().eval(),
+                                (torch.randn(2, 3, 8, 8),),
+                                workdir=self.dir.name)
+        message = str(caught.exception)
+        self.assertIn("models.py", message)
+        self.assertIn("d2 + d5", message)  # the convolution's window map
+
+
 class CommandLine(unittest.TestCase):
     def test_export_then_ein_run_with_weights(self):
         """python3 -m einsummable export writes the program and the weights;
