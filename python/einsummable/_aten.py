@@ -563,8 +563,8 @@ def _as_compute(b, x, ty):
     return b.cast(x, ty) if b.types[x] != ty else x
 
 
-@handles("where")
-def _where(t, node, cond, a, b):
+def _select(t, cond, a, b):
+    """where(cond, a, b), elementwise with broadcasting."""
     shape, dtype = t.out_meta()
     ty = _linalg.compute_type(dtype)
 
@@ -575,16 +575,14 @@ def _where(t, node, cond, a, b):
     return t.elementwise([cond, a, b], body, compute=False)
 
 
+@handles("where")
+def _where(t, node, cond, a, b):
+    return _select(t, cond, a, b)
+
+
 @handles("masked_fill")
 def _masked_fill(t, node, x, mask, value):
-    shape, dtype = t.out_meta()
-    ty = _linalg.compute_type(dtype)
-
-    def body(bb, s):
-        c = s[1] if bb.types[s[1]] == "i1" else bb.cast(s[1], "i1")
-        return bb.select(c, _as_compute(bb, s[2], ty),
-                         _as_compute(bb, s[0], ty))
-    return t.elementwise([x, mask, value], body, compute=False)
+    return _select(t, mask, value, x)
 
 
 @handles("logical_not")

@@ -214,19 +214,18 @@ class Body:
     def unary(self, opname, a):
         return self.op("%s %s" % (opname, a), self.types[a])
 
-    def cmpf(self, predicate, a, b):
+    def _compare(self, opname, predicate, a, b):
         name = self.e.fresh("s")
-        self.lines.append("%s = arith.cmpf %s, %s, %s : %s"
-                          % (name, predicate, a, b, self.types[a]))
+        self.lines.append("%s = %s %s, %s, %s : %s"
+                          % (name, opname, predicate, a, b, self.types[a]))
         self.types[name] = "i1"
         return name
 
+    def cmpf(self, predicate, a, b):
+        return self._compare("arith.cmpf", predicate, a, b)
+
     def cmpi(self, predicate, a, b):
-        name = self.e.fresh("s")
-        self.lines.append("%s = arith.cmpi %s, %s, %s : %s"
-                          % (name, predicate, a, b, self.types[a]))
-        self.types[name] = "i1"
-        return name
+        return self._compare("arith.cmpi", predicate, a, b)
 
     def select(self, c, a, b):
         name = self.e.fresh("s")
