@@ -563,7 +563,7 @@ def _as_compute(b, x, ty):
     return b.cast(x, ty) if b.types[x] != ty else x
 
 
-def _select(t, cond, a, b):
+def _choose(t, cond, a, b):
     """where(cond, a, b), elementwise with broadcasting."""
     shape, dtype = t.out_meta()
     ty = _linalg.compute_type(dtype)
@@ -577,12 +577,12 @@ def _select(t, cond, a, b):
 
 @handles("where")
 def _where(t, node, cond, a, b):
-    return _select(t, cond, a, b)
+    return _choose(t, cond, a, b)
 
 
 @handles("masked_fill")
 def _masked_fill(t, node, x, mask, value):
-    return _select(t, mask, value, x)
+    return _choose(t, mask, value, x)
 
 
 @handles("logical_not")
