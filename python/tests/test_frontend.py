@@ -100,6 +100,28 @@ class Models(unittest.TestCase):
             self.assertLess(error(g, r), 1e-4)
 
 
+class InPlace(unittest.TestCase):
+    def test_in_place_ops_are_functionalized(self):
+        class Residual(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(16, 16)
+                self.act = nn.ReLU(inplace=True)
+
+            def forward(self, x):
+                h = self.act(self.fc(x))
+                h += x  # in place on an intermediate
+                h.mul_(0.5)
+                return h
+        model = Residual().eval()
+        x = torch.randn(4, 16)
+        with tempfile.TemporaryDirectory() as work:
+            compiled = einsummable.compile(model, (x,), devices=2,
+                                           workdir=work)
+            with torch.no_grad():
+                self.assertLess(error(compiled(x), model(x)), 1e-4)
+
+
 class Plans(unittest.TestCase):
     """The front end must not cost the planner anything: the LLaMA block
     written as an nn.Module plans like the block examples/gen_llama_block.py
