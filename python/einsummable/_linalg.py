@@ -406,7 +406,7 @@ class Emitter:
             return self._reassociate("tensor.collapse_shape",
                                      Value(base, x.base.shape, x.dtype),
                                      x.groups, x.shape).name
-        if self._only_unit_dims(x):
+        if x.dtype == x.base.dtype and self._only_unit_dims(x):
             # Unit dimensions added or dropped: a reshape, no copy.
             return self._reshape_now(x.base, x.shape).name
         copy = self.generic([(x.base, x.exprs)], x.shape, x.dtype,
@@ -429,20 +429,21 @@ class Emitter:
         return [d for d in x.shape if d != 1] == \
             [d for d in x.base.shape if d != 1]
 
-    def view(self, x, exprs, shape):
+    def view(self, x, exprs, shape, dtype=None):
         """A View of `x` (any Value) whose base dimension expressions, in
         terms of x's dimensions, are `exprs`... given as x's dimensions
         read by the new view's dimensions: exprs[i] says how the new view
         reads x's dimension i."""
+        dtype = dtype or x.dtype
         if x.is_merged:
             x.name
         if x.is_view:
             composed = [compose(e, exprs) for e in x.exprs]
             if all(c is not None for c in composed):
-                return Value(None, shape, x.dtype, emitter=self,
+                return Value(None, shape, dtype, emitter=self,
                              base=x.base, exprs=composed)
             x.name
-        return Value(None, shape, x.dtype, emitter=self, base=x,
+        return Value(None, shape, dtype, emitter=self, base=x,
                      exprs=list(exprs))
 
     def elementwise(self, operands, out_dtype, body_fn, compute=None,
@@ -568,6 +569,12 @@ class Emitter:
     def convert(self, x, dtype):
         if x.dtype == dtype:
             return x
+        width = {torch.float16: 16, torch.bfloat16: 16, torch.float32: 32,
+                 torch.float64: 64}
+        if width.get(dtype, 0) > width.get(x.dtype, 99):
+            # A widening is lazy: whoever reads it extends in its body (an
+            # RMSNorm computed in f32 then reads its bf16 input whole).
+            return self.view(x, identity(x.rank), x.shape, dtype)
         return self.elementwise([x], dtype, lambda b, s: s[0], compute=False)
 
     # -- layout -----------------------------------------------------------
@@ -800,8 +807,12 @@ class Emitter:
         iterators = ["parallel"] * (rank - 1) + ["reduction"]
         out_exprs = identity(len(out_shape))
 
+        out_ty = element_type(a.dtype)
+
         def body(bb, s):
-            p = bb.binary("arith.mulf", "arith.muli", s[0], s[1])
+            # Operands read through a widening arrive narrower: extended.
+            x, y = bb.cast(s[0], out_ty), bb.cast(s[1], out_ty)
+            p = bb.binary("arith.mulf", "arith.muli", x, y)
             return bb.binary("arith.addf", "arith.addi", s[2], p)
 
         result = self.generic([(a_read, a_exprs), (b_read, b_exprs)],

@@ -176,6 +176,36 @@ class Plans(unittest.TestCase):
                     self.assertEqual(mine, self.specs(reference))
 
 
+    def test_rmsnorm_in_f32_between_casts_fuses(self):
+        """transformers' LlamaRMSNorm: the input widened to f32, normalised,
+        narrowed back and scaled: one ein.rms_norm (the widening is read,
+        not copied), equal to the module in bf16."""
+        class CastNorm(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(64))
+
+            def forward(self, h):
+                dtype = h.dtype
+                h = h.to(torch.float32)
+                var = h.pow(2).mean(-1, keepdim=True)
+                return self.weight * (h * torch.rsqrt(var + 1e-6)).to(dtype)
+        model = CastNorm().to(torch.bfloat16).eval()
+        x = torch.randn(2, 8, 64).to(torch.bfloat16)
+        build = einsummable._tools.build_dir()
+        with tempfile.TemporaryDirectory() as work:
+            compiled = einsummable.compile(model, (x,), devices=2,
+                                           workdir=work)
+            imported = subprocess.run(
+                [os.path.join(build, "bin", "ein-opt"), compiled.mlir,
+                 "--ein-import", "--ein-fuse-composites"],
+                check=True, capture_output=True, text=True).stdout
+            self.assertEqual(imported.count("ein.rms_norm"), 1)
+            self.assertNotIn("ein.join_agg", imported)
+            with torch.no_grad():
+                self.assertLess(error(compiled(x), model(x)), 2e-2)
+
+
 class Binding(unittest.TestCase):
     """Weights are bound by name: a bundle runs with the weights of the
     model it is loaded with, not those it was compiled from."""
