@@ -13,7 +13,9 @@ real sizes (Llama 3 8B, GPT-2), and the benchmark LLaMA block w1 written as
 an nn.Module (python/tests/models.py), whose bundle is timed against the
 same block compiled from examples/gen_llama_block.py in the same run.
 `run` prints one line per model: the error against the module's own output
-(bf16: must be under 2e-2 of max(1, max|ref|)) and, for w1, both medians.
+(bf16: must be under 2e-2 of max(1, max|ref|)) and, for the timed ones, the
+bundle's median step against the module's, eager and through torch.compile,
+and for w1 the gen_llama_block bundle's.
 """
 
 import json
@@ -150,6 +152,30 @@ def compile_all(directory):
                                           else "FAILED\n" + done.stderr))
 
 
+# The models whose bundles are timed against the module itself, eager and
+# through torch.compile (Inductor), on the same GPU in the same run.
+TIMED = ("hf-llama-8b", "hf-gpt2", "llama-w1")
+
+
+def time_module(model, x, warmup=5, iters=20):
+    """Median ms of model(x) by CUDA events (after warm-up, which for a
+    torch.compile'd module includes its compilation)."""
+    torch = _torch()
+    times = []
+    with torch.no_grad():
+        for i in range(warmup + iters):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            model(x)
+            end.record()
+            torch.cuda.synchronize()
+            if i >= warmup:
+                times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
 def run(directory):
     torch = _torch()
     import einsummable
@@ -171,8 +197,12 @@ def run(directory):
                    want.abs().max().clamp(min=1)).item()
             verdict = "ok" if err < 2e-2 else "WRONG"
             ms = ""
-            if name == "llama-w1":
-                ms = "%.3f" % compiled.bench(10, 50)
+            if name in TIMED:
+                ein = compiled.bench(10, 50)
+                eager = time_module(model, x)
+                inductor = time_module(torch.compile(model), x)
+                ms = "%.3f (module eager %.3f, torch.compile %.3f)" % (
+                    ein, eager, inductor)
             rows.append((name, verdict, "%.2e" % err, ms))
             compiled.close()
             del model, compiled
