@@ -69,7 +69,8 @@ TEST(Planner, CollapsedDimensionCutsOnlyLikeOneDimension) {
 }
 
 TEST(Planner, WorkedExampleOfDesign) {
-  // The 3-D matmul of docs/planner.md: C = A B, all n x n, p = 8, activation inputs.
+  // The 3-D matmul of docs/planner.md: C = A B, all n x n, p = 8, activation
+  // inputs.
   const int64_t n = 64, bytes = 4;
   Graph g;
   int a = addValue(g, "a", {n, n}, ValueKind::Activation);
