@@ -34,6 +34,12 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
     config.available_features.add("cuda-toolkit")
 
+# ein-compile --explain=FILE.svg draws with Graphviz's dot (scripts/setup.sh
+# installs graphviz).
+import shutil
+if shutil.which("dot"):
+    config.available_features.add("graphviz")
+
 # import-runner-oracle.test runs upstream's lowering of the same linalg with
 # mlir-runner (Debian's mlir-22-tools) and its runtime libraries (libmlir-22-dev).
 runner_libs = [os.path.join(config.llvm_tools_dir, "..", "lib", f"lib{name}.so")

@@ -41,6 +41,11 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   std::string dir = options.dir, reference = dir + "/program.json";
   // linalg input is imported first (ein input passes through unchanged),
   // and the patterns fused kernels serve become composites.
+  if (!options.weights.empty()) {
+    EinMarkWeightsOptions weights;
+    weights.args = llvm::to_vector(options.weights);
+    pm.addPass(createEinMarkWeights(weights));
+  }
   pm.addPass(createEinImport());
   pm.addPass(createEinFuseComposites());
   EinAttachTargetOptions target;
@@ -104,6 +109,12 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
     if (value != initial)
       os << " " << name << "=" << (value ? "true" : "false");
   };
+  if (!options.weights.empty()) {
+    os << " weights=";
+    llvm::interleave(
+        options.weights, os,
+        [&](const std::string &w) { os << optionValue(w); }, ",");
+  }
   string(options.topology, defaults.topology, "topology");
   string(options.chip, defaults.chip, "chip");
   string(options.cudaToolkit, defaults.cudaToolkit, "cuda-toolkit");

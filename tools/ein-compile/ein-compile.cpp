@@ -26,6 +26,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -90,21 +92,71 @@ static cl::opt<std::string>
              cl::init("optimal"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("The seed of --strategy=random"),
                               cl::init(0), cl::cat(category));
-static cl::opt<int64_t> memoryLimit(
+static cl::opt<std::string> memoryLimit(
     "memory-limit",
-    cl::desc("Bytes a GPU may hold: the plan (weights plus peak live "
-             "activations) and the bundle's buffer plan must fit"),
-    cl::value_desc("BYTES"), cl::init(0), cl::cat(category));
+    cl::desc("What a GPU may hold: the plan (weights plus peak live "
+             "activations) and the bundle's buffer plan must fit; bytes, or "
+             "with a unit: 512MiB, 80GiB, 1.5GB, 64kB"),
+    cl::value_desc("SIZE"), cl::init(""), cl::cat(category));
+static cl::opt<bool>
+    timing("timing",
+           cl::desc("Print the time each pass took (MLIR's pass timing)"),
+           cl::init(false), cl::cat(category));
+static cl::list<std::string>
+    weights("weights",
+            cl::desc("Mark arguments as weights, as {ein.weight} on them "
+                     "would: 0-based positions or names (loc(\"name\"))"),
+            cl::value_desc("0,2,5"), cl::CommaSeparated, cl::cat(category));
 static cl::opt<std::string>
     explain("explain",
-            cl::desc("Explain the plan: a JSON file (docs/explain.md), or - "
-                     "for a table on standard output"),
-            cl::value_desc("FILE.json|-"), cl::cat(category));
+            cl::desc("Explain the plan: a JSON file (docs/explain.md), a "
+                     "Graphviz .dot file, an .svg/.png/.pdf drawn by "
+                     "Graphviz's dot, or - for a table on standard output"),
+            cl::value_desc("FILE.json|FILE.dot|FILE.svg|-"), cl::cat(category));
 static cl::opt<bool>
     printPipeline("print-pipeline",
                   cl::desc("Print the ein-opt command this compile runs, and "
                            "exit"),
                   cl::init(false), cl::cat(category));
+
+/// --memory-limit in bytes (0: none given) and where the planner writes
+/// its explanation (a .dot file when dot draws the picture afterwards).
+static int64_t memoryBytes = 0;
+static std::string explainTo;
+
+/// "512MiB", "1.5GB", "64kB", "4096" as bytes; false with `why`.
+static bool parseSize(StringRef text, int64_t &bytes, std::string &why) {
+  StringRef number =
+      text.take_while([](char c) { return llvm::isDigit(c) || c == '.'; });
+  StringRef unit = text.drop_front(number.size()).trim();
+  static const std::pair<const char *, double> kUnits[] = {
+      {"", 1},         {"B", 1},        {"kB", 1e3},    {"KB", 1e3},
+      {"MB", 1e6},     {"GB", 1e9},     {"TB", 1e12},   {"KiB", 1024.0},
+      {"MiB", 0x1p20}, {"GiB", 0x1p30}, {"TiB", 0x1p40}};
+  double value;
+  if (number.empty() || number.getAsDouble(value)) {
+    why = "'" + text.str() +
+          "' is not a size (bytes, or a number with a "
+          "unit: 512MiB, 80GiB, 1.5GB)";
+    return false;
+  }
+  for (auto [name, scale] : kUnits) {
+    if (unit != name)
+      continue;
+    double b = value * scale;
+    if (b < 1 || b > 9.0e18) {
+      why = "'" + text.str() +
+            "' is out of range: give at least one byte "
+            "(leave the option out for no limit)";
+      return false;
+    }
+    bytes = static_cast<int64_t>(b);
+    return true;
+  }
+  why = "'" + text.str() + "' has an unknown unit '" + unit.str() +
+        "' (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)";
+  return false;
+}
 
 /// The pipeline's options, from the command line.
 static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
@@ -121,8 +173,9 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.stateCap = stateCap;
   options.strategy = strategy;
   options.seed = seed;
-  options.memoryLimit = memoryLimit;
-  options.explain = explain;
+  options.memoryLimit = memoryBytes;
+  options.explain = explainTo;
+  options.weights = std::vector<std::string>(weights.begin(), weights.end());
 }
 
 static std::string megabytes(int64_t bytes) {
@@ -206,9 +259,29 @@ int main(int argc, char **argv) {
       strategy != "megatron")
     return fail("--strategy must be optimal, random, dp or megatron, got '" +
                 strategy + "'");
-  if (memoryLimit < 0)
-    return fail("--memory-limit must not be negative, got " +
-                Twine(memoryLimit));
+  if (!memoryLimit.empty() && !parseSize(memoryLimit, memoryBytes, why))
+    return fail("--memory-limit: " + why);
+  // --explain: a table, JSON, Graphviz text, or a picture dot draws.
+  explainTo = explain;
+  std::string picture, dotTool;
+  StringRef extension = llvm::sys::path::extension(explain);
+  if (!explain.empty() && explain != "-") {
+    if (extension == ".svg" || extension == ".png" || extension == ".pdf") {
+      llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("dot");
+      if (!found)
+        return fail("--explain=" + explain +
+                    " draws with Graphviz's dot, "
+                    "which is not on PATH: install graphviz, or write " +
+                    llvm::sys::path::stem(explain) + ".dot or .json");
+      dotTool = *found;
+      picture = explain;
+      explainTo = explain + ".dot";
+    } else if (extension != ".json" && extension != ".dot") {
+      return fail("--explain=" + explain +
+                  ": write a .json, .dot, .svg, "
+                  ".png or .pdf file, or - for a table");
+    }
+  }
   if (output.empty() && !printPipeline)
     return fail("no bundle directory: pass -o DIR");
   if (output.empty())
@@ -237,6 +310,8 @@ int main(int argc, char **argv) {
     return 1;
   PassManager pm(&context, ModuleOp::getOperationName());
   mlir::ein::buildCompilePipeline(pm, options);
+  if (timing)
+    pm.enableTiming();
   // A compile that fails leaves no partial bundle behind.
   bool existed = llvm::sys::fs::exists(output);
   if (failed(pm.run(*module))) {
@@ -247,5 +322,19 @@ int main(int argc, char **argv) {
   int status = summarize();
   if (status != 0 && !existed)
     llvm::sys::fs::remove_directories(output);
+  if (status == 0 && !picture.empty()) {
+    std::string format = extension.drop_front().str();
+    std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
+                                            std::nullopt};
+    std::string formatFlag = "-T" + format, outFlag = "-o" + picture;
+    StringRef argv[] = {dotTool, formatFlag, outFlag, explainTo};
+    std::string message;
+    int rc = llvm::sys::ExecuteAndWait(dotTool, argv, std::nullopt, redirects,
+                                       0, 0, &message);
+    llvm::sys::fs::remove(explainTo);
+    if (rc != 0)
+      return fail("dot could not draw " + picture +
+                  (message.empty() ? "" : ": " + message));
+  }
   return status;
 }

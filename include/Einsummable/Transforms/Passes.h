@@ -114,6 +114,10 @@ struct CompilePipelineOptions
   PassOptions::Option<std::string> chip{*this, "chip",
                                         llvm::cl::desc("The GPU chip (cuda)"),
                                         llvm::cl::init("sm_90")};
+  PassOptions::ListOption<std::string> weights{
+      *this, "weights",
+      llvm::cl::desc("Arguments to mark as weights ({ein.weight}): 0-based "
+                     "positions or names")};
   PassOptions::Option<std::string> cudaToolkit{
       *this, "cuda-toolkit",
       llvm::cl::desc("The CUDA toolkit whose ptxas and libdevice compile GPU "

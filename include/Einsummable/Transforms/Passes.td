@@ -31,6 +31,28 @@ def EinAttachTarget : Pass<"ein-attach-target", "::mlir::ModuleOp"> {
   ];
 }
 
+def EinMarkWeights : Pass<"ein-mark-weights", "::mlir::ModuleOp"> {
+  let summary = "Mark function arguments as weights, as {ein.weight} would";
+  let description = [{
+    Sets `{ein.weight}` on the arguments `args` names, in every function
+    with a body: each item is a 0-based argument position or an argument's
+    name (its `loc("name")`, the way MLIR names an argument). Linalg from a
+    front end carries no weight marks; without them the planner treats
+    weights as activations, moves them and charges their replicas.
+    `ein-compile --weights=0,2,5` runs it first. A position past the last
+    argument or a name no argument has is an error.
+
+    ```
+    ein-opt --ein-mark-weights="args=1,2" mlp.mlir
+    ```
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect"];
+  let options = [
+    ListOption<"args", "args", "std::string",
+               "Argument positions (0-based) or names">,
+  ];
+}
+
 def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
   let summary = "Import linalg on tensors into ein join-aggs";
   let description = [{
