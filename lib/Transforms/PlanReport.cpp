@@ -167,12 +167,29 @@ static std::string specText(const planner::Spec &spec,
   return text.empty() ? "(whole)" : text;
 }
 
+/// "mlp.mlir:7" for `loc("/path/mlp.mlir":7:8)`; "" for other locations.
+static std::string sourceLine(StringRef loc) {
+  if (!loc.consume_front("loc(\""))
+    return "";
+  size_t quote = loc.find('"');
+  if (quote == StringRef::npos)
+    return "";
+  StringRef file = loc.take_front(quote), rest = loc.drop_front(quote + 1);
+  if (!rest.consume_front(":"))
+    return "";
+  StringRef line = rest.take_while(llvm::isDigit);
+  size_t slash = file.find_last_of('/');
+  return (file.drop_front(slash == StringRef::npos ? 0 : slash + 1) + ":" +
+          line)
+      .str();
+}
+
 void mlir::ein::printExplainTable(llvm::raw_ostream &os,
                                   const std::vector<ExplainedOp> &ops) {
   os << llvm::formatv(
-      "{0,-24} {1,-22} {2,-18} {3,10} {4,10} {5,10} {6,10}  {7}\n", "op",
+      "{0,-24} {1,-22} {2,-18} {3,10} {4,10} {5,10} {6,10}  {7}  {8}\n", "op",
       "loops", "cut", "repart", "join", "agg", "compute",
-      "best alternative (plan total)");
+      "best alternative (plan total)", "source");
   for (const ExplainedOp &e : ops) {
     std::string best = "-";
     if (!e.alternatives.empty()) {
@@ -182,11 +199,13 @@ void mlir::ein::printExplainTable(llvm::raw_ostream &os,
       best = specText(cheapest->first, e.loops) + " (" +
              humanBytes(cheapest->second) + ")";
     }
+    std::string where = sourceLine(e.loc);
     os << llvm::formatv(
-        "{0,-24} {1,-22} {2,-18} {3,8} {4,8} {5,8} {6,8}  {7}\n", e.op,
+        "{0,-24} {1,-22} {2,-18} {3,8} {4,8} {5,8} {6,8}  {7,-29}  {8}\n", e.op,
         llvm::join(e.loops, ","), specText(e.spec, e.loops),
         humanBytes(e.cost.repartition), humanBytes(e.cost.join),
-        humanBytes(e.cost.aggregation), humanBytes(e.cost.compute), best);
+        humanBytes(e.cost.aggregation), humanBytes(e.cost.compute), best,
+        where.empty() ? "-" : where);
   }
 }
 
