@@ -171,11 +171,13 @@ struct EinDecomposePass
              << " cheapest states at some step (it saw " << plan.peakStates
              << "): ";
         if (!allowInexact) {
-          diag << "the plan would not be provably optimal; raise state-cap, "
-                  "or pass allow-inexact=true to keep the cheapest plan found";
+          diag << "the plan would not be provably optimal; raise state-cap "
+                  "(ein-compile --state-cap=N), or pass allow-inexact=true "
+                  "(--allow-inexact) to keep the cheapest plan found";
           return signalPassFailure();
         }
-        diag << "the plan may not be optimal; raise state-cap";
+        diag << "the plan may not be optimal; raise state-cap "
+                "(ein-compile --state-cap=N)";
       }
       if (!explainTo.empty()) {
         std::vector<std::string> locations;

@@ -2,7 +2,7 @@
 // ein-decompose fails, unless allow-inexact keeps the cheapest plan found.
 // RUN: not ein-opt %s -ein-decompose=state-cap=1 2>&1 | FileCheck %s --check-prefix=FAIL
 // RUN: ein-opt %s -ein-decompose="state-cap=1 allow-inexact=true" -verify-diagnostics | FileCheck %s
-// FAIL: error: 'func.func' op the search kept only the 1 cheapest states at some step (it saw 6): the plan would not be provably optimal; raise state-cap, or pass allow-inexact=true to keep the cheapest plan found
+// FAIL: error: 'func.func' op the search kept only the 1 cheapest states at some step (it saw 6): the plan would not be provably optimal; raise state-cap (ein-compile --state-cap=N), or pass allow-inexact=true (--allow-inexact) to keep the cheapest plan found
 // With room for every state there is no warning.
 // RUN: ein-opt %s -ein-decompose 2>&1 | FileCheck %s --check-prefix=EXACT
 
@@ -10,7 +10,7 @@
 // EXACT-NOT: warning: the search
 // EXACT: spec = #ein.spec
 module attributes {ein.target = #ein.target<devices = 4>} {
-  // expected-warning @+1 {{the search kept only the 1 cheapest states at some step (it saw 6): the plan may not be optimal; raise state-cap}}
+  // expected-warning @+1 {{the search kept only the 1 cheapest states at some step (it saw 6): the plan may not be optimal; raise state-cap (ein-compile --state-cap=N)}}
   func.func @dag(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
     %a = ein.join_agg add ins(%x[d0, d1], %w[d1, d2] : tensor<64x64xf32>, tensor<64x64xf32>) out[d0, d2] : tensor<64x64xf32> {
     ^bb0(%p: f32, %q: f32):
