@@ -34,6 +34,21 @@ bool restrictTo(const planner::Graph &graph, planner::Strategy kind,
                                options.allowedSpecs, why);
 }
 
+/// The op a planner message names ("op 'ein.join_agg #0' ..."), so the
+/// diagnostic stands at its source line; the function where none is named.
+Operation *atNamedOp(const PlannerGraph &graph, func::FuncOp func,
+                     StringRef message) {
+  size_t at = message.find("op '");
+  if (at != StringRef::npos) {
+    StringRef name =
+        message.drop_front(at + 4).take_until([](char c) { return c == '\''; });
+    for (size_t i = 0; i < graph.graph.ops.size(); ++i)
+      if (graph.graph.ops[i].name == name)
+        return graph.ops[i];
+  }
+  return func;
+}
+
 struct EinDecomposePass
     : public mlir::ein::impl::EinDecomposeBase<EinDecomposePass> {
   using Base::Base;
@@ -153,12 +168,13 @@ struct EinDecomposePass
       planner::SearchOptions restricted = options;
       std::string why;
       if (!restrictTo(graph->graph, *kind, seed, restricted, why)) {
-        func.emitOpError() << "has no plan: " << why;
+        atNamedOp(*graph, func, why)->emitOpError() << "has no plan: " << why;
         return signalPassFailure();
       }
       planner::Plan plan = planner::search(graph->graph, restricted);
       if (!plan.feasible) {
-        func.emitOpError() << "has no plan: " << plan.error;
+        atNamedOp(*graph, func, plan.error)->emitOpError()
+            << "has no plan: " << plan.error;
         return signalPassFailure();
       }
       if (memoryLimit > 0 &&
