@@ -605,6 +605,11 @@ private:
       }
       return success();
     }
+    if (isa<arith::ConstantOp>(op) && isa<ShapedType>(op->getResultTypes()[0]))
+      return op->emitOpError()
+             << "has no bundle form: a bundle holds no tensor constants yet; "
+                "pass the tensor as an argument marked {ein.weight} (or "
+                "ein-compile --weights=N), bound once like a weight";
     return op->emitOpError() << "has no bundle form";
   }
 };
