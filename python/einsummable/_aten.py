@@ -231,13 +231,8 @@ class Translator:
         ty = _linalg.element_type(dtype)
 
         def fn(b, indices):
-            row, col = indices[-2], indices[-1]
-            if diagonal:
-                row = b.op("arith.addi %s, %s" % (
-                    row, b.op("arith.constant %d" % diagonal, "index")),
-                    "index")
-            above = b.cmpi("sgt", col, row)
-            return b.select(above, b.const(high, ty), b.const(low, ty))
+            return b.select(_above(b, indices, diagonal), b.const(high, ty),
+                            b.const(low, ty))
 
         return _linalg.Indexed(shape, dtype, fn)
 
@@ -261,6 +256,16 @@ class Translator:
                 compute = "f32"
         return self.e.elementwise(ops, dtype, fn, compute=compute,
                                   out_shape=shape)
+
+
+def _above(b, indices, diagonal):
+    """Whether the key index (last) is above the query's (second to last)
+    plus `diagonal`: the positions a causal mask hides."""
+    row, col = indices[-2], indices[-1]
+    if diagonal:
+        row = b.op("arith.addi %s, %s" % (
+            row, b.op("arith.constant %d" % diagonal, "index")), "index")
+    return b.cmpi("sgt", col, row)
 
 
 def _meta(node):
@@ -351,15 +356,9 @@ def _add_sub(t, node, a, b, alpha=1):
     if hiding is not None:
         shape, dtype, diagonal, value = hiding
 
-        def above(bb, indices):
-            row, col = indices[-2], indices[-1]
-            if diagonal:
-                row = bb.op("arith.addi %s, %s" % (
-                    row, bb.op("arith.constant %d" % diagonal, "index")),
-                    "index")
-            return bb.cmpi("sgt", col, row)
-
-        hidden = _linalg.Indexed(shape, torch.bool, above)
+        hidden = _linalg.Indexed(
+            shape, torch.bool,
+            lambda bb, indices: _above(bb, indices, diagonal))
         return t.elementwise(
             [a, hidden], lambda bb, s: bb.select(
                 s[1], bb.const(value, bb.types[s[0]]), s[0]))
