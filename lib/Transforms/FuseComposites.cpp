@@ -476,8 +476,14 @@ bool isLeadThen(ArrayRef<int64_t> indices, ArrayRef<int64_t> lead,
          indices.drop_front(lead.size()) == tail;
 }
 
-/// Rewrites the attention whose softmax is `softmax`, if it is one.
-bool fuseAttention(SoftmaxOp softmax) {
+/// Rewrites the attention whose softmax is `softmax`, if it is one. Where
+/// the softmax reads a product of two tensors (the scores of an attention)
+/// but the rest does not match, `missed` says what stood in the way.
+bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
+  auto miss = [&](const char *why) {
+    missed = why;
+    return false;
+  };
   auto type = cast<RankedTensorType>(softmax.getType());
   int64_t rank = type.getRank();
   if (softmax.getSpec() || softmax.getDevice() || (rank != 3 && rank != 4) ||
@@ -490,8 +496,16 @@ bool fuseAttention(SoftmaxOp softmax) {
   auto epilogueOp = scores.getDefiningOp<JoinAggOp>();
   if (epilogueOp && epilogueOp.getAgg() == AggKind::None) {
     std::optional<ScoreEpilogue> e = scoreEpilogue(epilogueOp);
-    if (!e || soleUser(scores) != softmax.getOperation())
+    if (!e || soleUser(scores) != softmax.getOperation()) {
+      auto producer = epilogueOp.getInputs()[0].getDefiningOp<JoinAggOp>();
+      if (producer && contractionOf(producer))
+        return miss("the op between the scores and the softmax is not a "
+                    "scale and causal mask ein fuses (a mask must hide "
+                    "exactly the keys after the query, with -inf or a "
+                    "value at or below -1e30; the scores may have no "
+                    "other user)");
       return false;
+    }
     epilogue = *e;
     scores = epilogueOp.getInputs()[0];
   } else {
@@ -513,7 +527,7 @@ bool fuseAttention(SoftmaxOp softmax) {
   ArrayRef<int64_t> out = scoreOp.getOutputIndices();
   int64_t n = out.size();
   if (n != rank + gqa)
-    return false;
+    return miss("the scores are not [batch, heads, queries, keys]");
   // out = [lead..., s, t]; under GQA lead ends with kv_head, group.
   int64_t s = out[n - 2], t = out[n - 1], d = qk->summed;
   ArrayRef<int64_t> lead = out.drop_back(2);
@@ -527,18 +541,20 @@ bool fuseAttention(SoftmaxOp softmax) {
     keyTranspose = throughTranspose(qk->rhs, qk->rhsIndices);
   if (!isLeadThen(qk->lhsIndices, lead, {s, d}) ||
       !isLeadThen(qk->rhsIndices, kvLead, {t, d}))
-    return false;
+    return miss("the query or key is not read heads-major ([.., heads, "
+                "tokens, dim]); copy it so before the product");
   Value query = qk->lhs, key = qk->rhs;
   ReshapeOp splitQuery;
   if (gqa) {
     splitQuery = query.getDefiningOp<ReshapeOp>();
     if (!splitQuery || !splitsDim(splitQuery, heads, /*collapse=*/false))
-      return false;
+      return miss("grouped key heads without the query's heads split by "
+                  "them");
     query = splitQuery.getSource();
   }
   double scale = qk->coefficient * epilogue.scale;
   if (!(scale > 0))
-    return false;
+    return miss("the scale is not positive");
 
   // Weighted values: sum over t of p * v, [lead..., s, e], the
   // probabilities split like the query under GQA and the result collapsed.
@@ -546,34 +562,37 @@ bool fuseAttention(SoftmaxOp softmax) {
   ReshapeOp splitProbs = dyn_cast_or_null<ReshapeOp>(user);
   if (gqa != bool(splitProbs) ||
       (splitProbs && !splitsDim(splitProbs, heads, /*collapse=*/false)))
-    return false;
+    return miss("the probabilities are not split like the query's heads");
   if (splitProbs)
     user = soleUser(splitProbs.getResult());
   auto valueOp = dyn_cast_or_null<JoinAggOp>(user);
   std::optional<Contraction> pv =
       valueOp ? contractionOf(valueOp) : std::nullopt;
   if (!pv || pv->coefficient != 1)
-    return false;
+    return miss("the probabilities are not multiplied by the values alone "
+                "(p . v with no other user)");
   Value probs = splitProbs ? splitProbs.getResult() : softmax.getResult();
   if (pv->rhs == probs)
     std::swap(pv->lhs, pv->rhs), std::swap(pv->lhsIndices, pv->rhsIndices);
   ArrayRef<int64_t> pvOut = valueOp.getOutputIndices();
   if (pv->lhs != probs || pvOut.size() != out.size())
-    return false;
+    return miss("the weighted values do not sum over the keys");
   // Loops of the values op named as in the scores: lead, s, t (summed), e.
   ArrayRef<int64_t> pvLead = pvOut.drop_back(2);
   int64_t ps = pvOut[n - 2], pt = pv->summed, e = pvOut[n - 1];
   ArrayRef<int64_t> pvKvLead = gqa ? pvLead.drop_back() : pvLead;
   if (!isLeadThen(pv->lhsIndices, pvLead, {ps, pt}) ||
       !isLeadThen(pv->rhsIndices, pvKvLead, {pt, e}))
-    return false;
+    return miss("the values are not read heads-major ([.., heads, tokens, "
+                "dim])");
   Value value = pv->rhs;
   Value result = valueOp.getResult();
   ReshapeOp collapseResult;
   if (gqa) {
     collapseResult = dyn_cast_or_null<ReshapeOp>(soleUser(result));
     if (!collapseResult || !splitsDim(collapseResult, heads, /*collapse=*/true))
-      return false;
+      return miss("the grouped result is not collapsed back to the query's "
+                  "heads");
     result = collapseResult.getResult();
   }
   auto qType = cast<RankedTensorType>(query.getType());
@@ -584,10 +603,11 @@ bool fuseAttention(SoftmaxOp softmax) {
   if (kType.getElementType() != element || vType.getElementType() != element ||
       resultType.getElementType() != element || kType.getDimSize(heads) == 0 ||
       qType.getDimSize(heads) % kType.getDimSize(heads))
-    return false;
+    return miss("query, key, value and result differ in element type, or "
+                "the query's heads are not a multiple of the key's");
   int64_t group = qType.getDimSize(heads) / kType.getDimSize(heads);
   if (group > 1 && !gqa)
-    return false;
+    return miss("more query heads than key heads without a grouping");
 
   // ein.attention is [batch, heads, tokens, dim]: a rank-3 program gets a
   // batch of one around it.
@@ -824,8 +844,20 @@ struct EinFuseComposites
       fuseSoftmax(max);
     SmallVector<SoftmaxOp> softmaxes;
     root->walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
-    for (SoftmaxOp softmax : softmaxes)
-      fuseAttention(softmax);
+    if (remarks != "missed" && remarks != "none") {
+      root->emitError() << "remarks must be missed or none, got '" << remarks
+                        << "'";
+      return signalPassFailure();
+    }
+    for (SoftmaxOp softmax : softmaxes) {
+      std::string missed;
+      if (!fuseAttention(softmax, missed) && !missed.empty() &&
+          remarks == "missed")
+        softmax.emitRemark()
+            << "attention not fused (it runs as separate kernels, with its "
+               "scores in memory): "
+            << missed;
+    }
     SmallVector<JoinAggOp> elementwiseOps;
     root->walk([&](JoinAggOp op) {
       if (op.getAgg() == AggKind::None)

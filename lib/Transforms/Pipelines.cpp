@@ -47,7 +47,9 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
     pm.addPass(createEinMarkWeights(weights));
   }
   pm.addPass(createEinImport());
-  pm.addPass(createEinFuseComposites());
+  EinFuseCompositesOptions composites;
+  composites.remarks = options.remarks;
+  pm.addPass(createEinFuseComposites(composites));
   EinAttachTargetOptions target;
   target.devices = options.devices;
   target.topology = options.topology;
@@ -115,6 +117,7 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
         options.weights, os,
         [&](const std::string &w) { os << optionValue(w); }, ",");
   }
+  string(options.remarks, defaults.remarks, "remarks");
   string(options.topology, defaults.topology, "topology");
   string(options.chip, defaults.chip, "chip");
   string(options.cudaToolkit, defaults.cudaToolkit, "cuda-toolkit");

@@ -102,6 +102,12 @@ static cl::opt<bool>
     timing("timing",
            cl::desc("Print the time each pass took (MLIR's pass timing)"),
            cl::init(false), cl::cat(category));
+static cl::opt<std::string>
+    remarks("remarks",
+            cl::desc("missed (default): say where an attention almost fused "
+                     "and why not; none"),
+            cl::value_desc("missed|none"), cl::init("missed"),
+            cl::cat(category));
 static cl::list<std::string>
     weights("weights",
             cl::desc("Mark arguments as weights, as {ein.weight} on them "
@@ -176,6 +182,7 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.memoryLimit = memoryBytes;
   options.explain = explainTo;
   options.weights = std::vector<std::string>(weights.begin(), weights.end());
+  options.remarks = remarks;
 }
 
 static std::string megabytes(int64_t bytes) {
@@ -259,6 +266,8 @@ int main(int argc, char **argv) {
       strategy != "megatron")
     return fail("--strategy must be optimal, random, dp or megatron, got '" +
                 strategy + "'");
+  if (remarks != "missed" && remarks != "none")
+    return fail("--remarks must be missed or none, got '" + remarks + "'");
   if (!memoryLimit.empty() && !parseSize(memoryLimit, memoryBytes, why))
     return fail("--memory-limit: " + why);
   // --explain: a table, JSON, Graphviz text, or a picture dot draws.

@@ -114,6 +114,11 @@ struct CompilePipelineOptions
   PassOptions::Option<std::string> chip{*this, "chip",
                                         llvm::cl::desc("The GPU chip (cuda)"),
                                         llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> remarks{
+      *this, "remarks",
+      llvm::cl::desc("missed: remark on an attention that almost fused, and "
+                     "why; none"),
+      llvm::cl::init("missed")};
   PassOptions::ListOption<std::string> weights{
       *this, "weights",
       llvm::cl::desc("Arguments to mark as weights ({ein.weight}): 0-based "

@@ -143,7 +143,15 @@ def EinFuseComposites : Pass<"ein-fuse-composites", "::mlir::ModuleOp"> {
 
     Each pattern must match exactly, with intermediate values used nowhere
     else; everything else is left as it is (and still compiles).
+
+    Where a softmax reads the product of two tensors (an attention's
+    scores) but the rest of the pattern does not match, a remark names the
+    softmax and what stood in the way (`remarks=none` silences it).
   }];
+  let options = [
+    Option<"remarks", "remarks", "std::string", "\"missed\"",
+           "missed: remark on attention that almost fused; none">,
+  ];
   let dependentDialects = ["::mlir::ein::EinDialect",
                            "::mlir::arith::ArithDialect"];
 }
