@@ -497,8 +497,10 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
   if (epilogueOp && epilogueOp.getAgg() == AggKind::None) {
     std::optional<ScoreEpilogue> e = scoreEpilogue(epilogueOp);
     if (!e || soleUser(scores) != softmax.getOperation()) {
-      auto producer = epilogueOp.getInputs()[0].getDefiningOp<JoinAggOp>();
-      if (producer && contractionOf(producer))
+      if (llvm::any_of(epilogueOp.getInputs(), [](Value v) {
+            auto producer = v.getDefiningOp<JoinAggOp>();
+            return producer && contractionOf(producer);
+          }))
         return miss("the op between the scores and the softmax is not a "
                     "scale and causal mask ein fuses (a mask must hide "
                     "exactly the keys after the query, with -inf or a "

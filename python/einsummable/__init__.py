@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import warnings
 
 import torch
 
@@ -24,7 +25,13 @@ from ._errors import CompileError, FrontendError
 from ._export import export
 
 __all__ = ["compile", "load", "export", "Compiled", "CompileError",
-           "FrontendError"]
+           "FrontendError", "CompileRemark"]
+
+
+class CompileRemark(UserWarning):
+    """What ein-compile remarked while compiling (an attention that almost
+    fused, and why not): the program is right, but slower than it could
+    be."""
 
 _DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
            "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32,
@@ -221,6 +228,9 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
     if done.returncode != 0:
         shutil.rmtree(partial, ignore_errors=True)
         raise CompileError(done.stderr.strip() or done.stdout.strip())
+    for line in done.stderr.splitlines():
+        if "remark:" in line:
+            warnings.warn(line, CompileRemark, stacklevel=2)
     shutil.copy(description_path, os.path.join(partial, "frontend.json"))
     if os.path.isdir(os.path.join(workdir, "constants")):
         shutil.copytree(os.path.join(workdir, "constants"),

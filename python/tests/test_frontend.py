@@ -206,6 +206,17 @@ class Plans(unittest.TestCase):
                 self.assertLess(error(compiled(x), model(x)), 2e-2)
 
 
+    def test_lost_attention_fusion_is_a_warning(self):
+        # GPT-2's mask is a buffer (a weight): its attention cannot fuse,
+        # and ein-compile's remark reaches Python as a warning naming why.
+        with tempfile.TemporaryDirectory() as work:
+            with self.assertWarns(einsummable.CompileRemark) as caught:
+                einsummable.compile(models.GPT2Block().eval(),
+                                    (torch.randn(2, 16, 64),), workdir=work)
+            self.assertIn("attention not fused", str(caught.warning))
+            self.assertIn("models.py", str(caught.warning))
+
+
 class Binding(unittest.TestCase):
     """Weights are bound by name: a bundle runs with the weights of the
     model it is loaded with, not those it was compiled from."""

@@ -43,3 +43,29 @@ func.func @plain(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   %p = ein.softmax %x dim 1 : tensor<4x10xf32>
   return %p : tensor<4x10xf32>
 }
+
+// -----
+
+// A mask given as a tensor (GPT-2's `bias` buffer, read before the scores).
+// CHECK-LABEL: func.func @tensor_mask
+// CHECK-NOT: ein.attention
+func.func @tensor_mask(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>, %v: tensor<4x8x16xf32>, %mask: tensor<8x8xf32>) -> tensor<4x8x16xf32> {
+  %s = ein.join_agg add ins(%q[d0, d1, d3], %k[d0, d2, d3] : tensor<4x8x16xf32>, tensor<4x8x16xf32>) out[d0, d1, d2] : tensor<4x8x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %masked = ein.join_agg none ins(%mask[d1, d2], %s[d0, d1, d2] : tensor<8x8xf32>, tensor<4x8x8xf32>) out[d0, d1, d2] : tensor<4x8x8xf32> {
+  ^bb0(%w: f32, %x: f32):
+    %r = arith.addf %x, %w : f32
+    ein.yield %r : f32
+  }
+  // expected-remark @+1 {{attention not fused}}
+  %p = ein.softmax %masked dim 2 : tensor<4x8x8xf32>
+  %o = ein.join_agg add ins(%p[d0, d1, d3], %v[d0, d3, d2] : tensor<4x8x8xf32>, tensor<4x8x16xf32>) out[d0, d1, d2] : tensor<4x8x16xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o : tensor<4x8x16xf32>
+}
