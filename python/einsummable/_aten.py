@@ -816,7 +816,7 @@ def _embedding(t, node, weight, indices, *rest):
     in_exprs = _linalg.identity(ids.rank)
 
     def body(b, s):
-        row = b._conv("arith.index_cast", s[0], b.types[s[0]], "index")
+        row = b.to_index(s[0])
         col = b.index(rank - 1)
         name = b.e.fresh("s")
         b.lines.append("%s = tensor.extract %s[%s, %s] : %s"

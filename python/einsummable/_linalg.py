@@ -240,12 +240,9 @@ class Body:
         self.types[name] = "index"
         return name
 
-    def index_cast(self, x, ty):
-        name = self.e.fresh("s")
-        self.lines.append("%s = arith.index_cast %s : index to %s"
-                          % (name, x, ty))
-        self.types[name] = ty
-        return name
+    def to_index(self, x):
+        """An integer scalar as an index (a gather's row)."""
+        return self._conv("arith.index_cast", x, self.types[x], "index")
 
 
 def _affine(rank, exprs):
@@ -288,11 +285,6 @@ def broadcast_exprs(shape, out_shape):
     offset = len(out_shape) - len(shape)
     return [("c", 0) if size == 1 and out_shape[offset + i] != 1
             else ("d", offset + i) for i, size in enumerate(shape)]
-
-
-def broadcast_map(shape, out_shape):
-    return _affine(len(out_shape), [fmt(e) for e in
-                                    broadcast_exprs(shape, out_shape)])
 
 
 def broadcast_shapes(*shapes):
