@@ -105,39 +105,6 @@ namespace {
 
 constexpr int64_t kMaxOffset = int64_t(1) << 48;
 
-size_t operandCount(ScalarKind kind) {
-  switch (kind) {
-  case ScalarKind::Constant:
-  case ScalarKind::LoopIndex:
-    return 0;
-  case ScalarKind::NegF:
-  case ScalarKind::Exp:
-  case ScalarKind::Exp2:
-  case ScalarKind::Log:
-  case ScalarKind::Log2:
-  case ScalarKind::Log1p:
-  case ScalarKind::Sqrt:
-  case ScalarKind::Rsqrt:
-  case ScalarKind::Tanh:
-  case ScalarKind::AbsF:
-  case ScalarKind::Erf:
-  case ScalarKind::Sin:
-  case ScalarKind::Cos:
-  case ScalarKind::ExtF:
-  case ScalarKind::TruncF:
-  case ScalarKind::SIToFP:
-  case ScalarKind::UIToFP:
-  case ScalarKind::FPToSI:
-  case ScalarKind::IndexCast:
-    return 1;
-  case ScalarKind::Select:
-  case ScalarKind::Fma:
-    return 3;
-  default:
-    return 2;
-  }
-}
-
 const std::set<std::string> kCmpFPredicates = {
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
     "ueq",   "ugt", "uge", "ult", "ule", "une", "uno", "true"};
@@ -172,8 +139,9 @@ JoinRegion parseJoin(const Node &node, const std::vector<DType> &inputTypes,
                                        " is not defined before this operation");
       op.operands.push_back(static_cast<int>(v));
     }
-    if (op.operands.size() != operandCount(op.kind))
-      fail(n.path, op.name + " takes " + std::to_string(operandCount(op.kind)) +
+    if (op.operands.size() != scalarOperandCount(op.kind))
+      fail(n.path, op.name + " takes " +
+                       std::to_string(scalarOperandCount(op.kind)) +
                        " operands, got " + std::to_string(op.operands.size()));
     if (op.kind == ScalarKind::Constant)
       op.constant = roundTo(op.type, n.at("value").number());
@@ -497,6 +465,39 @@ void parse(const json &root, Program &program) {
 }
 
 } // namespace
+
+size_t scalarOperandCount(ScalarKind kind) {
+  switch (kind) {
+  case ScalarKind::Constant:
+  case ScalarKind::LoopIndex:
+    return 0;
+  case ScalarKind::NegF:
+  case ScalarKind::Exp:
+  case ScalarKind::Exp2:
+  case ScalarKind::Log:
+  case ScalarKind::Log2:
+  case ScalarKind::Log1p:
+  case ScalarKind::Sqrt:
+  case ScalarKind::Rsqrt:
+  case ScalarKind::Tanh:
+  case ScalarKind::AbsF:
+  case ScalarKind::Erf:
+  case ScalarKind::Sin:
+  case ScalarKind::Cos:
+  case ScalarKind::ExtF:
+  case ScalarKind::TruncF:
+  case ScalarKind::SIToFP:
+  case ScalarKind::UIToFP:
+  case ScalarKind::FPToSI:
+  case ScalarKind::IndexCast:
+    return 1;
+  case ScalarKind::Select:
+  case ScalarKind::Fma:
+    return 3;
+  default:
+    return 2;
+  }
+}
 
 bool isScalarOpName(const std::string &name) {
   return parseScalarKind(name).has_value();

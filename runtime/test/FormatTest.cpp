@@ -368,40 +368,6 @@ TEST(Format, EveryManifestFieldRoundTrips) {
     EXPECT_EQ(text.find(field), std::string::npos) << field;
 }
 
-/// The number of operands a scalar op of `kind` takes.
-size_t arity(ScalarKind kind) {
-  switch (kind) {
-  case ScalarKind::Constant:
-  case ScalarKind::LoopIndex:
-    return 0;
-  case ScalarKind::Select:
-  case ScalarKind::Fma:
-    return 3;
-  case ScalarKind::NegF:
-  case ScalarKind::Exp:
-  case ScalarKind::Exp2:
-  case ScalarKind::Log:
-  case ScalarKind::Log2:
-  case ScalarKind::Log1p:
-  case ScalarKind::Sqrt:
-  case ScalarKind::Rsqrt:
-  case ScalarKind::Tanh:
-  case ScalarKind::AbsF:
-  case ScalarKind::Erf:
-  case ScalarKind::Sin:
-  case ScalarKind::Cos:
-  case ScalarKind::ExtF:
-  case ScalarKind::TruncF:
-  case ScalarKind::SIToFP:
-  case ScalarKind::UIToFP:
-  case ScalarKind::FPToSI:
-  case ScalarKind::IndexCast:
-    return 1;
-  default:
-    return 2;
-  }
-}
-
 /// A program with every op kind and, in its join, every scalar operation,
 /// every field away from its default.
 Program everyProgramField() {
@@ -434,7 +400,7 @@ Program everyProgramField() {
     s.kind = static_cast<ScalarKind>(kind);
     s.name = scalarKindName(s.kind);
     s.type = DType::F32;
-    for (size_t i = 0; i < arity(s.kind); ++i)
+    for (size_t i = 0; i < scalarOperandCount(s.kind); ++i)
       s.operands.push_back(static_cast<int>(i));
     if (s.kind == ScalarKind::CmpF)
       s.predicate = "olt";

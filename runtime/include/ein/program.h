@@ -12,6 +12,7 @@
 
 #include "ein/dtype.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -169,6 +170,10 @@ std::string writeProgram(const Program &program);
 /// Whether `name` (an MLIR op name such as "arith.mulf") is a scalar
 /// operation join regions may hold. The exporter and the reader share it.
 bool isScalarOpName(const std::string &name);
+/// How many operands a scalar operation of `kind` takes (what the reader
+/// checks).
+size_t scalarOperandCount(ScalarKind kind);
+
 /// The scalar operation an MLIR op name spells, if join regions may hold it.
 std::optional<ScalarKind> parseScalarKind(const std::string &name);
 
