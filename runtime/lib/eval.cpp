@@ -306,6 +306,31 @@ void rmsNorm(const HostTensor &x, const HostTensor &w, double eps,
   }
 }
 
+/// `(x - mean) / sqrt(variance + eps) * w + b` along the last dimension;
+/// `w` and `b` may be null.
+void layerNorm(const HostTensor &x, const HostTensor *w, const HostTensor *b,
+               double eps, HostTensor &out) {
+  int64_t width = x.shape.back(), rows = x.numElements() / width;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double *row = &x.data[r * width];
+    double sum = 0, deviations = 0;
+    for (int64_t i = 0; i < width; ++i)
+      sum += row[i];
+    double mean = sum / width;
+    for (int64_t i = 0; i < width; ++i)
+      deviations += (row[i] - mean) * (row[i] - mean);
+    double inv = 1.0 / std::sqrt(deviations / width + eps);
+    for (int64_t i = 0; i < width; ++i) {
+      double y = (row[i] - mean) * inv;
+      if (w)
+        y *= w->data[i];
+      if (b)
+        y += b->data[i];
+      out.data[r * width + i] = y;
+    }
+  }
+}
+
 /// Copies the hyper-rectangle `offsets` + shape of `dst` out of `src`
 /// (extract) or `src` into `dst` at `offsets` (insert).
 void copyRegion(const HostTensor &src, HostTensor &dst,
@@ -532,6 +557,10 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
         break;
       case OpKind::RmsNorm:
         rmsNorm(*in[0], *in[1], op.eps, out);
+        break;
+      case OpKind::LayerNorm:
+        layerNorm(*in[0], in.size() > 1 ? in[1] : nullptr,
+                  in.size() > 2 ? in[2] : nullptr, op.eps, out);
         break;
       case OpKind::Reshape:
         out.data = in[0]->data;

@@ -31,10 +31,11 @@ constexpr Spelling<Agg> kAggs[] = {{Agg::None, "none"},
                                    {Agg::Mul, "mul"}};
 
 constexpr Spelling<OpKind> kOpKinds[] = {
-    {OpKind::JoinAgg, "join_agg"}, {OpKind::Attention, "attention"},
-    {OpKind::Softmax, "softmax"},  {OpKind::RmsNorm, "rms_norm"},
-    {OpKind::Reshape, "reshape"},  {OpKind::Slice, "slice"},
-    {OpKind::Concat, "concat"},    {OpKind::Constant, "constant"}};
+    {OpKind::JoinAgg, "join_agg"},     {OpKind::Attention, "attention"},
+    {OpKind::Softmax, "softmax"},      {OpKind::RmsNorm, "rms_norm"},
+    {OpKind::LayerNorm, "layer_norm"}, {OpKind::Reshape, "reshape"},
+    {OpKind::Slice, "slice"},          {OpKind::Concat, "concat"},
+    {OpKind::Constant, "constant"}};
 
 constexpr Spelling<ScalarKind> kScalarKinds[] = {
     {ScalarKind::AddF, "arith.addf"},
@@ -288,6 +289,23 @@ void checkOp(const std::string &where, Op &op,
       fail(where, "eps must be positive");
     expectResult(in[0].shape, in[0].dtype);
     break;
+  case OpKind::LayerNorm:
+    if (in.empty() || in.size() > 3)
+      fail(where, "layer_norm takes 1 to 3 inputs (x, then its weight and "
+                  "bias), got " +
+                      std::to_string(in.size()));
+    if (in[0].shape.empty())
+      fail(where, "layer_norm needs an input of rank 1 or more");
+    for (size_t i = 1; i < in.size(); ++i)
+      if (in[i].shape != std::vector<int64_t>{in[0].shape.back()} ||
+          in[i].dtype != in[0].dtype)
+        fail(where, std::string(i == 1 ? "weight" : "bias") +
+                        " must have one element of x's type per element of "
+                        "the last dimension");
+    if (!(op.eps > 0))
+      fail(where, "eps must be positive");
+    expectResult(in[0].shape, in[0].dtype);
+    break;
   case OpKind::Reshape:
     expectInputs(1);
     if (op.type.numElements() != in[0].numElements() ||
@@ -381,6 +399,7 @@ void parse(const json &root, Program &program) {
       n.only({"kind", "result", "type", "inputs", "dim"});
       break;
     case OpKind::RmsNorm:
+    case OpKind::LayerNorm:
       n.only({"kind", "result", "type", "inputs", "eps"});
       break;
     case OpKind::Reshape:
@@ -431,6 +450,7 @@ void parse(const json &root, Program &program) {
       op.dim = n.at("dim").integer();
       break;
     case OpKind::RmsNorm:
+    case OpKind::LayerNorm:
       op.eps = n.at("eps").number();
       break;
     case OpKind::Reshape:
@@ -585,6 +605,7 @@ json writeOp(const Op &op) {
     entry["dim"] = op.dim;
     break;
   case OpKind::RmsNorm:
+  case OpKind::LayerNorm:
     entry["eps"] = writeNumber(op.eps);
     break;
   case OpKind::Reshape:

@@ -87,6 +87,48 @@ TEST(Eval, RmsNorm) {
   EXPECT_NEAR(r[0].data[1], 8 * inv, 1e-15);
 }
 
+TEST(Eval, LayerNorm) {
+  // Rows (1, 3) and (2, 2): means 2 and 2, variances 1 and 0.
+  json full = {{"kind", "layer_norm"},
+               {"result", "y"},
+               {"type", type({2, 2})},
+               {"inputs", {"x", "w", "b"}},
+               {"eps", 0.25}};
+  json bare = {{"kind", "layer_norm"},
+               {"result", "z"},
+               {"type", type({2, 2})},
+               {"inputs", {"x"}},
+               {"eps", 0.25}};
+  auto r = run(program({argument("x", type({2, 2})), argument("w", type({2})),
+                        argument("b", type({2}))},
+                       {full, bare}, {"y", "z"}),
+               {tensor({2, 2}, {1, 3, 2, 2}), tensor({2}, {2, 3}),
+                tensor({2}, {10, 20})});
+  double inv = 1 / std::sqrt(1.25);
+  EXPECT_NEAR(r[0].data[0], -1 * inv * 2 + 10, 1e-12);
+  EXPECT_NEAR(r[0].data[1], 1 * inv * 3 + 20, 1e-12);
+  EXPECT_NEAR(r[0].data[2], 10, 1e-12);
+  EXPECT_NEAR(r[0].data[3], 20, 1e-12);
+  EXPECT_NEAR(r[1].data[0], -inv, 1e-12);
+  EXPECT_NEAR(r[1].data[1], inv, 1e-12);
+  EXPECT_EQ(r[1].data[2], 0);
+}
+
+TEST(Eval, LayerNormRefusesABadWeight) {
+  json op = {{"kind", "layer_norm"},
+             {"result", "y"},
+             {"type", type({1, 2})},
+             {"inputs", {"x", "w"}},
+             {"eps", 1e-5}};
+  json bad = program({argument("x", type({1, 2})), argument("w", type({3}))},
+                     {op}, {"y"});
+  Program parsed;
+  std::string error;
+  EXPECT_FALSE(parseProgram(bad.dump(), parsed, error));
+  EXPECT_NE(error.find("weight must have one element"), std::string::npos)
+      << error;
+}
+
 TEST(Eval, CausalGqaAttention) {
   // One batch, two query heads sharing one KV head, two tokens, head dim 1,
   // scale 1. Keys 0 and ln 3, values 1 and 5.

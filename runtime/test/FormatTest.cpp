@@ -441,6 +441,8 @@ Program everyProgramField() {
   attention.keyOffset = 1;
   op(OpKind::Softmax, "s", tensor(DType::F32, {4, 8}), {"x"}).dim = 1;
   op(OpKind::RmsNorm, "n", tensor(DType::F32, {4, 8}), {"x", "w"}).eps = 1e-5;
+  op(OpKind::LayerNorm, "ln", tensor(DType::F32, {4, 8}), {"x", "w", "w"}).eps =
+      1e-6;
   op(OpKind::Reshape, "r", tensor(DType::F32, {32}), {"x"}).reassociation = {
       {0, 1}};
   Op &slice = op(OpKind::Slice, "l", tensor(DType::F32, {2, 3}), {"x"});
@@ -450,7 +452,7 @@ Program everyProgramField() {
   op(OpKind::Constant, "f", tensor(DType::F32, {2, 2}), {}).values = {
       0.5, -2, 1024, std::numeric_limits<double>::infinity()};
   op(OpKind::Constant, "i", tensor(DType::I32, {3}), {}).values = {1, -5, 7};
-  p.results = {"j", "a", "n", "r", "l", "c", "f", "i"};
+  p.results = {"j", "a", "n", "ln", "r", "l", "c", "f", "i"};
   return p;
 }
 
@@ -463,7 +465,8 @@ TEST(Format, EveryProgramFieldRoundTrips) {
        {"\"weight\": true", "\"value\": 0.088388347648318433", "\"value\": -7",
         "\"value\": 4611686018427387904\n", "\"value\": \"-inf\"",
         "\"value\": 1\n", "\"predicate\": \"olt\"",
-        "\"eps\": 1.0000000000000001e-05", "\"scale\": 0.35355339059327373"})
+        "\"eps\": 1.0000000000000001e-05", "\"kind\": \"layer_norm\"",
+        "\"scale\": 0.35355339059327373"})
     EXPECT_NE(text.find(field), std::string::npos) << field;
   // Only a weight says so.
   EXPECT_EQ(text.find("\"weight\": false"), std::string::npos);

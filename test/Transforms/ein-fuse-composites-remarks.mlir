@@ -3,7 +3,7 @@
 // RUN: not ein-opt %s -ein-fuse-composites=remarks=all 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: remarks must be missed or none, got 'all'
 
-// Attention that almost fuses says why not: here a mask of -1e4 (which
+// Attention that almost fuses says why not: here a mask of -100 (which
 // exp does not send to 0) between the scores and the softmax. The program
 // keeps its softmax and products, and compiles as such.
 // CHECK-LABEL: func.func @mild_mask
@@ -20,11 +20,11 @@ func.func @mild_mask(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>, %v: tensor<
     %i = ein.index 1 : index
     %j = ein.index 2 : index
     %above = arith.cmpi sgt, %j, %i : index
-    %mild = arith.constant -1.0e4 : f32
+    %mild = arith.constant -1.0e2 : f32
     %r = arith.select %above, %mild, %x : f32
     ein.yield %r : f32
   }
-  // expected-remark @+1 {{attention not fused (it runs as separate kernels, with its scores in memory): the op between the scores and the softmax is not a scale and causal mask ein fuses (a mask must hide exactly the keys after the query, with -inf or a value at or below -1e30; the scores may have no other user)}}
+  // expected-remark @+1 {{attention not fused (it runs as separate kernels, with its scores in memory): the op between the scores and the softmax is not a scale and causal mask ein fuses (a mask must hide exactly the keys after the query, with -inf or a value at or below -1000 after the scale, which exp sends to 0; the scores may have no other user)}}
   %p = ein.softmax %masked dim 2 : tensor<4x8x8xf32>
   %o = ein.join_agg add ins(%p[d0, d1, d3], %v[d0, d3, d2] : tensor<4x8x8xf32>, tensor<4x8x16xf32>) out[d0, d1, d2] : tensor<4x8x16xf32> {
   ^bb0(%a: f32, %b: f32):

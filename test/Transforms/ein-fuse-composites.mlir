@@ -196,6 +196,58 @@ func.func @attention_causal(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, 
 
 // -----
 
+// A finite mask fuses where the result is the same: f16's finfo.min
+// (-65504), applied before the scale (so the masked scores are -23159),
+// which exp sends to exactly 0.
+// CHECK-LABEL: func.func @attention_finite_mask
+// CHECK-NEXT: ein.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 0.35355338454246521 : f64}
+// CHECK-NEXT: return
+func.func @attention_finite_mask(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>, %v: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x16xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %masked = ein.join_agg none ins(%s[d0, d1, d2, d3] : tensor<2x4x16x16xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x16xf32> {
+  ^bb0(%x: f32):
+    %i = ein.index 2 : index
+    %j = ein.index 3 : index
+    %c = arith.cmpi ugt, %j, %i : index
+    %fmin = arith.constant -65504.0 : f32
+    %r = arith.select %c, %fmin, %x : f32
+    %scale = arith.constant 0.353553385 : f32
+    %sx = arith.mulf %r, %scale : f32
+    ein.yield %sx : f32
+  }
+  %mx = ein.join_agg max ins(%masked[d0, d1, d2, d3] : tensor<2x4x16x16xf32>) out[d0, d1, d2] : tensor<2x4x16xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %p = ein.join_agg none ins(%masked[d0, d1, d2, d3], %mx[d0, d1, d2] : tensor<2x4x16x16xf32>, tensor<2x4x16xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x16xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    ein.yield %e : f32
+  }
+  %sum = ein.join_agg add ins(%p[d0, d1, d2, d3] : tensor<2x4x16x16xf32>) out[d0, d1, d2] : tensor<2x4x16xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %y = ein.join_agg none ins(%p[d0, d1, d2, d3], %sum[d0, d1, d2] : tensor<2x4x16x16xf32>, tensor<2x4x16xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x16xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.divf %a, %b : f32
+    ein.yield %r : f32
+  }
+  %o = ein.join_agg add ins(%y[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) out[d0, d1, d2, d3] : tensor<2x4x16x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o : tensor<2x4x16x8xf32>
+}
+
+// -----
+
 // Grouped-query attention of rank 3 ([heads, tokens, dim]), 8 query heads
 // over 2 KV heads: the floordiv reshapes ein-import puts around the scores
 // and the weighted values give the group; the scale sits in the scores'
@@ -563,4 +615,161 @@ func.func @attention_key_transposed(%q: tensor<4x16x8xf32>, %k: tensor<4x16x8xf3
     ein.yield %m : f32
   }
   return %o : tensor<4x16x8xf32>
+}
+
+// -----
+
+// LayerNorm as the front end writes aten.native_layer_norm (no affine, in
+// bf16 with the statistics in f32): the sum, the mean as its own op, the
+// squared deviations, then (x - m) * rsqrt(v / n + eps), rounded.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8x64xbf16>)
+// CHECK-NEXT: %[[Y:.*]] = ein.layer_norm %[[X]] eps 9.9999997473787516E-6 : tensor<4x8x64xbf16>
+// CHECK-NEXT: return %[[Y]]
+func.func @layer_norm(%x: tensor<4x8x64xbf16>) -> tensor<4x8x64xbf16> {
+  %s = ein.join_agg add ins(%x[d0, d1, d2] : tensor<4x8x64xbf16>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: bf16):
+    %w = arith.extf %a : bf16 to f32
+    ein.yield %w : f32
+  }
+  %m = ein.join_agg none ins(%s[d0, d1] : tensor<4x8xf32>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: f32):
+    %n = arith.constant 6.400000e+01 : f32
+    %r = arith.divf %a, %n : f32
+    ein.yield %r : f32
+  }
+  %v = ein.join_agg add ins(%x[d0, d1, d2], %m[d0, d1] : tensor<4x8x64xbf16>, tensor<4x8xf32>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: bf16, %b: f32):
+    %w = arith.extf %a : bf16 to f32
+    %d = arith.subf %w, %b : f32
+    %q = arith.mulf %d, %d : f32
+    ein.yield %q : f32
+  }
+  %y = ein.join_agg none ins(%x[d0, d1, d2], %m[d0, d1], %v[d0, d1] : tensor<4x8x64xbf16>, tensor<4x8xf32>, tensor<4x8xf32>) out[d0, d1, d2] : tensor<4x8x64xbf16> {
+  ^bb0(%a: bf16, %b: f32, %c: f32):
+    %n = arith.constant 6.400000e+01 : f32
+    %var = arith.divf %c, %n : f32
+    %eps = arith.constant 9.99999974E-6 : f32
+    %t = arith.addf %var, %eps : f32
+    %r = math.rsqrt %t : f32
+    %w = arith.extf %a : bf16 to f32
+    %d = arith.subf %w, %b : f32
+    %o = arith.mulf %d, %r : f32
+    %rb = arith.truncf %o : f32 to bf16
+    %re = arith.extf %rb : bf16 to f32
+    ein.yield %re : f32
+  }
+  return %y : tensor<4x8x64xbf16>
+}
+
+// -----
+
+// torch-mlir's form after ein-import: x - mean a tensor of its own (read by
+// the squares and the output), the mean inside its body, w * (d / sqrt)
+// with the bias added first.
+// CHECK-LABEL: func.func @layer_norm_deviation
+// CHECK-SAME: (%[[X:.*]]: tensor<2x32xf32>, %[[W:.*]]: tensor<32xf32>, %[[B:.*]]: tensor<32xf32>)
+// CHECK-NEXT: %[[Y:.*]] = ein.layer_norm %[[X]] weight %[[W]] bias %[[B]] eps 9.9999997473787516E-6 : tensor<2x32xf32>, tensor<32xf32>, tensor<32xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @layer_norm_deviation(%x: tensor<2x32xf32>, %w: tensor<32xf32>, %bias: tensor<32xf32>) -> tensor<2x32xf32> {
+  %s = ein.join_agg add ins(%x[d0, d1] : tensor<2x32xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %d = ein.join_agg none ins(%x[d0, d1], %s[d0] : tensor<2x32xf32>, tensor<2xf32>) out[d0, d1] : tensor<2x32xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %inv = arith.constant 3.125000e-02 : f32
+    %m = arith.mulf %b, %inv : f32
+    %r = arith.subf %a, %m : f32
+    ein.yield %r : f32
+  }
+  %v = ein.join_agg add ins(%d[d0, d1] : tensor<2x32xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32):
+    %q = arith.mulf %a, %a : f32
+    ein.yield %q : f32
+  }
+  %y = ein.join_agg none ins(%d[d0, d1], %v[d0], %w[d1], %bias[d1] : tensor<2x32xf32>, tensor<2xf32>, tensor<32xf32>, tensor<32xf32>) out[d0, d1] : tensor<2x32xf32> {
+  ^bb0(%a: f32, %c: f32, %g: f32, %h: f32):
+    %n = arith.constant 3.200000e+01 : f32
+    %var = arith.divf %c, %n : f32
+    %eps = arith.constant 1.000000e-05 : f32
+    %t = arith.addf %eps, %var : f32
+    %r = math.sqrt %t : f32
+    %q = arith.divf %a, %r : f32
+    %o = arith.mulf %g, %q : f32
+    %z = arith.addf %h, %o : f32
+    ein.yield %z : f32
+  }
+  return %y : tensor<2x32xf32>
+}
+
+// -----
+
+// Near misses stay join-aggs: the unbiased variance (divided by n - 1),
+// which LayerNorm does not take; and a mean the program also returns.
+// CHECK-LABEL: func.func @layer_norm_unbiased
+// CHECK-NOT: ein.layer_norm
+// CHECK-LABEL: func.func @layer_norm_mean_used
+// CHECK-NOT: ein.layer_norm
+// CHECK: return
+func.func @layer_norm_unbiased(%x: tensor<2x32xf32>) -> tensor<2x32xf32> {
+  %s = ein.join_agg add ins(%x[d0, d1] : tensor<2x32xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %m = ein.join_agg none ins(%s[d0] : tensor<2xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32):
+    %n = arith.constant 3.200000e+01 : f32
+    %r = arith.divf %a, %n : f32
+    ein.yield %r : f32
+  }
+  %v = ein.join_agg add ins(%x[d0, d1], %m[d0] : tensor<2x32xf32>, tensor<2xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %q = arith.mulf %d, %d : f32
+    ein.yield %q : f32
+  }
+  %y = ein.join_agg none ins(%x[d0, d1], %m[d0], %v[d0] : tensor<2x32xf32>, tensor<2xf32>, tensor<2xf32>) out[d0, d1] : tensor<2x32xf32> {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %n = arith.constant 3.100000e+01 : f32
+    %var = arith.divf %c, %n : f32
+    %eps = arith.constant 1.000000e-05 : f32
+    %t = arith.addf %var, %eps : f32
+    %r = math.rsqrt %t : f32
+    %d = arith.subf %a, %b : f32
+    %o = arith.mulf %d, %r : f32
+    ein.yield %o : f32
+  }
+  return %y : tensor<2x32xf32>
+}
+
+func.func @layer_norm_mean_used(%x: tensor<2x32xf32>) -> (tensor<2x32xf32>, tensor<2xf32>) {
+  %s = ein.join_agg add ins(%x[d0, d1] : tensor<2x32xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %m = ein.join_agg none ins(%s[d0] : tensor<2xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32):
+    %n = arith.constant 3.200000e+01 : f32
+    %r = arith.divf %a, %n : f32
+    ein.yield %r : f32
+  }
+  %v = ein.join_agg add ins(%x[d0, d1], %m[d0] : tensor<2x32xf32>, tensor<2xf32>) out[d0] : tensor<2xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %q = arith.mulf %d, %d : f32
+    ein.yield %q : f32
+  }
+  %y = ein.join_agg none ins(%x[d0, d1], %m[d0], %v[d0] : tensor<2x32xf32>, tensor<2xf32>, tensor<2xf32>) out[d0, d1] : tensor<2x32xf32> {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %n = arith.constant 3.200000e+01 : f32
+    %var = arith.divf %c, %n : f32
+    %eps = arith.constant 1.000000e-05 : f32
+    %t = arith.addf %var, %eps : f32
+    %r = math.rsqrt %t : f32
+    %d = arith.subf %a, %b : f32
+    %o = arith.mulf %d, %r : f32
+    ein.yield %o : f32
+  }
+  return %y, %m : tensor<2x32xf32>, tensor<2xf32>
 }

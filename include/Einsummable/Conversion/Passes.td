@@ -16,7 +16,8 @@ def EinLowerToCpu : Pass<"ein-lower-to-cpu", "::mlir::ModuleOp"> {
     reduce into their identity; bf16 and f16 blocks accumulate in f32 and
     round once; `ein.index` reads whole-tensor coordinates through the
     block's `ein.loop_offsets`). Composites spell out their stages: RMSNorm
-    and softmax as a reduction then a map, attention as masked scores in f32,
+    and softmax as a reduction then a map, LayerNorm as two reductions (the
+    sum, the squared deviations) then a map, attention as masked scores in f32,
     a softmax along the keys and the weighted values, GQA read through
     `h floordiv group`.
 

@@ -109,7 +109,7 @@ def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
 }
 
 def EinFuseComposites : Pass<"ein-fuse-composites", "::mlir::ModuleOp"> {
-  let summary = "Recognise composites (softmax, attention, RMSNorm) and RoPE's rotate-half among logical join-aggs";
+  let summary = "Recognise composites (softmax, attention, RMSNorm, LayerNorm) and RoPE's rotate-half among logical join-aggs";
   let description = [{
     Rewrites patterns of logical `ein.join_agg`s (as `ein-import` leaves
     linalg programs) into the composites whose fused kernels and spec rules
@@ -127,7 +127,8 @@ def EinFuseComposites : Pass<"ein-fuse-composites", "::mlir::ModuleOp"> {
     * attention around such a softmax over keys: scores
       `sum_d q[.., s, d] k[.., t, d]` (times a constant), optionally one
       elementwise op scaling them and masking keys after the query
-      (`select(t > s, -inf, x)`, or any mask value at or below -1e30, in
+      (`select(t > s, -inf, x)`, or any mask value at or below -1000 once
+      scaled, which exp sends to 0 (-1e9, `finfo.min`), in
       either orientation of the compare), the softmax, and
       `sum_t p[.., s, t] v[.., t, e]`, on `[batch, heads, tokens, dim]` or
       `[heads, tokens, dim]` (given a batch of one). Grouped-query attention
@@ -136,6 +137,12 @@ def EinFuseComposites : Pass<"ein-fuse-composites", "::mlir::ModuleOp"> {
     * RMSNorm: `ss = sum_i x * x` and one elementwise join
       `x * w * rsqrt(ss / n + eps)` (or `/ sqrt(..)`, `ss * (1/n)`, any
       order of factors, casts between) becomes `ein.rms_norm x, w eps`;
+    * LayerNorm: `s = sum_i x`, the mean `m = s / n` (an op of its own or
+      in each body), `v = sum_i (x - m)^2` and one elementwise join
+      `(x - m) * rsqrt(v / n + eps)`, times a weight and plus a bias where
+      present (`x - m` may be a tensor read by both, as torch-mlir's
+      decomposition leaves it; the statistics used nowhere else) becomes
+      `ein.layer_norm x [weight w] [bias b] eps`;
     * RoPE's rotate-half, `concat(-x[.., h:], x[.., :h])` along a
       dimension, becomes that dimension split into (2, h) and a 2 x 2
       rotation join over it: a join every spec may cut, where a concat of

@@ -369,6 +369,79 @@ LogicalResult rmsNormKernel(RmsNormOp norm, ValueRange args, OpBuilder &b) {
   return success();
 }
 
+/// `out[..., i] = (x[..., i] - mean) / sqrt(var + eps) * w[i] + b[i]`: the
+/// sum, then the squared deviations from the mean (two passes, not
+/// E[x^2] - mean^2, which cancels), in the compute type; `w` and `b` when
+/// the op has them.
+LogicalResult layerNormKernel(LayerNormOp norm, ValueRange args, OpBuilder &b) {
+  Location loc = norm.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = args.front(), out = args.back();
+  ValueRange params = args.drop_front().drop_back();
+  ArrayRef<int64_t> shape = cast<MemRefType>(x.getType()).getShape();
+  int64_t rank = shape.size();
+  Type ct = computeTypeOf(b, elementOf(x));
+  double n = static_cast<double>(shape.back());
+  Scratch scratch(b, loc);
+  Value sum = scratch.make(shape.drop_back(), ct);
+  Value deviations = scratch.make(shape.drop_back(), ct);
+  for (Value stat : {sum, deviations})
+    linalg::FillOp::create(b, loc, ValueRange{floatConstant(b, loc, ct, 0.0)},
+                           ValueRange{stat});
+  AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap lead = loopsMap(ctx, rank, range(0, rank - 1));
+  AffineMap last = loopsMap(ctx, rank, {rank - 1});
+  SmallVector<IteratorType> reduceLast(rank, IteratorType::parallel);
+  reduceLast.back() = IteratorType::reduction;
+  SmallVector<IteratorType> parallel(rank, IteratorType::parallel);
+  generic(b, loc, x, sum, {full, lead}, reduceLast,
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            yieldValue(
+                nb, l,
+                arith::AddFOp::create(nb, l, e[1], castFloat(nb, l, e[0], ct)));
+          });
+  auto meanOf = [&](OpBuilder &nb, Location l, Value total) -> Value {
+    return arith::DivFOp::create(nb, l, total, floatConstant(nb, l, ct, n));
+  };
+  generic(b, loc, ValueRange{x, sum}, deviations, {full, lead, lead},
+          reduceLast, [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value d = arith::SubFOp::create(nb, l, castFloat(nb, l, e[0], ct),
+                                            meanOf(nb, l, e[1]));
+            yieldValue(nb, l,
+                       arith::AddFOp::create(
+                           nb, l, e[2], arith::MulFOp::create(nb, l, d, d)));
+          });
+  double eps = norm.getEps().convertToDouble();
+  SmallVector<Value> inputs = {x, sum, deviations};
+  SmallVector<AffineMap> maps = {full, lead, lead};
+  for (Value param : params) {
+    inputs.push_back(param);
+    maps.push_back(last);
+  }
+  maps.push_back(full);
+  generic(b, loc, inputs, out, maps, parallel,
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value variance =
+                arith::DivFOp::create(nb, l, e[2], floatConstant(nb, l, ct, n));
+            Value root = math::SqrtOp::create(
+                nb, l,
+                arith::AddFOp::create(nb, l, variance,
+                                      floatConstant(nb, l, ct, eps)));
+            Value y = arith::DivFOp::create(
+                nb, l,
+                arith::SubFOp::create(nb, l, castFloat(nb, l, e[0], ct),
+                                      meanOf(nb, l, e[1])),
+                root);
+            if (params.size() > 0)
+              y = arith::MulFOp::create(nb, l, y, castFloat(nb, l, e[3], ct));
+            if (params.size() > 1)
+              y = arith::AddFOp::create(nb, l, y, castFloat(nb, l, e[4], ct));
+            yieldValue(nb, l, castFloat(nb, l, y, elementOf(out)));
+          });
+  scratch.freeAll();
+  return success();
+}
+
 /// The row maximum of `source` over its last `reduced` loop, with rows that
 /// hold no finite value read as 0 by `safeMax` (a fully masked row).
 Value safeMax(OpBuilder &b, Location loc, Value m) {
@@ -569,6 +642,8 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
       TypeSwitch<Operation *, LogicalResult>(op)
           .Case([&](JoinAggOp join) { return joinAggKernel(join, args, b); })
           .Case([&](RmsNormOp norm) { return rmsNormKernel(norm, args, b); })
+          .Case(
+              [&](LayerNormOp norm) { return layerNormKernel(norm, args, b); })
           .Case([&](SoftmaxOp s) { return softmaxKernel(s, args, b); })
           .Case([&](AttentionOp a) { return attentionKernel(a, args, b); })
           .Default([](Operation *other) {

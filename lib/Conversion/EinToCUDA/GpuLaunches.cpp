@@ -617,12 +617,20 @@ LogicalResult mlir::ein::launchOnGpu(func::FuncOp kernel,
   return success();
 }
 
-FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
-                                              RmsNormOp norm,
+FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
+                                              Operation *norm,
                                               gpu::GPUModuleOp device) {
-  auto xType = cast<MemRefType>(kernel.getArgumentTypes()[0]);
-  auto wType = cast<MemRefType>(kernel.getArgumentTypes()[1]);
-  auto outType = cast<MemRefType>(kernel.getArgumentTypes()[2]);
+  // RMSNorm scales by its weight; LayerNorm first subtracts the mean and
+  // has a weight and a bias or neither.
+  bool centre = isa<LayerNormOp>(norm);
+  double eps = centre ? cast<LayerNormOp>(norm).getEps().convertToDouble()
+                      : cast<RmsNormOp>(norm).getEps().convertToDouble();
+  unsigned numParams = norm->getNumOperands() - 1;
+  SmallVector<MemRefType> types;
+  for (Type t : kernel.getArgumentTypes().take_front(numParams + 2))
+    types.push_back(cast<MemRefType>(t));
+  MemRefType xType = types.front(), outType = types.back();
+  ArrayRef<MemRefType> paramTypes = ArrayRef(types).slice(1, numParams);
   ArrayRef<int64_t> shape = xType.getShape();
   int64_t rank = shape.size();
   int64_t n = shape.back();
@@ -638,18 +646,19 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
   if (blocks > std::numeric_limits<int32_t>::max())
     return false;
 
-  Location loc = norm.getLoc();
+  Location loc = norm->getLoc();
   MLIRContext *ctx = kernel.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(device.getBody());
-  std::string name = (kernel.getSymName() + "_rms_norm").str();
-  auto fn = gpu::GPUFuncOp::create(
-      b, loc, name, b.getFunctionType({xType, wType, outType}, TypeRange()));
+  std::string name =
+      (kernel.getSymName() + (centre ? "_layer_norm" : "_rms_norm")).str();
+  SmallVector<Type> argTypes(types.begin(), types.end());
+  auto fn = gpu::GPUFuncOp::create(b, loc, name,
+                                   b.getFunctionType(argTypes, TypeRange()));
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   Block &entry = fn.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Value x = entry.getArgument(0), w = entry.getArgument(1),
-        out = entry.getArgument(2);
+  Value x = entry.getArgument(0), out = entry.getArgument(numParams + 1);
   Type f32 = b.getF32Type();
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -669,10 +678,10 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
   }
   // Each lane reads every 32nd 16-byte chunk of the row. A row of at most
   // 16 chunks a lane (4096 bf16) is held in registers: all its loads issued
-  // at once, read once. A longer one is read twice, for the sum of squares
-  // and (from cache) for the output, `unroll` chunks an iteration so that
-  // many loads are in flight. (One chunk at a time, read twice, ran at 58%
-  // of the copy bandwidth on an H200.)
+  // at once, read once. A longer one is read again for each statistic and
+  // for the output (from cache), `unroll` chunks an iteration so that many
+  // loads are in flight. (One chunk at a time, read twice, ran at 58% of
+  // the copy bandwidth on an H200.)
   int64_t chunkSpan = kWarp * width;
   bool held = n % chunkSpan == 0 && n / chunkSpan <= 16;
   int64_t unroll = held ? n / chunkSpan : 4;
@@ -681,7 +690,6 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
   Value first = arith::MulIOp::create(b, loc, lane, index(width));
   Value step = index(unroll * chunkSpan);
   auto xVector = VectorType::get({width}, xType.getElementType());
-  auto wVector = VectorType::get({width}, wType.getElementType());
   auto outVector = VectorType::get({width}, outType.getElementType());
   // The columns of the chunks one iteration at column `k` covers.
   auto chunkColumns = [&](Value k) {
@@ -699,61 +707,81 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
                                   /*nontemporal=*/false,
                                   vectorAlignment(xType, width));
   };
-  auto squares = [&](Value chunk, Value acc) {
+  // Adds each element of `chunk`, less `centre` if given, squared if
+  // `square`, to `acc`.
+  auto accumulate = [&](Value chunk, Value acc, Value mean, bool square) {
     for (int64_t j = 0; j < width; ++j) {
       Value v = widen(vector::ExtractOp::create(b, loc, chunk, j));
-      acc = arith::AddFOp::create(b, loc, acc,
-                                  arith::MulFOp::create(b, loc, v, v));
+      if (mean)
+        v = arith::SubFOp::create(b, loc, v, mean);
+      acc = arith::AddFOp::create(
+          b, loc, acc, square ? arith::MulFOp::create(b, loc, v, v) : v);
     }
     return acc;
   };
+  auto allReduce = [&](Value total) {
+    for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
+      total = arith::AddFOp::create(
+          b, loc, total,
+          gpu::ShuffleOp::create(b, loc, total, offset, kWarp,
+                                 gpu::ShuffleMode::XOR)
+              .getShuffleResult());
+    return total;
+  };
   SmallVector<Value> heldColumns, heldChunks;
-  Value total;
   if (held) {
     heldColumns = chunkColumns(first);
     for (Value k : heldColumns)
       heldChunks.push_back(loadChunk(k));
-    total = f32Const(0.0);
-    for (Value chunk : heldChunks)
-      total = squares(chunk, total);
-  } else {
+  }
+  // One statistic of the row, summed over its lanes.
+  auto rowSum = [&](Value mean, bool square) -> Value {
+    if (held) {
+      Value total = f32Const(0.0);
+      for (Value chunk : heldChunks)
+        total = accumulate(chunk, total, mean, square);
+      return allReduce(total);
+    }
     auto sum = scf::ForOp::create(b, loc, first, index(n), step,
                                   ValueRange{f32Const(0.0)});
-    OpBuilder::InsertionGuard inLoop(b);
-    b.setInsertionPointToStart(sum.getBody());
-    SmallVector<Value> chunks;
-    for (Value k : chunkColumns(sum.getInductionVar()))
-      chunks.push_back(loadChunk(k));
-    Value acc = sum.getRegionIterArgs().front();
-    for (Value chunk : chunks)
-      acc = squares(chunk, acc);
-    scf::YieldOp::create(b, loc, acc);
-    total = sum.getResult(0);
-  }
-  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2)
-    total = arith::AddFOp::create(b, loc, total,
-                                  gpu::ShuffleOp::create(b, loc, total, offset,
-                                                         kWarp,
-                                                         gpu::ShuffleMode::XOR)
-                                      .getShuffleResult());
-  double eps = norm.getEps().convertToDouble();
+    {
+      OpBuilder::InsertionGuard inLoop(b);
+      b.setInsertionPointToStart(sum.getBody());
+      SmallVector<Value> chunks;
+      for (Value k : chunkColumns(sum.getInductionVar()))
+        chunks.push_back(loadChunk(k));
+      Value acc = sum.getRegionIterArgs().front();
+      for (Value chunk : chunks)
+        acc = accumulate(chunk, acc, mean, square);
+      scf::YieldOp::create(b, loc, acc);
+    }
+    return allReduce(sum.getResult(0));
+  };
+  Value count = f32Const(static_cast<double>(n));
+  Value mean;
+  if (centre)
+    mean = arith::DivFOp::create(b, loc, rowSum(Value(), false), count);
   // One reciprocal square root a row; each element is multiplied by it.
   Value inverse = math::RsqrtOp::create(
       b, loc,
       arith::AddFOp::create(
-          b, loc,
-          arith::DivFOp::create(b, loc, total,
-                                f32Const(static_cast<double>(n))),
+          b, loc, arith::DivFOp::create(b, loc, rowSum(mean, true), count),
           f32Const(eps)));
 
-  // Normalised and scaled, 8 lanes a store.
-  auto emit = [&](Value k, Value chunk, Value weights) {
+  // Normalised, scaled and shifted, a vector a store.
+  auto emit = [&](Value k, Value chunk, ArrayRef<Value> params) {
     SmallVector<Value> lanes;
     for (int64_t j = 0; j < width; ++j) {
-      Value v = arith::MulFOp::create(
-          b, loc, widen(vector::ExtractOp::create(b, loc, chunk, j)), inverse);
-      v = arith::MulFOp::create(
-          b, loc, v, widen(vector::ExtractOp::create(b, loc, weights, j)));
+      Value v = widen(vector::ExtractOp::create(b, loc, chunk, j));
+      if (mean)
+        v = arith::SubFOp::create(b, loc, v, mean);
+      v = arith::MulFOp::create(b, loc, v, inverse);
+      if (!params.empty())
+        v = arith::MulFOp::create(
+            b, loc, v, widen(vector::ExtractOp::create(b, loc, params[0], j)));
+      if (params.size() > 1)
+        v = arith::AddFOp::create(
+            b, loc, v, widen(vector::ExtractOp::create(b, loc, params[1], j)));
       if (outType.getElementType() != f32)
         v = arith::TruncFOp::create(b, loc, outType.getElementType(), v);
       lanes.push_back(v);
@@ -763,26 +791,31 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
         b, loc, vector::FromElementsOp::create(b, loc, outVector, lanes), out,
         at, /*nontemporal=*/false, vectorAlignment(outType, width));
   };
-  auto loadWeights = [&](Value k) -> Value {
-    return vector::LoadOp::create(b, loc, wVector, w, ValueRange{k},
-                                  /*nontemporal=*/false,
-                                  vectorAlignment(wType, width));
+  auto loadParams = [&](Value k) {
+    SmallVector<Value> params;
+    for (auto [i, type] : llvm::enumerate(paramTypes))
+      params.push_back(vector::LoadOp::create(
+          b, loc, VectorType::get({width}, type.getElementType()),
+          entry.getArgument(i + 1), ValueRange{k},
+          /*nontemporal=*/false, vectorAlignment(type, width)));
+    return params;
   };
   if (held) {
     for (auto [k, chunk] : llvm::zip(heldColumns, heldChunks))
-      emit(k, chunk, loadWeights(k));
+      emit(k, chunk, loadParams(k));
   } else {
     auto scale = scf::ForOp::create(b, loc, first, index(n), step);
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPointToStart(scale.getBody());
     SmallVector<Value> columns = chunkColumns(scale.getInductionVar());
-    SmallVector<Value> chunks, weights;
+    SmallVector<Value> chunks;
+    SmallVector<SmallVector<Value>> params;
     for (Value k : columns) {
       chunks.push_back(loadChunk(k));
-      weights.push_back(loadWeights(k));
+      params.push_back(loadParams(k));
     }
     for (int64_t u = 0; u < unroll; ++u)
-      emit(columns[u], chunks[u], weights[u]);
+      emit(columns[u], chunks[u], params[u]);
   }
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
@@ -797,6 +830,6 @@ FailureOr<bool> mlir::ein::launchRmsNormOnGpu(func::FuncOp kernel,
     op->erase();
   }
   OpBuilder host = OpBuilder::atBlockBegin(&body);
-  launch(host, loc, fn, blocks, body.getArguments().take_front(3));
+  launch(host, loc, fn, blocks, body.getArguments().take_front(numParams + 2));
   return true;
 }

@@ -69,17 +69,20 @@ struct EinLowerToCudaPass
     builder.setInsertionPointToEnd(kernels->getBody());
     auto device =
         gpu::GPUModuleOp::create(builder, module.getLoc(), kDeviceModuleName);
-    // RMSNorm blocks get their fused kernel, the rest the generic path.
-    llvm::StringMap<RmsNormOp> norms;
-    module.walk([&](RmsNormOp norm) {
+    // RMSNorm and LayerNorm blocks get their fused kernel, the rest the
+    // generic path.
+    llvm::StringMap<Operation *> norms;
+    module.walk([&](Operation *norm) {
+      if (!isa<RmsNormOp, LayerNormOp>(norm))
+        return;
       if (auto name =
               norm->getAttrOfType<StringAttr>(EinDialect::getKernelAttrName()))
         norms[name.getValue()] = norm;
     });
     for (auto kernel :
          llvm::to_vector(kernels->getBody()->getOps<func::FuncOp>())) {
-      if (RmsNormOp norm = norms.lookup(kernel.getSymName())) {
-        FailureOr<bool> fused = launchRmsNormOnGpu(kernel, norm, device);
+      if (Operation *norm = norms.lookup(kernel.getSymName())) {
+        FailureOr<bool> fused = launchRowNormOnGpu(kernel, norm, device);
         if (failed(fused))
           return signalPassFailure();
         if (*fused)

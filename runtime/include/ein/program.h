@@ -106,6 +106,7 @@ enum class OpKind {
   Attention,
   Softmax,
   RmsNorm,
+  LayerNorm,
   Reshape,
   Slice,
   Concat,
@@ -130,7 +131,8 @@ struct Op {
   int64_t queryOffset = 0, keyOffset = 0;
   // softmax, concat
   int64_t dim = 0;
-  // rms_norm
+  // rms_norm, layer_norm (whose inputs are x, then its weight and bias if
+  // it has them)
   double eps = 0;
   // reshape
   std::vector<std::vector<int64_t>> reassociation;

@@ -136,6 +136,59 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // -----
 
+// LayerNorm with a weight and a bias, rows of 512 bf16 held in registers
+// (2 chunks a lane): the sum, shuffled, is the mean; the squared deviations
+// from it, shuffled, the variance; then each deviation (computed once, for
+// the variance), times the reciprocal root, times the weight, plus the
+// bias.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_layer_norm {{.*}} args(%{{.*}} : memref<4x512xbf16>, %{{.*}} : memref<512xbf16>, %{{.*}} : memref<512xbf16>, %{{.*}} : memref<4x512xbf16>)
+// CHECK: gpu.func @ein_kernel_0_layer_norm(%[[XA:.*]]: memref<4x512xbf16>, %[[WA:.*]]: memref<512xbf16>, %[[BA:.*]]: memref<512xbf16>, %[[OA:.*]]: memref<4x512xbf16>) kernel
+// CHECK-NOT: scf.for
+// CHECK-COUNT-2: vector.load %[[XA]]
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: %[[MEAN:.*]] = arith.divf
+// CHECK: arith.subf %{{.*}}, %[[MEAN]] : f32
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: %[[INV:.*]] = math.rsqrt
+// CHECK-NOT: vector.load %[[XA]]
+// CHECK: vector.load %[[WA]]
+// CHECK: vector.load %[[BA]]
+// CHECK: %[[N:.*]] = arith.mulf %{{.*}}, %[[INV]] : f32
+// CHECK: %[[S:.*]] = arith.mulf %[[N]], %{{.*}} : f32
+// CHECK: arith.addf %[[S]], %{{.*}} : f32
+// CHECK: vector.store %{{.*}}, %[[OA]]
+// CHECK: gpu.return
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @layer_norm(%x: tensor<4x512xbf16>, %w: tensor<512xbf16>, %b: tensor<512xbf16>) -> tensor<4x512xbf16> {
+    %y = ein.layer_norm %x weight %w bias %b eps 1.0e-05 {device = 0 : i64} : tensor<4x512xbf16>, tensor<512xbf16>, tensor<512xbf16>
+    return %y : tensor<4x512xbf16>
+  }
+}
+
+// -----
+
+// Without a weight or a bias, rows of 8192 f32 read three times (the sum,
+// the squared deviations, the output), 4 chunks an iteration: two
+// reductions over the row, then the output loop, which loads x alone.
+// CHECK-LABEL: func.func @bare_layer_norm
+// CHECK: gpu.func @ein_kernel_0_layer_norm(%[[XA:.*]]: memref<2x8192xf32>, %[[OA:.*]]: memref<2x8192xf32>) kernel
+// CHECK: scf.for {{.*}} -> (f32)
+// CHECK: scf.for {{.*}} -> (f32)
+// CHECK: math.rsqrt
+// CHECK: scf.for
+// CHECK-COUNT-4: vector.load %[[XA]]
+// CHECK-NOT: vector.load
+// CHECK: vector.store %{{.*}}, %[[OA]]
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @bare_layer_norm(%x: tensor<2x8192xf32>) -> tensor<2x8192xf32> {
+    %y = ein.layer_norm %x eps 1.0e-05 {device = 0 : i64} : tensor<2x8192xf32>
+    return %y : tensor<2x8192xf32>
+  }
+}
+
+// -----
+
 // Rows of 1024 bf16 are held in registers: each lane loads its 4 chunks
 // at once (no loop), sums their squares, and scales the same values (the
 // row is read once).

@@ -42,3 +42,16 @@ func.func @softmax_and_rms_norm(%x: tensor<4x128xf32>, %w: tensor<128xf32>) -> t
   %n = ein.rms_norm %s, %w eps 1.0e-6 : tensor<4x128xf32>, tensor<128xf32>
   return %n : tensor<4x128xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @layer_norms
+// CHECK: ein.layer_norm %{{.*}} weight %{{.*}} bias %{{.*}} eps 1.000000e-05 : tensor<4x128xbf16>, tensor<128xbf16>, tensor<128xbf16>
+// CHECK: ein.layer_norm %{{.*}} weight %{{.*}} eps 1.000000e-05 : tensor<4x128xbf16>, tensor<128xbf16>
+// CHECK: ein.layer_norm %{{.*}} eps 1.000000e-05 : tensor<4x128xbf16>
+func.func @layer_norms(%x: tensor<4x128xbf16>, %w: tensor<128xbf16>, %b: tensor<128xbf16>) -> tensor<4x128xbf16> {
+  %y = ein.layer_norm %x weight %w bias %b eps 1.0e-5 : tensor<4x128xbf16>, tensor<128xbf16>, tensor<128xbf16>
+  %z = ein.layer_norm %y weight %w eps 1.0e-5 : tensor<4x128xbf16>, tensor<128xbf16>
+  %u = ein.layer_norm %z eps 1.0e-5 : tensor<4x128xbf16>
+  return %u : tensor<4x128xbf16>
+}

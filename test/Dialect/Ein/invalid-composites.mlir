@@ -157,3 +157,51 @@ func.func @rms_norm_eps(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> tensor<4x8xf3
   %y = ein.rms_norm %x, %w eps 0.0 : tensor<4x8xf32>, tensor<8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @layer_norm_rank0(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{needs an input of rank 1 or more}}
+  %y = ein.layer_norm %x eps 1.0e-5 : tensor<f32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+func.func @layer_norm_integer(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
+  // expected-error @+1 {{needs a float element type, got 'i32'}}
+  %y = ein.layer_norm %x eps 1.0e-5 : tensor<4x8xi32>
+  return %y : tensor<4x8xi32>
+}
+
+// -----
+
+func.func @layer_norm_bias_alone(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{has a bias but no weight; write a weight of ones, or fold the bias into the consumer}}
+  %y = "ein.layer_norm"(%x, %b) <{eps = 1.0e-5 : f64, operandSegmentSizes = array<i32: 1, 0, 1>}> : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_weight(%x: tensor<4x8xf32>, %w: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{weight must hold 8 elements of 'f32', one per element of the last dimension, got 'tensor<4xf32>'}}
+  %y = ein.layer_norm %x weight %w eps 1.0e-5 : tensor<4x8xf32>, tensor<4xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_bias(%x: tensor<4x8xbf16>, %w: tensor<8xbf16>, %b: tensor<8xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{bias must hold 8 elements of 'bf16', one per element of the last dimension, got 'tensor<8xf32>'}}
+  %y = ein.layer_norm %x weight %w bias %b eps 1.0e-5 : tensor<4x8xbf16>, tensor<8xbf16>, tensor<8xf32>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @layer_norm_eps(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{eps must be positive and finite, got -1}}
+  %y = ein.layer_norm %x eps -1.0 : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

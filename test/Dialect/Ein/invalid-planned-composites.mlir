@@ -30,6 +30,16 @@ module attributes {ein.target = #ein.target<devices = 4>} {
 
 // -----
 
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @bias_replicas(%x: !ein.rel<8x16xf32, parts = [4, 1]>, %w: !ein.rel<16xf32, parts = [1], replicas = 4>, %b: !ein.rel<16xf32, parts = [1]>) -> !ein.rel<8x16xf32, parts = [4, 1]> {
+    // expected-error @+1 {{input 2 must arrive with 4 replicas under spec #ein.spec<[4, 1]> (one per join block that reads it) but has 1}}
+    %n = ein.layer_norm %x weight %w bias %b eps 1.0e-5 {spec = #ein.spec<[4, 1]>} : !ein.rel<8x16xf32, parts = [4, 1]>, !ein.rel<16xf32, parts = [1], replicas = 4>, !ein.rel<16xf32, parts = [1]>
+    return %n : !ein.rel<8x16xf32, parts = [4, 1]>
+  }
+}
+
+// -----
+
 func.func @mixed(%x: !ein.rel<8x16xf32, parts = [1, 1]>, %w: tensor<16xf32>) -> !ein.rel<8x16xf32, parts = [1, 1]> {
   // expected-error @+1 {{mixes tensors and relations: input 1 is 'tensor<16xf32>' but the result is '!ein.rel<8x16xf32, parts = [1, 1]>'}}
   %n = ein.rms_norm %x, %w eps 1.0e-5 {spec = #ein.spec<[1, 1]>} : !ein.rel<8x16xf32, parts = [1, 1]>, tensor<16xf32>

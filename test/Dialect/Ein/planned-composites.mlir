@@ -41,6 +41,18 @@ module attributes {ein.target = #ein.target<devices = 4>} {
 
 // -----
 
+// LayerNorm by rows: its weight and bias are read by every row block.
+// CHECK-LABEL: func.func @layer_norm_rows
+// CHECK: ein.layer_norm %{{.*}} weight %{{.*}} bias %{{.*}} eps {{.*}} {spec = #ein.spec<[4, 1]>} : !ein.rel<8x16xf32, parts = [4, 1]>, !ein.rel<16xf32, parts = [1], replicas = 4>, !ein.rel<16xf32, parts = [1], replicas = 4>
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @layer_norm_rows(%x: !ein.rel<8x16xf32, parts = [4, 1]>, %w: !ein.rel<16xf32, parts = [1], replicas = 4>, %b: !ein.rel<16xf32, parts = [1], replicas = 4>) -> !ein.rel<8x16xf32, parts = [4, 1]> {
+    %n = ein.layer_norm %x weight %w bias %b eps 1.0e-5 {spec = #ein.spec<[4, 1]>} : !ein.rel<8x16xf32, parts = [4, 1]>, !ein.rel<16xf32, parts = [1], replicas = 4>, !ein.rel<16xf32, parts = [1], replicas = 4>
+    return %n : !ein.rel<8x16xf32, parts = [4, 1]>
+  }
+}
+
+// -----
+
 // Touch ops: a slice and a concat read their inputs cut any way (blocks map
 // by intersection); their results are cut by their specs.
 // CHECK-LABEL: func.func @touch

@@ -35,13 +35,16 @@ FailureOr<std::string> cudaFeaturesFor(StringRef chip, std::string &why);
 /// a `gpu.launch_func` in its place. Fails with a diagnostic.
 LogicalResult launchOnGpu(func::FuncOp kernel, gpu::GPUModuleOp device);
 
-/// RMSNorm's block kernel (x, w, out) as one GPU kernel, a warp a row: the
-/// sum of squares with 16-byte loads and an xor-shuffle all-reduce, then
-/// the row read again (from cache), normalised, scaled and stored. Replaces the
-/// kernel function's body by its launch. False (nothing changed) when the
-/// row length is not a multiple of the vector width or the type is not a
-/// float of 32 bits or fewer.
-FailureOr<bool> launchRmsNormOnGpu(func::FuncOp kernel, RmsNormOp norm,
+/// The block kernel of a row normalisation, `ein.rms_norm` (x, w, out) or
+/// `ein.layer_norm` (x, [w, [b,]] out), as one GPU kernel, a warp a row:
+/// the row's statistics with 16-byte loads and xor-shuffle all-reduces
+/// (LayerNorm: the mean, then the squared deviations from it), then the
+/// row normalised, scaled, shifted and stored. A row of up to 16 vectors a
+/// lane stays in registers; a longer one is read again (from cache) for
+/// each pass. Replaces the kernel function's body by its launch. False
+/// (nothing changed) when the row length is not a multiple of the vector
+/// width or the type is not a float of 32 bits or fewer.
+FailureOr<bool> launchRowNormOnGpu(func::FuncOp kernel, Operation *norm,
                                    gpu::GPUModuleOp device);
 
 /// nvvm-attach-target, the GPU module to NVVM (bare-pointer memref

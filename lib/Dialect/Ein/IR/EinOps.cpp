@@ -536,6 +536,42 @@ SmallVector<std::string> RmsNormOp::getLoopNames() {
   return defaultLoopNames(cast<ShapedType>(getType()).getRank());
 }
 
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifySameLevel(*this)))
+    return failure();
+  auto type = cast<ShapedType>(getInput().getType());
+  if (type.getRank() < 1)
+    return emitOpError() << "needs an input of rank 1 or more";
+  if (failed(verifyFloatElements(*this, type.getElementType())))
+    return failure();
+  if (getBias() && !getWeight())
+    return emitOpError() << "has a bias but no weight; write a weight of "
+                            "ones, or fold the bias into the consumer";
+  int64_t width = type.getShape().back();
+  for (auto [name, param] : {std::pair<StringRef, Value>{"weight", getWeight()},
+                             {"bias", getBias()}})
+    if (param && (cast<ShapedType>(param.getType()).getShape() !=
+                      ArrayRef<int64_t>{width} ||
+                  cast<ShapedType>(param.getType()).getElementType() !=
+                      type.getElementType()))
+      return emitOpError() << name << " must hold " << width << " elements of "
+                           << type.getElementType()
+                           << ", one per element of the last dimension, got "
+                           << param.getType();
+  double eps = getEps().convertToDouble();
+  if (!(eps > 0) || !std::isfinite(eps))
+    return emitOpError() << "eps must be positive and finite, got " << eps;
+  return verifyPlanned(*this);
+}
+
+SmallVector<int64_t> LayerNormOp::getLoopSizes() {
+  return llvm::to_vector(cast<ShapedType>(getType()).getShape());
+}
+
+SmallVector<std::string> LayerNormOp::getLoopNames() {
+  return defaultLoopNames(cast<ShapedType>(getType()).getRank());
+}
+
 //===----------------------------------------------------------------------===//
 // Layout ops
 //===----------------------------------------------------------------------===//
@@ -1111,6 +1147,27 @@ double RmsNormOp::getFlopsPerPoint() { return 3; }
 
 SmallVector<int64_t> RmsNormOp::getWholeLoops() {
   // The normalised (last) dimension.
+  return {resultRank(*this) - 1};
+}
+
+OpAccesses LayerNormOp::getAccesses() {
+  int64_t rank = resultRank(*this);
+  OpAccesses a = accessesOf(*this);
+  OperandAccess param;
+  param.dimLoops = {{rank - 1}};
+  a.inputs = {identityAccess(rank)};
+  if (getWeight())
+    a.inputs.push_back(param);
+  if (getBias())
+    a.inputs.push_back(param);
+  a.result = identityAccess(rank);
+  return a;
+}
+
+// The mean, the squared deviations, then the scale and shift.
+double LayerNormOp::getFlopsPerPoint() { return 6; }
+
+SmallVector<int64_t> LayerNormOp::getWholeLoops() {
   return {resultRank(*this) - 1};
 }
 

@@ -182,6 +182,14 @@ LogicalResult RmsNormOp::describeInProgram(::ein::Op &entry) {
   return success();
 }
 
+LogicalResult LayerNormOp::describeInProgram(::ein::Op &entry) {
+  // Its inputs say which parameters it has: x, then the weight, then the
+  // bias (the verifier allows no bias without a weight).
+  entry.kind = ::ein::OpKind::LayerNorm;
+  entry.eps = getEps().convertToDouble();
+  return success();
+}
+
 LogicalResult ReshapeOp::describeInProgram(::ein::Op &entry) {
   entry.kind = ::ein::OpKind::Reshape;
   for (Attribute group : getReassociation()) {

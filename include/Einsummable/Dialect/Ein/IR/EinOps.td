@@ -223,6 +223,41 @@ def Ein_RmsNormOp : Ein_CompositeOp<"rms_norm",
     }]>];
 }
 
+def Ein_LayerNormOp : Ein_CompositeOp<"layer_norm",
+    [AllTypesMatch<["input", "result"]>, AttrSizedOperandSegments],
+    ["getWholeLoops"]> {
+  let summary = "LayerNorm over the last dimension, optionally scaled and shifted";
+  let description = [{
+    `out[..., i] = (x[..., i] - m) / sqrt(v + eps) * weight[i] + bias[i]`,
+    with `m` and `v` the mean and (biased) variance of `x[..., :]`, taken in
+    f32 at least. The weight and the bias are optional (PyTorch's
+    `elementwise_affine=False`, `bias=False`); a bias needs a weight.
+
+    ```mlir
+    %y = ein.layer_norm %x weight %w bias %b eps 1.0e-05
+        : tensor<4x64xbf16>, tensor<64xbf16>, tensor<64xbf16>
+    %z = ein.layer_norm %x eps 1.0e-05 : tensor<4x64xf32>
+    ```
+  }];
+  let arguments = (ins Ein_AnyTensorOrRelation:$input,
+                   Optional<Ein_AnyTensorOrRelation>:$weight,
+                   Optional<Ein_AnyTensorOrRelation>:$bias,
+                   F64Attr:$eps,
+                   OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? `eps` $eps attr-dict `:`
+    qualified(type($input)) (`,` qualified(type($weight))^)?
+    (`,` qualified(type($bias))^)?
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+                   "::mlir::Value":$bias, "double":$eps), [{
+      build($_builder, $_state, input.getType(), input, weight, bias,
+            $_builder.getF64FloatAttr(eps), nullptr, nullptr);
+    }]>];
+}
+
 //===----------------------------------------------------------------------===//
 // Layout ops
 //===----------------------------------------------------------------------===//
