@@ -3,9 +3,11 @@
 machines (the GPU machines have PyTorch 2 and transformers but no LLVM;
 this one has the compiler):
 
-  there: python3 bench/frontend_gpu.py export DIR   # trace, write linalg
-  here:  python3 bench/frontend_gpu.py compile DIR  # ein-compile for CUDA
-  there: python3 bench/frontend_gpu.py run DIR      # load, compare, time
+  there: python3 bench/frontend_gpu.py export DIR [NAMES]  # trace, write linalg
+  here:  python3 bench/frontend_gpu.py compile DIR [NAMES] # ein-compile for CUDA
+  there: python3 bench/frontend_gpu.py run DIR [NAMES]     # load, compare, time
+
+(NAMES: a comma list of the models below; all when left out.)
 
 Models, each built from a fixed seed on both machines: transformers'
 LlamaDecoderLayer (with its rotary embedding) and GPT2Block, small and at
@@ -15,7 +17,9 @@ same block compiled from examples/gen_llama_block.py in the same run.
 `run` prints one line per model: the error against the module's own output
 (bf16: must be under 2e-2 of max(1, max|ref|)) and, for the timed ones, the
 bundle's median step against the module's, eager and through torch.compile,
-and for w1 the gen_llama_block bundle's.
+and for w1 the gen_llama_block bundle's; the module's times are also taken
+replaying a CUDA graph of it (eager and compiled), as the peers time
+PyTorch.
 """
 
 import json
@@ -91,6 +95,7 @@ MODELS = {
     "hf-llama-8b": (lambda: hf_llama(4096, 14336, 32, 8), (1, 2048, 4096)),
     "hf-gpt2-small": (lambda: hf_gpt2(256, 8), (2, 256, 256)),
     "hf-gpt2": (lambda: hf_gpt2(768, 12), (1, 1024, 768)),
+    "hf-gpt2-b8": (lambda: hf_gpt2(768, 12), (8, 1024, 768)),
     "llama-w1": (bench_block, (1, 8192, 4096)),
 }
 
@@ -107,10 +112,22 @@ def build(name):
     return model, x
 
 
-def export(directory):
+def selected(names):
+    """The models named in a comma list (all when empty)."""
+    if not names:
+        return list(MODELS)
+    chosen = names.split(",")
+    for name in chosen:
+        if name not in MODELS:
+            sys.exit("unknown model '%s' (one of %s)" % (name,
+                                                        ", ".join(MODELS)))
+    return chosen
+
+
+def export(directory, names=""):
     import einsummable
     os.makedirs(directory, exist_ok=True)
-    for name in MODELS:
+    for name in selected(names):
         out = os.path.join(directory, name)
         os.makedirs(out, exist_ok=True)
         start = time.time()
@@ -127,9 +144,9 @@ def export(directory):
                   flush=True)
 
 
-def compile_all(directory):
+def compile_all(directory, names=""):
     compiler = os.path.join(ROOT, "build", "bin", "ein-compile")
-    for name in MODELS:
+    for name in selected(names):
         src = os.path.join(directory, name, "model.mlir")
         if not os.path.exists(src):
             continue
@@ -154,7 +171,7 @@ def compile_all(directory):
 
 # The models whose bundles are timed against the module itself, eager and
 # through torch.compile (Inductor), on the same GPU in the same run.
-TIMED = ("hf-llama-8b", "hf-gpt2", "llama-w1")
+TIMED = ("hf-llama-8b", "hf-gpt2", "hf-gpt2-b8", "llama-w1")
 
 
 def time_module(model, x, warmup=5, iters=20):
@@ -176,11 +193,44 @@ def time_module(model, x, warmup=5, iters=20):
     return times[len(times) // 2]
 
 
-def run(directory):
+def time_graphed(model, x, warmup=10, iters=50):
+    """Median ms of one replay of a CUDA graph of model(x), as the peers in
+    ../shared/peers time PyTorch (launch costs out of the comparison, as
+    they are out of ein's one-graph bundle). None if capture fails."""
+    torch = _torch()
+    with torch.no_grad():
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                model(x)
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        try:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                model(x)
+        except Exception:
+            return None
+        times = []
+        for i in range(warmup + iters):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            torch.cuda.synchronize()
+            if i >= warmup:
+                times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def run(directory, names=""):
     torch = _torch()
     import einsummable
     rows = []
-    for name in MODELS:
+    for name in selected(names):
         bundle = os.path.join(directory, name, "bundle")
         if not os.path.isdir(bundle):
             rows.append((name, "no bundle", "", ""))
@@ -200,9 +250,16 @@ def run(directory):
             if name in TIMED:
                 ein = compiled.bench(10, 50)
                 eager = time_module(model, x)
-                inductor = time_module(torch.compile(model), x)
-                ms = "%.3f (module eager %.3f, torch.compile %.3f)" % (
-                    ein, eager, inductor)
+                inductor = torch.compile(model)
+                compiled_ms = time_module(inductor, x)
+                # The same two replayed from a CUDA graph (the peers' form).
+                eager_graph = time_graphed(model, x)
+                compiled_graph = time_graphed(inductor, x)
+                fmt = lambda v: "n/a" if v is None else "%.3f" % v
+                ms = ("%.3f (module eager %.3f, torch.compile %.3f; in a "
+                      "CUDA graph: eager %s, torch.compile %s)" % (
+                          ein, eager, compiled_ms, fmt(eager_graph),
+                          fmt(compiled_graph)))
             rows.append((name, verdict, "%.2e" % err, ms))
             compiled.close()
             del model, compiled
@@ -212,7 +269,7 @@ def run(directory):
                                                      str(error)[:1500]), ""))
         print(rows[-1], flush=True)
     gen = os.path.join(directory, "gen-w1")
-    if os.path.isdir(gen):
+    if os.path.isdir(gen) and not names:
         done = subprocess.run([os.path.join(ROOT, "build", "bin", "ein-run"),
                                gen, "--bench", "--warmup=10", "--iters=50"],
                               capture_output=True, text=True)
@@ -226,7 +283,8 @@ def run(directory):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("export", "compile", "run"):
+    if len(sys.argv) not in (3, 4) or \
+            sys.argv[1] not in ("export", "compile", "run"):
         sys.exit(__doc__)
     {"export": export, "compile": compile_all, "run": run}[sys.argv[1]](
-        sys.argv[2])
+        *sys.argv[2:])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the single-kernel programs of the kernel-speed benchmark (the CUDA
-code generation issue): bf16 elementwise maps, RMSNorm and a gemm at LLaMA
-shapes, and gemms with a ragged dimension, one ein program each, for
+code generation issue): bf16 elementwise maps, RMSNorm, LayerNorm (at
+LLaMA and at GPT-2 width, 8 x 1024 tokens) and a gemm at LLaMA shapes, and gemms with a ragged dimension, one ein program each, for
 ein-compile --target=cuda --devices=1.
 
   python3 bench/gen_kernel_bench.py OUT_DIR
@@ -67,6 +67,14 @@ def rms_norm(hidden=4096):
             program("rms_norm", [("x", t), ("w", w)], body, ("z", t)))
 
 
+def layer_norm(name="layer_norm", tokens=T, hidden=4096):
+    t = tensor([tokens, hidden])
+    w = tensor([hidden])
+    body = f"  %z = ein.layer_norm %x weight %w bias %b eps 1.0e-05 : {t}, {w}, {w}\n"
+    return (f"// bytes={2 * 2 * tokens * hidden} peer={name}\n" +
+            program(name, [("x", t), ("w", w), ("b", w)], body, ("z", t)))
+
+
 def gemm(name="gemm", m=T, k=4096, n=4096):
     a, b, c = tensor([m, k]), tensor([k, n]), tensor([m, n])
     body = f"""  %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : {a}, {b}) out[d0, d2] : {c} {{
@@ -96,7 +104,11 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, text in [("add", add()), ("silu_mul", silu_mul()),
-                       ("rms_norm", rms_norm()), ("gemm", gemm())] + [
+                       ("rms_norm", rms_norm()),
+                       ("layer_norm", layer_norm()),
+                       ("layer_norm_768",
+                        layer_norm("layer_norm_768", 8192, 768)),
+                       ("gemm", gemm())] + [
                            (name, gemm(name, *shape))
                            for name, shape in RAGGED_GEMMS.items()]:
         with open(os.path.join(out, name + ".mlir"), "w") as f:

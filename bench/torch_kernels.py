@@ -25,6 +25,10 @@ def main():
     u = torch.randn(T, 14336, device=dev, dtype=bf16)
     w = torch.randn(4096, device=dev, dtype=bf16)
     b = torch.randn(4096, 4096, device=dev, dtype=bf16)
+    bias = torch.randn(4096, device=dev, dtype=bf16)
+    x768 = torch.randn(8192, 768, device=dev, dtype=bf16)
+    w768 = torch.randn(768, device=dev, dtype=bf16)
+    b768 = torch.randn(768, device=dev, dtype=bf16)
 
     def rms():
         xf = x.float()
@@ -36,6 +40,9 @@ def main():
         "silu_mul": lambda: F.silu(g) * u,
         "rms_norm": rms,
         "rms_norm_fused": lambda: F.rms_norm(x, (4096,), w, 1e-5),
+        "layer_norm": lambda: F.layer_norm(x, (4096,), w, bias, 1e-5),
+        "layer_norm_768": lambda: F.layer_norm(x768, (768,), w768, b768,
+                                               1e-5),
         "gemm": lambda: x @ b,
     }
     for name, (m, k, n) in RAGGED_GEMMS.items():
