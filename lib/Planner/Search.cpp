@@ -3,8 +3,10 @@
 #include "Einsummable/Planner/Search.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -374,6 +376,8 @@ Plan search(const Graph &graph, const SearchOptions &options) {
                       in.data() + b.at);
   };
 
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point began = Clock::now(), lastReport = began;
   for (size_t step = 0; step < pb.order.size(); ++step) {
     int n = pb.order[step];
     const Node &node = pb.nodes[n];
@@ -430,6 +434,27 @@ Plan search(const Graph &graph, const SearchOptions &options) {
     states = std::move(nextStates);
     std::swap(arena, nextArena);
     frontier = std::move(next);
+    if (options.onProgress) {
+      Clock::time_point now = Clock::now();
+      auto since = [&](Clock::time_point t) {
+        return std::chrono::duration<double>(now - t).count();
+      };
+      if (since(began) >= options.progressSeconds &&
+          (lastReport == began ||
+           since(lastReport) >= options.progressSeconds)) {
+        lastReport = now;
+        SearchProgress progress;
+        progress.step = step + 1;
+        progress.steps = pb.order.size();
+        progress.op = node.op;
+        progress.states = states.size();
+        progress.cheapest = std::numeric_limits<double>::infinity();
+        for (const auto &[key, state] : states)
+          progress.cheapest = std::min(progress.cheapest, state.cost);
+        progress.seconds = since(began);
+        options.onProgress(progress);
+      }
+    }
   }
 
   const State *best = nullptr;

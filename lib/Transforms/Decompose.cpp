@@ -171,7 +171,20 @@ struct EinDecomposePass
         atNamedOp(*graph, func, why)->emitOpError() << "has no plan: " << why;
         return signalPassFailure();
       }
+      // A long search says how far it has come (on stderr, every few
+      // seconds), so that a big program is not a silent wait.
+      restricted.onProgress = [&](const planner::SearchProgress &p) {
+        std::string at = p.op >= 0 ? opAtSource(graph->ops[p.op]) : "";
+        llvm::errs() << "ein-decompose: planning @" << func.getSymName() << ": "
+                     << p.step << " of " << p.steps << " nodes placed"
+                     << (at.empty() ? "" : " (" + at + ")") << ", " << p.states
+                     << " states, cheapest " << humanBytes(p.cheapest)
+                     << " so far, " << llvm::format("%.1f", p.seconds)
+                     << " s\n";
+      };
+      restricted.progressSeconds = std::max(0.0, double(progressSeconds));
       planner::Plan plan = planner::search(graph->graph, restricted);
+      restricted.onProgress = nullptr;
       if (!plan.feasible) {
         atNamedOp(*graph, func, plan.error)->emitOpError()
             << "has no plan: " << plan.error;

@@ -22,6 +22,29 @@ std::string mlir::ein::locationText(Operation *op) {
   return text;
 }
 
+/// "mlp.mlir:7" for `loc("/path/mlp.mlir":7:8)`; "" for other locations.
+static std::string sourceLine(StringRef loc) {
+  if (!loc.consume_front("loc(\""))
+    return "";
+  size_t quote = loc.find('"');
+  if (quote == StringRef::npos)
+    return "";
+  StringRef file = loc.take_front(quote), rest = loc.drop_front(quote + 1);
+  if (!rest.consume_front(":"))
+    return "";
+  StringRef line = rest.take_while(llvm::isDigit);
+  size_t slash = file.find_last_of('/');
+  return (file.drop_front(slash == StringRef::npos ? 0 : slash + 1) + ":" +
+          line)
+      .str();
+}
+
+std::string mlir::ein::opAtSource(Operation *op) {
+  std::string line = sourceLine(locationText(op));
+  return op->getName().getStringRef().str() +
+         (line.empty() ? "" : " at " + line);
+}
+
 llvm::json::Object mlir::ein::exchangeReport(
     const planner::Graph &graph, const std::vector<std::string> &locations,
     const physical::DeviceProgram &program, const ::ein::Topology &topology) {
@@ -165,23 +188,6 @@ static std::string specText(const planner::Spec &spec,
       text +=
           (text.empty() ? "" : " ") + loops[l] + "/" + std::to_string(spec[l]);
   return text.empty() ? "(whole)" : text;
-}
-
-/// "mlp.mlir:7" for `loc("/path/mlp.mlir":7:8)`; "" for other locations.
-static std::string sourceLine(StringRef loc) {
-  if (!loc.consume_front("loc(\""))
-    return "";
-  size_t quote = loc.find('"');
-  if (quote == StringRef::npos)
-    return "";
-  StringRef file = loc.take_front(quote), rest = loc.drop_front(quote + 1);
-  if (!rest.consume_front(":"))
-    return "";
-  StringRef line = rest.take_while(llvm::isDigit);
-  size_t slash = file.find_last_of('/');
-  return (file.drop_front(slash == StringRef::npos ? 0 : slash + 1) + ":" +
-          line)
-      .str();
 }
 
 void mlir::ein::printExplainTable(llvm::raw_ostream &os,

@@ -222,6 +222,35 @@ TEST(Planner, CapIsReported) {
   EXPECT_EQ(exact.total, bruteForce(g, o).total);
 }
 
+TEST(Planner, ProgressReportsEveryStepAtZeroSeconds) {
+  Graph g;
+  int x = addValue(g, "x", {32, 32}, ValueKind::Activation);
+  int w = addValue(g, "w", {32, 32}, ValueKind::Activation);
+  int a = matmul(g, x, w, "a");
+  matmul(g, x, a, "b");
+  SearchOptions o = bytesOnly(4);
+  o.progressSeconds = 0;
+  std::vector<SearchProgress> seen;
+  o.onProgress = [&](const SearchProgress &p) { seen.push_back(p); };
+  Plan plan = search(g, o);
+  ASSERT_TRUE(plan.feasible);
+  // One report a node (two arguments' arrivals, two ops), in order; the
+  // last step's cheapest state is the plan.
+  ASSERT_EQ(seen.size(), 4u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].step, i + 1);
+    EXPECT_EQ(seen[i].steps, 4u);
+  }
+  EXPECT_EQ(seen.back().op, 1);
+  EXPECT_EQ(seen.back().states, 1u);
+  EXPECT_EQ(seen.back().cheapest, plan.total);
+  // A long interval says nothing.
+  seen.clear();
+  o.progressSeconds = 3600;
+  search(g, o);
+  EXPECT_TRUE(seen.empty());
+}
+
 TEST(Planner, MatchesBruteForceOnRandomGraphs) {
   // Chains, trees (two chains joined by an add) and DAGs (a value used
   // twice), with random sizes, argument kinds, device counts and weight of

@@ -12,10 +12,20 @@
 
 #include "Einsummable/Planner/Cost.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace ein::planner {
+
+/// How far a running search has come, for a progress line.
+struct SearchProgress {
+  size_t step = 0, steps = 0; // nodes placed, of all
+  int op = -1;                // the op just placed (-1: an argument's arrival)
+  size_t states = 0;          // states kept after this step
+  double cheapest = 0;        // the cheapest kept state's cost so far, bytes
+  double seconds = 0;         // since the search began
+};
 
 struct SearchOptions : Options {
   /// The most DP states kept after each step (at least 1); beyond it the
@@ -28,6 +38,10 @@ struct SearchOptions : Options {
   std::vector<std::vector<Spec>> allowedSpecs;
   /// Named in the error of an op allowedSpecs leaves without a spec.
   std::string restriction;
+  /// When set, called after a step once the search has run
+  /// `progressSeconds`, then at most once every `progressSeconds`.
+  std::function<void(const SearchProgress &)> onProgress;
+  double progressSeconds = 3;
 };
 
 /// The cost of one op under its chosen spec, in bytes.

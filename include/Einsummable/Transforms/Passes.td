@@ -225,7 +225,8 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     search to data-parallel, Megatron-style or random plans (docs/planner.md);
     `explain` writes, per op, the chosen spec, its cost terms and the whole
     plan's cost under each alternative spec, with the simulated step and its
-    exchanges (docs/explain.md).
+    exchanges (docs/explain.md). A search that runs longer than
+    `progress-seconds` says how far it has come on standard error.
   }];
   let options = [
     Option<"weightsReplicable", "weights-replicable", "bool", "true",
@@ -268,6 +269,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "Whether the synthesized exchanges the explanation and remarks "
            "simulate batch transfers (as ein-synthesize-exchanges' "
            "batch-transfers)">,
+    Option<"progressSeconds", "progress-seconds", "double", "3",
+           "A search that runs longer prints a progress line on standard "
+           "error (nodes placed, states kept, the cheapest cost so far) "
+           "every this many seconds; 0 prints one after every step">,
   ];
 }
 

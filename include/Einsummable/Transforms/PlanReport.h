@@ -31,6 +31,10 @@ std::string humanBytes(double bytes);
 /// Where `op` stands in its source, as text.
 std::string locationText(Operation *op);
 
+/// "ein.join_agg at mlp.mlir:7": the op's name and its source file and line
+/// where its location has them.
+std::string opAtSource(Operation *op);
+
 /// The program's exchanges (op, kind, value, region, devices, bytes, links),
 /// their byte totals per kind and the simulated step on `topology`:
 /// {"simulated_ms", "bytes": {...}, "exchanges": [...]}.
