@@ -75,9 +75,12 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   if (backend == ::ein::Backend::Cuda) {
     EinLowerToCudaOptions cuda;
     cuda.toolkit = options.cudaToolkit;
+    cuda.remarks = options.remarks;
     pm.addPass(createEinLowerToCuda(cuda));
   } else {
-    pm.addPass(createEinLowerToCpu());
+    EinLowerToCpuOptions cpu;
+    cpu.remarks = options.remarks;
+    pm.addPass(createEinLowerToCpu(cpu));
   }
   EinWriteBundleOptions bundle;
   bundle.dir = dir;

@@ -104,8 +104,9 @@ static cl::opt<bool>
            cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     remarks("remarks",
-            cl::desc("missed (default): say where an attention almost fused "
-                     "and why not; none"),
+            cl::desc("missed (default): say where an attention almost fused, "
+                     "or a library step (fused attention, gemm) falls back "
+                     "to generated code, and why; none"),
             cl::value_desc("missed|none"), cl::init("missed"),
             cl::cat(category));
 static cl::list<std::string>

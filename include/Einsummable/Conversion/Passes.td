@@ -36,6 +36,9 @@ def EinLowerToCpu : Pass<"ein-lower-to-cpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"lowerToLLVM", "lower-to-llvm", "bool", "true",
            "Lower the kernels to the LLVM dialect with the runtime's ABI">,
+    Option<"remarks", "remarks", "std::string", "\"missed\"",
+           "missed: a remark at each product that runs as a generated "
+           "kernel instead of a library gemm, saying why; none: silent">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
@@ -82,6 +85,10 @@ def EinLowerToCuda : Pass<"ein-lower-to-cuda", "::mlir::ModuleOp"> {
     Option<"compile", "compile", "bool", "true",
            "Compile the GPU module to a cubin (false stops at the GPU "
            "dialect, to read the kernels)">,
+    Option<"remarks", "remarks", "std::string", "\"missed\"",
+           "missed: a remark at each attention that misses the fused "
+           "attention (its dtype, its head dimension) and each product that "
+           "misses the library gemm, saying why; none: silent">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

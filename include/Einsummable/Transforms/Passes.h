@@ -116,7 +116,8 @@ struct CompilePipelineOptions
                                         llvm::cl::init("sm_90")};
   PassOptions::Option<std::string> remarks{
       *this, "remarks",
-      llvm::cl::desc("missed: remark on an attention that almost fused, and "
+      llvm::cl::desc("missed: remark on an attention that almost fused, or a "
+                     "library step that falls back to generated code, and "
                      "why; none"),
       llvm::cl::init("missed")};
   PassOptions::ListOption<std::string> weights{

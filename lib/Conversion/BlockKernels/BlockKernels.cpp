@@ -77,22 +77,65 @@ FailureOr<LibraryGemm> mlir::ein::matchLibraryGemm(JoinAggOp join) {
   return g;
 }
 
-bool mlir::ein::isLibraryAttention(AttentionOp attention,
-                                   ::ein::Backend backend) {
+std::string mlir::ein::whyNotLibraryAttention(AttentionOp attention,
+                                              ::ein::Backend backend) {
   if (backend == ::ein::Backend::Cpu)
-    return true;
+    return "";
   auto type = [](Value v) { return cast<ShapedType>(v.getType()); };
   ShapedType q = type(attention.getQuery()), k = type(attention.getKey()),
              v = type(attention.getValue()), o = type(attention.getResult());
   Type element = q.getElementType();
-  if (!element.isBF16() && !element.isF16())
-    return false;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (!element.isBF16() && !element.isF16()) {
+    os << "it is in " << element << " (the fused attention takes bf16 or f16)";
+    return text;
+  }
   for (ShapedType t : {k, v, o})
-    if (t.getElementType() != element || t.getRank() != 4)
-      return false;
+    if (t.getElementType() != element || t.getRank() != 4 || q.getRank() != 4)
+      return "its query, key, value and result are not all rank-4 tensors of "
+             "one element type";
   int64_t headDim = q.getShape().back();
-  return q.getRank() == 4 && (headDim == 64 || headDim == 128) &&
-         k.getShape().back() == headDim && v.getShape().back() == headDim;
+  if (headDim != 64 && headDim != 128)
+    os << "its head dimension is " << headDim
+       << " (the fused attention takes 64 or 128)";
+  else if (k.getShape().back() != headDim || v.getShape().back() != headDim)
+    os << "its key and value head dimensions (" << k.getShape().back() << ", "
+       << v.getShape().back() << ") differ from the query's (" << headDim
+       << ")";
+  return text;
+}
+
+bool mlir::ein::isLibraryAttention(AttentionOp attention,
+                                   ::ein::Backend backend) {
+  return whyNotLibraryAttention(attention, backend).empty();
+}
+
+std::string mlir::ein::whyNotLibraryGemm(JoinAggOp join) {
+  if (succeeded(matchLibraryGemm(join)))
+    return "";
+  // Only a sum of products of two inputs is a near miss worth naming.
+  if (join.getInputs().size() != 2 || join.getAgg() != AggKind::Add ||
+      join.getAggregatedLoops().empty())
+    return "";
+  bool product = false;
+  for (Operation &op : join.getJoin().front().without_terminator()) {
+    if (isa<arith::MulFOp>(op))
+      product = true;
+    else if (!isa<arith::ExtFOp>(op))
+      return "";
+  }
+  if (!product)
+    return "";
+  size_t summed = join.getAggregatedLoops().size();
+  if (summed != 1)
+    return "it sums over " + std::to_string(summed) +
+           " loops (a library gemm sums over one: collapse the contracted "
+           "dimensions into one)";
+  return "its indices are not a (batched) matrix product the library "
+         "takes (each input's last two dimensions must be its row or column "
+         "and the summed loop, the result's last two the rows and columns, "
+         "and the batch loops lead every operand in one order)";
 }
 
 bool mlir::ein::needsBlockKernel(Operation *op, ::ein::Backend backend) {
@@ -665,7 +708,8 @@ ModuleOp mlir::ein::findKernelsModule(ModuleOp module) {
 }
 
 FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
-                                                   ::ein::Backend backend) {
+                                                   ::ein::Backend backend,
+                                                   bool remarks) {
   if (findKernelsModule(module))
     return module.emitError()
            << "already has an @ein_kernels module; block kernels are "
@@ -681,9 +725,27 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
                    builder.getStringAttr(::ein::backendName(backend)));
   builder.setInsertionPointToEnd(kernels.getBody());
   int count = 0;
+  // One remark per source op (its device blocks share its location).
+  llvm::DenseSet<Location> told;
   WalkResult walked = func->walk([&](Operation *op) {
     if (!needsBlockKernel(op, backend))
       return WalkResult::advance();
+    if (remarks && !told.contains(op->getLoc())) {
+      std::string why, what;
+      if (auto attention = dyn_cast<AttentionOp>(op)) {
+        why = whyNotLibraryAttention(attention, backend);
+        what = "attention runs as generated kernels, with its scores in "
+               "memory, not as the fused attention: ";
+      } else if (auto join = dyn_cast<JoinAggOp>(op)) {
+        why = whyNotLibraryGemm(join);
+        what = "this product runs as a generated kernel, not a library "
+               "gemm: ";
+      }
+      if (!why.empty()) {
+        told.insert(op->getLoc());
+        op->emitRemark() << what << why;
+      }
+    }
     std::string name = "ein_kernel_" + std::to_string(count++);
     if (failed(buildBlockKernel(op, name, builder)))
       return WalkResult::interrupt();

@@ -26,8 +26,13 @@ struct EinLowerToCpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<ModuleOp> kernels =
-        outlineBlockKernels(getOperation(), ::ein::Backend::Cpu);
+    if (remarks != "missed" && remarks != "none") {
+      getOperation().emitError()
+          << "remarks must be missed or none, got '" << remarks << "'";
+      return signalPassFailure();
+    }
+    FailureOr<ModuleOp> kernels = outlineBlockKernels(
+        getOperation(), ::ein::Backend::Cpu, remarks == "missed");
     if (failed(kernels))
       return signalPassFailure();
     if (!lowerToLLVM)

@@ -42,6 +42,11 @@ struct EinLowerToCudaPass
                          << "; the bundle would name one and hold the other";
       return signalPassFailure();
     }
+    if (remarks != "missed" && remarks != "none") {
+      module.emitError() << "remarks must be missed or none, got '" << remarks
+                         << "'";
+      return signalPassFailure();
+    }
     std::string why;
     FailureOr<std::string> features = cudaFeaturesFor(sm, why);
     if (failed(features)) {
@@ -60,7 +65,7 @@ struct EinLowerToCudaPass
     }
 
     FailureOr<ModuleOp> kernels =
-        outlineBlockKernels(module, ::ein::Backend::Cuda);
+        outlineBlockKernels(module, ::ein::Backend::Cuda, remarks == "missed");
     if (failed(kernels))
       return signalPassFailure();
     (*kernels)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),

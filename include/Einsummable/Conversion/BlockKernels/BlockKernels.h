@@ -37,6 +37,16 @@ FailureOr<LibraryGemm> matchLibraryGemm(JoinAggOp join);
 /// and the runtime's own kernel run).
 bool isLibraryAttention(AttentionOp attention, ::ein::Backend backend);
 
+/// Why `attention`'s blocks do not run as the fused attention on `backend`
+/// (its dtype, its head dimension, ...); empty when they do.
+std::string whyNotLibraryAttention(AttentionOp attention,
+                                   ::ein::Backend backend);
+
+/// Why `join`, a sum of products of its two inputs, is not a library gemm
+/// (the loops it sums, its layout); empty when it is one or is no such
+/// product.
+std::string whyNotLibraryGemm(JoinAggOp join);
+
 /// Whether `op` is a device-level block that needs a generated kernel for
 /// `target`: a join-agg other than a library gemm, or a composite other than
 /// a library attention.
@@ -68,9 +78,11 @@ ModuleOp findKernelsModule(ModuleOp module);
 /// that needs one (needsBlockKernel) into a new nested module
 /// `@ein_kernels` marked with `ein.kernel_target = target`, and names it in
 /// the block's `ein.kernel`. Fails with a diagnostic, also when the module
-/// already has kernels.
-FailureOr<ModuleOp> outlineBlockKernels(ModuleOp module,
-                                        ::ein::Backend backend);
+/// already has kernels. With `remarks`, an attention that misses the fused
+/// attention or a product that misses the library gemm gets a remark
+/// saying why (once per source location).
+FailureOr<ModuleOp> outlineBlockKernels(ModuleOp module, ::ein::Backend backend,
+                                        bool remarks = false);
 
 } // namespace mlir::ein
 
