@@ -235,23 +235,7 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op,
 }
 
 FailureOr<::ein::TensorType> Exporter::tensorType(Operation *where, Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return where->emitOpError()
-           << "has type " << type
-           << "; program.json describes the logical program, on ranked "
-              "tensors (export before planning)";
-  if (!tensor.hasStaticShape() ||
-      llvm::any_of(tensor.getShape(), [](int64_t d) { return d < 1; }))
-    return where->emitOpError()
-           << "has type " << type
-           << "; program.json holds static shapes with every dimension at "
-              "least 1";
-  std::optional<::ein::DType> dtype = programDType(tensor.getElementType());
-  if (!dtype)
-    return where->emitOpError() << "element type " << tensor.getElementType()
-                                << " has no program.json form";
-  return ::ein::TensorType{*dtype, integers(tensor.getShape())};
+  return programTensorType(where, type);
 }
 
 LogicalResult Exporter::describeAggregate(AggregateOp aggregate,
@@ -308,11 +292,7 @@ LogicalResult Exporter::describeConstant(arith::ConstantOp constant,
     return constant.emitOpError()
            << "holds a constant with no program.json form";
   entry.kind = ::ein::OpKind::Constant;
-  if (elements.isSplat())
-    entry.values.push_back(*programScalar(elements.getSplatValue<Attribute>()));
-  else
-    for (Attribute a : elements.getValues<Attribute>())
-      entry.values.push_back(*programScalar(a));
+  entry.values = programConstantValues(elements);
   return success();
 }
 
@@ -427,4 +407,36 @@ FailureOr<func::FuncOp> mlir::ein::selectProgramFunction(ModuleOp module,
   return module.emitError() << "the module has " << candidates.size()
                             << " functions with a body; name the one to "
                                "export (function=NAME)";
+}
+
+std::vector<double>
+mlir::ein::programConstantValues(DenseElementsAttr elements) {
+  std::vector<double> values;
+  if (elements.isSplat())
+    values.push_back(*programScalar(elements.getSplatValue<Attribute>()));
+  else
+    for (Attribute a : elements.getValues<Attribute>())
+      values.push_back(*programScalar(a));
+  return values;
+}
+
+FailureOr<::ein::TensorType> mlir::ein::programTensorType(Operation *where,
+                                                          Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return where->emitOpError()
+           << "has type " << type
+           << "; program.json describes the logical program, on ranked "
+              "tensors (export before planning)";
+  if (!tensor.hasStaticShape() ||
+      llvm::any_of(tensor.getShape(), [](int64_t d) { return d < 1; }))
+    return where->emitOpError()
+           << "has type " << type
+           << "; program.json holds static shapes with every dimension at "
+              "least 1";
+  std::optional<::ein::DType> dtype = programDType(tensor.getElementType());
+  if (!dtype)
+    return where->emitOpError() << "element type " << tensor.getElementType()
+                                << " has no program.json form";
+  return ::ein::TensorType{*dtype, integers(tensor.getShape())};
 }

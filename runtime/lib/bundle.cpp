@@ -80,7 +80,8 @@ public:
   void read(const json &root) {
     Node top{root, "manifest"};
     top.only({"format", "version", "target", "chip", "devices", "arena_bytes",
-              "kernel_libraries", "buffers", "inputs", "outputs", "steps"});
+              "kernel_libraries", "buffers", "inputs", "outputs", "constants",
+              "steps"});
     if (top.at("format").str() != kFormatName)
       fail("manifest.format", std::string("expected \"") + kFormatName + "\"");
     int64_t version = top.at("version").integer();
@@ -102,8 +103,10 @@ public:
       m.kernelLibraries.push_back(path);
     }
     readBuffers(top.at("buffers"));
-    readLayouts(top.at("inputs"), m.inputs, /*isInput=*/true);
-    readLayouts(top.at("outputs"), m.outputs, /*isInput=*/false);
+    readLayouts(top.at("inputs"), m.inputs, LayoutKind::Input);
+    readLayouts(top.at("outputs"), m.outputs, LayoutKind::Output);
+    if (top.has("constants"))
+      readLayouts(top.at("constants"), m.constants, LayoutKind::Constant);
     Node steps = top.at("steps");
     for (size_t i = 0, e = steps.size(); i < e; ++i)
       m.steps.push_back(readStep(steps[i], static_cast<int>(i)));
@@ -198,12 +201,21 @@ private:
     return id;
   }
 
+  enum class LayoutKind { Input, Output, Constant };
+
   void readLayouts(const Node &node, std::vector<TensorLayout> &layouts,
-                   bool isInput) {
+                   LayoutKind kind) {
+    // A constant's blocks are filled like an input's, once, at load.
+    bool isInput = kind != LayoutKind::Output;
     for (size_t i = 0, e = node.size(); i < e; ++i) {
       Node n = node[i];
-      n.only({"type", "blocks"});
       TensorLayout layout;
+      if (kind == LayoutKind::Constant) {
+        n.only({"value", "type", "blocks"});
+        layout.value = n.at("value").str();
+      } else {
+        n.only({"type", "blocks"});
+      }
       layout.type = parseType(n.at("type"));
       Node blocks = n.at("blocks");
       for (size_t j = 0, f = blocks.size(); j < f; ++j) {
@@ -663,12 +675,13 @@ std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
 std::vector<std::pair<int64_t, int64_t>> nonInputSpans(const Manifest &m,
                                                        int device) {
   std::vector<std::pair<int64_t, int64_t>> keep, spans;
-  for (const TensorLayout &layout : m.inputs)
-    for (const BlockPlacement &p : layout.blocks) {
-      const Buffer &b = m.buffers[p.buffer];
-      if (b.device == device)
-        keep.push_back({b.offset, b.offset + b.bytes()});
-    }
+  for (const auto *layouts : {&m.inputs, &m.constants})
+    for (const TensorLayout &layout : *layouts)
+      for (const BlockPlacement &p : layout.blocks) {
+        const Buffer &b = m.buffers[p.buffer];
+        if (b.device == device)
+          keep.push_back({b.offset, b.offset + b.bytes()});
+      }
   std::sort(keep.begin(), keep.end());
   keep.push_back({m.arenaBytes[device], m.arenaBytes[device]});
   int64_t cursor = 0;
@@ -704,10 +717,15 @@ bool checkSchedule(const Manifest &m, std::string &error) {
     const Buffer &b = m.buffers[x];
     return first < b.offset + b.bytes() && b.offset < last;
   };
-  std::set<int> inputBuffers, outputBuffers;
-  for (const TensorLayout &layout : m.inputs)
-    for (const BlockPlacement &p : layout.blocks)
-      inputBuffers.insert(p.buffer);
+  // Constants' blocks are filled once at load and must stay intact too.
+  std::set<int> inputBuffers, outputBuffers, constantBuffers;
+  for (const auto *layouts : {&m.inputs, &m.constants})
+    for (const TensorLayout &layout : *layouts)
+      for (const BlockPlacement &p : layout.blocks) {
+        inputBuffers.insert(p.buffer);
+        if (layouts == &m.constants)
+          constantBuffers.insert(p.buffer);
+      }
   for (const TensorLayout &layout : m.outputs)
     for (const BlockPlacement &p : layout.blocks)
       outputBuffers.insert(p.buffer);
@@ -734,13 +752,18 @@ bool checkSchedule(const Manifest &m, std::string &error) {
       if (a.access != Access::Read) {
         for (int id : inputBuffers)
           if (m.buffers[id].device == b.device && overlap(id, first, last)) {
+            bool constant = constantBuffers.count(id);
+            std::string kind = constant ? "constant" : "input";
             error = "manifest.steps[" + std::to_string(i) + "]: writes " +
-                    (id == a.buffer ? "input buffer " + inQuotes(b.name)
-                                    : "buffer " + inQuotes(b.name) +
-                                          ", which shares bytes with input "
-                                          "buffer " +
-                                          inQuotes(m.buffers[id].name)) +
-                    " (inputs must survive a run so it can be replayed)";
+                    (id == a.buffer
+                         ? kind + " buffer " + inQuotes(b.name)
+                         : "buffer " + inQuotes(b.name) +
+                               ", which shares bytes with " + kind +
+                               " buffer " + inQuotes(m.buffers[id].name)) +
+                    (constant ? " (constants are filled once, when the "
+                                "bundle loads)"
+                              : " (inputs must survive a run so it can be "
+                                "replayed)");
             return false;
           }
         if (outputBuffers.count(a.buffer))
@@ -932,15 +955,18 @@ json writeStep(const Manifest &m, const Step &s) {
   return step;
 }
 
-json writeLayouts(const Manifest &m, const std::vector<TensorLayout> &layouts) {
+json writeLayouts(const Manifest &m, const std::vector<TensorLayout> &layouts,
+                  bool constants = false) {
   json out = json::array();
   for (const TensorLayout &layout : layouts) {
     json blocks = json::array();
     for (const BlockPlacement &p : layout.blocks)
       blocks.push_back(
           json{{"buffer", m.buffers[p.buffer].name}, {"offset", p.offset}});
-    out.push_back(
-        json{{"type", writeType(layout.type)}, {"blocks", std::move(blocks)}});
+    json entry{{"type", writeType(layout.type)}, {"blocks", std::move(blocks)}};
+    if (constants)
+      entry["value"] = layout.value;
+    out.push_back(std::move(entry));
   }
   return out;
 }
@@ -967,6 +993,9 @@ std::string writeManifest(const Manifest &m) {
                {"inputs", writeLayouts(m, m.inputs)},
                {"outputs", writeLayouts(m, m.outputs)},
                {"steps", std::move(steps)}};
+  // Only a bundle with constants says so (the others' bytes are unchanged).
+  if (!m.constants.empty())
+    root["constants"] = writeLayouts(m, m.constants, /*constants=*/true);
   return writeJson(root) + "\n";
 }
 
@@ -992,6 +1021,13 @@ std::string typeText(const TensorType &t) {
 }
 
 } // namespace
+
+const Op *constantOp(const Program &program, const std::string &name) {
+  for (const Op &op : program.ops)
+    if (op.result == name && op.kind == OpKind::Constant)
+      return &op;
+  return nullptr;
+}
 
 bool readBundle(const std::string &directory, Bundle &bundle,
                 std::string &error) {
@@ -1039,6 +1075,17 @@ bool checkAgreement(const Manifest &m, const Program &p, std::string &error) {
       return mismatch("output " + std::to_string(i) + " is " +
                       typeText(m.outputs[i].type) + ", not the " +
                       typeText(*t) + " result");
+  }
+  for (size_t i = 0; i < m.constants.size(); ++i) {
+    const TensorLayout &c = m.constants[i];
+    const Op *op = constantOp(p, c.value);
+    if (!op)
+      return mismatch("constant " + std::to_string(i) + " names '" + c.value +
+                      "', which is not a constant op");
+    if (!sameType(c.type, op->type))
+      return mismatch("constant " + std::to_string(i) + " is " +
+                      typeText(c.type) + ", not the " + typeText(op->type) +
+                      " constant '" + c.value + "'");
   }
   return true;
 }

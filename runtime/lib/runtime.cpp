@@ -95,6 +95,34 @@ void copyBlock(const ein::TensorLayout &l, const ein::Buffer &buffer,
                     buffer.type.shape, width);
 }
 
+/// Scatters the dense tensor `data` of layout `l` into its blocks.
+void scatter(ein_bundle *b, const ein::TensorLayout &l,
+             const unsigned char *data) {
+  const ein::Manifest &m = b->bundle.manifest;
+  std::vector<unsigned char> block;
+  for (const ein::BlockPlacement &p : l.blocks) {
+    const ein::Buffer &buffer = m.buffers[p.buffer];
+    block.resize(buffer.bytes());
+    copyBlock(l, buffer, p, data, block.data(), /*toBlock=*/true);
+    b->backend->writeBuffer(p.buffer, block.data());
+  }
+}
+
+/// Fills the bundle's constants from program.json's values (checkAgreement
+/// made sure each names a constant op of its type).
+void fillConstants(ein_bundle *b) {
+  for (const ein::TensorLayout &l : b->bundle.manifest.constants) {
+    const ein::Op *op = ein::constantOp(b->bundle.program, l.value);
+    int width = ein::dtypeBytes(l.type.dtype);
+    std::vector<unsigned char> dense(tensorBytes(l.type));
+    for (int64_t i = 0, n = l.type.numElements(); i < n; ++i)
+      ein::encodeElement(l.type.dtype,
+                         op->values.size() == 1 ? op->values[0] : op->values[i],
+                         dense.data() + i * width);
+    scatter(b, l, dense.data());
+  }
+}
+
 } // namespace
 
 extern "C" {
@@ -128,6 +156,7 @@ ein_status ein_bundle_load(const char *directory,
                      ", but this runtime was built without its CUDA backend");
 #endif
     }
+    fillConstants(b.get());
     b->inputSet.assign(b->bundle.manifest.inputs.size(), false);
     *bundle = b.release();
     return EIN_OK;
@@ -173,15 +202,7 @@ ein_status ein_bundle_set_input(ein_bundle *bundle, int index, const void *data,
   if (checkBytes(l, false, index, data, bytes) != EIN_OK)
     return EIN_ERROR;
   return guarded([&] {
-    const ein::Manifest &m = bundle->bundle.manifest;
-    std::vector<unsigned char> block;
-    for (const ein::BlockPlacement &p : l->blocks) {
-      const ein::Buffer &buffer = m.buffers[p.buffer];
-      block.resize(buffer.bytes());
-      copyBlock(*l, buffer, p, static_cast<const unsigned char *>(data),
-                block.data(), /*toBlock=*/true);
-      bundle->backend->writeBuffer(p.buffer, block.data());
-    }
+    scatter(bundle, *l, static_cast<const unsigned char *>(data));
     bundle->inputSet[index] = true;
     return EIN_OK;
   });

@@ -417,6 +417,28 @@ TEST(Schedule, InputsStayIntact) {
   EXPECT_REJECTS(direct, "manifest.steps[2]: writes input buffer 'B0'");
 }
 
+TEST(Schedule, ConstantsStayIntact) {
+  // C is a constant's block; a step that writes it is refused, one that
+  // reads it is fine.
+  json m = manifest(1, {1024},
+                    {buffer("X", 0, 0, type({4, 4})),
+                     buffer("C", 0, 256, type({4, 4})),
+                     buffer("Y", 0, 512, type({4, 4}))},
+                    {layout(type({4, 4}), {block("X", {0, 0})})},
+                    {layout(type({4, 4}), {block("Y", {0, 0})})},
+                    {aggregate(0, {"X", "C"}, "Y")});
+  json constant = layout(type({4, 4}), {block("C", {0, 0})});
+  constant["value"] = "v0";
+  m["constants"] = {constant};
+  EXPECT_EQ(errorOf(m), "");
+  m["steps"][0] = aggregate(0, {"X"}, "C");
+  EXPECT_REJECTS(m, "manifest.steps[0]: writes constant buffer 'C' "
+                    "(constants are filled once, when the bundle loads)");
+  // A constant's entry names its value.
+  m["constants"][0].erase("value");
+  EXPECT_REJECTS(m, "manifest.constants[0]");
+}
+
 TEST(Schedule, InputsDoNotShareBytes) {
   json m = splitMatmulManifest();
   m["buffers"][1]["offset"] = 0; // B0 over A0

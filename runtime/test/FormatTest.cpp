@@ -92,6 +92,7 @@ void expectSame(const std::vector<TensorLayout> &a,
       EXPECT_EQ(a[i].blocks[j].buffer, b[i].blocks[j].buffer);
       EXPECT_EQ(a[i].blocks[j].offset, b[i].blocks[j].offset);
     }
+    EXPECT_EQ(a[i].value, b[i].value);
   }
 }
 
@@ -116,6 +117,10 @@ void expectSame(const Manifest &a, const Manifest &b) {
   {
     SCOPED_TRACE("outputs");
     expectSame(a.outputs, b.outputs);
+  }
+  {
+    SCOPED_TRACE("constants");
+    expectSame(a.constants, b.constants);
   }
   ASSERT_EQ(a.steps.size(), b.steps.size());
   for (size_t i = 0; i < a.steps.size(); ++i) {
@@ -272,6 +277,7 @@ Manifest everyManifestField() {
   int x = buffer("X1", 1, tensor(DType::F32, {4, 6}));
   int y = buffer("Y1", 1, tensor(DType::BF16, {1, 2, 4, 8}));
   int w = buffer("W1", 1, tensor(DType::F32, {4, 6}));
+  int t = buffer("T1", 1, tensor(DType::F32, {2, 6}));
 
   m.inputs = {{tensor(DType::BF16, {1, 2, 4, 8}), {{q, {0, 0, 0, 0}}}},
               {tensor(DType::BF16, {1, 1, 4, 8}), {{k, {0, 0, 0, 0}}}},
@@ -280,6 +286,7 @@ Manifest everyManifestField() {
               {tensor(DType::BF16, {6, 8}), {{b, {0, 0}}}}};
   m.outputs = {{tensor(DType::F32, {8, 6}), {{w, {0, 0}}, {x, {4, 0}}}},
                {tensor(DType::BF16, {1, 2, 4, 8}), {{y, {0, 0, 0, 0}}}}};
+  m.constants = {{tensor(DType::F32, {4, 6}), {{t, {2, 0}}}, "v3"}};
 
   Step attention;
   attention.kind = StepKind::Library;
@@ -347,8 +354,9 @@ TEST(Format, EveryManifestFieldRoundTrips) {
   std::string text = roundTripManifest(m);
   // What only the non-default fields bring.
   for (const char *field :
-       {"\"lse\": \"L0\"", "\"alpha\": 0.5", "\"beta\": 2", "\"scalars\"",
-        "\"label\": \"max\"", "\"regions\"", "\"shared_bytes\": 1024"})
+       {"\"lse\": \"L0\"", "\"value\": \"v3\"", "\"alpha\": 0.5", "\"beta\": 2",
+        "\"scalars\"", "\"label\": \"max\"", "\"regions\"",
+        "\"shared_bytes\": 1024"})
     EXPECT_NE(text.find(field), std::string::npos) << field;
 
   // At their defaults they are left out, as the compiler leaves them.

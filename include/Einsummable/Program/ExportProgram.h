@@ -11,6 +11,7 @@
 
 #include "ein/program.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::ein {
@@ -20,6 +21,14 @@ namespace mlir::ein {
 /// ein::Program; ein::writeProgram writes its program.json. Emits a
 /// diagnostic on the first op that has no program.json form and fails.
 FailureOr<::ein::Program> exportProgram(func::FuncOp func);
+
+/// The program.json type of `type` (a static ranked tensor of a dtype
+/// program.json has); a diagnostic at `where` otherwise.
+FailureOr<::ein::TensorType> programTensorType(Operation *where, Type type);
+
+/// A dense constant's values as program.json holds them: one for a splat,
+/// else one per element in row-major order.
+std::vector<double> programConstantValues(DenseElementsAttr elements);
 
 /// The function of `module` to export: the one named `name`, or, when `name`
 /// is empty, the only function with a body. Emits a diagnostic otherwise.

@@ -111,6 +111,9 @@ bool mlir::ein::isLibraryAttention(AttentionOp attention,
   return whyNotLibraryAttention(attention, backend).empty();
 }
 
+/// Fewer summed terms than this are not a product worth a gemm remark.
+static constexpr int64_t kGemmWorthyTerms = 16;
+
 std::string mlir::ein::whyNotLibraryGemm(JoinAggOp join) {
   if (succeeded(matchLibraryGemm(join)))
     return "";
@@ -126,6 +129,14 @@ std::string mlir::ein::whyNotLibraryGemm(JoinAggOp join) {
       return "";
   }
   if (!product)
+    return "";
+  // A short sum (RoPE's rotation sums 2 terms) is elementwise work, not a
+  // gemm missed.
+  SmallVector<int64_t> sizes = join.getLoopSizes();
+  int64_t terms = 1;
+  for (int64_t loop : join.getAggregatedLoops())
+    terms *= sizes[loop];
+  if (terms < kGemmWorthyTerms)
     return "";
   size_t summed = join.getAggregatedLoops().size();
   if (summed != 1)

@@ -73,6 +73,12 @@ public:
   /// Whether some step calls a generated kernel.
   bool usesKernels = false;
 
+  /// The dense tensor constants the program places, in order of first
+  /// placement, with their blocks (their values go in program.json; the
+  /// runtime fills the blocks at load).
+  std::vector<std::pair<arith::ConstantOp, std::vector<::ein::BlockPlacement>>>
+      constants;
+
   /// Fills the manifest's buffers, layouts and steps.
   LogicalResult run(::ein::Manifest &manifest) {
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -442,12 +448,21 @@ private:
     return success();
   }
 
+  /// The dense tensor constant `v` is, or null.
+  static arith::ConstantOp denseConstant(Value v) {
+    auto constant = v.getDefiningOp<arith::ConstantOp>();
+    return constant && isa<DenseElementsAttr>(constant.getValue())
+               ? constant
+               : arith::ConstantOp();
+  }
+
   LogicalResult visit(Operation *op, func::ReturnOp ret) {
     if (auto partition = dyn_cast<PartitionOp>(op)) {
-      if (!isa<BlockArgument>(partition.getSource()))
+      if (!isa<BlockArgument>(partition.getSource()) &&
+          !denseConstant(partition.getSource()))
         return op->emitOpError()
-               << "places a value that is not an argument (a constant?); "
-                  "ein-write-bundle places arguments only";
+               << "places a value that is neither an argument nor a dense "
+                  "constant; ein-write-bundle places only those";
       return success();
     }
     if (auto extract = dyn_cast<ExtractBlockOp>(op)) {
@@ -463,10 +478,21 @@ private:
           allocate(op, extract.getResult(), extract.getDevice());
       if (failed(buffer))
         return failure();
-      unsigned arg = cast<BlockArgument>(partition.getSource()).getArgNumber();
-      // Inputs stay intact through the run (it can be replayed).
+      // Inputs and constants stay intact through the run (it can be
+      // replayed).
       bufferList[*buffer].first = -1;
       bufferList[*buffer].last = kLive;
+      if (arith::ConstantOp constant = denseConstant(partition.getSource())) {
+        auto known = llvm::find_if(
+            constants, [&](const auto &c) { return c.first == constant; });
+        if (known == constants.end()) {
+          constants.push_back({constant, {}});
+          known = std::prev(constants.end());
+        }
+        known->second.push_back({*buffer, integers(offsets)});
+        return success();
+      }
+      unsigned arg = cast<BlockArgument>(partition.getSource()).getArgNumber();
       inputs[arg].push_back({*buffer, integers(offsets)});
       return success();
     }
@@ -605,11 +631,17 @@ private:
       }
       return success();
     }
+    // A dense constant that is only placed: its blocks are the bundle's
+    // constants (visited at the ein.extract_block ops).
+    if (auto constant = dyn_cast<arith::ConstantOp>(op);
+        constant && denseConstant(constant.getResult()) &&
+        llvm::all_of(constant->getUsers(),
+                     [](Operation *user) { return isa<PartitionOp>(user); }))
+      return success();
     if (isa<arith::ConstantOp>(op) && isa<ShapedType>(op->getResultTypes()[0]))
       return op->emitOpError()
-             << "has no bundle form: a bundle holds no tensor constants yet; "
-                "pass the tensor as an argument marked {ein.weight} (or "
-                "ein-compile --weights=N), bound once like a weight";
+             << "has no bundle form: a tensor constant is held in the bundle "
+                "only when it is a dense tensor placed by ein.partition";
     return op->emitOpError() << "has no bundle form";
   }
 };
@@ -707,6 +739,41 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   }
   if (failed(program))
     return failure();
+  // Each placed constant is named by the program.json constant with its
+  // type and values (its blocks are filled from them at load).
+  for (auto &[constant, blocks] : writer.constants) {
+    FailureOr<::ein::TensorType> type =
+        programTensorType(constant, constant.getType());
+    if (failed(type))
+      return failure();
+    std::vector<double> values =
+        programConstantValues(cast<DenseElementsAttr>(constant.getValue()));
+    auto same = [&](const ::ein::Op &op) {
+      if (op.kind != ::ein::OpKind::Constant || op.type.dtype != type->dtype ||
+          op.type.shape != type->shape)
+        return false;
+      int64_t n = type->numElements();
+      auto at = [&](const std::vector<double> &v, int64_t i) {
+        return ::ein::roundTo(type->dtype, v.size() == 1 ? v[0] : v[i]);
+      };
+      for (int64_t i = 0; i < n; ++i) {
+        double a = at(op.values, i), b = at(values, i);
+        if (a != b && !(std::isnan(a) && std::isnan(b)))
+          return false;
+      }
+      return true;
+    };
+    auto found = llvm::find_if(program->ops, same);
+    if (found == program->ops.end())
+      return constant.emitOpError()
+             << "is not among the reference program's constants (was "
+                "program.json exported from this program?)";
+    ::ein::TensorLayout layout;
+    layout.type = *type;
+    layout.blocks = blocks;
+    layout.value = found->result;
+    manifest.constants.push_back(std::move(layout));
+  }
   // The runtime's own validation (layouts tile, the schedule is race
   // free, ...): a bundle that would not load is an error here.
   ::ein::Manifest parsed;

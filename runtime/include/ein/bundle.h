@@ -53,6 +53,9 @@ struct BlockPlacement {
 struct TensorLayout {
   TensorType type;
   std::vector<BlockPlacement> blocks;
+  /// Constants only: the result name of the program.json `constant` op
+  /// whose values the blocks hold.
+  std::string value;
 };
 
 enum class StepKind { Kernel, Library, Transfer, Aggregate };
@@ -138,6 +141,10 @@ struct Manifest {
   std::vector<std::string> kernelLibraries;
   std::vector<Buffer> buffers;
   std::vector<TensorLayout> inputs, outputs;
+  /// Dense constants of the program (masks, tables): filled from
+  /// program.json's values when the bundle loads, read-only like inputs,
+  /// and not set by the caller.
+  std::vector<TensorLayout> constants;
   std::vector<Step> steps;
 };
 
@@ -182,8 +189,12 @@ struct Bundle {
   Program program;
 };
 
+/// The `constant` op of `program` whose result is `name`, or null.
+const Op *constantOp(const Program &program, const std::string &name);
+
 /// Whether a manifest and the program beside it agree: as many inputs as
-/// arguments and outputs as results, of the same types. The bundle writer
+/// arguments and outputs as results, of the same types, and every constant
+/// naming a constant op of its type. The bundle writer
 /// checks this before it writes; readBundle after it reads.
 bool checkAgreement(const Manifest &manifest, const Program &program,
                     std::string &error);
