@@ -123,13 +123,26 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op,
                                           std::vector<::ein::Op> &ops,
                                           bool &done) {
   done = true;
+  // Planned (ein-plan's output): a value cut into a relation, moved to
+  // another cut, or put back together is the same logical value.
+  auto alias = [&](Value from, Value to) -> LogicalResult {
+    auto it = names.find(from);
+    if (it == names.end())
+      return op->emitOpError() << "reads a value with no program.json form";
+    names[to] = it->second;
+    return success();
+  };
   if (auto partition = dyn_cast<PartitionOp>(op)) {
-    if (!isa<RelationType>(partition.getType()) ||
-        cast<RelationType>(partition.getType()).getDevices().empty())
+    auto rel = dyn_cast<RelationType>(partition.getType());
+    if (!rel)
       return done = false, success();
+    if (rel.getDevices().empty())
+      return alias(partition.getSource(), partition.getResult());
     partitionSource[partition.getResult()] = partition.getSource();
     return success();
   }
+  if (auto repartition = dyn_cast<RepartitionOp>(op))
+    return alias(repartition.getSource(), repartition.getResult());
   if (auto extract = dyn_cast<ExtractBlockOp>(op)) {
     Value source = partitionSource.lookup(extract.getSource());
     if (!source)
@@ -204,7 +217,7 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op,
   if (auto assemble = dyn_cast<AssembleOp>(op)) {
     FromBlocksOp blocks = fromBlocks.lookup(assemble.getSource());
     if (!blocks)
-      return done = false, success();
+      return alias(assemble.getSource(), assemble.getResult());
     auto rel = cast<RelationType>(blocks.getType());
     SmallVector<Piece> pieces;
     int64_t copies = rel.getReplicas();
@@ -346,6 +359,12 @@ FailureOr<::ein::Program> Exporter::run(func::FuncOp func) {
   ::ein::Program program;
   program.function = func.getSymName().str();
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    if (isa<RelationType>(arg.getType()))
+      return func.emitOpError()
+             << "has an argument of type " << arg.getType()
+             << "; program.json's arguments are tensors (a planned program "
+                "keeps its tensor signature and cuts its arguments with "
+                "ein.partition)";
     FailureOr<::ein::TensorType> type = tensorType(func, arg.getType());
     if (failed(type))
       return failure();
@@ -422,12 +441,15 @@ mlir::ein::programConstantValues(DenseElementsAttr elements) {
 
 FailureOr<::ein::TensorType> mlir::ein::programTensorType(Operation *where,
                                                           Type type) {
+  // A planned value (a relation) stands for its logical tensor.
+  if (auto rel = dyn_cast<RelationType>(type))
+    type = RankedTensorType::get(rel.getShape(), rel.getElementType());
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
     return where->emitOpError()
            << "has type " << type
            << "; program.json describes the logical program, on ranked "
-              "tensors (export before planning)";
+              "tensors or planned relations";
   if (!tensor.hasStaticShape() ||
       llvm::any_of(tensor.getShape(), [](int64_t d) { return d < 1; }))
     return where->emitOpError()

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - The named ein pipelines --------------------------===//
 
 #include "Einsummable/Conversion/Passes.h"
+#include "Einsummable/Dialect/Ein/IR/EinTypes.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/target.h"
@@ -40,30 +41,36 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
                                      const CompilePipelineOptions &options) {
   std::string dir = options.dir, reference = dir + "/program.json";
   // linalg input is imported first (ein input passes through unchanged),
-  // and the patterns fused kernels serve become composites.
-  if (!options.weights.empty()) {
-    EinMarkWeightsOptions weights;
-    weights.args = llvm::to_vector(options.weights);
-    pm.addPass(createEinMarkWeights(weights));
+  // and the patterns fused kernels serve become composites. A planned
+  // program (ein-plan's output) has all that done, and its #ein.target.
+  if (!options.planned) {
+    if (!options.weights.empty()) {
+      EinMarkWeightsOptions weights;
+      weights.args = llvm::to_vector(options.weights);
+      pm.addPass(createEinMarkWeights(weights));
+    }
+    pm.addPass(createEinImport());
+    EinFuseCompositesOptions composites;
+    composites.remarks = options.remarks;
+    pm.addPass(createEinFuseComposites(composites));
+    EinAttachTargetOptions target;
+    target.devices = options.devices;
+    target.topology = options.topology;
+    target.chip = options.chip;
+    pm.addPass(createEinAttachTarget(target));
   }
-  pm.addPass(createEinImport());
-  EinFuseCompositesOptions composites;
-  composites.remarks = options.remarks;
-  pm.addPass(createEinFuseComposites(composites));
-  EinAttachTargetOptions target;
-  target.devices = options.devices;
-  target.topology = options.topology;
-  target.chip = options.chip;
-  pm.addPass(createEinAttachTarget(target));
-  // The logical program, the reference the bundle is checked against.
+  // The logical program, the reference the bundle is checked against (of a
+  // planned program: the logical program its relations stand for).
   EinExportProgramOptions program;
   program.file = reference;
   pm.addPass(createEinExportProgram(program));
-  PlanPipelineOptions plan;
-  copyPlannerOptions(options, plan);
-  plan.explainExchange = options.exchange;
-  plan.batchTransfers = options.batchTransfers;
-  buildPlanPipeline(pm, plan);
+  if (!options.planned) {
+    PlanPipelineOptions plan;
+    copyPlannerOptions(options, plan);
+    plan.explainExchange = options.exchange;
+    plan.batchTransfers = options.batchTransfers;
+    buildPlanPipeline(pm, plan);
+  }
   EinSynthesizeExchangesOptions synthesize;
   synthesize.exchange = options.exchange;
   synthesize.batchTransfers = options.batchTransfers;
@@ -88,6 +95,17 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   bundle.reference = reference;
   bundle.memoryLimit = options.memoryLimit;
   pm.addPass(createEinWriteBundle(bundle));
+}
+
+bool mlir::ein::isPlannedProgram(ModuleOp module) {
+  WalkResult found = module.walk([](Operation *op) {
+    if (op->hasAttr("spec") || llvm::any_of(op->getResultTypes(), [](Type t) {
+          return isa<RelationType>(t);
+        }))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
 }
 
 /// A pass option value, quoted where the pipeline parser needs it.
@@ -120,6 +138,7 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
         options.weights, os,
         [&](const std::string &w) { os << optionValue(w); }, ",");
   }
+  flag(options.planned, defaults.planned, "planned");
   string(options.remarks, defaults.remarks, "remarks");
   string(options.topology, defaults.topology, "topology");
   string(options.chip, defaults.chip, "chip");

@@ -29,7 +29,7 @@ func.func private @declared2(tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
-// expected-error @+1 {{'func.func' op has type '!ein.rel<4xf32, parts = [1]>'; program.json describes the logical program, on ranked tensors (export before planning)}}
+// expected-error @+1 {{'func.func' op has an argument of type '!ein.rel<4xf32, parts = [1]>'; program.json's arguments are tensors (a planned program keeps its tensor signature and cuts its arguments with ein.partition)}}
 func.func @planned(%x: !ein.rel<4xf32, parts = [1]>) -> !ein.rel<4xf32, parts = [1]> {
   return %x : !ein.rel<4xf32, parts = [1]>
 }

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
+#include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "Einsummable/InitAll.h"
 #include "Einsummable/Transforms/Passes.h"
 
@@ -299,12 +301,6 @@ int main(int argc, char **argv) {
 
   mlir::ein::CompilePipelineOptions options;
   fillOptions(options);
-  if (printPipeline) {
-    llvm::outs() << "ein-opt " << input << " --pass-pipeline='builtin.module("
-                 << mlir::ein::printCompilePipeline(options)
-                 << ")' -o /dev/null\n";
-    return 0;
-  }
 
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
@@ -315,9 +311,48 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sources, &context);
+  // Parsing verifies: a hand-edited plan that breaks a rule gets the
+  // verifier's message here.
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sources, &context);
   if (!module)
     return 1;
+  if (mlir::ein::isPlannedProgram(*module)) {
+    // Compiled as planned: its #ein.target says where, and the planner's
+    // options do not apply.
+    auto planned = (*module)->getAttrOfType<mlir::ein::TargetAttr>(
+        mlir::ein::EinDialect::getTargetAttrName());
+    if (!planned)
+      return fail(input + " is a planned program (it has specs) but no "
+                          "#ein.target: plan it with ein-opt "
+                          "--ein-attach-target=devices=N --ein-plan");
+    cl::Option *plannerOptions[] = {std::addressof(weights),
+                                    &strategy,
+                                    &seed,
+                                    &tieLayout,
+                                    &stateCap,
+                                    &explain,
+                                    &allowInexact,
+                                    &topology};
+    for (cl::Option *o : plannerOptions)
+      if (o->getNumOccurrences())
+        return fail(input +
+                    " is a planned program (it has specs), compiled "
+                    "as planned: --" +
+                    o->ArgStr +
+                    " does not apply (compile the logical program to plan "
+                    "it again)");
+    if (devices.getNumOccurrences() && devices != planned.getDevices())
+      return fail(input + " is planned for " + Twine(planned.getDevices()) +
+                  " devices, not --devices=" + Twine(int64_t(devices)));
+    options.planned = true;
+    options.devices = planned.getDevices();
+  }
+  if (printPipeline) {
+    llvm::outs() << "ein-opt " << input << " --pass-pipeline='builtin.module("
+                 << mlir::ein::printCompilePipeline(options)
+                 << ")' -o /dev/null\n";
+    return 0;
+  }
   PassManager pm(&context, ModuleOp::getOperationName());
   mlir::ein::buildCompilePipeline(pm, options);
   if (timing)

@@ -88,6 +88,10 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions>,
 /// stage is also a pass of its own, so any of them can be replayed.
 void buildPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
 
+/// Whether `module` holds a planned program: an op with a spec, or a value
+/// on relations (what ein-plan writes).
+bool isPlannedProgram(ModuleOp module);
+
 /// Everything ein-compile takes, as the options of the named pipeline
 /// `ein-compile-pipeline`: ein-compile fills them from its command line and
 /// calls buildCompilePipeline, and `ein-compile --print-pipeline` prints the
@@ -124,6 +128,12 @@ struct CompilePipelineOptions
       *this, "weights",
       llvm::cl::desc("Arguments to mark as weights ({ein.weight}): 0-based "
                      "positions or names")};
+  PassOptions::Option<bool> planned{
+      *this, "planned",
+      llvm::cl::desc("The input is a planned program (ein-plan's output, "
+                     "perhaps edited): compile it as planned, without "
+                     "importing, fusing or planning it again"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> cudaToolkit{
       *this, "cuda-toolkit",
       llvm::cl::desc("The CUDA toolkit whose ptxas and libdevice compile GPU "
