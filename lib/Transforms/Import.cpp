@@ -139,6 +139,12 @@ public:
         return op->emitOpError()
                << "cannot be imported: it has no linalg.generic form";
     }
+    // Lookups first, before elementwise fusion can merge them into their
+    // consumers' bodies.
+    SmallVector<linalg::GenericOp> lookups;
+    func.walk([&](linalg::GenericOp op) { lookups.push_back(op); });
+    for (linalg::GenericOp op : lookups)
+      importGather(op);
     if (failed(fuseElementwise()))
       return failure();
     SmallVector<linalg::GenericOp> generics;
@@ -671,6 +677,64 @@ private:
     for (AffineExpr e : map.getResults())
       indices.push_back(cast<AffineDimExpr>(e).getPosition());
     return indices;
+  }
+
+  /// An embedding lookup, as front ends write one: a generic over the
+  /// result (the indices' dimensions, then a row's) whose body reads its
+  /// integer index, casts it, and extracts `table[index, d_r, ...]` from a
+  /// tensor outside. Becomes ein.gather; returns whether it matched.
+  bool importGather(linalg::GenericOp op) {
+    if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+        op.getNumReductionLoops() != 0 || !op.hasPureTensorSemantics())
+      return false;
+    Value indices = op.getDpsInputs()[0];
+    auto indexType = dyn_cast<RankedTensorType>(indices.getType());
+    auto resultType = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+    if (!indexType || !resultType || !indexType.hasStaticShape() ||
+        !resultType.hasStaticShape() ||
+        !(indexType.getElementType().isSignlessInteger(64) ||
+          indexType.getElementType().isSignlessInteger(32)))
+      return false;
+    int64_t n = resultType.getRank(), r = indexType.getRank();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // The indices read along the result's leading dimensions.
+    if (r > n || !maps[1].isIdentity() ||
+        maps[0] != AffineMap::getMultiDimIdentityMap(n, op.getContext())
+                       .getSubMap(llvm::to_vector(llvm::seq<unsigned>(0, r))))
+      return false;
+    Block &body = op.getRegion().front();
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    auto extract = yield.getValues().front().getDefiningOp<tensor::ExtractOp>();
+    if (!extract || extract->getBlock() != &body)
+      return false;
+    Value table = extract.getTensor();
+    auto tableType = dyn_cast<RankedTensorType>(table.getType());
+    if (!tableType || !tableType.hasStaticShape() ||
+        table.getParentRegion() == &op.getRegion() ||
+        tableType.getRank() != 1 + n - r ||
+        tableType.getShape().drop_front() !=
+            resultType.getShape().drop_front(r) ||
+        tableType.getElementType() != resultType.getElementType())
+      return false;
+    auto cast = extract.getIndices()[0].getDefiningOp<arith::IndexCastOp>();
+    if (!cast || cast.getIn() != body.getArgument(0))
+      return false;
+    for (auto [k, index] : llvm::enumerate(extract.getIndices().drop_front())) {
+      auto loop = index.getDefiningOp<linalg::IndexOp>();
+      if (!loop || int64_t(loop.getDim()) != r + int64_t(k))
+        return false;
+    }
+    // Nothing else in the body.
+    for (Operation &inner : body.without_terminator())
+      if (!isa<arith::IndexCastOp, linalg::IndexOp, tensor::ExtractOp>(inner))
+        return false;
+    builder.setInsertionPoint(op);
+    auto gather = GatherOp::create(builder, op.getLoc(), resultType, table,
+                                   indices, builder.getI64IntegerAttr(0),
+                                   SpecAttr(), IntegerAttr());
+    op.getResult(0).replaceAllUsesWith(gather.getResult());
+    op->erase();
+    return true;
   }
 
   LogicalResult importGeneric(linalg::GenericOp op) {

@@ -628,6 +628,14 @@ private:
       if (isa<JoinAggOp>(kernel))
         kernel->setAttr(EinDialect::getLoopOffsetsAttrName(),
                         builder.getDenseI64ArrayAttr(offsets));
+      if (auto gather = dyn_cast<GatherOp>(kernel)) {
+        // Loops: the indices' dimensions, then the table's rows: the block
+        // holds rows from that loop's offset on.
+        int64_t rowLoop =
+            cast<ShapedType>(op->getOperand(1).getType()).getRank();
+        gather.setRowOffset(gather.getRowOffsetAttr().getInt() +
+                            offsets[rowLoop]);
+      }
       if (auto attention = dyn_cast<AttentionOp>(kernel)) {
         // Loops: batch, kv_head, group, query, key. A block sees its share
         // of each KV head's group and its place in the sequence.
@@ -651,12 +659,14 @@ private:
         blocks[{out, owner, key(a.box)}] = kernelResult.at(owner);
         continue;
       }
-      auto join = cast<JoinAggOp>(op);
+      // How the op's partials combine (a join-agg's aggregation, a
+      // gather's add over the table's rows).
+      AggKind agg = cast<SpecOpInterface>(op).getAccesses().aggregation;
       auto combineInto = [&](const Box &box, ArrayRef<Value> partials,
                              int64_t on, Type element) {
         return AggregateOp::create(builder, loc(), blockType(box, element),
-                                   TokenType::get(func.getContext()),
-                                   join.getAgg(), partials, on, ValueRange())
+                                   TokenType::get(func.getContext()), agg,
+                                   partials, on, ValueRange())
             .getResult();
       };
       auto combine = [&](ArrayRef<Value> partials, int64_t on, Type element) {

@@ -41,6 +41,23 @@ class GPT2Block(nn.Module):
         return x
 
 
+class TinyLM(nn.Module):
+    """Token and position embeddings (nn.Embedding), a LayerNorm and a
+    language-model head: what starts and ends GPT-2."""
+
+    def __init__(self, vocab=32, d=16, ctx=8):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(ctx, d)
+        self.ln_f = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1])
+        x = self.wte(ids) + self.wpe(positions)
+        return self.head(self.ln_f(x))
+
+
 class RMSNorm(nn.Module):
     def __init__(self, d, eps=1e-5):
         super().__init__()

@@ -66,6 +66,18 @@ class Models(unittest.TestCase):
         self.check("encoder", models.EncoderLayer(),
                    (torch.randn(2, 8, 48),))
 
+    def test_token_embeddings(self):
+        # nn.Embedding twice (tokens and positions) is ein.gather; ids cover
+        # the whole vocabulary, first and last rows included.
+        ids = torch.tensor([[0, 5, 17, 30, 31, 2, 9, 9],
+                            [31, 0, 1, 1, 12, 25, 3, 7]])
+        self.check("embed", models.TinyLM(), (ids,))
+
+    def test_token_embeddings_bf16(self):
+        ids = torch.randint(0, 32, (2, 8))
+        self.check("embed-bf16", models.TinyLM(), (ids,), devices=(1, 3),
+                   dtype=torch.bfloat16)
+
     def test_mlp_classifier(self):
         self.check("mlp", models.MLPClassifier(), (torch.randn(6, 20),))
 
@@ -330,20 +342,13 @@ class Refusals(unittest.TestCase):
             compiled(torch.randn(4, 20), torch.randn(4, 20))
 
     def test_refused_compile_leaves_no_bundle(self):
-        # An embedding is a gather, which the importer does not take yet:
-        # ein-compile's own diagnostic names the model's source line.
-        class Lookup(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.table = nn.Embedding(10, 8)
-
-            def forward(self, ids):
-                return self.table(ids) * 2.0
+        # A convolution, which the importer does not take yet: ein-compile's
+        # own diagnostic names the model's source line.
         with self.assertRaises(einsummable.CompileError) as caught:
-            einsummable.compile(Lookup().eval(),
-                                (torch.tensor([[1, 2, 3]]),),
+            einsummable.compile(models.SmallCNN().eval(),
+                                (torch.randn(2, 3, 8, 8),),
                                 workdir=self.dir.name)
-        self.assertIn("test_frontend.py", str(caught.exception))
+        self.assertIn("models.py", str(caught.exception))
         self.assertFalse(os.path.exists(os.path.join(self.dir.name,
                                                      "bundle")))
         self.assertFalse(os.path.exists(os.path.join(self.dir.name,

@@ -331,6 +331,20 @@ void layerNorm(const HostTensor &x, const HostTensor *w, const HostTensor *b,
   }
 }
 
+/// `out[i..., t...] = table[idx[i...] - rowOffset, t...]`, 0 where that is
+/// not a row of the table.
+void gather(const HostTensor &table, const HostTensor &indices,
+            int64_t rowOffset, HostTensor &out) {
+  int64_t rows = table.shape[0], width = table.numElements() / rows;
+  for (int64_t i = 0, n = indices.numElements(); i < n; ++i) {
+    double idx = indices.data[i] - double(rowOffset);
+    bool inside = idx >= 0 && idx < double(rows);
+    for (int64_t t = 0; t < width; ++t)
+      out.data[i * width + t] =
+          inside ? table.data[int64_t(idx) * width + t] : 0.0;
+  }
+}
+
 /// Copies the hyper-rectangle `offsets` + shape of `dst` out of `src`
 /// (extract) or `src` into `dst` at `offsets` (insert).
 void copyRegion(const HostTensor &src, HostTensor &dst,
@@ -357,13 +371,20 @@ void copyRegion(const HostTensor &src, HostTensor &dst,
 
 } // namespace
 
-HostTensor randomInput(const TensorType &type, uint64_t seed, int argument) {
+HostTensor randomInput(const TensorType &type, uint64_t seed, int argument,
+                       int64_t indexBound) {
   HostTensor t = makeTensor(type);
   int64_t last = type.shape.empty() ? 1 : type.shape.back();
   int64_t count = t.numElements();
+  bool indices = indexBound > 0 && !isFloat(type.dtype);
   auto fill = [&](int64_t first, int64_t end) {
     for (int64_t i = first; i < end; ++i)
-      t.data[i] = roundTo(type.dtype, inputValue(seed, argument, i, last));
+      t.data[i] =
+          indices
+              ? std::floor(uniform(seed, argument, i) * double(indexBound + 2) -
+                           1e-12) -
+                    1
+              : roundTo(type.dtype, inputValue(seed, argument, i, last));
   };
   // Each element is a function of its index alone, so threads give the
   // same values; the large weights of a benchmark draw in seconds, not
@@ -380,6 +401,24 @@ HostTensor randomInput(const TensorType &type, uint64_t seed, int argument) {
   for (std::thread &worker : workers)
     worker.join();
   return t;
+}
+
+std::vector<int64_t> indexBounds(const Program &program) {
+  std::vector<int64_t> bounds(program.arguments.size(), 0);
+  std::map<std::string, const TensorType *> types;
+  for (const Argument &a : program.arguments)
+    types[a.name] = &a.type;
+  for (const Op &op : program.ops)
+    types[op.result] = &op.type;
+  for (const Op &op : program.ops) {
+    if (op.kind != OpKind::Gather)
+      continue;
+    int64_t rows = types.at(op.inputs[0])->shape[0];
+    for (size_t a = 0; a < program.arguments.size(); ++a)
+      if (program.arguments[a].name == op.inputs[1])
+        bounds[a] = std::max(bounds[a], rows);
+  }
+  return bounds;
 }
 
 void attention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
@@ -557,6 +596,9 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
         break;
       case OpKind::RmsNorm:
         rmsNorm(*in[0], *in[1], op.eps, out);
+        break;
+      case OpKind::Gather:
+        gather(*in[0], *in[1], op.rowOffset, out);
         break;
       case OpKind::LayerNorm:
         layerNorm(*in[0], in.size() > 1 ? in[1] : nullptr,

@@ -33,9 +33,9 @@ constexpr Spelling<Agg> kAggs[] = {{Agg::None, "none"},
 constexpr Spelling<OpKind> kOpKinds[] = {
     {OpKind::JoinAgg, "join_agg"},     {OpKind::Attention, "attention"},
     {OpKind::Softmax, "softmax"},      {OpKind::RmsNorm, "rms_norm"},
-    {OpKind::LayerNorm, "layer_norm"}, {OpKind::Reshape, "reshape"},
-    {OpKind::Slice, "slice"},          {OpKind::Concat, "concat"},
-    {OpKind::Constant, "constant"}};
+    {OpKind::LayerNorm, "layer_norm"}, {OpKind::Gather, "gather"},
+    {OpKind::Reshape, "reshape"},      {OpKind::Slice, "slice"},
+    {OpKind::Concat, "concat"},        {OpKind::Constant, "constant"}};
 
 constexpr Spelling<ScalarKind> kScalarKinds[] = {
     {ScalarKind::AddF, "arith.addf"},
@@ -306,6 +306,20 @@ void checkOp(const std::string &where, Op &op,
       fail(where, "eps must be positive");
     expectResult(in[0].shape, in[0].dtype);
     break;
+  case OpKind::Gather: {
+    expectInputs(2);
+    const TensorType &table = in[0], &indices = in[1];
+    if (table.shape.empty() || !isFloat(table.dtype))
+      fail(where, "gather reads a float table of rank 1 or more");
+    if (indices.dtype != DType::I64 && indices.dtype != DType::I32)
+      fail(where, "gather's indices must be i64 or i32");
+    if (op.rowOffset < 0 || op.rowOffset > kMaxOffset)
+      fail(where, "row_offset must be between 0 and 2^48");
+    std::vector<int64_t> shape = indices.shape;
+    shape.insert(shape.end(), table.shape.begin() + 1, table.shape.end());
+    expectResult(shape, table.dtype);
+    break;
+  }
   case OpKind::Reshape:
     expectInputs(1);
     if (op.type.numElements() != in[0].numElements() ||
@@ -402,6 +416,9 @@ void parse(const json &root, Program &program) {
     case OpKind::LayerNorm:
       n.only({"kind", "result", "type", "inputs", "eps"});
       break;
+    case OpKind::Gather:
+      n.only({"kind", "result", "type", "inputs", "row_offset"});
+      break;
     case OpKind::Reshape:
       n.only({"kind", "result", "type", "inputs", "reassociation"});
       break;
@@ -452,6 +469,9 @@ void parse(const json &root, Program &program) {
     case OpKind::RmsNorm:
     case OpKind::LayerNorm:
       op.eps = n.at("eps").number();
+      break;
+    case OpKind::Gather:
+      op.rowOffset = n.at("row_offset").integer();
       break;
     case OpKind::Reshape:
       op.reassociation = n.at("reassociation").integerLists();
@@ -607,6 +627,9 @@ json writeOp(const Op &op) {
   case OpKind::RmsNorm:
   case OpKind::LayerNorm:
     entry["eps"] = writeNumber(op.eps);
+    break;
+  case OpKind::Gather:
+    entry["row_offset"] = op.rowOffset;
     break;
   case OpKind::Reshape:
     entry["reassociation"] = op.reassociation;

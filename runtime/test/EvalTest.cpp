@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 using namespace ein;
 using namespace ein::test;
@@ -112,6 +113,44 @@ TEST(Eval, LayerNorm) {
   EXPECT_NEAR(r[1].data[0], -inv, 1e-12);
   EXPECT_NEAR(r[1].data[1], inv, 1e-12);
   EXPECT_EQ(r[1].data[2], 0);
+}
+
+TEST(Eval, GatherReadsRowsAndZeroOutside) {
+  // A table of 3 rows of 2; row_offset 1 (a block holding rows 1..3 of a
+  // larger table): index 1 is its first row, 0 and 4 are outside it.
+  json op = {{"kind", "gather"},
+             {"result", "y"},
+             {"type", type({4, 2})},
+             {"inputs", {"t", "i"}},
+             {"row_offset", 1}};
+  json p =
+      program({argument("t", type({3, 2})), argument("i", type({4}, "i64"))},
+              {op}, {"y"});
+  auto r = run(p, {tensor({3, 2}, {10, 11, 20, 21, 30, 31}),
+                   tensor({4}, {3, 0, 1, 4}, DType::I64)});
+  EXPECT_EQ(r[0].data, (std::vector<double>{30, 31, 0, 0, 10, 11, 0, 0}));
+}
+
+TEST(Eval, RandomIndicesCoverTheTable) {
+  // Drawn for a gather over 5 rows: -1 to 5, every one of them.
+  json op = {{"kind", "gather"},
+             {"result", "y"},
+             {"type", type({64, 2})},
+             {"inputs", {"t", "i"}},
+             {"row_offset", 0}};
+  Program parsed;
+  std::string error;
+  ASSERT_TRUE(parseProgram(
+      program({argument("t", type({5, 2})), argument("i", type({64}, "i64"))},
+              {op}, {"y"})
+          .dump(),
+      parsed, error))
+      << error;
+  std::vector<int64_t> bounds = indexBounds(parsed);
+  EXPECT_EQ(bounds, (std::vector<int64_t>{0, 5}));
+  HostTensor ids = randomInput(parsed.arguments[1].type, 7, 1, bounds[1]);
+  std::set<double> seen(ids.data.begin(), ids.data.end());
+  EXPECT_EQ(seen, (std::set<double>{-1, 0, 1, 2, 3, 4, 5}));
 }
 
 TEST(Eval, LayerNormRefusesABadWeight) {

@@ -162,6 +162,7 @@ void expectSame(const Op &a, const Op &b) {
   EXPECT_EQ(a.keyOffset, b.keyOffset);
   EXPECT_EQ(a.dim, b.dim);
   EXPECT_EQ(a.eps, b.eps);
+  EXPECT_EQ(a.rowOffset, b.rowOffset);
   EXPECT_EQ(a.reassociation, b.reassociation);
   EXPECT_EQ(a.offsets, b.offsets);
   EXPECT_EQ(a.sizes, b.sizes);
@@ -385,7 +386,8 @@ Program everyProgramField() {
                  {"w", tensor(DType::F32, {8}), false},
                  {"q", tensor(DType::BF16, {1, 2, 4, 8}), false},
                  {"k", tensor(DType::BF16, {1, 1, 4, 8}), false},
-                 {"v", tensor(DType::BF16, {1, 1, 4, 8}), false}};
+                 {"v", tensor(DType::BF16, {1, 1, 4, 8}), false},
+                 {"ids", tensor(DType::I32, {2, 3}), false}};
   auto op = [&](OpKind kind, const char *result, TensorType type,
                 std::vector<std::string> inputs) -> Op & {
     Op o;
@@ -451,6 +453,8 @@ Program everyProgramField() {
   op(OpKind::RmsNorm, "n", tensor(DType::F32, {4, 8}), {"x", "w"}).eps = 1e-5;
   op(OpKind::LayerNorm, "ln", tensor(DType::F32, {4, 8}), {"x", "w", "w"}).eps =
       1e-6;
+  op(OpKind::Gather, "g", tensor(DType::F32, {2, 3, 8}), {"x", "ids"})
+      .rowOffset = 3;
   op(OpKind::Reshape, "r", tensor(DType::F32, {32}), {"x"}).reassociation = {
       {0, 1}};
   Op &slice = op(OpKind::Slice, "l", tensor(DType::F32, {2, 3}), {"x"});
@@ -474,7 +478,7 @@ TEST(Format, EveryProgramFieldRoundTrips) {
         "\"value\": 4611686018427387904\n", "\"value\": \"-inf\"",
         "\"value\": 1\n", "\"predicate\": \"olt\"",
         "\"eps\": 1.0000000000000001e-05", "\"kind\": \"layer_norm\"",
-        "\"scale\": 0.35355339059327373"})
+        "\"row_offset\": 3", "\"scale\": 0.35355339059327373"})
     EXPECT_NE(text.find(field), std::string::npos) << field;
   // Only a weight says so.
   EXPECT_EQ(text.find("\"weight\": false"), std::string::npos);

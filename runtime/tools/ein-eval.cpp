@@ -59,7 +59,7 @@ int run(int argc, char **argv) {
   ein::EvalOptions options;
   options.roundIntermediates = line.flags.count("round-intermediates");
   std::vector<ein::HostTensor> inputs =
-      loadInputs(program.arguments, inputFiles, seed, options.maxElements);
+      loadInputs(program, inputFiles, seed, options.maxElements);
   writeOutputs(saveFiles, inputs);
 
   std::vector<ein::HostTensor> results;

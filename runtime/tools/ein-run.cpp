@@ -178,7 +178,7 @@ int run(int argc, char **argv) {
                             ? evalOptions.maxElements
                             : std::numeric_limits<int64_t>::max();
   std::vector<ein::HostTensor> inputs =
-      loadInputs(program.arguments, inputFiles, seed, maxElements);
+      loadInputs(program, inputFiles, seed, maxElements);
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<unsigned char> bytes = ein::tensorBytes(inputs[i]);
     check(ein_bundle_set_input(bundle, static_cast<int>(i), bytes.data(),

@@ -96,9 +96,11 @@ static std::string typeText(const std::vector<int64_t> &shape, DType dtype) {
   return s + dtypeName(dtype);
 }
 
-std::vector<HostTensor> loadInputs(const std::vector<Argument> &arguments,
+std::vector<HostTensor> loadInputs(const Program &program,
                                    const std::vector<std::string> &files,
                                    uint64_t seed, int64_t maxElements) {
+  const std::vector<Argument> &arguments = program.arguments;
+  std::vector<int64_t> bounds = indexBounds(program);
   std::vector<HostTensor> inputs(arguments.size());
   std::string error;
   for (size_t i = 0; i < arguments.size(); ++i) {
@@ -109,7 +111,7 @@ std::vector<HostTensor> loadInputs(const std::vector<Argument> &arguments,
           " elements; the CPU reference stops at " +
           std::to_string(maxElements) + " (check large shapes on the GPU)");
     if (files.empty() || files[i].empty()) {
-      inputs[i] = randomInput(arg.type, seed, static_cast<int>(i));
+      inputs[i] = randomInput(arg.type, seed, static_cast<int>(i), bounds[i]);
       continue;
     }
     if (!readNpy(files[i], arg.type.dtype, inputs[i], error))

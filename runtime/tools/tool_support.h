@@ -54,8 +54,9 @@ uint64_t parseCount(const std::string &option, const std::string &text,
 /// The inputs of a program: read from `files` (one per argument, of the
 /// argument's type) or, when `files` is empty or an argument's file name
 /// is, drawn from `seed`. Fails on
-/// an argument of more than `maxElements` elements.
-std::vector<HostTensor> loadInputs(const std::vector<Argument> &arguments,
+/// an argument of more than `maxElements` elements. A gather's indices are
+/// drawn over its table's rows (indexBounds).
+std::vector<HostTensor> loadInputs(const Program &program,
                                    const std::vector<std::string> &files,
                                    uint64_t seed, int64_t maxElements);
 

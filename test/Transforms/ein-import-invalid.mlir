@@ -201,3 +201,22 @@ func.func @scalar_read(%x: tensor<4xf32>, %s: tensor<1xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// A lookup that also computes on the row is not a plain gather: its body
+// reads the table, which a join region cannot.
+func.func @scaled_lookup(%ids: tensor<4xi32>, %table: tensor<10x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{cannot be imported: its body reads a value from outside that is not a constant}}
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<4xi32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%i: i32, %o: f32):
+    %row = arith.index_cast %i : i32 to index
+    %col = linalg.index 1 : index
+    %v = tensor.extract %table[%row, %col] : tensor<10x8xf32>
+    %two = arith.constant 2.0 : f32
+    %s = arith.mulf %v, %two : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %g : tensor<4x8xf32>
+}

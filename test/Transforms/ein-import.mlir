@@ -522,3 +522,23 @@ func.func @index_mask_fused(%x: tensor<2x8x8xf32>) -> tensor<2x8x8xf32> {
   } -> tensor<2x8x8xf32>
   return %y : tensor<2x8x8xf32>
 }
+
+// -----
+
+// An embedding lookup as front ends write it (torch-mlir, the einsummable
+// front end): the index read, cast, and the row extracted from the table.
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[IDS:.*]]: tensor<2x8xi64>, %[[TABLE:.*]]: tensor<100x32xbf16>)
+// CHECK-NEXT: %[[E:.*]] = ein.gather %[[TABLE]][%[[IDS]]] : tensor<100x32xbf16>, tensor<2x8xi64> -> tensor<2x8x32xbf16>
+// CHECK-NEXT: return %[[E]]
+func.func @embedding(%ids: tensor<2x8xi64>, %table: tensor<100x32xbf16>) -> tensor<2x8x32xbf16> {
+  %e = tensor.empty() : tensor<2x8x32xbf16>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<2x8xi64>) outs(%e : tensor<2x8x32xbf16>) {
+  ^bb0(%i: i64, %o: bf16):
+    %row = arith.index_cast %i : i64 to index
+    %col = linalg.index 2 : index
+    %v = tensor.extract %table[%row, %col] : tensor<100x32xbf16>
+    linalg.yield %v : bf16
+  } -> tensor<2x8x32xbf16>
+  return %g : tensor<2x8x32xbf16>
+}

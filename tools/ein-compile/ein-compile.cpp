@@ -11,6 +11,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "Einsummable/InitAll.h"
+#include "Einsummable/InputGuard.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/bundle.h"
@@ -308,6 +309,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(input, &error);
   if (!file)
     return fail(error);
+  if (!mlir::ein::checkParserSafe(*file, input, llvm::errs()))
+    return 1;
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sources, &context);

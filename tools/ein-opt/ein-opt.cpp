@@ -6,9 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Einsummable/InitAll.h"
+#include "Einsummable/InputGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 #include <string>
 #include <vector>
@@ -24,6 +28,8 @@ static std::string expandShorthand(const std::string &arg) {
 }
 
 int main(int argc, char **argv) {
+  // Stack traces on a crash, as mlir-opt's own main sets up.
+  llvm::InitLLVM init(argc, argv);
   std::vector<std::string> storage(argv, argv + argc);
   std::vector<char *> args;
   for (std::string &arg : storage) {
@@ -35,6 +41,37 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::ein::registerAllDialects(registry);
   mlir::ein::registerAllPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, args.data(), "Einsummable optimizer driver\n", registry));
+  auto [input, output] = mlir::registerAndParseCLIOptions(
+      argc, args.data(), "Einsummable optimizer driver\n", registry);
+  // The input is checked for what MLIR's parser crashes on first.
+  if (input != "-") {
+    std::string error;
+    if (std::unique_ptr<llvm::MemoryBuffer> file =
+            mlir::openInputFile(input, &error);
+        file && !mlir::ein::checkParserSafe(*file, input, llvm::errs()))
+      return 1;
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, args.data(), input, output, registry));
+  }
+  // Standard input can be read once: read, check, then run on the buffer.
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(input, &error);
+  if (!file) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (!mlir::ein::checkParserSafe(*file, "<stdin>", llvm::errs()))
+    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      mlir::openOutputFile(output, &error);
+  if (!out) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (failed(mlir::MlirOptMain(out->os(), std::move(file), registry, config)))
+    return 1;
+  out->keep();
+  return 0;
 }

@@ -496,6 +496,49 @@ LogicalResult layerNormKernel(LayerNormOp norm, ValueRange args, OpBuilder &b) {
   return success();
 }
 
+/// `out[i..., t...] = table[idx[i...] - row_offset, t...]`, 0 where that is
+/// not one of the block's rows: a map over the result reading the index,
+/// then the row at a clamped place, kept where it is inside.
+LogicalResult gatherKernel(GatherOp gather, ValueRange args, OpBuilder &b) {
+  Location loc = gather.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value table = args[0], indices = args[1], out = args[2];
+  auto tableType = cast<MemRefType>(table.getType());
+  int64_t r = cast<MemRefType>(indices.getType()).getRank();
+  int64_t rank = cast<MemRefType>(out.getType()).getRank();
+  int64_t rows = tableType.getShape()[0];
+  AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap lead = loopsMap(ctx, rank, range(0, r));
+  generic(
+      b, loc, indices, out, {lead, full},
+      SmallVector<IteratorType>(rank, IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange e) {
+        Value offset = arith::ConstantOp::create(
+            nb, l,
+            nb.getIntegerAttr(e[0].getType(),
+                              gather.getRowOffsetAttr().getInt()));
+        Value row = arith::SubIOp::create(nb, l, e[0], offset);
+        Value zero = arith::ConstantOp::create(
+            nb, l, nb.getIntegerAttr(e[0].getType(), 0));
+        Value last = arith::ConstantOp::create(
+            nb, l, nb.getIntegerAttr(e[0].getType(), rows - 1));
+        Value inside = arith::AndIOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, row, zero),
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, row, last));
+        Value clamped = arith::MinSIOp::create(
+            nb, l, arith::MaxSIOp::create(nb, l, row, zero), last);
+        SmallVector<Value> at = {
+            arith::IndexCastOp::create(nb, l, nb.getIndexType(), clamped)};
+        for (int64_t d = r; d < rank; ++d)
+          at.push_back(linalg::IndexOp::create(nb, l, d));
+        Value v = memref::LoadOp::create(nb, l, table, at);
+        Value none = floatConstant(nb, l, v.getType(), 0.0);
+        yieldValue(nb, l, arith::SelectOp::create(nb, l, inside, v, none));
+      });
+  return success();
+}
+
 /// The row maximum of `source` over its last `reduced` loop, with rows that
 /// hold no finite value read as 0 by `safeMax` (a fully masked row).
 Value safeMax(OpBuilder &b, Location loc, Value m) {
@@ -680,7 +723,9 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
       return op->emitOpError()
              << "has a " << type
              << " operand or result; a block kernel needs static tensors";
-    if (!isa<FloatType>(tensor.getElementType()))
+    // A gather also reads integer indices.
+    bool indices = isa<GatherOp>(op) && type == op->getOperand(1).getType();
+    if (!isa<FloatType>(tensor.getElementType()) && !indices)
       return op->emitOpError() << "has element type " << tensor.getElementType()
                                << "; block kernels read and write floats";
     argTypes.push_back(
@@ -698,6 +743,7 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
           .Case([&](RmsNormOp norm) { return rmsNormKernel(norm, args, b); })
           .Case(
               [&](LayerNormOp norm) { return layerNormKernel(norm, args, b); })
+          .Case([&](GatherOp gather) { return gatherKernel(gather, args, b); })
           .Case([&](SoftmaxOp s) { return softmaxKernel(s, args, b); })
           .Case([&](AttentionOp a) { return attentionKernel(a, args, b); })
           .Default([](Operation *other) {

@@ -143,6 +143,14 @@ public:
       if (isa<MemRefType>(operand.get().getType()) &&
           !llvm::is_contained(buffers, operand.get()))
         buffers.push_back(operand.get());
+    // Buffers the body loads from at computed places (a gather's table)
+    // are parameters too.
+    op->walk([&](memref::LoadOp load) {
+      Value from = load.getMemRef();
+      if (!op->isProperAncestor(from.getParentBlock()->getParentOp()) &&
+          !llvm::is_contained(buffers, from))
+        buffers.push_back(from);
+    });
     SmallVector<Type> types;
     for (Value buffer : buffers)
       types.push_back(buffer.getType());

@@ -41,8 +41,10 @@ using namespace mlir::ein;
 namespace {
 
 FailureOr<::ein::DType> dtypeOf(Operation *where, Type type) {
+  // Floats, and the integer indices a gather reads.
   std::optional<::ein::DType> dtype = programDType(type);
-  if (!dtype || !isa<FloatType>(type))
+  if (!dtype || !(isa<FloatType>(type) || type.isSignlessInteger(64) ||
+                  type.isSignlessInteger(32)))
     return where->emitOpError()
            << "element type " << type << " has no bundle form";
   return *dtype;

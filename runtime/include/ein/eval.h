@@ -35,7 +35,15 @@ struct EvalOptions {
 /// Input `argument` of type `type`, drawn as docs/program-format.md says
 /// (ein/random.h). The caller bounds its size (evaluate checks arguments
 /// against maxElements before anything is drawn or read).
-HostTensor randomInput(const TensorType &type, uint64_t seed, int argument);
+/// Indices (`indexBound` > 0, an integer type) are drawn uniformly from
+/// -1 to indexBound: rows of the table they index, and one outside it at
+/// each end (which a gather reads as 0).
+HostTensor randomInput(const TensorType &type, uint64_t seed, int argument,
+                       int64_t indexBound = 0);
+
+/// Per argument of `program`, the rows of the largest table a gather
+/// indexes with it (0 where no gather does): randomInput's indexBound.
+std::vector<int64_t> indexBounds(const Program &program);
 
 /// Evaluates `program` on `inputs` (one per argument, matching its type).
 /// On failure returns false with `error` naming the op.

@@ -107,6 +107,7 @@ enum class OpKind {
   Softmax,
   RmsNorm,
   LayerNorm,
+  Gather,
   Reshape,
   Slice,
   Concat,
@@ -134,6 +135,8 @@ struct Op {
   // rms_norm, layer_norm (whose inputs are x, then its weight and bias if
   // it has them)
   double eps = 0;
+  // gather: inputs [table, indices]; the first table row the op holds
+  int64_t rowOffset = 0;
   // reshape
   std::vector<std::vector<int64_t>> reassociation;
   // slice

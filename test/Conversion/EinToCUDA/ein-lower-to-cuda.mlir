@@ -189,6 +189,30 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // -----
 
+// A gather block (rows 34..67 of a table) is the generic kernel over its
+// result, with the table, which it loads at computed rows, as one more
+// parameter: the index read, less the block's first row, checked against
+// its 34 rows, the row loaded at a clamped place and kept where inside (8
+// lanes a thread, one vector store).
+// CHECK-LABEL: func.func @lookup
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_0 {{.*}} args(%{{.*}} : memref<2x8xi64>, %{{.*}} : memref<2x8x64xbf16>, %{{.*}} : memref<34x64xbf16>)
+// CHECK: gpu.func @ein_kernel_0_0(%[[IDS:.*]]: memref<2x8xi64>, %[[OUT:.*]]: memref<2x8x64xbf16>, %[[TABLE:.*]]: memref<34x64xbf16>) kernel
+// CHECK: %[[ID:.*]] = memref.load %[[IDS]]
+// CHECK: %[[ROW:.*]] = arith.subi %[[ID]], %c34_i64 : i64
+// CHECK: arith.cmpi sle, %[[ROW]], %c33_i64 : i64
+// CHECK: arith.cmpi sge, %[[ROW]], %c0_i64 : i64
+// CHECK: memref.load %[[TABLE]]
+// CHECK: arith.select
+// CHECK: vector.store {{.*}}, %[[OUT]]
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @lookup(%t: tensor<34x64xbf16>, %i: tensor<2x8xi64>) -> tensor<2x8x64xbf16> {
+    %y = ein.gather %t[%i] {row_offset = 34 : i64, device = 0 : i64} : tensor<34x64xbf16>, tensor<2x8xi64> -> tensor<2x8x64xbf16>
+    return %y : tensor<2x8x64xbf16>
+  }
+}
+
+// -----
+
 // Rows of 1024 bf16 are held in registers: each lane loads its 4 chunks
 // at once (no loop), sums their squares, and scales the same values (the
 // row is read once).

@@ -55,3 +55,14 @@ func.func @layer_norms(%x: tensor<4x128xbf16>, %w: tensor<128xbf16>, %b: tensor<
   %u = ein.layer_norm %z eps 1.0e-5 : tensor<4x128xbf16>
   return %u : tensor<4x128xbf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @gathers
+// CHECK: ein.gather %{{.*}}[%{{.*}}] : tensor<50x16xbf16>, tensor<2x8xi64> -> tensor<2x8x16xbf16>
+// CHECK: ein.gather %{{.*}}[%{{.*}}] {row_offset = 25 : i64} : tensor<25x16xbf16>, tensor<4xi32> -> tensor<4x16xbf16>
+func.func @gathers(%t: tensor<50x16xbf16>, %ids: tensor<2x8xi64>, %half: tensor<25x16xbf16>, %few: tensor<4xi32>) -> (tensor<2x8x16xbf16>, tensor<4x16xbf16>) {
+  %a = ein.gather %t[%ids] : tensor<50x16xbf16>, tensor<2x8xi64> -> tensor<2x8x16xbf16>
+  %b = ein.gather %half[%few] {row_offset = 25 : i64} : tensor<25x16xbf16>, tensor<4xi32> -> tensor<4x16xbf16>
+  return %a, %b : tensor<2x8x16xbf16>, tensor<4x16xbf16>
+}

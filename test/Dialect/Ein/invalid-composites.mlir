@@ -205,3 +205,43 @@ func.func @layer_norm_eps(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = ein.layer_norm %x eps -1.0 : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @gather_rank0(%t: tensor<f32>, %i: tensor<4xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{needs a table of rank 1 or more}}
+  %g = ein.gather %t[%i] : tensor<f32>, tensor<4xi64> -> tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_integer_table(%t: tensor<10x4xi32>, %i: tensor<4xi64>) -> tensor<4x4xi32> {
+  // expected-error @+1 {{needs a float element type, got 'i32'}}
+  %g = ein.gather %t[%i] : tensor<10x4xi32>, tensor<4xi64> -> tensor<4x4xi32>
+  return %g : tensor<4x4xi32>
+}
+
+// -----
+
+func.func @gather_float_indices(%t: tensor<10x4xf32>, %i: tensor<4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{needs i64 or i32 indices, got 'f32'}}
+  %g = ein.gather %t[%i] : tensor<10x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+  return %g : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gather_shape(%t: tensor<10x4xf32>, %i: tensor<2x3xi64>) -> tensor<6x4xf32> {
+  // expected-error @+1 {{result must hold [2, 3, 4] of 'f32' (the indices' shape, then each row's), got 'tensor<6x4xf32>'}}
+  %g = ein.gather %t[%i] : tensor<10x4xf32>, tensor<2x3xi64> -> tensor<6x4xf32>
+  return %g : tensor<6x4xf32>
+}
+
+// -----
+
+func.func @gather_offset(%t: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{row_offset must not be negative, got -1}}
+  %g = ein.gather %t[%i] {row_offset = -1 : i64} : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
+  return %g : tensor<3x4xf32>
+}

@@ -572,6 +572,48 @@ SmallVector<std::string> LayerNormOp::getLoopNames() {
   return defaultLoopNames(cast<ShapedType>(getType()).getRank());
 }
 
+LogicalResult GatherOp::verify() {
+  if (failed(verifySameLevel(*this)))
+    return failure();
+  auto table = cast<ShapedType>(getTable().getType());
+  auto indices = cast<ShapedType>(getIndices().getType());
+  auto result = cast<ShapedType>(getType());
+  if (table.getRank() < 1)
+    return emitOpError() << "needs a table of rank 1 or more";
+  if (failed(verifyFloatElements(*this, table.getElementType())))
+    return failure();
+  if (!indices.getElementType().isSignlessInteger(64) &&
+      !indices.getElementType().isSignlessInteger(32))
+    return emitOpError() << "needs i64 or i32 indices, got "
+                         << indices.getElementType();
+  SmallVector<int64_t> shape(indices.getShape());
+  llvm::append_range(shape, table.getShape().drop_front());
+  if (result.getShape() != ArrayRef<int64_t>(shape) ||
+      result.getElementType() != table.getElementType())
+    return emitOpError() << "result must hold " << shapeString(shape) << " of "
+                         << table.getElementType()
+                         << " (the indices' shape, then each row's), got "
+                         << getType();
+  // (I64Attr's getter reads the bits unsigned.)
+  int64_t rowOffset = getRowOffsetAttr().getInt();
+  if (rowOffset < 0)
+    return emitOpError() << "row_offset must not be negative, got "
+                         << rowOffset;
+  return verifyPlanned(*this);
+}
+
+SmallVector<int64_t> GatherOp::getLoopSizes() {
+  auto table = cast<ShapedType>(getTable().getType());
+  SmallVector<int64_t> sizes(
+      cast<ShapedType>(getIndices().getType()).getShape());
+  llvm::append_range(sizes, table.getShape());
+  return sizes;
+}
+
+SmallVector<std::string> GatherOp::getLoopNames() {
+  return defaultLoopNames(getLoopSizes().size());
+}
+
 //===----------------------------------------------------------------------===//
 // Layout ops
 //===----------------------------------------------------------------------===//
@@ -1169,6 +1211,34 @@ double LayerNormOp::getFlopsPerPoint() { return 6; }
 
 SmallVector<int64_t> LayerNormOp::getWholeLoops() {
   return {resultRank(*this) - 1};
+}
+
+OpAccesses GatherOp::getAccesses() {
+  // Loops: the indices' dimensions (r), the table's rows, its other
+  // dimensions. The rows are summed over (one contributes, the others
+  // give 0), so a cut of them leaves partials that add.
+  int64_t r = cast<ShapedType>(getIndices().getType()).getRank();
+  int64_t tableRank = cast<ShapedType>(getTable().getType()).getRank();
+  OpAccesses a = accessesOf(*this);
+  OperandAccess table, indices, result;
+  for (int64_t d = 0; d < tableRank; ++d)
+    table.dimLoops.push_back({r + d});
+  for (int64_t d = 0; d < r; ++d) {
+    indices.dimLoops.push_back({d});
+    result.dimLoops.push_back({d});
+  }
+  for (int64_t d = 1; d < tableRank; ++d)
+    result.dimLoops.push_back({r + d});
+  a.inputs = {table, indices};
+  a.result = result;
+  a.aggregation = AggKind::Add;
+  return a;
+}
+
+// One load a result element: per point of the loop space (which spans the
+// table's rows), one over the rows.
+double GatherOp::getFlopsPerPoint() {
+  return 1.0 / double(cast<ShapedType>(getTable().getType()).getShape()[0]);
 }
 
 OpAccesses ReshapeOp::getAccesses() {

@@ -190,6 +190,12 @@ LogicalResult LayerNormOp::describeInProgram(::ein::Op &entry) {
   return success();
 }
 
+LogicalResult GatherOp::describeInProgram(::ein::Op &entry) {
+  entry.kind = ::ein::OpKind::Gather;
+  entry.rowOffset = getRowOffsetAttr().getInt();
+  return success();
+}
+
 LogicalResult ReshapeOp::describeInProgram(::ein::Op &entry) {
   entry.kind = ::ein::OpKind::Reshape;
   for (Attribute group : getReassociation()) {

@@ -18,7 +18,8 @@ def Ein_Dialect : Dialect {
     The `ein` dialect states a tensor program as joins followed by
     aggregations (`ein.join_agg`) plus a few composites whose fused kernels
     must see the whole pattern (`ein.attention`, `ein.softmax`,
-    `ein.rms_norm`, `ein.layer_norm`) and layout ops (`ein.reshape`, `ein.slice`,
+    `ein.rms_norm`, `ein.layer_norm`, `ein.gather`) and layout ops (`ein.reshape`,
+    `ein.slice`,
     `ein.concat`).
 
     The same ops serve three levels:

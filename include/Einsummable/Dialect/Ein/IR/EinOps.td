@@ -258,6 +258,33 @@ def Ein_LayerNormOp : Ein_CompositeOp<"layer_norm",
     }]>];
 }
 
+def Ein_GatherOp : Ein_CompositeOp<"gather"> {
+  let summary = "Rows of a table picked by integer indices (an embedding lookup)";
+  let description = [{
+    `out[i..., t...] = table[idx[i...] - row_offset, t...]` where that row is
+    one of the table's, else 0: the table's rows are read at data-dependent
+    places. Its loops, for a spec, are the indices' dimensions, then the
+    table's rows `v`, then the table's other dimensions; it is the sum over
+    `v` of `idx == v ? table[v, t...] : 0`, so cutting `v` (a vocabulary-
+    parallel embedding) leaves partial results that add up. `row_offset`
+    is the first row a device-level block holds (0 for a whole table).
+    Indices outside the table give 0 (PyTorch raises an error instead).
+
+    ```mlir
+    %e = ein.gather %table[%ids] : tensor<50257x768xbf16>, tensor<8x1024xi64> -> tensor<8x1024x768xbf16>
+    ```
+  }];
+  let arguments = (ins Ein_AnyTensorOrRelation:$table,
+                   Ein_AnyTensorOrRelation:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$row_offset,
+                   OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
+  let assemblyFormat = [{
+    $table `[` $indices `]` attr-dict `:` qualified(type($table)) `,`
+    qualified(type($indices)) `->` qualified(type($result))
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Layout ops
 //===----------------------------------------------------------------------===//
