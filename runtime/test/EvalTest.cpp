@@ -153,6 +153,34 @@ TEST(Eval, RandomIndicesCoverTheTable) {
   EXPECT_EQ(seen, (std::set<double>{-1, 0, 1, 2, 3, 4, 5}));
 }
 
+TEST(Eval, GatherRefusesBadOperands) {
+  auto errorOf = [](json table, json ids, json result, int64_t offset) {
+    json op = {{"kind", "gather"},
+               {"result", "y"},
+               {"type", result},
+               {"inputs", {"t", "i"}},
+               {"row_offset", offset}};
+    Program parsed;
+    std::string error;
+    EXPECT_FALSE(parseProgram(
+        program({argument("t", table), argument("i", ids)}, {op}, {"y"}).dump(),
+        parsed, error));
+    return error;
+  };
+  EXPECT_NE(errorOf(type({3, 2}), type({4}, "f32"), type({4, 2}), 0)
+                .find("gather's indices must be i64 or i32"),
+            std::string::npos);
+  EXPECT_NE(errorOf(type({3, 2}, "i64"), type({4}, "i64"), type({4, 2}), 0)
+                .find("gather reads a float table of rank 1 or more"),
+            std::string::npos);
+  EXPECT_NE(errorOf(type({3, 2}), type({4}, "i64"), type({4, 2}), -1)
+                .find("row_offset must be between 0 and 2^48"),
+            std::string::npos);
+  EXPECT_NE(errorOf(type({3, 2}), type({4}, "i64"), type({2, 4}), 0)
+                .find("result must be [4, 2] f32"),
+            std::string::npos);
+}
+
 TEST(Eval, LayerNormRefusesABadWeight) {
   json op = {{"kind", "layer_norm"},
              {"result", "y"},
