@@ -177,20 +177,9 @@ TIMED = ("hf-llama-8b", "hf-gpt2", "hf-gpt2-b8", "llama-w1")
 def time_module(model, x, warmup=5, iters=20):
     """Median ms of model(x) by CUDA events (after warm-up, which for a
     torch.compile'd module includes its compilation)."""
-    torch = _torch()
-    times = []
-    with torch.no_grad():
-        for i in range(warmup + iters):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            model(x)
-            end.record()
-            torch.cuda.synchronize()
-            if i >= warmup:
-                times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+    from cuda_events import timed
+    with _torch().no_grad():
+        return timed(lambda: model(x), warmup, iters)
 
 
 def time_graphed(model, x, warmup=10, iters=50):
@@ -212,18 +201,8 @@ def time_graphed(model, x, warmup=10, iters=50):
                 model(x)
         except Exception:
             return None
-        times = []
-        for i in range(warmup + iters):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            graph.replay()
-            end.record()
-            torch.cuda.synchronize()
-            if i >= warmup:
-                times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+    from cuda_events import timed
+    return timed(graph.replay, warmup, iters)
 
 
 def run(directory, names=""):
