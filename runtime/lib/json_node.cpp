@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include <sys/stat.h>
+
 namespace ein::format {
 
 std::string shapeText(const std::vector<int64_t> &shape) {
@@ -43,16 +45,41 @@ json writeNumber(double value) {
   return value;
 }
 
-bool readTextFile(const std::string &path, std::string &text,
-                  std::string &error) {
+bool readRegularFile(const std::string &path, std::string &bytes,
+                     std::string &error) {
+  // Checked before opening: a FIFO would block the open, a device
+  // (/dev/zero) never ends, a directory has no bytes to read.
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) {
+    error = "cannot open '" + path + "'";
+    return false;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    error = "'" + path + "' is not a regular file (" +
+            (S_ISDIR(info.st_mode)    ? "a directory"
+             : S_ISFIFO(info.st_mode) ? "a pipe"
+             : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode)
+                 ? "a device"
+                 : "not a plain file") +
+            ")";
+    return false;
+  }
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     error = "cannot open '" + path + "'";
     return false;
   }
-  text.assign((std::istreambuf_iterator<char>(file)),
-              std::istreambuf_iterator<char>());
+  bytes.resize(static_cast<size_t>(info.st_size));
+  if (!bytes.empty() && !file.read(&bytes[0], std::streamsize(bytes.size()))) {
+    error = "cannot read '" + path + "'";
+    return false;
+  }
   return true;
+}
+
+bool readTextFile(const std::string &path, std::string &text,
+                  std::string &error) {
+  return readRegularFile(path, text, error);
 }
 
 } // namespace ein::format

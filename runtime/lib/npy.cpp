@@ -3,6 +3,7 @@
 #include "ein/npy.h"
 
 #include "ein/partition.h"
+#include "json_node.h"
 
 #include <cstring>
 #include <fstream>
@@ -97,13 +98,9 @@ std::vector<double> tensorValues(DType type, const unsigned char *bytes,
 
 bool readNpy(const std::string &path, DType declared, HostTensor &out,
              std::string &error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    error = "cannot open '" + path + "'";
+  std::string bytes;
+  if (!format::readRegularFile(path, bytes, error))
     return false;
-  }
-  std::string bytes((std::istreambuf_iterator<char>(file)),
-                    std::istreambuf_iterator<char>());
   auto fail = [&](const std::string &why) {
     error = "'" + path + "' is not a valid .npy file: " + why;
     return false;
