@@ -197,6 +197,18 @@ bool parseTopology(const std::string &text, Topology &topology,
         throw std::runtime_error(at + ": '" + key + "' must be a number");
       return node[key].get<double>();
     };
+    auto array = [](const json &node, const char *key, const std::string &at,
+                    const char *what) -> const json & {
+      if (!node.contains(key) || !node[key].is_array())
+        throw std::runtime_error(at + "'" + key + "' must be an array of " +
+                                 what);
+      return node[key];
+    };
+    auto text = [](const json &node, const std::string &at) {
+      if (!node.is_string())
+        throw std::runtime_error(at + " must be a string");
+      return node.get<std::string>();
+    };
     auto only = [](const json &node, std::initializer_list<const char *> keys,
                    const std::string &at) {
       if (!node.is_object())
@@ -217,25 +229,29 @@ bool parseTopology(const std::string &text, Topology &topology,
       throw std::runtime_error("'devices' " + why);
     Builder b(root.value("name", std::string("custom")), devices);
     std::map<std::string, int> byName;
-    const json &links = root.at("links");
+    const json &links = array(root, "links", "", "links");
     for (size_t i = 0; i < links.size(); ++i) {
       std::string at = "links[" + std::to_string(i) + "]";
       only(links[i], {"name", "bandwidth_gb_per_s"}, at);
-      std::string name = links[i].at("name").get<std::string>();
+      if (!links[i].contains("name"))
+        throw std::runtime_error(at + ": 'name' is missing");
+      std::string name = text(links[i]["name"], at + ".name");
       double gbps = number(links[i], "bandwidth_gb_per_s", at);
-      if (!(gbps > 0))
-        throw std::runtime_error(at + ": bandwidth must be positive");
+      // From 1 MB/s to 1 PB/s: anything else is a typo in the units.
+      if (!(gbps >= 1e-3 && gbps <= 1e6))
+        throw std::runtime_error(at + ": bandwidth_gb_per_s must be between "
+                                      "0.001 and 1e6 GB/s");
       if (!byName.emplace(name, b.link(name, gbps * 1e9)).second)
         throw std::runtime_error(at + ": link '" + name + "' defined twice");
     }
     std::vector<std::vector<bool>> seen(devices,
                                         std::vector<bool>(devices, false));
-    const json &routes = root.at("routes");
+    const json &routes = array(root, "routes", "", "routes");
     for (size_t i = 0; i < routes.size(); ++i) {
       std::string at = "routes[" + std::to_string(i) + "]";
       only(routes[i], {"from", "to", "links", "latency_us"}, at);
       for (const char *end : {"from", "to"})
-        if (!routes[i].at(end).is_number_integer())
+        if (!routes[i].contains(end) || !routes[i][end].is_number_integer())
           throw std::runtime_error(at + ": '" + end + "' must be an integer");
       int64_t from = routes[i].at("from").get<int64_t>(),
               to = routes[i].at("to").get<int64_t>();
@@ -243,18 +259,19 @@ bool parseTopology(const std::string &text, Topology &topology,
         throw std::runtime_error(at + ": 'from' and 'to' must be two of the " +
                                  std::to_string(devices) + " devices");
       std::vector<int> path;
-      for (const json &l : routes[i].at("links")) {
-        auto it = byName.find(l.get<std::string>());
+      for (const json &l : array(routes[i], "links", at + ": ", "link names")) {
+        std::string name = text(l, at + ": a link name");
+        auto it = byName.find(name);
         if (it == byName.end())
-          throw std::runtime_error(at + ": no link is named '" +
-                                   l.get<std::string>() + "'");
+          throw std::runtime_error(at + ": no link is named '" + name + "'");
         path.push_back(it->second);
       }
       if (path.empty())
         throw std::runtime_error(at + ": a route crosses at least one link");
       double latency = number(routes[i], "latency_us", at) * 1e-6;
-      if (latency < 0)
-        throw std::runtime_error(at + ": latency must not be negative");
+      if (!(latency >= 0 && latency <= 1))
+        throw std::runtime_error(at + ": latency_us must be between 0 and "
+                                      "1e6 (a second)");
       b.route(from, to, path, latency);
       if (seen[from][to])
         throw std::runtime_error(at + ": a second route from device " +

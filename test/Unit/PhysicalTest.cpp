@@ -179,7 +179,39 @@ TEST(Topology, Json) {
           "no route from device 0 to device 1");
   rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 0}],
               "routes": []})",
-          "links[0]: bandwidth must be positive");
+          "links[0]: bandwidth_gb_per_s must be between 0.001 and 1e6 GB/s");
+  // Bandwidths and latencies that can only be a slip in the units.
+  rejects(
+      R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1e-300}],
+              "routes": []})",
+      "links[0]: bandwidth_gb_per_s must be between 0.001 and 1e6 GB/s");
+  rejects(
+      R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1e308}],
+              "routes": []})",
+      "links[0]: bandwidth_gb_per_s must be between 0.001 and 1e6 GB/s");
+  rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1}],
+              "routes": [{"from": 0, "to": 1, "links": ["a"], "latency_us": 2e6}]})",
+          "routes[0]: latency_us must be between 0 and 1e6 (a second)");
+  // Missing or mistyped parts are named, not left to the JSON library.
+  rejects(R"({"devices": 2, "routes": []})",
+          "'links' must be an array of links");
+  rejects(R"({"devices": 2, "links": []})",
+          "'routes' must be an array of routes");
+  rejects(
+      R"({"devices": 2, "links": [{"bandwidth_gb_per_s": 1}], "routes": []})",
+      "links[0]: 'name' is missing");
+  rejects(R"({"devices": 2, "links": [{"name": 7, "bandwidth_gb_per_s": 1}],
+              "routes": []})",
+          "links[0].name must be a string");
+  rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1}],
+              "routes": [{"from": 0, "to": 1, "latency_us": 1}]})",
+          "routes[0]: 'links' must be an array of link names");
+  rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1}],
+              "routes": [{"from": 0, "to": 1, "links": [3], "latency_us": 1}]})",
+          "routes[0]: a link name must be a string");
+  rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1}],
+              "routes": [{"to": 1, "links": ["a"], "latency_us": 1}]})",
+          "routes[0]: 'from' must be an integer");
   rejects(R"({"devices": 2, "links": [],
               "routes": [{"from": 0, "to": 1, "links": ["x"], "latency_us": 1}]})",
           "routes[0]: no link is named 'x'");
