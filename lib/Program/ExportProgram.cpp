@@ -42,7 +42,6 @@ public:
   FailureOr<::ein::Program> run(func::FuncOp func);
 
 private:
-  FailureOr<::ein::TensorType> tensorType(Operation *where, Type type);
   LogicalResult exportOp(Operation *op, ::ein::Op &entry);
   LogicalResult describeAggregate(AggregateOp op, ::ein::Op &entry);
   LogicalResult describeConstant(arith::ConstantOp op, ::ein::Op &entry);
@@ -247,10 +246,6 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op,
   return success();
 }
 
-FailureOr<::ein::TensorType> Exporter::tensorType(Operation *where, Type type) {
-  return programTensorType(where, type);
-}
-
 LogicalResult Exporter::describeAggregate(AggregateOp aggregate,
                                           ::ein::Op &entry) {
   // The partials combined element by element: a join with no aggregation
@@ -314,7 +309,7 @@ LogicalResult Exporter::exportOp(Operation *op, ::ein::Op &entry) {
   if (op->getNumResults() != 1 && !isa<AggregateOp>(op))
     return op->emitOpError() << "has no program.json form";
   FailureOr<::ein::TensorType> type =
-      tensorType(op, op->getResult(0).getType());
+      programTensorType(op, op->getResult(0).getType());
   if (failed(type))
     return failure();
   entry.type = std::move(*type);
@@ -365,7 +360,7 @@ FailureOr<::ein::Program> Exporter::run(func::FuncOp func) {
              << "; program.json's arguments are tensors (a planned program "
                 "keeps its tensor signature and cuts its arguments with "
                 "ein.partition)";
-    FailureOr<::ein::TensorType> type = tensorType(func, arg.getType());
+    FailureOr<::ein::TensorType> type = programTensorType(func, arg.getType());
     if (failed(type))
       return failure();
     ::ein::Argument entry;

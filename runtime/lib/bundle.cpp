@@ -1034,7 +1034,7 @@ bool readBundle(const std::string &directory, Bundle &bundle,
   bundle = Bundle();
   bundle.directory = directory;
   std::string manifestPath = directory + "/manifest.json", text;
-  if (!readTextFile(manifestPath, text, error)) {
+  if (!readRegularFile(manifestPath, text, error)) {
     error = "'" + directory + "' is not a bundle: " + error;
     return false;
   }

@@ -77,9 +77,4 @@ bool readRegularFile(const std::string &path, std::string &bytes,
   return true;
 }
 
-bool readTextFile(const std::string &path, std::string &text,
-                  std::string &error) {
-  return readRegularFile(path, text, error);
-}
-
 } // namespace ein::format

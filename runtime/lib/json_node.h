@@ -181,15 +181,11 @@ Agg parseAgg(const Node &node);
 /// A double as Node::number reads it: a JSON float (number_float, so it
 /// prints as a float), or "inf", "-inf", "nan".
 json writeNumber(double value);
-/// The whole of a file; false with "cannot open 'PATH'" otherwise.
 /// Reads the whole of the regular file `path` (its size known before
 /// reading: a pipe, a device or a directory is refused with a sentence in
 /// `error`, never read without end or waited on).
 bool readRegularFile(const std::string &path, std::string &bytes,
                      std::string &error);
-
-bool readTextFile(const std::string &path, std::string &text,
-                  std::string &error);
 
 } // namespace ein::format
 
