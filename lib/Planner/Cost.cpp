@@ -88,31 +88,53 @@ double visiblePairs(int64_t q0, int64_t q1, int64_t k0, int64_t k1,
 
 } // namespace
 
+bool Access::windowed() const {
+  for (size_t d = 0; d < stride.size(); ++d)
+    if (stride[d] != 1 || extent[d] != 1)
+      return true;
+  return false;
+}
+
+namespace {
+
+/// The even cut of each dimension by its loops' parts: the box of an
+/// ordinary access.
+Box evenBox(const Access &access, const std::vector<int64_t> &shape,
+            const Spec &spec, const std::vector<int64_t> &coords) {
+  Box box;
+  for (size_t d = 0; d < access.dimLoops.size(); ++d) {
+    std::vector<int64_t> loopParts, loopCoords;
+    for (int l : access.dimLoops[d]) {
+      loopParts.push_back(spec[l]);
+      loopCoords.push_back(coords[l]);
+    }
+    Range r = blockRange(shape[d], numBlocks(loopParts),
+                         linearize(loopCoords, loopParts));
+    box.begin.push_back(r.offset);
+    box.end.push_back(r.offset + r.size);
+  }
+  return box;
+}
+
+} // namespace
+
 Box accessBox(const Access &access, const Graph &graph, const Op &op,
               const Spec &spec, const std::vector<int64_t> &coords) {
   const std::vector<int64_t> &shape = graph.values[access.value].shape;
+  if (access.shift.empty())
+    return evenBox(access, shape, spec, coords);
   Box box;
   for (size_t d = 0; d < access.dimLoops.size(); ++d) {
     const std::vector<int> &loops = access.dimLoops[d];
-    Range r;
-    if (!access.shift.empty()) {
-      Range loop =
-          blockRange(op.loopSizes[loops[0]], spec[loops[0]], coords[loops[0]]);
-      int64_t lo = std::max<int64_t>(0, loop.offset + access.shift[d]);
-      int64_t hi =
-          std::min(shape[d], loop.offset + loop.size + access.shift[d]);
-      r = {lo, std::max<int64_t>(0, hi - lo)};
-    } else {
-      std::vector<int64_t> loopParts, loopCoords;
-      for (int l : loops) {
-        loopParts.push_back(spec[l]);
-        loopCoords.push_back(coords[l]);
-      }
-      r = blockRange(shape[d], numBlocks(loopParts),
-                     linearize(loopCoords, loopParts));
-    }
-    box.begin.push_back(r.offset);
-    box.end.push_back(r.offset + r.size);
+    Range loop =
+        blockRange(op.loopSizes[loops[0]], spec[loops[0]], coords[loops[0]]);
+    int64_t stride = access.stride.empty() ? 1 : access.stride[d];
+    int64_t extent = access.extent.empty() ? 1 : access.extent[d];
+    int64_t lo = std::max<int64_t>(0, loop.offset * stride + access.shift[d]);
+    int64_t hi = std::min(shape[d], (loop.offset + loop.size - 1) * stride +
+                                        access.shift[d] + extent);
+    box.begin.push_back(lo);
+    box.end.push_back(std::max(lo, hi));
   }
   return box;
 }
@@ -192,6 +214,7 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
       std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t>>
       seen(op.inputs.size());
   plan.needs.resize(op.inputs.size());
+  plan.arrivals.resize(op.inputs.size());
   plan.joinBytes.assign(op.inputs.size(), 0);
   std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t>
       produced;
@@ -205,6 +228,9 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
       const Value &value = graph.values[access.value];
       if (seen[i].emplace(std::make_pair(box.begin, box.end), j).second) {
         plan.needs[i].push_back({j, box});
+        if (access.windowed())
+          plan.arrivals[i].push_back(
+              {j, evenBox(access, value.shape, spec, coords)});
       } else if (!(value.kind == ValueKind::Constant ||
                    (value.kind == ValueKind::Weight &&
                     options.weightsReplicable))) {
@@ -222,6 +248,9 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
     plan.busiestFlops =
         std::max(plan.busiestFlops, blockFlops(op, spec, coords));
   }
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    if (!op.inputs[i].windowed())
+      plan.arrivals[i] = plan.needs[i];
   plan.fanIn = produced.begin()->second;
   const Value &result = graph.values[op.output.value];
   int64_t elements = 1;

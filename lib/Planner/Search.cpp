@@ -158,8 +158,8 @@ Problem build(const Graph &graph, const Options &options,
         if (earlier(static_cast<int>(o), first))
           first = static_cast<int>(o);
         for (const OpPlan &plan : pb.plans[o])
-          if (seen.insert(layoutKey(plan.needs[i])).second)
-            node.holds.push_back(plan.needs[i]);
+          if (seen.insert(layoutKey(plan.arrivals[i])).second)
+            node.holds.push_back(plan.arrivals[i]);
       }
     if (!read)
       continue; // unused argument: no layout to choose

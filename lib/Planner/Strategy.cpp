@@ -16,6 +16,8 @@ std::optional<Strategy> parseStrategy(const std::string &name) {
     return Strategy::DataParallel;
   if (name == "megatron")
     return Strategy::Megatron;
+  if (name == "spatial")
+    return Strategy::Spatial;
   return std::nullopt;
 }
 
@@ -29,6 +31,8 @@ const char *strategyName(Strategy strategy) {
     return "dp";
   case Strategy::Megatron:
     return "megatron";
+  case Strategy::Spatial:
+    return "spatial";
   }
   return "?";
 }
@@ -80,6 +84,17 @@ std::vector<std::set<int>> batchLoops(const Graph &graph) {
   return loops;
 }
 
+/// The loops that index a windowed dimension of one of `op`'s inputs (a
+/// convolution's or pooling's output rows and columns).
+std::set<int> windowLoops(const Op &op) {
+  std::set<int> loops;
+  for (const Access &input : op.inputs)
+    for (size_t d = 0; d < input.stride.size(); ++d)
+      if (input.stride[d] != 1 || input.extent[d] != 1)
+        loops.insert(input.dimLoops[d].begin(), input.dimLoops[d].end());
+  return loops;
+}
+
 /// Whether `op` contracts (has a loop its result does not index).
 bool contracts(const Op &op) {
   std::set<int> out = loopsOf(op.output);
@@ -128,6 +143,19 @@ bool allowedSpecs(const Graph &graph, Strategy strategy, int64_t devices,
                              : "cannot cut its batch loops into " +
                                    std::to_string(devices) + " parts";
       break;
+    case Strategy::Spatial: {
+      // A convolution or pooling: its output rows and columns (each block
+      // reads a halo), where they are enough to cut; other ops, and
+      // windows too small to cut that way, follow the cheapest layout.
+      std::set<int> loops = windowLoops(op);
+      restrictedOps += !loops.empty();
+      for (const Spec &s : legal)
+        if (loops.empty() || cutsOnly(s, loops))
+          kept.push_back(s);
+      if (kept.empty())
+        kept = legal;
+      break;
+    }
     case Strategy::Megatron: {
       // Attention: its heads (kv_head, group). A contraction with weights:
       // loops of every weight it reads (column or row parallel).
@@ -163,6 +191,11 @@ bool allowedSpecs(const Graph &graph, Strategy strategy, int64_t devices,
       return false;
     }
     allowed.push_back(std::move(kept));
+  }
+  if (strategy == Strategy::Spatial && restrictedOps == 0) {
+    error = "strategy spatial does not apply: the program has no "
+            "convolution or pooling";
+    return false;
   }
   if (strategy == Strategy::Megatron && restrictedOps == 0) {
     error = "strategy megatron does not apply: the program has neither a "

@@ -133,8 +133,8 @@ struct EinDecomposePass
     std::optional<planner::Strategy> kind =
         planner::parseStrategy(StringRef(strategy).str());
     if (!kind) {
-      module.emitError() << "strategy must be optimal, random, dp or "
-                            "megatron, got '"
+      module.emitError() << "strategy must be optimal, random, dp, "
+                            "megatron or spatial, got '"
                          << strategy << "'";
       return signalPassFailure();
     }

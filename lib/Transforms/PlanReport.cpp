@@ -124,6 +124,12 @@ mlir::ein::explainOps(const planner::Graph &graph, const planner::Plan &plan,
     e.loops = op.loopNames;
     e.spec = plan.specs[o];
     e.cost = plan.costs[o];
+    planner::OpPlan chosen = planner::planOp(graph, op, e.spec, options);
+    for (size_t i = 0; i < op.inputs.size(); ++i)
+      if (op.inputs[i].windowed())
+        e.haloBytes +=
+            planner::movedBytes(chosen.arrivals[i], chosen.needs[i],
+                                graph.values[op.inputs[i].value].elementBytes);
     std::vector<planner::Spec> candidates =
         options.allowedSpecs.empty()
             ? planner::enumerateSpecs(op, options.devices)
@@ -165,6 +171,7 @@ llvm::json::Array mlir::ein::explainJson(const std::vector<ExplainedOp> &ops) {
                                     {"join", e.cost.join},
                                     {"agg", e.cost.aggregation},
                                     {"compute", e.cost.compute}}},
+        {"halo_bytes", e.haloBytes},
         {"alternatives", std::move(alternatives)}});
   }
   return out;

@@ -234,7 +234,7 @@ private:
         const planner::Value &v = g.values[value];
         if (v.kind != planner::ValueKind::Intermediate &&
             physical::movesWithPlan(v, options))
-          readerNeeds[value].push_back(opPlan.needs[i]);
+          readerNeeds[value].push_back(opPlan.arrivals[i]);
       }
     }
     // An argument arrives as its first reader needs it when that is an even
@@ -535,6 +535,31 @@ private:
         relationValue, grid.coords(kernel.inputs[input]), replica);
   }
 
+  /// A convolution's or pooling's block reads `region` of its input, its
+  /// rows and columns clipped to the input: what its window reaches beyond
+  /// them is its own padding, before and after.
+  void setBlockPadding(Operation *kernel, const planner::Access &input,
+                       const Box &region, const std::vector<int64_t> &offsets) {
+    SmallVector<int64_t> low, high;
+    auto outSizes = cast<ShapedType>(kernel->getResult(0).getType()).getShape();
+    bool last =
+        kernel->getAttrOfType<StringAttr>("layout").getValue() == "nhwc";
+    for (size_t d : {last ? 1 : 2, last ? 2 : 3}) {
+      int loop = input.dimLoops[d][0];
+      // The output block covers [first, first + size) of the loop; its
+      // output dimension is the input's (same layout).
+      int64_t first = offsets[loop], size = outSizes[d];
+      int64_t from = first * input.stride[d] + input.shift[d];
+      int64_t to = (first + size - 1) * input.stride[d] + input.shift[d] +
+                   input.extent[d];
+      low.push_back(region.begin[d] - from);
+      high.push_back(to - region.end[d]);
+    }
+    OpBuilder b(kernel);
+    kernel->setAttr("pad_low", b.getDenseI64ArrayAttr(low));
+    kernel->setAttr("pad_high", b.getDenseI64ArrayAttr(high));
+  }
+
   LogicalResult lowerOp(size_t o) {
     Operation *op = pg.ops[o];
     const planner::Op &node = g.ops[o];
@@ -557,9 +582,9 @@ private:
 
     // One block kernel per GPU: the op on its blocks.
     Type resultElement = elementOf(out);
-    Type accElement = resultElement;
-    if (auto join = dyn_cast<JoinAggOp>(op))
-      accElement = join.getAccType();
+    // Partial results (a fan-in over a summed loop) are in the op's
+    // accumulator type.
+    Type accElement = cast<SpecOpInterface>(op).getAccesses().accumulator;
     std::map<BoxKey, size_t> fanIn;
     for (const physical::OpProgram::Aggregation &a : record.aggregations)
       fanIn[key(a.box)] = a.producers.size();
@@ -612,6 +637,11 @@ private:
         kernelResult[k.device] = assembleFrom(pieces, k.output, resultElement);
         continue;
       }
+      if (isa<ConvOp, PoolOp>(op) && !operands[0])
+        return op->emitOpError()
+               << "spec " << op->getAttr("spec") << " leaves GPU " << k.device
+               << " a block whose window reads only padding; cut its rows "
+                  "or columns into fewer parts";
       Operation *kernel = builder.clone(*op);
       kernel->setOperands(operands);
       bool partial = fanIn[key(k.output)] > 1;
@@ -636,6 +666,8 @@ private:
         gather.setRowOffset(gather.getRowOffsetAttr().getInt() +
                             offsets[rowLoop]);
       }
+      if (isa<ConvOp, PoolOp>(kernel))
+        setBlockPadding(kernel, node.inputs[0], k.inputs[0], offsets);
       if (auto attention = dyn_cast<AttentionOp>(kernel)) {
         // Loops: batch, kv_head, group, query, key. A block sees its share
         // of each KV head's group and its place in the sequence.

@@ -177,3 +177,32 @@ class SmallCNN(nn.Module):
 
     def forward(self, x):
         return self.fc(torch.flatten(self.pool(torch.relu(self.conv(x))), 1))
+
+
+class StridedCNN(nn.Module):
+    """conv (stride 2, padding 2, dilation 2), ReLU, 3x3/2 max pool with
+    padding 1, conv without bias, average pool with padding: the window
+    forms the importer folds (paddings, strides, dilations, pools)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 3, stride=2, padding=2, dilation=2)
+        self.pool1 = nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(6, 4, 2, bias=False)
+        self.pool2 = nn.AvgPool2d(2, stride=1, padding=1)
+
+    def forward(self, x):
+        y = self.pool1(torch.relu(self.conv1(x)))
+        return self.pool2(self.conv2(y))
+
+
+class PaddedPointwise(nn.Module):
+    """A 1x1 convolution with padding 1: its border outputs read padding
+    only, which ein.conv does not take."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)

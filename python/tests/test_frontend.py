@@ -56,6 +56,23 @@ class Models(unittest.TestCase):
                 self.assertLess(error(got, want), TOLERANCE[dtype])
                 compiled.close()
 
+    def test_small_cnn(self):
+        # Conv2d, ReLU, MaxPool2d, Linear: ein.conv and ein.pool.
+        self.check("cnn", models.SmallCNN(), (torch.randn(2, 3, 8, 8),))
+
+    def test_strided_cnn(self):
+        # Strides, dilations, paddings, max and average pooling, on odd
+        # sizes; at 4 devices cut by output rows and columns too (halos).
+        model, x = models.StridedCNN(), (torch.randn(2, 3, 23, 19),)
+        self.check("strided", model, x)
+        with torch.no_grad():
+            want = model.eval()(*x)
+        compiled = einsummable.compile(
+            model, x, devices=4, strategy="spatial",
+            workdir=os.path.join(self.dir.name, "spatial"))
+        self.assertLess(error(compiled(*x), want), TOLERANCE[torch.float32])
+        compiled.close()
+
     def test_gpt2_block(self):
         self.check("gpt2", models.GPT2Block(), (torch.randn(2, 16, 64),))
 
@@ -342,30 +359,20 @@ class Refusals(unittest.TestCase):
             compiled(torch.randn(4, 20), torch.randn(4, 20))
 
     def test_refused_compile_leaves_no_bundle(self):
-        # A convolution, which the importer does not take yet: ein-compile's
-        # own diagnostic names the model's source line.
+        # A 1x1 convolution padded by 1, which ein.conv refuses (its border
+        # outputs read padding only): ein-compile's own diagnostic names the
+        # model's source line.
         with self.assertRaises(einsummable.CompileError) as caught:
-            einsummable.compile(models.SmallCNN().eval(),
+            einsummable.compile(models.PaddedPointwise().eval(),
                                 (torch.randn(2, 3, 8, 8),),
                                 workdir=self.dir.name)
         self.assertIn("models.py", str(caught.exception))
+        self.assertIn("read padding only", str(caught.exception))
         self.assertFalse(os.path.exists(os.path.join(self.dir.name,
                                                      "bundle")))
         self.assertFalse(os.path.exists(os.path.join(self.dir.name,
                                                      "bundle.partial")))
 
-
-    def test_convolution_reaches_the_importer(self):
-        # Conv2d and MaxPool2d translate to linalg's named window ops; the
-        # importer refuses them (until the import-coverage issue) with its
-        # own diagnostic at the model's line.
-        with self.assertRaises(einsummable.CompileError) as caught:
-            einsummable.compile(models.SmallCNN().eval(),
-                                (torch.randn(2, 3, 8, 8),),
-                                workdir=self.dir.name)
-        message = str(caught.exception)
-        self.assertIn("models.py", message)
-        self.assertIn("d2 + d5", message)  # the convolution's window map
 
 
 class CommandLine(unittest.TestCase):

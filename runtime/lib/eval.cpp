@@ -6,6 +6,7 @@
 #include "ein/region.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -345,6 +346,62 @@ void gather(const HostTensor &table, const HostTensor &indices,
   }
 }
 
+/// A 2-D window over `x` (conv's filter `w`, or a pool's window when `w` is
+/// null): every output point reads the input points its window covers,
+/// skipping the padding.
+void window(const Op &op, const HostTensor &x, const HostTensor *w,
+            HostTensor &out) {
+  bool last = op.layout == "nhwc";
+  // Strides of n, c, h, w in x and out.
+  auto strides = [&](const std::vector<int64_t> &s) {
+    return last ? std::array<int64_t, 4>{s[1] * s[2] * s[3], 1, s[2] * s[3],
+                                         s[3]}
+                : std::array<int64_t, 4>{s[1] * s[2] * s[3], s[2] * s[3], s[3],
+                                         1};
+  };
+  auto xs = strides(x.shape), os = strides(out.shape);
+  int64_t batch = x.shape[0], inC = x.shape[last ? 3 : 1];
+  int64_t h = x.shape[last ? 1 : 2], wd = x.shape[last ? 2 : 3];
+  int64_t outC = out.shape[last ? 3 : 1];
+  int64_t oh = out.shape[last ? 1 : 2], ow = out.shape[last ? 2 : 3];
+  std::vector<int64_t> win = op.window;
+  if (w)
+    win = last ? std::vector<int64_t>{w->shape[0], w->shape[1]}
+               : std::vector<int64_t>{w->shape[2], w->shape[3]};
+  // Filter element (i, j, c, f).
+  auto filterAt = [&](int64_t i, int64_t j, int64_t c, int64_t f) {
+    const auto &s = w->shape;
+    return last ? w->data[((i * s[1] + j) * s[2] + c) * s[3] + f]
+                : w->data[((f * s[1] + c) * s[2] + i) * s[3] + j];
+  };
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t f = 0; f < outC; ++f)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t z = 0; z < ow; ++z) {
+          double acc = w || op.agg == Agg::Add ? 0.0 : -kInf;
+          for (int64_t i = 0; i < win[0]; ++i) {
+            int64_t r = y * op.strides[0] + i * op.dilations[0] - op.padLow[0];
+            if (r < 0 || r >= h)
+              continue;
+            for (int64_t j = 0; j < win[1]; ++j) {
+              int64_t q =
+                  z * op.strides[1] + j * op.dilations[1] - op.padLow[1];
+              if (q < 0 || q >= wd)
+                continue;
+              int64_t at = n * xs[0] + r * xs[2] + q * xs[3];
+              if (!w) {
+                double v = x.data[at + f * xs[1]];
+                acc = op.agg == Agg::Add ? acc + v : std::max(acc, v);
+                continue;
+              }
+              for (int64_t c = 0; c < inC; ++c)
+                acc += x.data[at + c * xs[1]] * filterAt(i, j, c, f);
+            }
+          }
+          out.data[n * os[0] + f * os[1] + y * os[2] + z * os[3]] = acc;
+        }
+}
+
 /// Copies the hyper-rectangle `offsets` + shape of `dst` out of `src`
 /// (extract) or `src` into `dst` at `offsets` (insert).
 void copyRegion(const HostTensor &src, HostTensor &dst,
@@ -565,6 +622,16 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
                         " elements; the CPU reference stops at " +
                         std::to_string(options.maxElements) +
                         " (check large shapes on the GPU)");
+      if (op.kind == OpKind::Conv) {
+        const auto &w = in[1]->shape;
+        double work = static_cast<double>(op.type.numElements()) * w[0] * w[1] *
+                      w[2] * w[3] / op.type.shape[op.layout == "nhwc" ? 3 : 1];
+        if (work > static_cast<double>(options.maxIterations))
+          throw EvalError("needs about " + std::to_string(int64_t(work)) +
+                          " multiply-adds; the CPU reference stops at " +
+                          std::to_string(options.maxIterations) +
+                          " (check large shapes on the GPU)");
+      }
       if (op.kind == OpKind::Attention) {
         const auto &q = in[0]->shape, &k = in[1]->shape, &v = in[2]->shape;
         double work = static_cast<double>(q[0]) * q[1] * q[2] * k[2] *
@@ -603,6 +670,12 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
       case OpKind::LayerNorm:
         layerNorm(*in[0], in.size() > 1 ? in[1] : nullptr,
                   in.size() > 2 ? in[2] : nullptr, op.eps, out);
+        break;
+      case OpKind::Conv:
+        window(op, *in[0], in[1], out);
+        break;
+      case OpKind::Pool:
+        window(op, *in[0], nullptr, out);
         break;
       case OpKind::Reshape:
         out.data = in[0]->data;

@@ -30,12 +30,18 @@ constexpr Spelling<Agg> kAggs[] = {{Agg::None, "none"},
                                    {Agg::Min, "min"},
                                    {Agg::Mul, "mul"}};
 
-constexpr Spelling<OpKind> kOpKinds[] = {
-    {OpKind::JoinAgg, "join_agg"},     {OpKind::Attention, "attention"},
-    {OpKind::Softmax, "softmax"},      {OpKind::RmsNorm, "rms_norm"},
-    {OpKind::LayerNorm, "layer_norm"}, {OpKind::Gather, "gather"},
-    {OpKind::Reshape, "reshape"},      {OpKind::Slice, "slice"},
-    {OpKind::Concat, "concat"},        {OpKind::Constant, "constant"}};
+constexpr Spelling<OpKind> kOpKinds[] = {{OpKind::JoinAgg, "join_agg"},
+                                         {OpKind::Attention, "attention"},
+                                         {OpKind::Softmax, "softmax"},
+                                         {OpKind::RmsNorm, "rms_norm"},
+                                         {OpKind::LayerNorm, "layer_norm"},
+                                         {OpKind::Gather, "gather"},
+                                         {OpKind::Conv, "conv"},
+                                         {OpKind::Pool, "pool"},
+                                         {OpKind::Reshape, "reshape"},
+                                         {OpKind::Slice, "slice"},
+                                         {OpKind::Concat, "concat"},
+                                         {OpKind::Constant, "constant"}};
 
 constexpr Spelling<ScalarKind> kScalarKinds[] = {
     {ScalarKind::AddF, "arith.addf"},
@@ -237,6 +243,49 @@ void checkReshape(const std::string &where, const Op &op,
     fail(where, "reassociation does not cover every dimension");
 }
 
+void checkLayout(const std::string &where, const Op &op) {
+  if (op.layout != "nhwc" && op.layout != "nchw")
+    fail(where, "layout must be \"nhwc\" or \"nchw\"");
+}
+
+/// Checks what conv and pool share and returns the result's shape: a 4-D
+/// float input in a known layout; two positive strides, dilations and window
+/// sizes and two paddings, each no wider than the window's reach.
+std::vector<int64_t> checkWindow(const std::string &where, const Op &op,
+                                 const TensorType &x,
+                                 const std::vector<int64_t> &window,
+                                 int64_t channels) {
+  checkLayout(where, op);
+  if (x.shape.size() != 4 || !isFloat(x.dtype))
+    fail(where, std::string(opKindName(op.kind)) + " reads a 4-D float input");
+  for (const auto *values :
+       {&window, &op.strides, &op.dilations, &op.padLow, &op.padHigh})
+    if (values->size() != 2)
+      fail(where, "window, strides, dilations, pad_low and pad_high need 2 "
+                  "values each (rows, columns)");
+  bool last = op.layout == "nhwc";
+  std::vector<int64_t> shape = x.shape;
+  for (int d = 0; d < 2; ++d) {
+    int64_t dim = last ? 1 + d : 2 + d;
+    if (window[d] < 1 || window[d] > kMaxOffset || op.strides[d] < 1 ||
+        op.strides[d] > kMaxOffset || op.dilations[d] < 1 ||
+        op.dilations[d] > kMaxOffset)
+      fail(where, "window sizes, strides and dilations must be between 1 and "
+                  "2^48");
+    int64_t reach = (window[d] - 1) * op.dilations[d] + 1;
+    if (reach > kMaxOffset || op.padLow[d] < 0 || op.padHigh[d] < 0 ||
+        op.padLow[d] >= reach || op.padHigh[d] >= reach)
+      fail(where, "padding must be non-negative and narrower than the "
+                  "window's reach");
+    int64_t padded = x.shape[dim] + op.padLow[d] + op.padHigh[d];
+    if (reach > padded)
+      fail(where, "the window does not fit the padded input");
+    shape[dim] = (padded - reach) / op.strides[d] + 1;
+  }
+  shape[last ? 3 : 1] = channels;
+  return shape;
+}
+
 void checkOp(const std::string &where, Op &op,
              const std::vector<TensorType> &in) {
   auto expectInputs = [&](size_t n) {
@@ -320,6 +369,35 @@ void checkOp(const std::string &where, Op &op,
     expectResult(shape, table.dtype);
     break;
   }
+  case OpKind::Conv: {
+    expectInputs(2);
+    const TensorType &x = in[0], &w = in[1];
+    checkLayout(where, op);
+    bool last = op.layout == "nhwc";
+    if (x.shape.size() != 4)
+      fail(where, "conv reads a 4-D float input");
+    if (w.shape.size() != 4 || w.dtype != x.dtype)
+      fail(where, "conv's filter must be 4-D, of the input's type");
+    if (w.shape[last ? 2 : 1] != x.shape[last ? 3 : 1])
+      fail(where, "conv's filter must read as many channels as the input "
+                  "has");
+    std::vector<int64_t> window =
+        last ? std::vector<int64_t>{w.shape[0], w.shape[1]}
+             : std::vector<int64_t>{w.shape[2], w.shape[3]};
+    expectResult(checkWindow(where, op, x, window, w.shape[last ? 3 : 0]),
+                 x.dtype);
+    break;
+  }
+  case OpKind::Pool:
+    expectInputs(1);
+    if (op.agg != Agg::Max && op.agg != Agg::Add)
+      fail(where, "pool's agg must be max or add");
+    if (in[0].shape.size() != 4)
+      fail(where, "pool reads a 4-D float input");
+    expectResult(checkWindow(where, op, in[0], op.window,
+                             in[0].shape[op.layout == "nhwc" ? 3 : 1]),
+                 in[0].dtype);
+    break;
   case OpKind::Reshape:
     expectInputs(1);
     if (op.type.numElements() != in[0].numElements() ||
@@ -419,6 +497,14 @@ void parse(const json &root, Program &program) {
     case OpKind::Gather:
       n.only({"kind", "result", "type", "inputs", "row_offset"});
       break;
+    case OpKind::Conv:
+      n.only({"kind", "result", "type", "inputs", "layout", "strides",
+              "dilations", "pad_low", "pad_high"});
+      break;
+    case OpKind::Pool:
+      n.only({"kind", "result", "type", "inputs", "agg", "layout", "window",
+              "strides", "dilations", "pad_low", "pad_high"});
+      break;
     case OpKind::Reshape:
       n.only({"kind", "result", "type", "inputs", "reassociation"});
       break;
@@ -472,6 +558,17 @@ void parse(const json &root, Program &program) {
       break;
     case OpKind::Gather:
       op.rowOffset = n.at("row_offset").integer();
+      break;
+    case OpKind::Pool:
+      op.agg = parseAgg(n.at("agg"));
+      op.window = n.at("window").integers();
+      [[fallthrough]];
+    case OpKind::Conv:
+      op.layout = n.at("layout").str();
+      op.strides = n.at("strides").integers();
+      op.dilations = n.at("dilations").integers();
+      op.padLow = n.at("pad_low").integers();
+      op.padHigh = n.at("pad_high").integers();
       break;
     case OpKind::Reshape:
       op.reassociation = n.at("reassociation").integerLists();
@@ -630,6 +727,17 @@ json writeOp(const Op &op) {
     break;
   case OpKind::Gather:
     entry["row_offset"] = op.rowOffset;
+    break;
+  case OpKind::Pool:
+    entry["agg"] = aggName(op.agg);
+    entry["window"] = op.window;
+    [[fallthrough]];
+  case OpKind::Conv:
+    entry["layout"] = op.layout;
+    entry["strides"] = op.strides;
+    entry["dilations"] = op.dilations;
+    entry["pad_low"] = op.padLow;
+    entry["pad_high"] = op.padHigh;
     break;
   case OpKind::Reshape:
     entry["reassociation"] = op.reassociation;

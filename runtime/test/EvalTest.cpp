@@ -115,6 +115,67 @@ TEST(Eval, LayerNorm) {
   EXPECT_EQ(r[1].data[2], 0);
 }
 
+TEST(Eval, ConvolutionWithPaddingStrideAndDilation) {
+  // nhwc: one 1x3x4 image of 1 channel, x = 1..12 row by row; a 2x2
+  // filter [[1, 2], [3, 4]] of 1 feature, dilation (1, 2), stride (2, 1),
+  // padding 1 before the rows (0 elsewhere). Output 2x2:
+  // out[y, c] = sum_ij x[2y - 1 + i, c + 2j] * w[i, j], rows outside 0.
+  json conv = {
+      {"kind", "conv"},       {"result", "y"},     {"type", type({1, 2, 2, 1})},
+      {"inputs", {"x", "w"}}, {"layout", "nhwc"},  {"strides", {2, 1}},
+      {"dilations", {1, 2}},  {"pad_low", {1, 0}}, {"pad_high", {0, 0}}};
+  std::vector<double> x;
+  for (int i = 1; i <= 12; ++i)
+    x.push_back(i);
+  auto r = run(program({argument("x", type({1, 3, 4, 1})),
+                        argument("w", type({2, 2, 1, 1}))},
+                       {conv}, {"y"}),
+               {tensor({1, 3, 4, 1}, x), tensor({2, 2, 1, 1}, {1, 2, 3, 4})});
+  // y = 0: row -1 is padding, row 0 = (1 2 3 4): 3 * x[0][c] + 4 * x[0][c+2].
+  EXPECT_EQ(r[0].data[0], 3 * 1 + 4 * 3);
+  EXPECT_EQ(r[0].data[1], 3 * 2 + 4 * 4);
+  // y = 1: rows 1 (5..8) and 2 (9..12).
+  EXPECT_EQ(r[0].data[2], 1 * 5 + 2 * 7 + 3 * 9 + 4 * 11);
+  EXPECT_EQ(r[0].data[3], 1 * 6 + 2 * 8 + 3 * 10 + 4 * 12);
+}
+
+TEST(Eval, ConvolutionNchwSumsChannels) {
+  // nchw, 2 channels of 1x2, filter fchw 1x2x1x1 (weights 10 and 100): a
+  // pointwise convolution summing the channels.
+  json conv = {
+      {"kind", "conv"},       {"result", "y"},     {"type", type({1, 1, 1, 2})},
+      {"inputs", {"x", "w"}}, {"layout", "nchw"},  {"strides", {1, 1}},
+      {"dilations", {1, 1}},  {"pad_low", {0, 0}}, {"pad_high", {0, 0}}};
+  auto r = run(
+      program({argument("x", type({1, 2, 1, 2})),
+               argument("w", type({1, 2, 1, 1}))},
+              {conv}, {"y"}),
+      {tensor({1, 2, 1, 2}, {1, 2, 3, 4}), tensor({1, 2, 1, 1}, {10, 100})});
+  EXPECT_EQ(r[0].data[0], 10 * 1 + 100 * 3);
+  EXPECT_EQ(r[0].data[1], 10 * 2 + 100 * 4);
+}
+
+TEST(Eval, PoolingSkipsPadding) {
+  // nchw 1x1x3x3 = [[-5, -1, -3], [-4, -2, -6], [-7, -8, -9]], 2x2 windows,
+  // stride 2, padding 1 before: windows cover rows and columns {-1, 0} and
+  // {1, 2}. Max skips the padding (every value is negative); add counts it
+  // as nothing.
+  json pool = {
+      {"kind", "pool"},    {"result", "m"},     {"type", type({1, 1, 2, 2})},
+      {"inputs", {"x"}},   {"agg", "max"},      {"layout", "nchw"},
+      {"window", {2, 2}},  {"strides", {2, 2}}, {"dilations", {1, 1}},
+      {"pad_low", {1, 1}}, {"pad_high", {0, 0}}};
+  json sum = pool;
+  sum["result"] = "s";
+  sum["agg"] = "add";
+  auto r =
+      run(program({argument("x", type({1, 1, 3, 3}))}, {pool, sum}, {"m", "s"}),
+          {tensor({1, 1, 3, 3}, {-5, -1, -3, -4, -2, -6, -7, -8, -9})});
+  EXPECT_EQ(r[0].data, (std::vector<double>{-5, -1, -4, -2}));
+  EXPECT_EQ(r[1].data,
+            (std::vector<double>{-5, -1 - 3, -4 - 7, -2 - 6 - 8 - 9}));
+}
+
 TEST(Eval, GatherReadsRowsAndZeroOutside) {
   // A table of 3 rows of 2; row_offset 1 (a block holding rows 1..3 of a
   // larger table): index 1 is its first row, 0 and 4 are outside it.

@@ -387,7 +387,9 @@ Program everyProgramField() {
                  {"q", tensor(DType::BF16, {1, 2, 4, 8}), false},
                  {"k", tensor(DType::BF16, {1, 1, 4, 8}), false},
                  {"v", tensor(DType::BF16, {1, 1, 4, 8}), false},
-                 {"ids", tensor(DType::I32, {2, 3}), false}};
+                 {"ids", tensor(DType::I32, {2, 3}), false},
+                 {"img", tensor(DType::F32, {1, 2, 7, 6}), false},
+                 {"fil", tensor(DType::F32, {3, 2, 3, 2}), false}};
   auto op = [&](OpKind kind, const char *result, TensorType type,
                 std::vector<std::string> inputs) -> Op & {
     Op o;
@@ -455,6 +457,21 @@ Program everyProgramField() {
       1e-6;
   op(OpKind::Gather, "g", tensor(DType::F32, {2, 3, 8}), {"x", "ids"})
       .rowOffset = 3;
+  Op &conv =
+      op(OpKind::Conv, "cv", tensor(DType::F32, {1, 3, 2, 3}), {"img", "fil"});
+  conv.layout = "nchw";
+  conv.strides = {3, 2};
+  conv.dilations = {2, 1};
+  conv.padLow = {1, 0};
+  conv.padHigh = {2, 1};
+  Op &pool = op(OpKind::Pool, "pl", tensor(DType::F32, {1, 2, 3, 5}), {"img"});
+  pool.agg = Agg::Max;
+  pool.layout = "nchw";
+  pool.window = {3, 2};
+  pool.strides = {2, 1};
+  pool.dilations = {1, 2};
+  pool.padLow = {1, 1};
+  pool.padHigh = {0, 0};
   op(OpKind::Reshape, "r", tensor(DType::F32, {32}), {"x"}).reassociation = {
       {0, 1}};
   Op &slice = op(OpKind::Slice, "l", tensor(DType::F32, {2, 3}), {"x"});
@@ -464,7 +481,7 @@ Program everyProgramField() {
   op(OpKind::Constant, "f", tensor(DType::F32, {2, 2}), {}).values = {
       0.5, -2, 1024, std::numeric_limits<double>::infinity()};
   op(OpKind::Constant, "i", tensor(DType::I32, {3}), {}).values = {1, -5, 7};
-  p.results = {"j", "a", "n", "ln", "r", "l", "c", "f", "i"};
+  p.results = {"j", "a", "n", "ln", "cv", "pl", "r", "l", "c", "f", "i"};
   return p;
 }
 
@@ -478,7 +495,9 @@ TEST(Format, EveryProgramFieldRoundTrips) {
         "\"value\": 4611686018427387904\n", "\"value\": \"-inf\"",
         "\"value\": 1\n", "\"predicate\": \"olt\"",
         "\"eps\": 1.0000000000000001e-05", "\"kind\": \"layer_norm\"",
-        "\"row_offset\": 3", "\"scale\": 0.35355339059327373"})
+        "\"row_offset\": 3", "\"scale\": 0.35355339059327373",
+        "\"kind\": \"conv\"", "\"layout\": \"nchw\"", "\"agg\": \"max\"",
+        "\"window\": [\n"})
     EXPECT_NE(text.find(field), std::string::npos) << field;
   // Only a weight says so.
   EXPECT_EQ(text.find("\"weight\": false"), std::string::npos);

@@ -26,6 +26,14 @@ std::string error(const json &text) {
   return message;
 }
 
+/// Parses `text`; returns the error, empty when it is accepted.
+std::string accepted(const json &text) {
+  Program p;
+  std::string message;
+  parseProgram(text.dump(), p, message);
+  return message;
+}
+
 #define EXPECT_ERROR(json_value, fragment)                                     \
   do {                                                                         \
     std::string message = error(json_value);                                   \
@@ -136,12 +144,49 @@ TEST(Program, RejectsBadComposites) {
                 {"inputs", {"x"}}, {"offsets", {3}}, {"sizes", {2}}};
   EXPECT_ERROR(program({argument("x", type({4}))}, {slice}, {"s"}),
                "the slice leaves the source in dimension 0");
-  json unknown = {{"kind", "conv"},
+  // Windows: the filter's channels, the pool's aggregation, the padding's
+  // width and the result's shape.
+  json conv = {
+      {"kind", "conv"},       {"result", "c"},     {"type", type({1, 4, 4, 5})},
+      {"inputs", {"x", "w"}}, {"layout", "nhwc"},  {"strides", {1, 1}},
+      {"dilations", {1, 1}},  {"pad_low", {1, 1}}, {"pad_high", {1, 1}}};
+  std::vector<json> convArgs = {argument("x", type({1, 4, 4, 3})),
+                                argument("w", type({3, 3, 2, 5}))};
+  EXPECT_ERROR(program(convArgs, {conv}, {"c"}),
+               "conv's filter must read as many channels as the input has");
+  convArgs[1] = argument("w", type({3, 3, 3, 5}));
+  EXPECT_EQ(accepted(program(convArgs, {conv}, {"c"})), "");
+  conv["pad_high"] = {3, 1};
+  EXPECT_ERROR(program(convArgs, {conv}, {"c"}),
+               "padding must be non-negative and narrower than the window's "
+               "reach");
+  conv["pad_high"] = {1, 1};
+  conv["strides"] = {2, 1};
+  EXPECT_ERROR(program(convArgs, {conv}, {"c"}),
+               "result must be [1, 2, 4, 5] f32, got [1, 4, 4, 5] f32");
+  conv["layout"] = "hwnc";
+  EXPECT_ERROR(program(convArgs, {conv}, {"c"}),
+               "layout must be \"nhwc\" or \"nchw\"");
+  json pool = {
+      {"kind", "pool"},    {"result", "p"},     {"type", type({1, 3, 2, 2})},
+      {"inputs", {"x"}},   {"agg", "mul"},      {"layout", "nchw"},
+      {"window", {2, 2}},  {"strides", {2, 2}}, {"dilations", {1, 1}},
+      {"pad_low", {0, 0}}, {"pad_high", {0, 0}}};
+  std::vector<json> poolArgs = {argument("x", type({1, 3, 4, 4}))};
+  EXPECT_ERROR(program(poolArgs, {pool}, {"p"}),
+               "pool's agg must be max or add");
+  pool["agg"] = "max";
+  EXPECT_EQ(accepted(program(poolArgs, {pool}, {"p"})), "");
+  pool["window"] = {2};
+  EXPECT_ERROR(program(poolArgs, {pool}, {"p"}),
+               "window, strides, dilations, pad_low and pad_high need 2 "
+               "values each");
+  json unknown = {{"kind", "scatter"},
                   {"result", "s"},
                   {"type", type({2})},
                   {"inputs", {"x"}}};
   EXPECT_ERROR(program({argument("x", type({4}))}, {unknown}, {"s"}),
-               "program.ops[0].kind: unknown op kind 'conv'");
+               "program.ops[0].kind: unknown op kind 'scatter'");
 }
 
 TEST(Program, RejectsOverflowingAndUnknownFields) {

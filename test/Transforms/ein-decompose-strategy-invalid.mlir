@@ -1,7 +1,9 @@
 // RUN: ein-opt %s -split-input-file -ein-decompose=strategy=dp -verify-diagnostics
 // RUN: not ein-opt %s -split-input-file -ein-decompose=strategy=megatron 2>&1 | FileCheck %s --check-prefix=MEGATRON
 // RUN: not ein-opt %s -split-input-file -ein-decompose=strategy=pipeline 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: strategy must be optimal, random, dp or megatron, got 'pipeline'
+// RUN: not ein-opt %s -split-input-file -ein-decompose=strategy=spatial 2>&1 | FileCheck %s --check-prefix=SPATIAL
+// SPATIAL: error: {{.*}}strategy spatial does not apply: the program has no convolution or pooling
+// UNKNOWN: error: strategy must be optimal, random, dp, megatron or spatial, got 'pipeline'
 
 // dp needs a batch dimension it can cut: a batch of 1 cannot be split.
 

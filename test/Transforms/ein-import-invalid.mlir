@@ -124,10 +124,10 @@ func.func @strided_insert(%x: tensor<4x8xf32>, %y: tensor<8x8xf32>) -> tensor<8x
 
 // -----
 
-// Other tensor ops are not imported.
+// Other tensor ops are not imported; a pad only where a window reads it.
 func.func @pad(%x: tensor<4x8xf32>) -> tensor<6x8xf32> {
   %zero = arith.constant 0.0 : f32
-  // expected-error @+1 {{cannot be imported yet: ein-import handles linalg ops with a generic form, linalg.fill, linalg.softmax, tensor.empty, expand_shape, collapse_shape, extract_slice, insert_slice and concat}}
+  // expected-error @+1 {{cannot be imported yet: ein-import handles linalg ops with a generic form, linalg.fill, linalg.softmax, tensor.empty, expand_shape, collapse_shape, extract_slice, insert_slice, concat, and tensor.pad where a convolution or pooling reads it}}
   %p = tensor.pad %x low[1, 0] high[1, 0] {
   ^bb0(%i: index, %j: index):
     tensor.yield %zero : f32
@@ -219,4 +219,89 @@ func.func @scaled_lookup(%ids: tensor<4xi32>, %table: tensor<10x8xf32>) -> tenso
     linalg.yield %s : f32
   } -> tensor<4x8xf32>
   return %g : tensor<4x8xf32>
+}
+
+// -----
+
+// Windowed reads that are not a 2-D convolution or pooling: a depthwise
+// convolution (its filter has no input-channel loop),
+func.func @depthwise(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4xf32>) -> tensor<1x6x6x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x6x6x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  // expected-error @+1 {{cannot be imported: it reads input 0 through a window (a convolution or pooling), but its second input is neither a pooling window (indexed by the window's loops alone) nor a filter (grouped and depthwise convolutions are not imported yet); ein imports 2-D convolutions and max/sum pooling in nhwc (filter hwcf) or nchw (filter fchw) layouts}}
+  %c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x8x8x4xf32>, tensor<3x3x4xf32>) outs(%f : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  return %c : tensor<1x6x6x4xf32>
+}
+
+// -----
+
+// a pad with a value the convolution does not ignore,
+func.func @pad_value(%x: tensor<1x6x6x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x6x6x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %one : f32
+  } : tensor<1x6x6x3xf32> to tensor<1x8x8x3xf32>
+  %e = tensor.empty() : tensor<1x6x6x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x6x2xf32>) -> tensor<1x6x6x2xf32>
+  // expected-error @+1 {{but the tensor.pad before it pads with another value than 0 or pads more than the rows and columns}}
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w : tensor<1x8x8x3xf32>, tensor<3x3x3x2xf32>) outs(%f : tensor<1x6x6x2xf32>) -> tensor<1x6x6x2xf32>
+  return %c : tensor<1x6x6x2xf32>
+}
+
+// -----
+
+// a window over the channels,
+func.func @channel_window(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = tensor.empty() : tensor<2xf32>
+  %e = tensor.empty() : tensor<1x4x4x7xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x7xf32>) -> tensor<1x4x4x7xf32>
+  // expected-error @+1 {{but its windowed dimensions are not the rows and columns of an nhwc or nchw tensor}}
+  %s = linalg.generic {indexing_maps = [affine_map<(n, h, w, c, k) -> (n, h, w, c + k)>, affine_map<(n, h, w, c, k) -> (k)>, affine_map<(n, h, w, c, k) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x4x4x8xf32>, tensor<2xf32>) outs(%f : tensor<1x4x4x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x7xf32>
+  return %s : tensor<1x4x4x7xf32>
+}
+
+// -----
+
+// a product that is not input times filter,
+func.func @conv_body(%x: tensor<1x6x6x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x4x4x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  // expected-error @+1 {{but its body is not a sum of input times filter}}
+  %c = linalg.generic {indexing_maps = [
+      affine_map<(n, y, x, f, i, j, c) -> (n, y + i, x + j, c)>,
+      affine_map<(n, y, x, f, i, j, c) -> (i, j, c, f)>,
+      affine_map<(n, y, x, f, i, j, c) -> (n, y, x, f)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x6x6x3xf32>, tensor<3x3x3x2xf32>) outs(%f : tensor<1x4x4x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.subf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x2xf32>
+  return %c : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// and a 1-D convolution.
+func.func @conv_1d(%x: tensor<1x8x3xf32>, %w: tensor<3x3x2xf32>) -> tensor<1x6x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x6x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x2xf32>) -> tensor<1x6x2xf32>
+  // expected-error @+1 {{not by a projected permutation of the loops (windowed reads are imported as 2-D convolutions and poolings only, in nhwc or nchw layouts)}}
+  %c = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+      ins(%x, %w : tensor<1x8x3xf32>, tensor<3x3x2xf32>) outs(%f : tensor<1x6x2xf32>) -> tensor<1x6x2xf32>
+  return %c : tensor<1x6x2xf32>
 }

@@ -542,3 +542,59 @@ func.func @embedding(%ids: tensor<2x8xi64>, %table: tensor<100x32xbf16>) -> tens
   } -> tensor<2x8x32xbf16>
   return %g : tensor<2x8x32xbf16>
 }
+
+// -----
+
+// A convolution as torch-mlir writes one: a zero tensor.pad of the rows and
+// columns, then linalg.conv_2d_nchw_fchw into the broadcast bias. The pad
+// becomes the conv's padding, the bias an add after it (the init is not
+// the sum's identity). bf16 throughout.
+// CHECK-LABEL: func.func @conv_nchw_bias
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x9x9xbf16>, %[[W:.*]]: tensor<8x3x3x3xbf16>, %[[B:.*]]: tensor<8xbf16>)
+// CHECK: %[[BIAS:.*]] = ein.join_agg none ins(%[[B]][d1]
+// CHECK: %[[C:.*]] = ein.conv %[[X]], %[[W]] {dilations = array<i64: 1, 1>, layout = "nchw", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>} : tensor<2x3x9x9xbf16>, tensor<8x3x3x3xbf16> -> tensor<2x8x5x5xbf16>
+// CHECK: ein.join_agg none ins(%[[C]][d0, d1, d2, d3], %[[BIAS]][d0, d1, d2, d3]
+// CHECK: arith.addf
+// CHECK-NOT: tensor.pad
+func.func @conv_nchw_bias(%x: tensor<2x3x9x9xbf16>, %w: tensor<8x3x3x3xbf16>, %b: tensor<8xbf16>) -> tensor<2x8x5x5xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : bf16
+  } : tensor<2x3x9x9xbf16> to tensor<2x3x11x11xbf16>
+  %e = tensor.empty() : tensor<2x8x5x5xbf16>
+  %bias = linalg.broadcast ins(%b : tensor<8xbf16>) outs(%e : tensor<2x8x5x5xbf16>) dimensions = [0, 2, 3]
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%p, %w : tensor<2x3x11x11xbf16>, tensor<8x3x3x3xbf16>) outs(%bias : tensor<2x8x5x5xbf16>) -> tensor<2x8x5x5xbf16>
+  return %c : tensor<2x8x5x5xbf16>
+}
+
+// -----
+
+// Max pooling over a -inf pad, in nhwc, whose last padded row it never
+// reads: ein-import keeps only the padding it reads. A zero fill as the
+// sum pool's init is dropped (the identity).
+// CHECK-LABEL: func.func @pools
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x8x4xf32>)
+// CHECK: %[[M:.*]] = ein.pool max %[[X]] {dilations = array<i64: 1, 1>, layout = "nhwc", pad_high = array<i64: 0, 0>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : tensor<1x8x8x4xf32> -> tensor<1x4x4x4xf32>
+// CHECK-NEXT: %[[S:.*]] = ein.pool add %[[M]] {dilations = array<i64: 2, 2>, layout = "nhwc", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 1, 1>, window = array<i64: 2, 2>} : tensor<1x4x4x4xf32> -> tensor<1x2x2x4xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @pools(%x: tensor<1x8x8x4xf32>) -> tensor<1x2x2x4xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %ninf : f32
+  } : tensor<1x8x8x4xf32> to tensor<1x10x10x4xf32>
+  %win = tensor.empty() : tensor<3x3xf32>
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%p, %win : tensor<1x10x10x4xf32>, tensor<3x3xf32>) outs(%init : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %win2 = tensor.empty() : tensor<2x2xf32>
+  %e2 = tensor.empty() : tensor<1x2x2x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+  %s = linalg.pooling_nhwc_sum {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%m, %win2 : tensor<1x4x4x4xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+  return %s : tensor<1x2x2x4xf32>
+}

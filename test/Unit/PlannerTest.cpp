@@ -401,6 +401,55 @@ TEST(Planner, ArgumentsReadInPartsArriveFree) {
   EXPECT_EQ(plan.total, bruteForce(g, bytesOnly(2)).total);
 }
 
+namespace {
+/// A 1-D "convolution" over rows: out[r] = sum over a window of 3 rows of
+/// x[2r - 1 + i] (stride 2, padding 1 before and after), columns plain.
+int window(Graph &g, int source, const std::string &name) {
+  std::vector<int64_t> shape = g.values[source].shape;
+  int64_t rows = (shape[0] + 2 - 3) / 2 + 1;
+  int out = addValue(g, name, {rows, shape[1]});
+  Op op;
+  op.name = name;
+  op.loopSizes = {rows, shape[1]};
+  op.loopNames = {"oh", "c"};
+  op.cuttable = {true, true};
+  op.inputs = {Access{source, {{0}, {1}}, {-1, 0}, {2, 1}, {3, 1}}};
+  op.output = access(out, {{0}, {1}});
+  g.ops.push_back(op);
+  return out;
+}
+} // namespace
+
+TEST(Planner, WindowedReadsNeedHalosAndArriveAsTheirOwnRows) {
+  // 9 rows, 5 outputs: cut in 2 (3 + 2 outputs), the blocks read rows
+  // [0, 6) and [5, 9) (2r - 1 .. 2r + 1, clipped): one row of halo in the
+  // second block. An argument read so arrives as the even cut ([0, 5) and
+  // [5, 9)) and moves the halo: row 5 to the first block, 4 columns of 4
+  // bytes.
+  Graph g;
+  int x = addValue(g, "x", {9, 4}, ValueKind::Activation);
+  window(g, x, "y");
+  OpPlan plan = planOp(g, g.ops[0], {2, 1}, bytesOnly(2));
+  ASSERT_EQ(plan.needs[0].size(), 2u);
+  EXPECT_EQ(plan.needs[0][0].box.begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(plan.needs[0][0].box.end, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(plan.needs[0][1].box.begin, (std::vector<int64_t>{5, 0}));
+  EXPECT_EQ(plan.needs[0][1].box.end, (std::vector<int64_t>{9, 4}));
+  ASSERT_EQ(plan.arrivals[0].size(), 2u);
+  EXPECT_EQ(plan.arrivals[0][0].box.end, (std::vector<int64_t>{5, 4}));
+  EXPECT_EQ(plan.arrivals[0][1].box.begin, (std::vector<int64_t>{5, 0}));
+  EXPECT_EQ(movedBytes(plan.arrivals[0], plan.needs[0], 4), 1 * 4 * 4);
+  // The search charges exactly that halo for a row cut, and prefers the
+  // column cut, which needs none.
+  SearchOptions rowsOnly = bytesOnly(2);
+  rowsOnly.allowedSpecs = {{{2, 1}}};
+  EXPECT_EQ(search(g, rowsOnly).total, 16);
+  Plan best = search(g, bytesOnly(2));
+  EXPECT_EQ(best.specs[0], (Spec{1, 2}));
+  EXPECT_EQ(best.total, 0);
+  EXPECT_EQ(best.total, bruteForce(g, bytesOnly(2)).total);
+}
+
 TEST(Planner, EvaluatingTheSearchsSpecsGivesItsTotal) {
   // evaluate() with the search's own specs finds the same plan; any other
   // assignment of legal specs costs at least as much.

@@ -12,6 +12,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "Einsummable/InitAll.h"
 #include "Einsummable/InputGuard.h"
+#include "Einsummable/Planner/Strategy.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/bundle.h"
@@ -90,8 +91,10 @@ static cl::opt<int64_t>
 static cl::opt<std::string>
     strategy("strategy",
              cl::desc("optimal (the search's best plan), random (a legal "
-                      "plan drawn from --seed), dp (batch split) or "
-                      "megatron (weights sharded, attention by heads)"),
+                      "plan drawn from --seed), dp (batch split), megatron "
+                      "(weights sharded, attention by heads) or spatial "
+                      "(convolutions and pooling by output rows and "
+                      "columns, with halos)"),
              cl::init("optimal"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("The seed of --strategy=random"),
                               cl::init(0), cl::cat(category));
@@ -266,9 +269,9 @@ int main(int argc, char **argv) {
   if (exchange != "synthesized" && exchange != "naive")
     return fail("--exchange must be synthesized or naive, got '" + exchange +
                 "'");
-  if (strategy != "optimal" && strategy != "random" && strategy != "dp" &&
-      strategy != "megatron")
-    return fail("--strategy must be optimal, random, dp or megatron, got '" +
+  if (!::ein::planner::parseStrategy(strategy))
+    return fail("--strategy must be optimal, random, dp, megatron or "
+                "spatial, got '" +
                 strategy + "'");
   if (remarks != "missed" && remarks != "none")
     return fail("--remarks must be missed or none, got '" + remarks + "'");

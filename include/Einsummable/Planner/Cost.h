@@ -72,6 +72,10 @@ struct OpPlan {
   /// Per input: each distinct block the join reads, at the lowest join
   /// block (device) that reads it.
   std::vector<std::vector<Placed>> needs;
+  /// Per input: the layout an argument read there arrives in: its needs,
+  /// except where a windowed read's needs overlap (halos), which arrive as
+  /// the even cut of their own parts and move the halos.
+  std::vector<std::vector<Placed>> arrivals;
   /// Per input: bytes of the extra copies the join needs (copies - 1 of
   /// each block). Zero for replicable weights.
   std::vector<double> joinBytes;

@@ -47,6 +47,14 @@ struct Access {
   /// coordinate to get the operand's coordinate; the region a block needs
   /// is then clipped to the operand's shape. Empty for ordinary accesses.
   std::vector<int64_t> shift;
+  /// Windowed reads (convolution, pooling), with `shift`: per dimension, a
+  /// block of its loop covering [a, b) reads [a * stride + shift,
+  /// (b - 1) * stride + shift + extent), clipped: its own rows and the halo
+  /// its window reaches into. Empty means 1 everywhere.
+  std::vector<int64_t> stride, extent;
+
+  /// Whether some dimension reads more than its loop's block (a halo).
+  bool windowed() const;
 };
 
 /// Attention's causal structure, for the busiest-GPU compute term.

@@ -10,7 +10,11 @@
 //   megatron  tensor parallelism: a contraction with a weight cuts only
 //             loops that index the weight (column or row parallel: the
 //             weight is sharded, never replicated), attention cuts only its
-//             heads, other ops follow the cheapest layout.
+//             heads, other ops follow the cheapest layout;
+//   spatial   spatial parallelism: a convolution or pooling cuts only its
+//             output rows and columns (each block reads the halo its window
+//             reaches into) where they can be cut that many ways; other
+//             ops, and windows too small, follow the cheapest layout.
 // The search then chooses among what the strategy allows (and the
 // arguments' arrival layouts), so a restricted plan is the best of its kind.
 //
@@ -28,9 +32,9 @@
 
 namespace ein::planner {
 
-enum class Strategy { Optimal, Random, DataParallel, Megatron };
+enum class Strategy { Optimal, Random, DataParallel, Megatron, Spatial };
 
-/// "optimal", "random", "dp" or "megatron".
+/// "optimal", "random", "dp", "megatron" or "spatial".
 std::optional<Strategy> parseStrategy(const std::string &name);
 const char *strategyName(Strategy strategy);
 

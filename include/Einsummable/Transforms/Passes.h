@@ -37,8 +37,10 @@ struct PlannerOptionFields {
         strategy(owner, "strategy",
                  llvm::cl::desc(
                      "optimal (the search's best plan), random (a legal plan "
-                     "drawn from seed), dp (batch split) or megatron "
-                     "(weights sharded, attention by heads)"),
+                     "drawn from seed), dp (batch split), megatron "
+                     "(weights sharded, attention by heads) or spatial "
+                     "(convolutions and pooling by output rows and "
+                     "columns)"),
                  llvm::cl::init("optimal")),
         seed(owner, "seed", llvm::cl::desc("The seed of strategy=random"),
              llvm::cl::init(0)),

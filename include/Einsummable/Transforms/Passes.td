@@ -249,8 +249,9 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     Option<"strategy", "strategy", "std::string", "\"optimal\"",
            "Which plans the search may choose: optimal (every legal spec), "
            "random (one spec per op drawn from `seed`), dp (only the input's "
-           "batch dimension cut) or megatron (weights sharded column- or "
-           "row-wise, attention by heads)">,
+           "batch dimension cut), megatron (weights sharded column- or "
+           "row-wise, attention by heads) or spatial (convolutions and "
+           "pooling cut by output rows and columns, with halos)">,
     Option<"seed", "seed", "uint64_t", "0",
            "The seed of strategy=random">,
     Option<"memoryLimit", "memory-limit", "int64_t", "0",

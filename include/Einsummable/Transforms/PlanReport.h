@@ -49,6 +49,9 @@ struct ExplainedOp {
   std::vector<std::string> loops;
   ::ein::planner::Spec spec;
   ::ein::planner::OpCost cost;
+  /// Bytes of halos: what a convolution's or pooling's blocks read beyond
+  /// their own part of a windowed input (part of `cost.repartition`).
+  double haloBytes = 0;
   /// Every other spec the strategy allows, with the whole plan's cost were
   /// this op alone cut that way (the rest as chosen).
   std::vector<std::pair<::ein::planner::Spec, double>> alternatives;

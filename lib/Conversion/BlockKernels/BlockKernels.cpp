@@ -496,6 +496,122 @@ LogicalResult layerNormKernel(LayerNormOp norm, ValueRange args, OpBuilder &b) {
   return success();
 }
 
+/// A convolution (`filter` set) or pooling over a 4-D block: the input
+/// copied into a scratch buffer of the padded size filled with the padding
+/// value (0, or -inf for max pooling) unless the block has no padding, then
+/// one generic over (n, oh, ow, f|c, kh, kw[, c]) reading rows
+/// `oh * stride + kh * dilation`, summed or maximised in the compute type.
+LogicalResult windowKernel(Operation *op, Value x, Value filter, Value out,
+                           ArrayRef<int64_t> window, StringRef layout,
+                           AggKind kind, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations,
+                           ArrayRef<int64_t> padLow, ArrayRef<int64_t> padHigh,
+                           OpBuilder &b) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = b.getContext();
+  bool last = layout == "nhwc";
+  int64_t rowsDim = last ? 1 : 2, colsDim = last ? 2 : 3;
+  Type ct = computeTypeOf(b, elementOf(x));
+  Scratch scratch(b, loc);
+  Value padded = x;
+  if (llvm::any_of(padLow, [](int64_t p) { return p != 0; }) ||
+      llvm::any_of(padHigh, [](int64_t p) { return p != 0; })) {
+    // A map over the padded buffer loading x where it lies inside (at a
+    // clamped place, as the gather does: block kernels pass their own
+    // buffers only, not views of them).
+    ArrayRef<int64_t> in = cast<MemRefType>(x.getType()).getShape();
+    SmallVector<int64_t> shape(in);
+    shape[rowsDim] += padLow[0] + padHigh[0];
+    shape[colsDim] += padLow[1] + padHigh[1];
+    padded = scratch.make(shape, elementOf(x));
+    AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+    generic(
+        b, loc, ValueRange{}, padded, {id},
+        SmallVector<IteratorType>(4, IteratorType::parallel),
+        [&](OpBuilder &nb, Location l, ValueRange) {
+          Value inside;
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < 4; ++d) {
+            Value i = linalg::IndexOp::create(nb, l, d);
+            int64_t low =
+                d == rowsDim ? padLow[0] : (d == colsDim ? padLow[1] : 0);
+            if (low == 0 && d != rowsDim && d != colsDim) {
+              at.push_back(i);
+              continue;
+            }
+            Value shifted = arith::SubIOp::create(
+                nb, l, i, arith::ConstantIndexOp::create(nb, l, low));
+            Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+            Value end = arith::ConstantIndexOp::create(nb, l, in[d] - 1);
+            Value here = arith::AndIOp::create(
+                nb, l,
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, shifted,
+                                      zero),
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, shifted,
+                                      end));
+            inside =
+                inside ? arith::AndIOp::create(nb, l, inside, here).getResult()
+                       : here;
+            at.push_back(arith::MinSIOp::create(
+                nb, l, arith::MaxSIOp::create(nb, l, shifted, zero), end));
+          }
+          Value v = memref::LoadOp::create(nb, l, x, at);
+          Value fill = filter || kind == AggKind::Add
+                           ? floatConstant(nb, l, v.getType(), 0.0)
+                           : infinity(nb, l, v.getType(), /*negative=*/true);
+          yieldValue(nb, l, arith::SelectOp::create(nb, l, inside, v, fill));
+        });
+  }
+  // Loops: n, oh, ow, f (c for pooling), kh, kw, then c for a convolution.
+  int64_t numLoops = filter ? 7 : 6;
+  auto d = [&](int64_t l) { return getAffineDimExpr(l, ctx); };
+  AffineExpr rows = d(1) * strides[0] + d(4) * dilations[0];
+  AffineExpr cols = d(2) * strides[1] + d(5) * dilations[1];
+  AffineExpr chan = filter ? d(6) : d(3);
+  auto inLayout = [&](AffineExpr n, AffineExpr c, AffineExpr h, AffineExpr w) {
+    SmallVector<AffineExpr> e = last ? SmallVector<AffineExpr>{n, h, w, c}
+                                     : SmallVector<AffineExpr>{n, c, h, w};
+    return AffineMap::get(numLoops, 0, e, ctx);
+  };
+  SmallVector<AffineMap> maps = {inLayout(d(0), chan, rows, cols)};
+  SmallVector<Value> ins = {padded};
+  if (filter) {
+    maps.push_back(
+        AffineMap::get(numLoops, 0,
+                       last ? SmallVector<AffineExpr>{d(4), d(5), d(6), d(3)}
+                            : SmallVector<AffineExpr>{d(3), d(6), d(4), d(5)},
+                       ctx));
+    ins.push_back(filter);
+  } else {
+    // The window's loops need a bound: a buffer of its shape, never read
+    // (as linalg's pooling ops take one).
+    maps.push_back(AffineMap::get(numLoops, 0, {d(4), d(5)}, ctx));
+    ins.push_back(scratch.make(window, elementOf(x)));
+  }
+  maps.push_back(inLayout(d(0), d(3), d(1), d(2)));
+  SmallVector<IteratorType> iterators(numLoops, IteratorType::reduction);
+  for (int64_t l = 0; l < 4; ++l)
+    iterators[l] = IteratorType::parallel;
+  AggKind combine = filter ? AggKind::Add : kind;
+  Value acc = out;
+  if (elementOf(out) != ct)
+    acc = scratch.make(cast<MemRefType>(out.getType()).getShape(), ct);
+  linalg::FillOp::create(b, loc,
+                         ValueRange{aggregationIdentity(b, loc, combine, ct)},
+                         ValueRange{acc});
+  generic(b, loc, ins, acc, maps, iterators,
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value v = castFloat(nb, l, e[0], ct);
+            if (filter)
+              v = arith::MulFOp::create(nb, l, v, castFloat(nb, l, e[1], ct));
+            yieldValue(nb, l, aggregationCombine(nb, l, combine, e[2], v));
+          });
+  if (acc != out)
+    roundInto(b, loc, acc, out);
+  scratch.freeAll();
+  return success();
+}
+
 /// `out[i..., t...] = table[idx[i...] - row_offset, t...]`, 0 where that is
 /// not one of the block's rows: a map over the result reading the index,
 /// then the row at a clamped place, kept where it is inside.
@@ -744,6 +860,22 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
           .Case(
               [&](LayerNormOp norm) { return layerNormKernel(norm, args, b); })
           .Case([&](GatherOp gather) { return gatherKernel(gather, args, b); })
+          .Case([&](ConvOp conv) {
+            ArrayRef<int64_t> f =
+                cast<MemRefType>(args[1].getType()).getShape();
+            bool last = conv.getLayout() == "nhwc";
+            int64_t window[2] = {f[last ? 0 : 2], f[last ? 1 : 3]};
+            return windowKernel(conv, args[0], args[1], args[2], window,
+                                conv.getLayout(), AggKind::Add,
+                                conv.getStrides(), conv.getDilations(),
+                                conv.getPadLow(), conv.getPadHigh(), b);
+          })
+          .Case([&](PoolOp pool) {
+            return windowKernel(
+                pool, args[0], Value(), args[1], pool.getWindow(),
+                pool.getLayout(), pool.getKind(), pool.getStrides(),
+                pool.getDilations(), pool.getPadLow(), pool.getPadHigh(), b);
+          })
           .Case([&](SoftmaxOp s) { return softmaxKernel(s, args, b); })
           .Case([&](AttentionOp a) { return attentionKernel(a, args, b); })
           .Default([](Operation *other) {

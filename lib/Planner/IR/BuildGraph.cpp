@@ -114,8 +114,8 @@ private:
 
   planner::Access access(Value value, std::vector<std::vector<int>> dims,
                          std::vector<int64_t> shift = {}) {
-    return planner::Access{values.lookup(value), std::move(dims),
-                           std::move(shift)};
+    return planner::Access{
+        values.lookup(value), std::move(dims), std::move(shift), {}, {}};
   }
 
   LogicalResult addOp(Operation *op) {
@@ -151,9 +151,12 @@ private:
       std::vector<std::vector<int>> dims;
       for (const auto &loops : access.dimLoops)
         dims.emplace_back(loops.begin(), loops.end());
-      return this->access(
+      planner::Access converted = this->access(
           value, dims,
           std::vector<int64_t>(access.shift.begin(), access.shift.end()));
+      converted.stride.assign(access.stride.begin(), access.stride.end());
+      converted.extent.assign(access.extent.begin(), access.extent.end());
+      return converted;
     };
     for (auto [operand, access] : llvm::zip(op->getOperands(), accesses.inputs))
       node.inputs.push_back(convert(operand, access));

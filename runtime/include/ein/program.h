@@ -108,6 +108,8 @@ enum class OpKind {
   RmsNorm,
   LayerNorm,
   Gather,
+  Conv,
+  Pool,
   Reshape,
   Slice,
   Concat,
@@ -137,6 +139,11 @@ struct Op {
   double eps = 0;
   // gather: inputs [table, indices]; the first table row the op holds
   int64_t rowOffset = 0;
+  // conv (inputs [x, filter]) and pool (`agg` max or add): 2-D windows
+  // over "nhwc" (filter hwcf) or "nchw" (filter fchw) tensors; `window` is
+  // the pool's (a conv's is its filter's)
+  std::string layout;
+  std::vector<int64_t> window, strides, dilations, padLow, padHigh;
   // reshape
   std::vector<std::vector<int64_t>> reassociation;
   // slice

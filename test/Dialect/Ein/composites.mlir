@@ -66,3 +66,18 @@ func.func @gathers(%t: tensor<50x16xbf16>, %ids: tensor<2x8xi64>, %half: tensor<
   %b = ein.gather %half[%few] {row_offset = 25 : i64} : tensor<25x16xbf16>, tensor<4xi32> -> tensor<4x16xbf16>
   return %a, %b : tensor<2x8x16xbf16>, tensor<4x16xbf16>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @windows
+// CHECK: ein.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, layout = "nhwc", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>} : tensor<8x56x56x64xbf16>, tensor<3x3x64x128xbf16> -> tensor<8x28x28x128xbf16>
+// CHECK: ein.pool max %{{.*}} {dilations = array<i64: 1, 1>, layout = "nhwc", pad_high = array<i64: 0, 0>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : tensor<8x28x28x128xbf16> -> tensor<8x14x14x128xbf16>
+// CHECK: ein.conv %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>, layout = "nchw", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 1, 1>} : tensor<2x3x13x11xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x9x7xf32>
+// CHECK: ein.pool add %{{.*}} {dilations = array<i64: 1, 1>, layout = "nchw", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 1, 1>, window = array<i64: 2, 2>} : tensor<2x4x9x7xf32> -> tensor<2x4x8x6xf32>
+func.func @windows(%x: tensor<8x56x56x64xbf16>, %w: tensor<3x3x64x128xbf16>, %y: tensor<2x3x13x11xf32>, %v: tensor<4x3x3x3xf32>) -> (tensor<8x14x14x128xbf16>, tensor<2x4x8x6xf32>) {
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<8x56x56x64xbf16>, tensor<3x3x64x128xbf16> -> tensor<8x28x28x128xbf16>
+  %p = ein.pool max %c {layout = "nhwc", window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 0, 0>} : tensor<8x28x28x128xbf16> -> tensor<8x14x14x128xbf16>
+  %d = ein.conv %y, %v {layout = "nchw", strides = array<i64: 1, 1>, dilations = array<i64: 2, 2>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x3x13x11xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x9x7xf32>
+  %s = ein.pool add %d {layout = "nchw", window = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x4x9x7xf32> -> tensor<2x4x8x6xf32>
+  return %p, %s : tensor<8x14x14x128xbf16>, tensor<2x4x8x6xf32>
+}

@@ -245,3 +245,123 @@ func.func @gather_offset(%t: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<3x4x
   %g = ein.gather %t[%i] {row_offset = -1 : i64} : tensor<10x4xf32>, tensor<3xi64> -> tensor<3x4xf32>
   return %g : tensor<3x4xf32>
 }
+
+// -----
+
+func.func @conv_layout(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{layout must be "nhwc" or "nchw", got "hwnc"}}
+  %c = ein.conv %x, %w {layout = "hwnc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32>, tensor<3x3x3x2xf32> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_filter_rank(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{needs a 4-D filter (hwcf), got 'tensor<3x3x3xf32>'}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32>, tensor<3x3x3xf32> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_input_rank(%x: tensor<4x4x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{needs a 4-D input (nhwc), got 'tensor<4x4x3xf32>'}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<4x4x3xf32>, tensor<3x3x3x2xf32> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_int(%x: tensor<1x4x4x3xi32>, %w: tensor<3x3x3x2xi32>) -> tensor<1x2x2x2xi32> {
+  // expected-error @+1 {{needs a float element type, got 'i32'}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xi32>, tensor<3x3x3x2xi32> -> tensor<1x2x2x2xi32>
+  return %c : tensor<1x2x2x2xi32>
+}
+
+// -----
+
+func.func @conv_strides(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{strides needs 2 values (rows, columns), got 1}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32>, tensor<3x3x3x2xf32> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_zero_dilation(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{dilations must be positive (and below 2^30), got [0, 1]}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 0, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32>, tensor<3x3x3x2xf32> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_negative_pad(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{pad_low must be non-negative (and below 2^30), got [-1, 0]}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: -1, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32>, tensor<3x3x3x2xf32> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_window_too_wide(%x: tensor<1x2x4x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{a window reaching 3 elements does not fit the rows of the padded input (2)}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x2x4x3xf32>, tensor<3x3x3x2xf32> -> tensor<1x1x2x2xf32>
+  return %c : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+func.func @conv_pad_only(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x4x8x2xf32> {
+  // expected-error @+1 {{padding of 0 before and 3 after is as wide as the window's reach (3) in the columns: some outputs would read padding only}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 1, 3>} : tensor<1x4x4x3xf32>, tensor<3x3x3x2xf32> -> tensor<1x4x8x2xf32>
+  return %c : tensor<1x4x8x2xf32>
+}
+
+// -----
+
+func.func @conv_filter_type(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3x2xbf16>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{filter must hold 'f32' as the input does, got 'tensor<3x3x3x2xbf16>'}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32>, tensor<3x3x3x2xbf16> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x4x4x4xf32>, %w: tensor<3x3x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{filter reads 2 input channels but the input has 4 (grouped convolutions are not supported)}}
+  %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x4xf32>, tensor<3x3x2x2xf32> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_result(%x: tensor<1x3x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{result must be 'tensor<1x2x2x2xf32>', got 'tensor<1x2x4x4xf32>'}}
+  %c = ein.conv %x, %w {layout = "nchw", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x3x4x4xf32>, tensor<2x3x3x3xf32> -> tensor<1x2x4x4xf32>
+  return %c : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @pool_kind(%x: tensor<1x4x4x3xf32>) -> tensor<1x2x2x3xf32> {
+  // expected-error @+1 {{pools by max or add, not mul}}
+  %p = ein.pool mul %x {layout = "nhwc", window = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32> -> tensor<1x2x2x3xf32>
+  return %p : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+func.func @pool_window(%x: tensor<1x4x4x3xf32>) -> tensor<1x2x2x3xf32> {
+  // expected-error @+1 {{window needs 2 positive sizes, got [2, 0]}}
+  %p = ein.pool max %x {layout = "nhwc", window = array<i64: 2, 0>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32> -> tensor<1x2x2x3xf32>
+  return %p : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+func.func @pool_result(%x: tensor<1x4x4x3xf32>) -> tensor<1x2x2x4xf32> {
+  // expected-error @+1 {{result must be 'tensor<1x2x2x3xf32>', got 'tensor<1x2x2x4xf32>'}}
+  %p = ein.pool max %x {layout = "nhwc", window = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32> -> tensor<1x2x2x4xf32>
+  return %p : tensor<1x2x2x4xf32>
+}

@@ -79,3 +79,13 @@ module attributes {ein.target = #ein.target<devices = 2, chip = "host">} {
     return %o : !ein.rel<1x4x16x8xbf16, parts = [1, 1, 1, 1], replicas = 2, partial = online_softmax>
   }
 }
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @conv_filter_cut(%x: !ein.rel<1x8x8x4xf32, parts = [1, 1, 1, 1]>, %w: !ein.rel<3x3x4x2xf32, parts = [1, 1, 1, 1]>) -> !ein.rel<1x8x8x2xf32, parts = [1, 1, 1, 2]> {
+    // expected-error @+1 {{spec cuts loop f into 2 parts but input 1 is cut into 1 along dimension 3}}
+    %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, spec = #ein.spec<[1, 1, 1, 2, 1]>} : !ein.rel<1x8x8x4xf32, parts = [1, 1, 1, 1]>, !ein.rel<3x3x4x2xf32, parts = [1, 1, 1, 1]> -> !ein.rel<1x8x8x2xf32, parts = [1, 1, 1, 2]>
+    return %c : !ein.rel<1x8x8x2xf32, parts = [1, 1, 1, 2]>
+  }
+}

@@ -65,3 +65,18 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     return %c : !ein.rel<8x8xf32, parts = [1, 2]>
   }
 }
+
+// -----
+
+// A convolution planned on 4 GPUs by output rows and input channels: its
+// input is read by intersection (each block with its halo), the filter cut
+// by input channels and copied to both row blocks, the result partial sums
+// over the channel halves, in f32 for bf16.
+// CHECK-LABEL: func.func @conv_by_rows_and_channels
+// CHECK: ein.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, layout = "nhwc", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, spec = #ein.spec<[1, 2, 1, 1, 2]>, strides = array<i64: 1, 1>} : !ein.rel<1x8x8x4xbf16, parts = [1, 1, 1, 1]>, !ein.rel<3x3x4x2xbf16, parts = [1, 1, 2, 1], replicas = 2> -> !ein.rel<1x8x8x2xf32, parts = [1, 2, 1, 1], replicas = 2, partial = add>
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @conv_by_rows_and_channels(%x: !ein.rel<1x8x8x4xbf16, parts = [1, 1, 1, 1]>, %w: !ein.rel<3x3x4x2xbf16, parts = [1, 1, 2, 1], replicas = 2>) -> !ein.rel<1x8x8x2xf32, parts = [1, 2, 1, 1], replicas = 2, partial = add> {
+    %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, spec = #ein.spec<[1, 2, 1, 1, 2]>} : !ein.rel<1x8x8x4xbf16, parts = [1, 1, 1, 1]>, !ein.rel<3x3x4x2xbf16, parts = [1, 1, 2, 1], replicas = 2> -> !ein.rel<1x8x8x2xf32, parts = [1, 2, 1, 1], replicas = 2, partial = add>
+    return %c : !ein.rel<1x8x8x2xf32, parts = [1, 2, 1, 1], replicas = 2, partial = add>
+  }
+}

@@ -8,7 +8,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <array>
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -612,6 +614,171 @@ SmallVector<int64_t> GatherOp::getLoopSizes() {
 
 SmallVector<std::string> GatherOp::getLoopNames() {
   return defaultLoopNames(getLoopSizes().size());
+}
+
+/// Where a windowed op's 4-D input and result keep their dimensions.
+struct WindowLayout {
+  int64_t batch, channels, rows, columns;
+};
+
+static std::optional<WindowLayout> windowLayout(StringRef layout) {
+  if (layout == "nhwc")
+    return WindowLayout{0, 3, 1, 2};
+  if (layout == "nchw")
+    return WindowLayout{0, 1, 2, 3};
+  return std::nullopt;
+}
+
+/// Checks what ein.conv and ein.pool share: the layout, a 4-D float input,
+/// two positive strides and dilations, two non-negative paddings before and
+/// after, and that a window of `window` fits the padded input. Returns the
+/// output's rows and columns.
+static FailureOr<std::array<int64_t, 2>>
+verifyWindow(Operation *op, StringRef layoutName, Type inputType,
+             ArrayRef<int64_t> window, ArrayRef<int64_t> strides,
+             ArrayRef<int64_t> dilations, ArrayRef<int64_t> padLow,
+             ArrayRef<int64_t> padHigh) {
+  std::optional<WindowLayout> layout = windowLayout(layoutName);
+  if (!layout)
+    return op->emitOpError() << "layout must be \"nhwc\" or \"nchw\", got \""
+                             << layoutName << "\"";
+  ArrayRef<int64_t> shape = shapeOf(inputType);
+  if (shape.size() != 4)
+    return op->emitOpError()
+           << "needs a 4-D input (" << layoutName << "), got " << inputType;
+  if (failed(verifyFloatElements(op, elementTypeOf(inputType))))
+    return failure();
+  for (auto [name, values, least] :
+       {std::tuple<StringRef, ArrayRef<int64_t>, int64_t>{"strides", strides,
+                                                          1},
+        {"dilations", dilations, 1},
+        {"pad_low", padLow, 0},
+        {"pad_high", padHigh, 0}}) {
+    if (values.size() != 2)
+      return op->emitOpError()
+             << name << " needs 2 values (rows, columns), got "
+             << values.size();
+    for (int64_t v : values)
+      if (v < least || v > (int64_t(1) << 30))
+        return op->emitOpError()
+               << name << " must be " << (least ? "positive" : "non-negative")
+               << " (and below 2^30), got " << shapeString(values);
+  }
+  std::array<int64_t, 2> out;
+  int64_t spatial[2] = {shape[layout->rows], shape[layout->columns]};
+  for (int d = 0; d < 2; ++d) {
+    int64_t reach = (window[d] - 1) * dilations[d] + 1;
+    int64_t padded = spatial[d] + padLow[d] + padHigh[d];
+    if (reach > padded)
+      return op->emitOpError()
+             << "a window reaching " << reach << " elements does not fit the "
+             << (d ? "columns" : "rows") << " of the padded input (" << padded
+             << ")";
+    if (padLow[d] >= reach || padHigh[d] >= reach)
+      return op->emitOpError()
+             << "padding of " << padLow[d] << " before and " << padHigh[d]
+             << " after is as wide as the window's reach (" << reach
+             << ") in the " << (d ? "columns" : "rows")
+             << ": some outputs would read padding only";
+    out[d] = (padded - reach) / strides[d] + 1;
+  }
+  return out;
+}
+
+LogicalResult ConvOp::verify() {
+  if (failed(verifySameLevel(*this)))
+    return failure();
+  ArrayRef<int64_t> filter = shapeOf(getFilter().getType());
+  if (filter.size() != 4)
+    return emitOpError() << "needs a 4-D filter ("
+                         << (getLayout() == "nchw" ? "fchw" : "hwcf")
+                         << "), got " << getFilter().getType();
+  bool last = getLayout() == "nhwc";
+  int64_t window[2] = {filter[last ? 0 : 2], filter[last ? 1 : 3]};
+  auto out =
+      verifyWindow(*this, getLayout(), getInput().getType(), window,
+                   getStrides(), getDilations(), getPadLow(), getPadHigh());
+  if (failed(out))
+    return failure();
+  WindowLayout layout = *windowLayout(getLayout());
+  ArrayRef<int64_t> in = shapeOf(getInput().getType());
+  Type element = elementTypeOf(getInput().getType());
+  int64_t channels = filter[last ? 2 : 1], features = filter[last ? 3 : 0];
+  if (elementTypeOf(getFilter().getType()) != element)
+    return emitOpError() << "filter must hold " << element << " as the input "
+                         << "does, got " << getFilter().getType();
+  if (channels != in[layout.channels])
+    return emitOpError() << "filter reads " << channels
+                         << " input channels but the input has "
+                         << in[layout.channels]
+                         << " (grouped convolutions are not supported)";
+  SmallVector<int64_t> shape(4);
+  shape[layout.batch] = in[layout.batch];
+  shape[layout.channels] = features;
+  shape[layout.rows] = (*out)[0];
+  shape[layout.columns] = (*out)[1];
+  // Partial sums (a cut of the input channels) are held in the accumulator
+  // type, planned or as a device-level block.
+  auto relation = dyn_cast<RelationType>(getType());
+  bool partial = relation ? relation.isPartial() : bool(getDevice());
+  if (partial && elementTypeOf(getType()) == getAccType())
+    element = getAccType();
+  return failed(verifyResultShape(*this, getType(), shape, element))
+             ? failure()
+             : verifyPlanned(*this);
+}
+
+Type ConvOp::getAccType() {
+  Type element = elementTypeOf(getInput().getType());
+  if (element.isBF16() || element.isF16())
+    return Float32Type::get(getContext());
+  return element;
+}
+
+SmallVector<int64_t> ConvOp::getLoopSizes() {
+  WindowLayout layout = *windowLayout(getLayout());
+  ArrayRef<int64_t> out = shapeOf(getType());
+  return {out[layout.batch], out[layout.rows], out[layout.columns],
+          out[layout.channels], shapeOf(getInput().getType())[layout.channels]};
+}
+
+SmallVector<std::string> ConvOp::getLoopNames() {
+  return {"n", "oh", "ow", "f", "c"};
+}
+
+LogicalResult PoolOp::verify() {
+  if (failed(verifySameLevel(*this)))
+    return failure();
+  if (getKind() != AggKind::Max && getKind() != AggKind::Add)
+    return emitOpError() << "pools by max or add, not "
+                         << stringifyAggKind(getKind());
+  if (getWindow().size() != 2 || getWindow()[0] < 1 || getWindow()[1] < 1)
+    return emitOpError() << "window needs 2 positive sizes, got "
+                         << shapeString(getWindow());
+  auto out =
+      verifyWindow(*this, getLayout(), getInput().getType(), getWindow(),
+                   getStrides(), getDilations(), getPadLow(), getPadHigh());
+  if (failed(out))
+    return failure();
+  WindowLayout layout = *windowLayout(getLayout());
+  SmallVector<int64_t> shape(shapeOf(getInput().getType()));
+  shape[layout.rows] = (*out)[0];
+  shape[layout.columns] = (*out)[1];
+  return failed(verifyResultShape(*this, getType(), shape,
+                                  elementTypeOf(getInput().getType())))
+             ? failure()
+             : verifyPlanned(*this);
+}
+
+SmallVector<int64_t> PoolOp::getLoopSizes() {
+  WindowLayout layout = *windowLayout(getLayout());
+  ArrayRef<int64_t> out = shapeOf(getType());
+  return {out[layout.batch], out[layout.rows], out[layout.columns],
+          out[layout.channels]};
+}
+
+SmallVector<std::string> PoolOp::getLoopNames() {
+  return {"n", "oh", "ow", "c"};
 }
 
 //===----------------------------------------------------------------------===//
@@ -1239,6 +1406,84 @@ OpAccesses GatherOp::getAccesses() {
 // table's rows), one over the rows.
 double GatherOp::getFlopsPerPoint() {
   return 1.0 / double(cast<ShapedType>(getTable().getType()).getShape()[0]);
+}
+
+/// The input access of a windowed op whose loops `n, oh, ow` are 0, 1, 2
+/// and whose channel loop is `channelLoop`: rows and columns read through
+/// the window (their halos included), the batch and channels plainly.
+static OperandAccess windowedInput(StringRef layoutName, int64_t channelLoop,
+                                   ArrayRef<int64_t> window,
+                                   ArrayRef<int64_t> strides,
+                                   ArrayRef<int64_t> dilations,
+                                   ArrayRef<int64_t> padLow) {
+  WindowLayout layout = *windowLayout(layoutName);
+  OperandAccess access;
+  access.dimLoops.resize(4);
+  access.shift.assign(4, 0);
+  access.stride.assign(4, 1);
+  access.extent.assign(4, 1);
+  access.dimLoops[layout.batch] = {0};
+  access.dimLoops[layout.channels] = {channelLoop};
+  int64_t spatial[2] = {layout.rows, layout.columns};
+  for (auto [d, dim] : llvm::enumerate(spatial)) {
+    access.dimLoops[dim] = {int64_t(d) + 1};
+    access.shift[dim] = -padLow[d];
+    access.stride[dim] = strides[d];
+    access.extent[dim] = (window[d] - 1) * dilations[d] + 1;
+  }
+  return access;
+}
+
+/// The result access of a windowed op: loops `n, oh, ow` then
+/// `channelLoop`, in the layout's places.
+static OperandAccess windowedResult(StringRef layoutName, int64_t channelLoop) {
+  WindowLayout layout = *windowLayout(layoutName);
+  OperandAccess access;
+  access.dimLoops.resize(4);
+  access.dimLoops[layout.batch] = {0};
+  access.dimLoops[layout.rows] = {1};
+  access.dimLoops[layout.columns] = {2};
+  access.dimLoops[layout.channels] = {channelLoop};
+  return access;
+}
+
+OpAccesses ConvOp::getAccesses() {
+  // Loops: n, oh, ow, f, c. The filter's window stays whole.
+  bool last = getLayout() == "nhwc";
+  ArrayRef<int64_t> filter = shapeOf(getFilter().getType());
+  int64_t window[2] = {filter[last ? 0 : 2], filter[last ? 1 : 3]};
+  OpAccesses a = accessesOf(*this);
+  OperandAccess weights;
+  weights.dimLoops =
+      last ? SmallVector<SmallVector<int64_t, 2>>{{}, {}, {4}, {3}}
+           : SmallVector<SmallVector<int64_t, 2>>{{3}, {4}, {}, {}};
+  a.inputs = {windowedInput(getLayout(), 4, window, getStrides(),
+                            getDilations(), getPadLow()),
+              weights};
+  a.result = windowedResult(getLayout(), 3);
+  a.aggregation = AggKind::Add;
+  a.accumulator = getAccType();
+  return a;
+}
+
+double ConvOp::getFlopsPerPoint() {
+  // A multiply-add per element of the window.
+  ArrayRef<int64_t> filter = shapeOf(getFilter().getType());
+  bool last = getLayout() == "nhwc";
+  return 2.0 * double(filter[last ? 0 : 2] * filter[last ? 1 : 3]);
+}
+
+OpAccesses PoolOp::getAccesses() {
+  // Loops: n, oh, ow, c.
+  OpAccesses a = accessesOf(*this);
+  a.inputs = {windowedInput(getLayout(), 3, getWindow(), getStrides(),
+                            getDilations(), getPadLow())};
+  a.result = windowedResult(getLayout(), 3);
+  return a;
+}
+
+double PoolOp::getFlopsPerPoint() {
+  return double(getWindow()[0] * getWindow()[1]);
 }
 
 OpAccesses ReshapeOp::getAccesses() {

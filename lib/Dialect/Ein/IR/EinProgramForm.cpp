@@ -196,6 +196,30 @@ LogicalResult GatherOp::describeInProgram(::ein::Op &entry) {
   return success();
 }
 
+/// The fields ein.conv and ein.pool share.
+template <typename WindowOp>
+static void describeWindow(WindowOp op, ::ein::Op &entry) {
+  entry.layout = op.getLayout().str();
+  entry.strides = integers(op.getStrides());
+  entry.dilations = integers(op.getDilations());
+  entry.padLow = integers(op.getPadLow());
+  entry.padHigh = integers(op.getPadHigh());
+}
+
+LogicalResult ConvOp::describeInProgram(::ein::Op &entry) {
+  entry.kind = ::ein::OpKind::Conv;
+  describeWindow(*this, entry);
+  return success();
+}
+
+LogicalResult PoolOp::describeInProgram(::ein::Op &entry) {
+  entry.kind = ::ein::OpKind::Pool;
+  entry.agg = getKind() == AggKind::Max ? ::ein::Agg::Max : ::ein::Agg::Add;
+  entry.window = integers(getWindow());
+  describeWindow(*this, entry);
+  return success();
+}
+
 LogicalResult ReshapeOp::describeInProgram(::ein::Op &entry) {
   entry.kind = ::ein::OpKind::Reshape;
   for (Attribute group : getReassociation()) {

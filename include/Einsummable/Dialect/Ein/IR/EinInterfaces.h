@@ -15,10 +15,16 @@ namespace mlir::ein {
 /// dimension, the loops it spans, outermost first (none for a dimension no
 /// spec may cut, such as attention's head dimension). Touch ops (slice,
 /// concat) add, per dimension, what to add to a loop coordinate to get the
-/// operand's; their blocks map by hyper-rectangle intersection.
+/// operand's; their blocks map by hyper-rectangle intersection, as windowed
+/// reads (convolution, pooling) do too.
 struct OperandAccess {
   SmallVector<SmallVector<int64_t, 2>> dimLoops;
   SmallVector<int64_t> shift;
+  /// Windowed reads (ein.conv, ein.pool), with `shift`: per dimension, a
+  /// block of its loop covering [a, b) reads [a * stride + shift,
+  /// (b - 1) * stride + shift + extent), clipped to the operand: its own
+  /// part and the halo its window reaches into. Empty means 1 everywhere.
+  SmallVector<int64_t> stride, extent;
 
   /// The parts each dimension is cut into under a spec's `parts`: the
   /// product of the parts of the loops it spans.

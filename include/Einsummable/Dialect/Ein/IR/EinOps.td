@@ -285,6 +285,81 @@ def Ein_GatherOp : Ein_CompositeOp<"gather"> {
   }];
 }
 
+def Ein_ConvOp : Ein_CompositeOp<"conv"> {
+  let summary = "A 2-D convolution (cross-correlation) over a padded input";
+  let description = [{
+    With `layout = "nhwc"` (filter `hwcf`):
+    `out[n, y, x, f] = sum over (i, j, c) of
+     in[n, y * sh + i * dh - pad_low[0], x * sw + j * dw - pad_low[1], c] * w[i, j, c, f]`,
+    reading 0 outside the input (the padding: `pad_low` before, `pad_high`
+    after, per spatial dimension). `layout = "nchw"` (filter `fchw`) is the
+    same with channels before the spatial dimensions. bf16 and f16 sums
+    accumulate in f32.
+
+    Its loops, for a spec, are `n, oh, ow, f, c`: the batch, the output's
+    rows and columns, its channels and the input's channels (a cut of `c`
+    leaves partial sums that add). The filter's window stays whole. A cut of
+    `oh` or `ow` makes each block read its rows or columns of the input and
+    the halo its window reaches into; a device-level block carries the
+    padding of its own edges.
+
+    ```mlir
+    %y = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>}
+        : tensor<8x56x56x64xbf16>, tensor<3x3x64x128xbf16> -> tensor<8x28x28x128xbf16>
+    ```
+  }];
+  let arguments = (ins Ein_AnyTensorOrRelation:$input,
+                   Ein_AnyTensorOrRelation:$filter,
+                   StrAttr:$layout,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pad_low,
+                   DenseI64ArrayAttr:$pad_high,
+                   OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
+  let assemblyFormat = [{
+    $input `,` $filter attr-dict `:` qualified(type($input)) `,`
+    qualified(type($filter)) `->` qualified(type($result))
+  }];
+  let extraClassDeclaration = [{
+    /// The element type sums move and add in: f32 for bf16 and f16.
+    ::mlir::Type getAccType();
+  }];
+}
+
+def Ein_PoolOp : Ein_CompositeOp<"pool"> {
+  let summary = "2-D max or sum pooling over a padded input";
+  let description = [{
+    With `layout = "nhwc"`:
+    `out[n, y, x, c] = AGG over (i, j) of in[n, y * sh + i * dh - pad_low[0], x * sw + j * dw - pad_low[1], c]`
+    for `i < window[0]`, `j < window[1]`, with `kind` `max` or `add`; points
+    in the padding are skipped (as if -inf for `max`, 0 for `add`). An
+    average pool is a sum pool and a division. `layout = "nchw"` has the
+    channels second.
+
+    Its loops, for a spec, are `n, oh, ow, c`; the window stays whole, and a
+    cut of `oh` or `ow` reads a halo as `ein.conv` does.
+
+    ```mlir
+    %p = ein.pool max %x {layout = "nhwc", window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>}
+        : tensor<8x112x112x64xf32> -> tensor<8x56x56x64xf32>
+    ```
+  }];
+  let arguments = (ins Ein_AggKind:$kind,
+                   Ein_AnyTensorOrRelation:$input,
+                   StrAttr:$layout,
+                   DenseI64ArrayAttr:$window,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pad_low,
+                   DenseI64ArrayAttr:$pad_high,
+                   OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
+  let assemblyFormat = [{
+    $kind $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Layout ops
 //===----------------------------------------------------------------------===//
