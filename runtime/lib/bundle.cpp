@@ -35,7 +35,8 @@ constexpr Spelling<Access> kAccesses[] = {{Access::Read, "read"},
                                           {Access::ReadWrite, "readwrite"}};
 
 /// Step::call of the library calls this runtime knows.
-constexpr const char *kGemm = "gemm", *kAttention = "attention";
+constexpr const char *kGemm = "gemm", *kAttention = "attention",
+                     *kConv = "conv";
 
 } // namespace
 
@@ -387,10 +388,12 @@ private:
     s.call = n.at("call").str();
     if (s.call == kAttention)
       return readAttention(n, s);
+    if (s.call == kConv)
+      return readConv(n, s);
     if (s.call != kGemm)
       fail(n.path + ".call", "unknown library call " + inQuotes(s.call) +
-                                 "; this runtime knows " + kGemm + " and " +
-                                 kAttention);
+                                 "; this runtime knows " + kGemm + ", " +
+                                 kAttention + " and " + kConv);
     n.only({"kind", "device", "deps", "label", "call", "a", "b", "c",
             "transpose_a", "transpose_b", "alpha", "beta"});
     s.a = readLocalBuffer(n.at("a"), s.device);
@@ -452,6 +455,51 @@ private:
             bn = dim(b, s.transposeB ? 2 : 1);
     if (am != m || bn != n || ak != bk)
       shapeError();
+  }
+
+  void readConv(const Node &n, Step &s) {
+    n.only({"kind", "device", "deps", "label", "call", "a", "b", "c", "layout",
+            "strides", "dilations", "pad_low", "pad_high"});
+    s.a = readLocalBuffer(n.at("a"), s.device);
+    s.b = readLocalBuffer(n.at("b"), s.device);
+    s.c = readLocalBuffer(n.at("c"), s.device);
+    s.conv.layout = n.at("layout").str();
+    s.conv.strides = n.at("strides").integers();
+    s.conv.dilations = n.at("dilations").integers();
+    s.conv.padLow = n.at("pad_low").integers();
+    s.conv.padHigh = n.at("pad_high").integers();
+    checkConv(n.path, s);
+  }
+
+  void checkConv(const std::string &path, const Step &s) {
+    if (m.backend != Backend::Cuda)
+      fail(path, "conv library steps run on cuda (cuDNN); a cpu bundle "
+                 "convolves in its kernels");
+    const TensorType &x = buffer(s.a).type, &w = buffer(s.b).type,
+                     &y = buffer(s.c).type;
+    if (x.dtype != w.dtype || x.dtype != y.dtype || !isGemmType(x.dtype))
+      fail(path, std::string("conv takes a, b and c of one type among f32, "
+                             "f16 and bf16, got ") +
+                     dtypeName(x.dtype) + ", " + dtypeName(w.dtype) + ", " +
+                     dtypeName(y.dtype));
+    if (s.c == s.a || s.c == s.b)
+      fail(path, "conv's c must not be one of its operands");
+    bool last = s.conv.layout == "nhwc";
+    std::string error;
+    std::vector<int64_t> shape;
+    if (w.shape.size() == 4 && x.shape.size() == 4 &&
+        w.shape[last ? 2 : 1] == x.shape[last ? 3 : 1]) {
+      Window2d window = s.conv;
+      window.window = convWindow(s.conv.layout, w.shape);
+      shape = windowResultShape(window, x.shape, w.shape[last ? 3 : 0], error);
+    } else {
+      error = "the filter does not read the input's channels";
+    }
+    if (shape.empty() || shape != y.shape)
+      fail(path, "conv of a " + shapeText(x.shape) + " by b " +
+                     shapeText(w.shape) + " into c " + shapeText(y.shape) +
+                     ": " + (error.empty() ? "c must be " + shapeText(shape)
+                                           : error));
   }
 
   void readAttention(const Node &n, Step &s) {
@@ -655,7 +703,9 @@ std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
     }
     out.push_back(whole(s.a, Access::Read));
     out.push_back(whole(s.b, Access::Read));
-    out.push_back(whole(s.c, s.beta != 0 ? Access::ReadWrite : Access::Write));
+    out.push_back(whole(s.c, s.call == kGemm && s.beta != 0
+                                 ? Access::ReadWrite
+                                 : Access::Write));
     break;
   case StepKind::Transfer:
     for (const Step::Copy &c : s.copies) {
@@ -922,6 +972,14 @@ json writeStep(const Manifest &m, const Step &s) {
     step["a"] = name(s.a);
     step["b"] = name(s.b);
     step["c"] = name(s.c);
+    if (s.call == kConv) {
+      step["layout"] = s.conv.layout;
+      step["strides"] = s.conv.strides;
+      step["dilations"] = s.conv.dilations;
+      step["pad_low"] = s.conv.padLow;
+      step["pad_high"] = s.conv.padHigh;
+      break;
+    }
     step["transpose_a"] = s.transposeA;
     step["transpose_b"] = s.transposeB;
     // Only when not 1 and 0: the compiler's gemms are plain c = a b.

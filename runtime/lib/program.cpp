@@ -243,46 +243,23 @@ void checkReshape(const std::string &where, const Op &op,
     fail(where, "reassociation does not cover every dimension");
 }
 
-void checkLayout(const std::string &where, const Op &op) {
-  if (op.layout != "nhwc" && op.layout != "nchw")
-    fail(where, "layout must be \"nhwc\" or \"nchw\"");
+Window2d windowOf(const Op &op, const std::vector<int64_t> &window) {
+  return {op.layout,  window,     op.strides,
+          op.dilations, op.padLow, op.padHigh};
 }
 
-/// Checks what conv and pool share and returns the result's shape: a 4-D
-/// float input in a known layout; two positive strides, dilations and window
-/// sizes and two paddings, each no wider than the window's reach.
+/// Checks what conv and pool share and returns the result's shape.
 std::vector<int64_t> checkWindow(const std::string &where, const Op &op,
                                  const TensorType &x,
                                  const std::vector<int64_t> &window,
                                  int64_t channels) {
-  checkLayout(where, op);
-  if (x.shape.size() != 4 || !isFloat(x.dtype))
-    fail(where, std::string(opKindName(op.kind)) + " reads a 4-D float input");
-  for (const auto *values :
-       {&window, &op.strides, &op.dilations, &op.padLow, &op.padHigh})
-    if (values->size() != 2)
-      fail(where, "window, strides, dilations, pad_low and pad_high need 2 "
-                  "values each (rows, columns)");
-  bool last = op.layout == "nhwc";
-  std::vector<int64_t> shape = x.shape;
-  for (int d = 0; d < 2; ++d) {
-    int64_t dim = last ? 1 + d : 2 + d;
-    if (window[d] < 1 || window[d] > kMaxOffset || op.strides[d] < 1 ||
-        op.strides[d] > kMaxOffset || op.dilations[d] < 1 ||
-        op.dilations[d] > kMaxOffset)
-      fail(where, "window sizes, strides and dilations must be between 1 and "
-                  "2^48");
-    int64_t reach = (window[d] - 1) * op.dilations[d] + 1;
-    if (reach > kMaxOffset || op.padLow[d] < 0 || op.padHigh[d] < 0 ||
-        op.padLow[d] >= reach || op.padHigh[d] >= reach)
-      fail(where, "padding must be non-negative and narrower than the "
-                  "window's reach");
-    int64_t padded = x.shape[dim] + op.padLow[d] + op.padHigh[d];
-    if (reach > padded)
-      fail(where, "the window does not fit the padded input");
-    shape[dim] = (padded - reach) / op.strides[d] + 1;
-  }
-  shape[last ? 3 : 1] = channels;
+  if (!isFloat(x.dtype))
+    fail(where, std::string(opKindName(op.kind)) + " reads a float input");
+  std::string error;
+  std::vector<int64_t> shape =
+      windowResultShape(windowOf(op, window), x.shape, channels, error);
+  if (shape.empty())
+    fail(where, error);
   return shape;
 }
 
@@ -372,7 +349,8 @@ void checkOp(const std::string &where, Op &op,
   case OpKind::Conv: {
     expectInputs(2);
     const TensorType &x = in[0], &w = in[1];
-    checkLayout(where, op);
+    if (op.layout != "nhwc" && op.layout != "nchw")
+      fail(where, "layout must be \"nhwc\" or \"nchw\"");
     bool last = op.layout == "nhwc";
     if (x.shape.size() != 4)
       fail(where, "conv reads a 4-D float input");
@@ -381,10 +359,8 @@ void checkOp(const std::string &where, Op &op,
     if (w.shape[last ? 2 : 1] != x.shape[last ? 3 : 1])
       fail(where, "conv's filter must read as many channels as the input "
                   "has");
-    std::vector<int64_t> window =
-        last ? std::vector<int64_t>{w.shape[0], w.shape[1]}
-             : std::vector<int64_t>{w.shape[2], w.shape[3]};
-    expectResult(checkWindow(where, op, x, window, w.shape[last ? 3 : 0]),
+    expectResult(checkWindow(where, op, x, convWindow(op.layout, w.shape),
+                             w.shape[last ? 3 : 0]),
                  x.dtype);
     break;
   }
@@ -602,6 +578,61 @@ void parse(const json &root, Program &program) {
 }
 
 } // namespace
+
+std::vector<int64_t> windowResultShape(const Window2d &w,
+                                       const std::vector<int64_t> &input,
+                                       int64_t channels, std::string &error) {
+  if (w.layout != "nhwc" && w.layout != "nchw") {
+    error = "layout must be \"nhwc\" or \"nchw\"";
+    return {};
+  }
+  if (input.size() != 4) {
+    error = "a window reads a 4-D input, got " + shapeText(input);
+    return {};
+  }
+  for (const auto *values :
+       {&w.window, &w.strides, &w.dilations, &w.padLow, &w.padHigh})
+    if (values->size() != 2) {
+      error = "window, strides, dilations, pad_low and pad_high need 2 "
+              "values each (rows, columns)";
+      return {};
+    }
+  bool last = w.layout == "nhwc";
+  std::vector<int64_t> shape = input;
+  for (int d = 0; d < 2; ++d) {
+    int64_t dim = last ? 1 + d : 2 + d;
+    if (w.window[d] < 1 || w.window[d] > kMaxOffset || w.strides[d] < 1 ||
+        w.strides[d] > kMaxOffset || w.dilations[d] < 1 ||
+        w.dilations[d] > kMaxOffset) {
+      error = "window sizes, strides and dilations must be between 1 and "
+              "2^48";
+      return {};
+    }
+    int64_t reach = (w.window[d] - 1) * w.dilations[d] + 1;
+    if (reach > kMaxOffset || w.padLow[d] < 0 || w.padHigh[d] < 0 ||
+        w.padLow[d] >= reach || w.padHigh[d] >= reach) {
+      error = "padding must be non-negative and narrower than the window's "
+              "reach";
+      return {};
+    }
+    int64_t padded = input[dim] + w.padLow[d] + w.padHigh[d];
+    if (reach > padded) {
+      error = "the window does not fit the padded input";
+      return {};
+    }
+    shape[dim] = (padded - reach) / w.strides[d] + 1;
+  }
+  shape[last ? 3 : 1] = channels;
+  return shape;
+}
+
+std::vector<int64_t> convWindow(const std::string &layout,
+                                const std::vector<int64_t> &filter) {
+  if (filter.size() != 4)
+    return {};
+  return layout == "nhwc" ? std::vector<int64_t>{filter[0], filter[1]}
+                          : std::vector<int64_t>{filter[2], filter[3]};
+}
 
 size_t scalarOperandCount(ScalarKind kind) {
   switch (kind) {

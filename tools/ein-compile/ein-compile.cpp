@@ -208,11 +208,12 @@ static int summarize() {
     return 1;
   }
   std::map<::ein::StepKind, int> count;
-  int attentions = 0, batched = 0;
+  int attentions = 0, convs = 0, batched = 0;
   int64_t movedBytes = 0;
   for (const ::ein::Step &s : m.steps) {
     ++count[s.kind];
     attentions += s.kind == ::ein::StepKind::Library && s.call == "attention";
+    convs += s.kind == ::ein::StepKind::Library && s.call == "conv";
     if (s.kind != ::ein::StepKind::Transfer)
       continue;
     batched += s.copies.size() > 1;
@@ -235,8 +236,9 @@ static int summarize() {
                << (m.devices == 1 ? "" : "s") << ", topology " << topology
                << ", " << exchange << " exchanges\n"
                << "steps: " << count[::ein::StepKind::Kernel] << " kernel, "
-               << count[::ein::StepKind::Library] - attentions << " gemm, "
-               << attentions << " attention, "
+               << count[::ein::StepKind::Library] - attentions - convs
+               << " gemm, " << attentions << " attention, "
+               << (convs ? std::to_string(convs) + " conv, " : "")
                << count[::ein::StepKind::Transfer] << " transfer ("
                << megabytes(movedBytes) << " between devices, " << batched
                << " batched), " << count[::ein::StepKind::Aggregate]

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -106,6 +107,22 @@ std::string mlir::ein::whyNotLibraryAttention(AttentionOp attention,
   return text;
 }
 
+std::string mlir::ein::whyNotLibraryConv(ConvOp conv, ::ein::Backend backend) {
+  if (backend == ::ein::Backend::Cpu)
+    return "the cpu target convolves in generated kernels";
+  Type element = cast<ShapedType>(conv.getInput().getType()).getElementType();
+  Type result = cast<ShapedType>(conv.getType()).getElementType();
+  if (!element.isBF16() && !element.isF16())
+    return "it is in " + llvm::formatv("{0}", element).str() +
+           " (the cuDNN convolution step takes bf16 or f16)";
+  if (result != element)
+    return "its block holds partial sums in " +
+           llvm::formatv("{0}", result).str() +
+           " (its input channels are cut; the cuDNN step writes " +
+           llvm::formatv("{0}", element).str() + ")";
+  return "";
+}
+
 bool mlir::ein::isLibraryAttention(AttentionOp attention,
                                    ::ein::Backend backend) {
   return whyNotLibraryAttention(attention, backend).empty();
@@ -156,6 +173,8 @@ bool mlir::ein::needsBlockKernel(Operation *op, ::ein::Backend backend) {
     return failed(matchLibraryGemm(join));
   if (auto attention = dyn_cast<AttentionOp>(op))
     return !isLibraryAttention(attention, backend);
+  if (auto conv = dyn_cast<ConvOp>(op))
+    return !whyNotLibraryConv(conv, backend).empty();
   // Other composites have no library form: a kernel of their own.
   return op->hasTrait<BlockKernel>();
 }
@@ -929,6 +948,10 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
         why = whyNotLibraryGemm(join);
         what = "this product runs as a generated kernel, not a library "
                "gemm: ";
+      } else if (auto conv = dyn_cast<ConvOp>(op);
+                 conv && backend == ::ein::Backend::Cuda) {
+        why = whyNotLibraryConv(conv, backend);
+        what = "this convolution runs as a generated kernel, not cuDNN's: ";
       }
       if (!why.empty()) {
         told.insert(op->getLoc());

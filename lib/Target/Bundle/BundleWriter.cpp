@@ -427,6 +427,24 @@ private:
       addStep(std::move(step), reads, {*o});
       return success();
     }
+    if (auto conv = dyn_cast<ConvOp>(op);
+        conv && whyNotLibraryConv(conv, backend).empty()) {
+      FailureOr<int> y = allocate(op, conv.getResult(), device.getInt());
+      if (failed(y))
+        return failure();
+      step.kind = ::ein::StepKind::Library;
+      step.call = "conv";
+      step.a = reads[0];
+      step.b = reads[1];
+      step.c = *y;
+      step.conv.layout = conv.getLayout().str();
+      step.conv.strides = integers(conv.getStrides());
+      step.conv.dilations = integers(conv.getDilations());
+      step.conv.padLow = integers(conv.getPadLow());
+      step.conv.padHigh = integers(conv.getPadHigh());
+      addStep(std::move(step), reads, {*y});
+      return success();
+    }
     auto join = dyn_cast<JoinAggOp>(op);
     FailureOr<LibraryGemm> gemm =
         join ? matchLibraryGemm(join) : FailureOr<LibraryGemm>(failure());

@@ -116,6 +116,12 @@ struct Step {
   int64_t diagonal = 0;
   double scale = 1;
 
+  // kind == Library, call == "conv" (cuda only): c = the 2-D convolution
+  // (cross-correlation) of a by the filter b, as program.json's conv (its
+  // `window` field unused: the filter's rows and columns), in one element
+  // type, accumulating in f32.
+  Window2d conv;
+
   // kind == Transfer: copies each `src` into its `dst` (equal extents and
   // types), all between the same two devices: one region, or several (a
   // batched transfer, which the CUDA backend moves in one launch where its

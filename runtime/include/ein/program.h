@@ -152,6 +152,26 @@ struct Op {
   std::vector<double> values;
 };
 
+/// A 2-D window (conv, pool): over "nhwc" or "nchw" tensors, two values
+/// each (rows, columns).
+struct Window2d {
+  std::string layout;
+  std::vector<int64_t> window, strides, dilations, padLow, padHigh;
+};
+
+/// The shape of a window's result over an `input` of that layout with
+/// `channels` result channels; empty with `error` set (a sentence) where
+/// the window is not valid: the layout, two values each, sizes, strides and
+/// dilations between 1 and 2^48, paddings narrower than the window's reach
+/// `(k - 1) * d + 1`, a window that fits the padded input.
+std::vector<int64_t> windowResultShape(const Window2d &w,
+                                       const std::vector<int64_t> &input,
+                                       int64_t channels, std::string &error);
+
+/// A conv's window: its filter's rows and columns (hwcf or fchw).
+std::vector<int64_t> convWindow(const std::string &layout,
+                                const std::vector<int64_t> &filter);
+
 struct Argument {
   std::string name;
   TensorType type;

@@ -21,6 +21,7 @@
 #include "copy_plan.h"
 #include "cublaslt.h"
 #include "cuda_check.h"
+#include "cudnn_conv.h"
 #include "gemm_pad.h"
 #include "kernels_abi.h"
 
@@ -134,6 +135,7 @@ public:
     for (cudaEvent_t e : events)
       cudaEventDestroy(e);
     attentions.clear();
+    convs.clear();
     for (int d = 0; d < int(attentionWorkspaces.size()); ++d)
       if (attentionWorkspaces[d]) {
         cudaSetDevice(d);
@@ -220,6 +222,11 @@ public:
       names.insert(attention->name());
     for (const std::string &name : names)
       text += ", attention by " + name;
+    names.clear();
+    for (const auto &[step, conv] : convs)
+      names.insert(conv->name());
+    for (const std::string &name : names)
+      text += ", convolution by " + name;
     return text;
   }
 
@@ -318,6 +325,11 @@ private:
   std::map<size_t, GemmPlan> gemms;
   std::vector<size_t> padBytes; // per device: the gemms' padded copies
   std::map<size_t, std::unique_ptr<cuda::Attention>> attentions;
+  std::map<size_t, std::unique_ptr<cuda::Conv>> convs;
+  /// Per conv step, the bytes of its reordered filter (0: none).
+  std::map<size_t, size_t> convFilterBytes;
+  /// Shared by a device's attention and conv steps, which run one at a
+  /// time on its compute stream.
   std::vector<void *> attentionWorkspaces;     // per device, may be null
   std::vector<size_t> attentionWorkspaceBytes; // per device
   /// Each device's free memory just before its arena was allocated.
@@ -524,8 +536,8 @@ private:
   }
 
   /// Plans every attention step on its device (EIN_ATTENTION chooses the
-  /// implementation, attention.h) and gives each device the largest
-  /// workspace its steps need.
+  /// implementation, attention.h) and every conv step (cuDNN), and gives
+  /// each device the largest workspace its steps need.
   void planAttentions() {
     std::string implementation =
         choice("EIN_ATTENTION", {"auto", "cudnn", "kernel"});
@@ -558,6 +570,54 @@ private:
       }
       workspace[s.device] =
           std::max(workspace[s.device], attentions[i]->workspaceBytes());
+    }
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const Step &s = m.steps[i];
+      if (s.kind != StepKind::Library || s.call != "conv")
+        continue;
+      const TensorType &x = m.buffers[s.a].type, &w = m.buffers[s.b].type,
+                       &y = m.buffers[s.c].type;
+      bool last = s.conv.layout == "nhwc";
+      // [n, c, h, w] of a tensor in the step's layout.
+      auto nchw = [&](const std::vector<int64_t> &t) {
+        return last ? std::array<int64_t, 4>{t[0], t[3], t[1], t[2]}
+                    : std::array<int64_t, 4>{t[0], t[1], t[2], t[3]};
+      };
+      cuda::ConvProblem p;
+      p.channelsLast = last;
+      auto [n, c, h, wd] = nchw(x.shape);
+      p.batch = n;
+      p.channels = c;
+      p.rows = h;
+      p.columns = wd;
+      std::array<int64_t, 4> out = nchw(y.shape);
+      p.features = out[1];
+      p.outRows = out[2];
+      p.outColumns = out[3];
+      p.windowRows = last ? w.shape[0] : w.shape[2];
+      p.windowColumns = last ? w.shape[1] : w.shape[3];
+      for (int d = 0; d < 2; ++d) {
+        p.strides[d] = s.conv.strides[d];
+        p.dilations[d] = s.conv.dilations[d];
+        p.padLow[d] = s.conv.padLow[d];
+        p.padHigh[d] = s.conv.padHigh[d];
+      }
+      p.type = elementType(x.dtype);
+      check(cudaSetDevice(s.device), "cudaSetDevice");
+      try {
+        convs[i] = cuda::createCudnnConv(p);
+      } catch (const RuntimeError &e) {
+        throw RuntimeError("conv step " + std::to_string(i) + ": " + e.what());
+      }
+      // A channels-last filter is reordered from hwcf to fhwc at the start
+      // of the workspace (kernels_abi.h's copy, strided), cuDNN's after it.
+      size_t reordered = 0;
+      if (last)
+        reordered = (size_t(product(w.shape)) * dtypeBytes(w.dtype) + 255) /
+                    256 * 256;
+      convFilterBytes[i] = reordered;
+      workspace[s.device] = std::max(workspace[s.device],
+                                     reordered + convs[i]->workspaceBytes());
     }
     attentionWorkspaces.assign(m.devices, nullptr);
     attentionWorkspaceBytes = workspace;
@@ -842,6 +902,38 @@ private:
       return;
     }
     case StepKind::Library: {
+      if (s.call == "conv") {
+        auto *scratch =
+            static_cast<unsigned char *>(attentionWorkspaces[s.device]);
+        void *filter = address(s.b);
+        if (size_t bytes = convFilterBytes.at(index)) {
+          // hwcf [r, s, c, k] to fhwc [k, r, s, c].
+          const std::vector<int64_t> &w = m.buffers[s.b].type.shape;
+          int64_t r = w[0], sc = w[1], c = w[2], k = w[3];
+          cuda::CopyParams p{};
+          p.src = static_cast<const unsigned char *>(filter);
+          p.dst = scratch;
+          p.rank = 4;
+          p.width = int32_t(dtypeBytes(m.buffers[s.b].type.dtype));
+          int64_t extent[4] = {k, r, sc, c};
+          int64_t dst[4] = {r * sc * c, sc * c, c, 1};
+          int64_t src[4] = {1, sc * c * k, c * k, k};
+          for (int d = 0; d < 4; ++d) {
+            p.extent[d] = extent[d];
+            p.dstStride[d] = dst[d];
+            p.srcStride[d] = src[d];
+          }
+          p.count = k * r * sc * c;
+          void *args[] = {&p};
+          launch(copyKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,
+                 where);
+          filter = scratch;
+          scratch += bytes;
+        }
+        convs.at(index)->run(address(s.a), filter, address(s.c), scratch,
+                             stream);
+        return;
+      }
       if (s.call == "attention") {
         attentions.at(index)->run(
             address(s.q), address(s.k), address(s.v), address(s.o),

@@ -26,301 +26,22 @@
 // causal mask, let alone one with an arbitrary diagonal; cudnn-frontend too
 // builds masked attention from the composite graph before 9.21.
 //
-// Loading: libcudnn.so.9 is a shim that dlopens its sub-libraries (the
-// graph library, the engines, the heuristics) by soname when first used.
-// Opened by full path, as from PyTorch's site-packages/nvidia/cudnn/lib, it
-// still finds them through its RUNPATH $ORIGIN, but LD_LIBRARY_PATH comes
-// first in that search, so another cuDNN there would be mixed in. So the
-// sub-libraries are opened first, by full path, from the shim's own
-// directory; the shim's dlopen by soname then returns those. They are
-// opened RTLD_LOCAL, not exporting their symbols: the engines reach the
-// graph library through their DT_NEEDED and the shim through its own
-// handles, and global symbols could interpose on another cuDNN user in the
-// process (PyTorch). The sub-libraries' RUNPATH also holds
-// $ORIGIN/../../cu13/lib, where the pip wheels keep NVRTC, which the
-// runtime-compiled engines load when they plan.
-//
 //===----------------------------------------------------------------------===//
 
 #include "cudnn_attention.h"
 
-#include "../backend.h"
-#include "library_search.h"
+#include "cudnn_graph.h"
 
-#include <cudnn_graph.h>
-#include <dlfcn.h>
-
-#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace ein::cuda {
 namespace {
-
-/// EIN_CUDNN_LOG=1: engine selection, line by line, on stderr.
-void logLine(const std::string &line) {
-  static const bool enabled = [] {
-    const char *value = std::getenv("EIN_CUDNN_LOG");
-    return value && std::string(value) == "1";
-  }();
-  if (enabled)
-    std::fprintf(stderr, "[ein cudnn] %s\n", line.c_str());
-}
-
-std::string dlError() {
-  const char *error = dlerror();
-  return error ? error : "unknown dlopen error";
-}
-
-/// libcudnn.so.9's entry points.
-struct Cudnn {
-#define EIN_CUDNN_FUNCTION(name) decltype(&::name) name = nullptr;
-#include "cudnn_functions.def"
-
-  /// "9.19.0".
-  std::string version;
-  /// The sub-libraries that did not preload, and why; empty when all did.
-  std::string preloadFailures;
-
-  /// The status, cuDNN's own message on this thread's latest error (which
-  /// attribute, which limit), and a hint where one helps.
-  std::string explain(cudnnStatus_t status) const {
-    std::string text = std::string(cudnnGetErrorString(status)) + " (" +
-                       std::to_string(static_cast<int>(status)) + ")";
-    char detail[4096] = "";
-    cudnnGetLastErrorString(detail, sizeof detail);
-    if (*detail)
-      text += ": " + std::string(detail);
-    if (status == CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING)
-      text += " (runtime-compiled engines need NVRTC, libnvrtc.so.13: put "
-              "its directory on LD_LIBRARY_PATH)";
-    if ((status == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
-         status == CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE) &&
-        !preloadFailures.empty())
-      text += " (" + preloadFailures + ")";
-    return text;
-  }
-};
-
-/// What libcudnn.so.9 loads by soname, the graph library first: the others
-/// need it.
-constexpr const char *kSubLibraries[] = {
-    "libcudnn_graph.so.9", "libcudnn_engines_precompiled.so.9",
-    "libcudnn_engines_runtime_compiled.so.9", "libcudnn_heuristic.so.9"};
-
-/// cuDNN, loaded on first use and kept for the process (the per-device
-/// handles below outlive every attention).
-const Cudnn &cudnn() {
-  static std::mutex mutex;
-  static const Cudnn *loaded = nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (loaded)
-    return *loaded;
-  LoadedLibrary shim =
-      openLibrary("EIN_CUDNN", {"libcudnn.so.9"}, "libcudnn.so",
-                  "cuDNN 9 (libcudnn.so.9), which the cuDNN attention needs,");
-  char origin[PATH_MAX] = "";
-  if (dlinfo(shim.handle, RTLD_DI_ORIGIN, origin) != 0)
-    throw RuntimeError("cannot tell which directory '" + shim.path +
-                       "' was loaded from: " + dlError());
-  auto api = std::make_unique<Cudnn>();
-  // Before the shim loads anything itself; see the file comment.
-  for (const char *file : kSubLibraries) {
-    std::string path = std::string(origin) + "/" + file;
-    if (dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))
-      continue;
-    std::string why = dlError();
-    if (file == kSubLibraries[0])
-      throw RuntimeError("cuDNN's graph library, next to '" + shim.path +
-                         "', did not load: " + why);
-    api->preloadFailures +=
-        (api->preloadFailures.empty() ? "" : "; ") + std::string(why);
-  }
-#define EIN_CUDNN_FUNCTION(name)                                               \
-  api->name = reinterpret_cast<decltype(api->name)>(                           \
-      librarySymbol(shim, #name, "cuDNN 9"));
-#include "cudnn_functions.def"
-  size_t version = api->cudnnGetVersion();
-  api->version = std::to_string(version / 10000) + "." +
-                 std::to_string(version % 10000 / 100) + "." +
-                 std::to_string(version % 100);
-  // The mask fills with -inf, which cudnn-frontend only does from 9.10 on
-  // (older attention engines want the lowest float), and 9.10.0 and 9.10.1
-  // have known attention bugs.
-  if (version / 10000 != 9 || version < 91002)
-    throw RuntimeError("'" + shim.path + "' is cuDNN " + api->version +
-                       "; the cuDNN attention needs 9.10.2 or a later 9.x");
-  if (cudnnStatus_t status = api->cudnnGraphVersionCheck();
-      status != CUDNN_STATUS_SUCCESS)
-    throw RuntimeError(
-        "cuDNN " + api->version + " in " + origin +
-        ": its sub-libraries do not match: " + api->explain(status));
-  logLine("loaded " + shim.path + ": cuDNN " + api->version +
-          ", sub-libraries from " + origin +
-          (api->preloadFailures.empty()
-               ? ""
-               : " (did not preload: " + api->preloadFailures + ")"));
-  loaded = api.release();
-  return *loaded;
-}
-
-/// One cuDNN handle per device, shared by every attention on it. The mutex
-/// serialises the handle's users: one run's cudnnSetStream and
-/// cudnnBackendExecute must not interleave with another's, and planning
-/// uses the handle too.
-struct DeviceHandle {
-  cudnnHandle_t handle = nullptr;
-  std::mutex mutex;
-};
-
-/// The current device's handle, created on first use. Handles are never
-/// destroyed: cudnnDestroy at exit could run after the CUDA runtime's own
-/// teardown.
-DeviceHandle &deviceHandle(const Cudnn &api, int device) {
-  static std::mutex mutex;
-  static auto *handles = new std::map<int, std::unique_ptr<DeviceHandle>>();
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<DeviceHandle> &slot = (*handles)[device];
-  if (!slot) {
-    auto made = std::make_unique<DeviceHandle>();
-    if (cudnnStatus_t status = api.cudnnCreate(&made->handle);
-        status != CUDNN_STATUS_SUCCESS)
-      throw RuntimeError("cudnnCreate on GPU " + std::to_string(device) +
-                         " failed: " + api.explain(status));
-    slot = std::move(made);
-  }
-  return *slot;
-}
-
-/// An attribute and its name, for errors.
-struct Attribute {
-  cudnnBackendAttributeName_t name;
-  const char *text;
-};
-#define EIN_ATTR(name)                                                         \
-  Attribute { name, #name }
-
-/// The cudnnBackendAttributeType_t of an attribute's C element type, so
-/// that the element type passed always matches the one declared. The
-/// variant pack's device pointers (void *, like a descriptor) are set apart,
-/// by Descriptors::setPointers.
-template <typename T> struct AttributeType;
-template <> struct AttributeType<int64_t> {
-  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_INT64;
-};
-template <> struct AttributeType<float> {
-  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_FLOAT;
-};
-template <> struct AttributeType<bool> {
-  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_BOOLEAN;
-};
-template <> struct AttributeType<cudnnDataType_t> {
-  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_DATA_TYPE;
-};
-template <> struct AttributeType<cudnnPointwiseMode_t> {
-  static constexpr cudnnBackendAttributeType_t value =
-      CUDNN_TYPE_POINTWISE_MODE;
-};
-template <> struct AttributeType<cudnnReduceTensorOp_t> {
-  static constexpr cudnnBackendAttributeType_t value =
-      CUDNN_TYPE_REDUCTION_OPERATOR_TYPE;
-};
-template <> struct AttributeType<cudnnBackendHeurMode_t> {
-  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_HEUR_MODE;
-};
-template <> struct AttributeType<cudnnBackendBehaviorNote_t> {
-  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_BEHAVIOR_NOTE;
-};
-template <> struct AttributeType<cudnnHandle_t> {
-  static constexpr cudnnBackendAttributeType_t value = CUDNN_TYPE_HANDLE;
-};
-template <> struct AttributeType<cudnnBackendDescriptor_t> {
-  static constexpr cudnnBackendAttributeType_t value =
-      CUDNN_TYPE_BACKEND_DESCRIPTOR;
-};
-
-/// Backend descriptors, each destroyed with this (a plan needs the graph,
-/// the graph its operations, an operation its tensors); every failure names
-/// the step, the descriptor, the attribute and the problem.
-class Descriptors {
-public:
-  Descriptors(const Cudnn &api, const std::string &problem)
-      : api(api), problem(problem) {}
-  ~Descriptors() {
-    for (auto it = owned.rbegin(); it != owned.rend(); ++it)
-      api.cudnnBackendDestroyDescriptor(it->first);
-  }
-  Descriptors(const Descriptors &) = delete;
-  Descriptors &operator=(const Descriptors &) = delete;
-
-  cudnnBackendDescriptor_t create(cudnnBackendDescriptorType_t type,
-                                  const std::string &what) {
-    cudnnBackendDescriptor_t made = nullptr;
-    check(api.cudnnBackendCreateDescriptor(type, &made), "creating " + what);
-    owned.emplace_back(made, what);
-    return made;
-  }
-
-  template <typename T>
-  void set(cudnnBackendDescriptor_t d, Attribute attribute, const T *values,
-           int64_t count = 1) {
-    check(api.cudnnBackendSetAttribute(d, attribute.name,
-                                       AttributeType<T>::value, count, values),
-          "setting " + std::string(attribute.text) + " of " + what(d));
-  }
-
-  /// Sets device or host addresses (CUDNN_TYPE_VOID_PTR).
-  void setPointers(cudnnBackendDescriptor_t d, Attribute attribute,
-                   void *const *values, int64_t count) {
-    check(api.cudnnBackendSetAttribute(d, attribute.name, CUDNN_TYPE_VOID_PTR,
-                                       count, values),
-          "setting " + std::string(attribute.text) + " of " + what(d));
-  }
-
-  /// Reads up to `capacity` values into `values` (for descriptors: ones
-  /// created to receive them); returns how many the attribute has.
-  template <typename T>
-  int64_t get(cudnnBackendDescriptor_t d, Attribute attribute, T *values,
-              int64_t capacity) {
-    int64_t count = 0;
-    check(api.cudnnBackendGetAttribute(d, attribute.name,
-                                       AttributeType<T>::value, capacity,
-                                       &count, values),
-          "reading " + std::string(attribute.text) + " of " + what(d));
-    return count;
-  }
-
-  void finalize(cudnnBackendDescriptor_t d) {
-    check(api.cudnnBackendFinalize(d), "finalizing " + what(d));
-  }
-
-  void check(cudnnStatus_t status, const std::string &step) const {
-    if (status != CUDNN_STATUS_SUCCESS)
-      throw RuntimeError("cuDNN attention for " + problem + ": " + step +
-                         " failed: " + api.explain(status));
-  }
-
-  const std::string &what(cudnnBackendDescriptor_t d) const {
-    static const std::string unknown = "a descriptor";
-    auto it = std::find_if(owned.begin(), owned.end(),
-                           [&](const auto &o) { return o.first == d; });
-    return it == owned.end() ? unknown : it->second;
-  }
-
-private:
-  const Cudnn &api;
-  const std::string &problem;
-  std::vector<std::pair<cudnnBackendDescriptor_t, std::string>> owned;
-};
 
 /// A rank-4 tensor's dims and strides, in elements.
 struct Layout {
@@ -383,30 +104,20 @@ public:
   CudnnAttention(const Cudnn &api, DeviceHandle &device, int deviceIndex,
                  const AttentionProblem &problem)
       : api(api), device(device), deviceIndex(deviceIndex), problem(problem),
-        described(problem.describe()), descriptors(api, described),
+        described(problem.describe()), descriptors(api, "cuDNN attention for " + described),
         scale(problem.scale) {
     std::lock_guard<std::mutex> lock(device.mutex);
     buildGraph();
-    choosePlan();
+    chosen = choosePlan(api, descriptors, device, graph, described);
   }
 
-  size_t workspaceBytes() const override { return workspace; }
+  size_t workspaceBytes() const override { return chosen.workspace; }
 
   void run(const void *q, const void *k, const void *v, void *o, float *lse,
            void *workspaceMemory, cudaStream_t stream) override {
     if (problem.withLse && !lse)
       throw RuntimeError("cuDNN attention for " + described +
                          ": run without an lse buffer, but it writes lse");
-    int current = -1;
-    if (cudaError_t status = cudaGetDevice(&current); status != cudaSuccess)
-      throw RuntimeError(
-          "cuDNN attention for " + described +
-          ": cudaGetDevice failed: " + cudaGetErrorString(status));
-    if (current != deviceIndex)
-      throw RuntimeError("cuDNN attention for " + described +
-                         " was planned on GPU " + std::to_string(deviceIndex) +
-                         " but runs with GPU " + std::to_string(current) +
-                         " current");
     std::vector<void *> pointers = packValues;
     for (size_t i = 0; i < packUids.size(); ++i) {
       switch (packUids[i]) {
@@ -429,25 +140,12 @@ public:
         break;
       }
     }
-    std::lock_guard<std::mutex> lock(device.mutex);
-    Descriptors call(api, described);
-    call.check(api.cudnnSetStream(device.handle, stream), "cudnnSetStream");
-    cudnnBackendDescriptor_t pack =
-        call.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "the variant pack");
-    auto count = static_cast<int64_t>(packUids.size());
-    call.set(pack, EIN_ATTR(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS),
-             packUids.data(), count);
-    call.setPointers(pack, EIN_ATTR(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS),
-                     pointers.data(), count);
-    call.setPointers(pack, EIN_ATTR(CUDNN_ATTR_VARIANT_PACK_WORKSPACE),
-                     &workspaceMemory, 1);
-    call.finalize(pack);
-    call.check(api.cudnnBackendExecute(device.handle, plan, pack),
-               "cudnnBackendExecute with engine " + std::to_string(engine));
+    executePlan(api, device, deviceIndex, "cuDNN attention for " + described,
+                chosen, packUids, pointers, workspaceMemory, stream);
   }
 
   std::string name() const override {
-    return "cudnn " + api.version + " engine " + std::to_string(engine);
+    return "cudnn " + api.version + " engine " + std::to_string(chosen.engine);
   }
 
 private:
@@ -676,109 +374,7 @@ private:
               probabilities);
     matmul("bmm2 p v", probabilities, v, o);
 
-    std::string ops;
-    for (cudnnBackendDescriptor_t op : operations)
-      ops += (ops.empty() ? "" : ", ") + descriptors.what(op);
-    logLine(described + ": graph of " + ops);
-    graph = descriptors.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
-                               "the operation graph");
-    descriptors.set(graph, EIN_ATTR(CUDNN_ATTR_OPERATIONGRAPH_OPS),
-                    operations.data(), static_cast<int64_t>(operations.size()));
-    descriptors.set(graph, EIN_ATTR(CUDNN_ATTR_OPERATIONGRAPH_HANDLE),
-                    &device.handle);
-    descriptors.finalize(graph);
-  }
-
-  /// The engine's global index, and " (runtime-compiled)" when it is.
-  std::pair<int64_t, std::string> engineOf(cudnnBackendDescriptor_t config) {
-    cudnnBackendDescriptor_t engineDesc =
-        descriptors.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "an engine");
-    descriptors.get(config, EIN_ATTR(CUDNN_ATTR_ENGINECFG_ENGINE), &engineDesc,
-                    1);
-    int64_t index = -1;
-    descriptors.get(engineDesc, EIN_ATTR(CUDNN_ATTR_ENGINE_GLOBAL_INDEX),
-                    &index, 1);
-    cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
-    int64_t count =
-        descriptors.get(engineDesc, EIN_ATTR(CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE),
-                        notes, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
-    cudnnBackendBehaviorNote_t *end =
-        notes + std::min<int64_t>(count, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
-    bool compiled =
-        std::find(notes, end, CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) != end;
-    return {index, compiled ? " (runtime-compiled)" : ""};
-  }
-
-  /// The first engine config, from heuristics mode A and then cuDNN's
-  /// fallback list (as cudnn-frontend's default), whose execution plan
-  /// finalizes.
-  void choosePlan() {
-    std::string refusals;
-    const std::pair<cudnnBackendHeurMode_t, std::string> sources[] = {
-        {CUDNN_HEUR_MODE_A, "heuristics mode A"},
-        {CUDNN_HEUR_MODE_FALLBACK, "the fallback list"}};
-    for (const auto &[mode, source] : sources) {
-      cudnnBackendDescriptor_t heuristics =
-          descriptors.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, source);
-      descriptors.set(heuristics,
-                      EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH), &graph);
-      descriptors.set(heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_MODE), &mode);
-      if (cudnnStatus_t status = api.cudnnBackendFinalize(heuristics);
-          status != CUDNN_STATUS_SUCCESS) {
-        std::string why = source + " failed: " + api.explain(status);
-        logLine(described + ": " + why);
-        refusals += "; " + why;
-        continue;
-      }
-      int64_t offered = descriptors.get<cudnnBackendDescriptor_t>(
-          heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_RESULTS), nullptr, 0);
-      std::vector<cudnnBackendDescriptor_t> configs;
-      for (int64_t i = 0; i < offered; ++i)
-        configs.push_back(
-            descriptors.create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
-                               source + "'s config " + std::to_string(i)));
-      offered = std::min<int64_t>(
-          offered,
-          descriptors.get(heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_RESULTS),
-                          configs.data(), offered));
-      logLine(described + ": " + source + " offers " + std::to_string(offered) +
-              " engine configs");
-      if (!offered)
-        refusals += "; " + source + " offers no engine";
-      for (int64_t i = 0; i < offered; ++i) {
-        auto [index, traits] = engineOf(configs[i]);
-        std::string what = "engine " + std::to_string(index) + traits;
-        plan = descriptors.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
-                                  "the execution plan for " + what);
-        descriptors.set(plan, EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_HANDLE),
-                        &device.handle);
-        descriptors.set(plan, EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG),
-                        &configs[i]);
-        if (cudnnStatus_t status = api.cudnnBackendFinalize(plan);
-            status != CUDNN_STATUS_SUCCESS) {
-          std::string why = what + " from " + source +
-                            " did not finalize: " + api.explain(status);
-          logLine(described + ": " + why);
-          refusals += "; " + why;
-          continue;
-        }
-        int64_t bytes = 0;
-        descriptors.get(plan,
-                        EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE),
-                        &bytes, 1);
-        engine = index;
-        // Rounded up, so that callers can pack workspaces back to back.
-        workspace = (static_cast<size_t>(bytes) + 255) / 256 * 256;
-        logLine(described + ": " + what + " from " + source +
-                " finalized; workspace " + std::to_string(bytes) + " bytes");
-        return;
-      }
-    }
-    throw RuntimeError("no cuDNN " + api.version + " engine runs " + described +
-                       refusals +
-                       (api.preloadFailures.empty()
-                            ? ""
-                            : "; did not preload: " + api.preloadFailures));
+    graph = operationGraph(descriptors, device, operations, described);
   }
 
   const Cudnn &api;
@@ -788,9 +384,8 @@ private:
   const std::string described;
   Descriptors descriptors;
   std::vector<cudnnBackendDescriptor_t> operations;
-  cudnnBackendDescriptor_t graph = nullptr, plan = nullptr;
-  int64_t engine = -1;
-  size_t workspace = 0;
+  cudnnBackendDescriptor_t graph = nullptr;
+  ChosenPlan chosen;
   int64_t nextUid = kFirstVirtualUid;
   // The by-value scalars, which the variant pack passes by address.
   float scale;

@@ -42,6 +42,13 @@ bool isLibraryAttention(AttentionOp attention, ::ein::Backend backend);
 std::string whyNotLibraryAttention(AttentionOp attention,
                                    ::ein::Backend backend);
 
+/// Why `conv`'s blocks do not run as the runtime's `conv` library call
+/// (cuDNN's convolution) on `backend`: the CPU convolves in generated
+/// kernels, and on CUDA the call takes bf16 or f16 blocks whose result is in
+/// their own type (not partial sums in f32, of a cut of the input
+/// channels); empty when they do.
+std::string whyNotLibraryConv(ConvOp conv, ::ein::Backend backend);
+
 /// Why `join`, a sum of products of its two inputs, is not a library gemm
 /// (the loops it sums, its layout); empty when it is one or is no such
 /// product.
@@ -49,7 +56,7 @@ std::string whyNotLibraryGemm(JoinAggOp join);
 
 /// Whether `op` is a device-level block that needs a generated kernel for
 /// `target`: a join-agg other than a library gemm, or a composite other than
-/// a library attention.
+/// a library attention or convolution.
 bool needsBlockKernel(Operation *op, ::ein::Backend backend);
 
 /// The identity of aggregation `kind` (not `none`) in float `type`: 0, 1,
