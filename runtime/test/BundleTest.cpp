@@ -150,8 +150,9 @@ TEST(Bundle, StepErrors) {
   EXPECT_REJECTS(remote, "manifest.steps[0].b: buffer 'B1' is on device 1 "
                          "but the step runs on device 0");
   json call = m;
-  call["steps"][0]["call"] = "conv";
-  EXPECT_REJECTS(call, "manifest.steps[0].call: unknown library call 'conv'");
+  call["steps"][0]["call"] = "fft";
+  EXPECT_REJECTS(call, "manifest.steps[0].call: unknown library call 'fft'; "
+                       "this runtime knows gemm, attention and conv");
   json shapes = m;
   shapes["steps"][0]["transpose_a"] = true;
   EXPECT_REJECTS(shapes, "gemm shapes do not agree: a [8, 2] (transposed), "
@@ -321,6 +322,57 @@ TEST(Bundle, AttentionSteps) {
     f32["inputs"][i]["type"]["dtype"] = "f32";
   f32["outputs"][0]["type"]["dtype"] = "f32";
   EXPECT_REJECTS(f32, "attention on cuda takes f16 or bf16, not f32");
+}
+
+TEST(Bundle, ConvSteps) {
+  // nhwc 1x6x6x8 bf16 by an hwcf 3x3x8x4 filter, padding 1: 1x6x6x4.
+  json x = type({1, 6, 6, 8}, "bf16"), w = type({3, 3, 8, 4}, "bf16"),
+       y = type({1, 6, 6, 4}, "bf16");
+  json step = {{"kind", "library"}, {"device", 0},       {"call", "conv"},
+               {"a", "X"},          {"b", "W"},          {"c", "Y"},
+               {"layout", "nhwc"},  {"strides", {1, 1}}, {"dilations", {1, 1}},
+               {"pad_low", {1, 1}}, {"pad_high", {1, 1}}};
+  json m = manifest(1, {2048},
+                    {buffer("X", 0, 0, x), buffer("W", 0, 768, w),
+                     buffer("Y", 0, 1536, y)},
+                    {layout(x, {block("X", {0, 0, 0, 0})}),
+                     layout(w, {block("W", {0, 0, 0, 0})})},
+                    {layout(y, {block("Y", {0, 0, 0, 0})})}, {step});
+  m["target"] = "cuda";
+  m["chip"] = "sm_90";
+  EXPECT_EQ(errorOf(m), "");
+  Manifest parsed;
+  std::string error;
+  ASSERT_TRUE(parseManifest(m.dump(), parsed, error)) << error;
+  EXPECT_EQ(parsed.steps[0].conv.padLow, (std::vector<int64_t>{1, 1}));
+  std::vector<BufferAccess> accesses = stepAccesses(parsed, parsed.steps[0]);
+  ASSERT_EQ(accesses.size(), 3u);
+  EXPECT_EQ(accesses[2].access, Access::Write);
+  EXPECT_REJECTS(patched(m, {{"target", "cpu"}, {"chip", "host"}}),
+                 "conv library steps run on cuda (cuDNN); a cpu bundle "
+                 "convolves in its kernels");
+  json strides = m;
+  strides["steps"][0]["strides"] = {2, 1};
+  EXPECT_REJECTS(strides, "conv of a [1, 6, 6, 8] by b [3, 3, 8, 4] into c "
+                          "[1, 6, 6, 4]: c must be [1, 3, 6, 4]");
+  json pad = m;
+  pad["steps"][0]["pad_high"] = {3, 1};
+  EXPECT_REJECTS(pad, "padding must be non-negative and narrower than the "
+                      "window's reach");
+  json channels = m;
+  channels["steps"][0]["layout"] = "nchw";
+  EXPECT_REJECTS(channels, "the filter does not read the input's channels");
+  json types = m;
+  types["buffers"][1]["type"] = type({3, 3, 8, 4}, "f16");
+  types["inputs"][1]["type"] = type({3, 3, 8, 4}, "f16");
+  EXPECT_REJECTS(types, "conv takes a, b and c of one type among f32, f16 and "
+                        "bf16, got bf16, f16, bf16");
+  json alias = m;
+  alias["steps"][0]["c"] = "X";
+  EXPECT_REJECTS(alias, "conv's c must not be one of its operands");
+  json unknown = m;
+  unknown["steps"][0]["groups"] = 2;
+  EXPECT_REJECTS(unknown, "groups");
 }
 
 TEST(Bundle, KernelSteps) {

@@ -258,7 +258,7 @@ Manifest everyManifestField() {
   m.backend = Backend::Cuda;
   m.chip = "sm_90";
   m.devices = 2;
-  m.arenaBytes = {2048, 1024};
+  m.arenaBytes = {2048, 2048};
   m.kernelLibraries = {"kernels/device.cubin"};
   auto buffer = [&](const char *name, int device, TensorType type) {
     int64_t offset = 0;
@@ -279,6 +279,9 @@ Manifest everyManifestField() {
   int y = buffer("Y1", 1, tensor(DType::BF16, {1, 2, 4, 8}));
   int w = buffer("W1", 1, tensor(DType::F32, {4, 6}));
   int t = buffer("T1", 1, tensor(DType::F32, {2, 6}));
+  int cx = buffer("CX1", 1, tensor(DType::BF16, {1, 5, 3, 2}));
+  int cw = buffer("CW1", 1, tensor(DType::BF16, {2, 2, 2, 3}));
+  int cy = buffer("CY1", 1, tensor(DType::BF16, {1, 2, 3, 3}));
 
   m.inputs = {{tensor(DType::BF16, {1, 2, 4, 8}), {{q, {0, 0, 0, 0}}}},
               {tensor(DType::BF16, {1, 1, 4, 8}), {{k, {0, 0, 0, 0}}}},
@@ -346,7 +349,23 @@ Manifest everyManifestField() {
   aggregate.inputs = {x, x};
   aggregate.output = w;
 
-  m.steps = {attention, gemm, one, batch, kernel, aggregate};
+  // A conv on the layout fields' other values: stride 2 by 1, dilation 2
+  // by 1, padding 0 and 1 before, 1 and 0 after.
+  Step conv;
+  conv.kind = StepKind::Library;
+  conv.device = 1;
+  conv.label = "conv block";
+  conv.call = "conv";
+  conv.a = cx;
+  conv.b = cw;
+  conv.c = cy;
+  conv.conv.layout = "nhwc";
+  conv.conv.strides = {2, 1};
+  conv.conv.dilations = {2, 1};
+  conv.conv.padLow = {0, 1};
+  conv.conv.padHigh = {1, 0};
+
+  m.steps = {attention, gemm, one, batch, kernel, aggregate, conv};
   return m;
 }
 
@@ -357,7 +376,7 @@ TEST(Format, EveryManifestFieldRoundTrips) {
   for (const char *field :
        {"\"lse\": \"L0\"", "\"value\": \"v3\"", "\"alpha\": 0.5", "\"beta\": 2",
         "\"scalars\"", "\"label\": \"max\"", "\"regions\"",
-        "\"shared_bytes\": 1024"})
+        "\"shared_bytes\": 1024", "\"call\": \"conv\"", "\"layout\": \"nhwc\""})
     EXPECT_NE(text.find(field), std::string::npos) << field;
 
   // At their defaults they are left out, as the compiler leaves them.
