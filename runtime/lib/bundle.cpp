@@ -498,8 +498,8 @@ private:
     if (shape.empty() || shape != y.shape)
       fail(path, "conv of a " + shapeText(x.shape) + " by b " +
                      shapeText(w.shape) + " into c " + shapeText(y.shape) +
-                     ": " + (error.empty() ? "c must be " + shapeText(shape)
-                                           : error));
+                     ": " +
+                     (error.empty() ? "c must be " + shapeText(shape) : error));
   }
 
   void readAttention(const Node &n, Step &s) {
@@ -703,9 +703,8 @@ std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
     }
     out.push_back(whole(s.a, Access::Read));
     out.push_back(whole(s.b, Access::Read));
-    out.push_back(whole(s.c, s.call == kGemm && s.beta != 0
-                                 ? Access::ReadWrite
-                                 : Access::Write));
+    out.push_back(whole(s.c, s.call == kGemm && s.beta != 0 ? Access::ReadWrite
+                                                            : Access::Write));
     break;
   case StepKind::Transfer:
     for (const Step::Copy &c : s.copies) {

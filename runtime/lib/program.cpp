@@ -244,8 +244,7 @@ void checkReshape(const std::string &where, const Op &op,
 }
 
 Window2d windowOf(const Op &op, const std::vector<int64_t> &window) {
-  return {op.layout,  window,     op.strides,
-          op.dilations, op.padLow, op.padHigh};
+  return {op.layout, window, op.strides, op.dilations, op.padLow, op.padHigh};
 }
 
 /// Checks what conv and pool share and returns the result's shape.

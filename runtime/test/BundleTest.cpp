@@ -332,12 +332,12 @@ TEST(Bundle, ConvSteps) {
                {"a", "X"},          {"b", "W"},          {"c", "Y"},
                {"layout", "nhwc"},  {"strides", {1, 1}}, {"dilations", {1, 1}},
                {"pad_low", {1, 1}}, {"pad_high", {1, 1}}};
-  json m = manifest(1, {2048},
-                    {buffer("X", 0, 0, x), buffer("W", 0, 768, w),
-                     buffer("Y", 0, 1536, y)},
-                    {layout(x, {block("X", {0, 0, 0, 0})}),
-                     layout(w, {block("W", {0, 0, 0, 0})})},
-                    {layout(y, {block("Y", {0, 0, 0, 0})})}, {step});
+  json m = manifest(
+      1, {2048},
+      {buffer("X", 0, 0, x), buffer("W", 0, 768, w), buffer("Y", 0, 1536, y)},
+      {layout(x, {block("X", {0, 0, 0, 0})}),
+       layout(w, {block("W", {0, 0, 0, 0})})},
+      {layout(y, {block("Y", {0, 0, 0, 0})})}, {step});
   m["target"] = "cuda";
   m["chip"] = "sm_90";
   EXPECT_EQ(errorOf(m), "");

@@ -613,11 +613,11 @@ private:
       // of the workspace (kernels_abi.h's copy, strided), cuDNN's after it.
       size_t reordered = 0;
       if (last)
-        reordered = (size_t(product(w.shape)) * dtypeBytes(w.dtype) + 255) /
-                    256 * 256;
+        reordered =
+            (size_t(product(w.shape)) * dtypeBytes(w.dtype) + 255) / 256 * 256;
       convFilterBytes[i] = reordered;
-      workspace[s.device] = std::max(workspace[s.device],
-                                     reordered + convs[i]->workspaceBytes());
+      workspace[s.device] =
+          std::max(workspace[s.device], reordered + convs[i]->workspaceBytes());
     }
     attentionWorkspaces.assign(m.devices, nullptr);
     attentionWorkspaceBytes = workspace;

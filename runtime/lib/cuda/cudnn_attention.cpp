@@ -104,7 +104,8 @@ public:
   CudnnAttention(const Cudnn &api, DeviceHandle &device, int deviceIndex,
                  const AttentionProblem &problem)
       : api(api), device(device), deviceIndex(deviceIndex), problem(problem),
-        described(problem.describe()), descriptors(api, "cuDNN attention for " + described),
+        described(problem.describe()),
+        descriptors(api, "cuDNN attention for " + described),
         scale(problem.scale) {
     std::lock_guard<std::mutex> lock(device.mutex);
     buildGraph();

@@ -30,11 +30,13 @@ std::string ConvProblem::describe() const {
          x({batch, channels, rows, columns}) + " * " +
          x({features, windowRows, windowColumns}) + " -> " +
          x({batch, features, outRows, outColumns}) + " " +
-         (type == BF16 ? "bf16" : type == F16 ? "f16" : "f32") + ", stride " +
-         x({strides[0], strides[1]}) + ", dilation " +
+         (type == BF16  ? "bf16"
+          : type == F16 ? "f16"
+                        : "f32") +
+         ", stride " + x({strides[0], strides[1]}) + ", dilation " +
          x({dilations[0], dilations[1]}) + ", padding " +
-         x({padLow[0], padLow[1]}) + " before, " +
-         x({padHigh[0], padHigh[1]}) + " after";
+         x({padLow[0], padLow[1]}) + " before, " + x({padHigh[0], padHigh[1]}) +
+         " after";
 }
 
 namespace {
@@ -68,10 +70,9 @@ public:
     // The filter [k, c, r, s] channels last is fhwc (k, r, s, c), as
     // cuDNN's channels-last engines read it (they give wrong results for
     // an hwcf filter, k innermost, whose strides they accept).
-    cudnnBackendDescriptor_t w =
-        tensor(kUidW, "w", io,
-               {p.features, p.channels, p.windowRows, p.windowColumns},
-               p.channelsLast);
+    cudnnBackendDescriptor_t w = tensor(
+        kUidW, "w", io, {p.features, p.channels, p.windowRows, p.windowColumns},
+        p.channelsLast);
     cudnnBackendDescriptor_t y =
         tensor(kUidY, "y", io, {p.batch, p.features, p.outRows, p.outColumns},
                p.channelsLast);
@@ -95,17 +96,17 @@ public:
                     p.padHigh.data(), 2);
     descriptors.finalize(conv);
 
-    cudnnBackendDescriptor_t op =
-        descriptors.create(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-                           "the convolution");
+    cudnnBackendDescriptor_t op = descriptors.create(
+        CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+        "the convolution");
     const float one = 1, zero = 0;
-    descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA),
-                    &one);
+    descriptors.set(
+        op, EIN_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA), &one);
     descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA),
                     &zero);
-    descriptors.set(op,
-                    EIN_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC),
-                    &conv);
+    descriptors.set(
+        op, EIN_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC),
+        &conv);
     descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X),
                     &x);
     descriptors.set(op, EIN_ATTR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W),

@@ -1,4 +1,5 @@
-//===- cudnn_conv.h - Convolutions through cuDNN ------------------*- C++ -*-===//
+//===- cudnn_conv.h - Convolutions through cuDNN ------------------*- C++
+//-*-===//
 //
 // The `conv` steps: a 2-D convolution (cross-correlation) in nhwc (filter
 // fhwc, which cuDNN's channels-last engines read; the backend reorders the

@@ -43,10 +43,10 @@ const Cudnn &cudnn() {
   std::lock_guard<std::mutex> lock(mutex);
   if (loaded)
     return *loaded;
-  LoadedLibrary shim =
-      openLibrary("EIN_CUDNN", {"libcudnn.so.9"}, "libcudnn.so",
-                  "cuDNN 9 (libcudnn.so.9), which cuDNN attention and convolution steps "
-                  "need,");
+  LoadedLibrary shim = openLibrary(
+      "EIN_CUDNN", {"libcudnn.so.9"}, "libcudnn.so",
+      "cuDNN 9 (libcudnn.so.9), which cuDNN attention and convolution steps "
+      "need,");
   char origin[PATH_MAX] = "";
   if (dlinfo(shim.handle, RTLD_DI_ORIGIN, origin) != 0)
     throw RuntimeError("cannot tell which directory '" + shim.path +
@@ -84,10 +84,10 @@ const Cudnn &cudnn() {
         "cuDNN " + api->version + " in " + origin +
         ": its sub-libraries do not match: " + api->explain(status));
   cudnnLog("loaded " + shim.path + ": cuDNN " + api->version +
-          ", sub-libraries from " + origin +
-          (api->preloadFailures.empty()
-               ? ""
-               : " (did not preload: " + api->preloadFailures + ")"));
+           ", sub-libraries from " + origin +
+           (api->preloadFailures.empty()
+                ? ""
+                : " (did not preload: " + api->preloadFailures + ")"));
   loaded = api.release();
   return *loaded;
 }
@@ -112,14 +112,14 @@ namespace {
 
 /// The engine's global index, and " (runtime-compiled)" when it is.
 std::pair<int64_t, std::string> engineOf(Descriptors &descriptors,
-                                       cudnnBackendDescriptor_t config) {
+                                         cudnnBackendDescriptor_t config) {
   cudnnBackendDescriptor_t engineDesc =
       descriptors.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "an engine");
   descriptors.get(config, EIN_ATTR(CUDNN_ATTR_ENGINECFG_ENGINE), &engineDesc,
                   1);
   int64_t index = -1;
-  descriptors.get(engineDesc, EIN_ATTR(CUDNN_ATTR_ENGINE_GLOBAL_INDEX),
-                  &index, 1);
+  descriptors.get(engineDesc, EIN_ATTR(CUDNN_ATTR_ENGINE_GLOBAL_INDEX), &index,
+                  1);
   cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
   int64_t count =
       descriptors.get(engineDesc, EIN_ATTR(CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE),
@@ -134,8 +134,8 @@ std::pair<int64_t, std::string> engineOf(Descriptors &descriptors,
 } // namespace
 
 ChosenPlan choosePlan(const Cudnn &api, Descriptors &descriptors,
-                    DeviceHandle &device, cudnnBackendDescriptor_t graph,
-                    const std::string &described) {
+                      DeviceHandle &device, cudnnBackendDescriptor_t graph,
+                      const std::string &described) {
   std::string refusals;
   const std::pair<cudnnBackendHeurMode_t, std::string> sources[] = {
       {CUDNN_HEUR_MODE_A, "heuristics mode A"},
@@ -143,8 +143,8 @@ ChosenPlan choosePlan(const Cudnn &api, Descriptors &descriptors,
   for (const auto &[mode, source] : sources) {
     cudnnBackendDescriptor_t heuristics =
         descriptors.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, source);
-    descriptors.set(heuristics,
-                    EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH), &graph);
+    descriptors.set(heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH),
+                    &graph);
     descriptors.set(heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_MODE), &mode);
     if (cudnnStatus_t status = api.cudnnBackendFinalize(heuristics);
         status != CUDNN_STATUS_SUCCESS) {
@@ -165,15 +165,15 @@ ChosenPlan choosePlan(const Cudnn &api, Descriptors &descriptors,
         descriptors.get(heuristics, EIN_ATTR(CUDNN_ATTR_ENGINEHEUR_RESULTS),
                         configs.data(), offered));
     cudnnLog(described + ": " + source + " offers " + std::to_string(offered) +
-            " engine configs");
+             " engine configs");
     if (!offered)
       refusals += "; " + source + " offers no engine";
     for (int64_t i = 0; i < offered; ++i) {
       auto [index, traits] = engineOf(descriptors, configs[i]);
       std::string what = "engine " + std::to_string(index) + traits;
-      cudnnBackendDescriptor_t plan = descriptors.create(
-          CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
-                                "the execution plan for " + what);
+      cudnnBackendDescriptor_t plan =
+          descriptors.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
+                             "the execution plan for " + what);
       descriptors.set(plan, EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_HANDLE),
                       &device.handle);
       descriptors.set(plan, EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG),
@@ -187,8 +187,7 @@ ChosenPlan choosePlan(const Cudnn &api, Descriptors &descriptors,
         continue;
       }
       int64_t bytes = 0;
-      descriptors.get(plan,
-                      EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE),
+      descriptors.get(plan, EIN_ATTR(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE),
                       &bytes, 1);
       ChosenPlan chosen;
       chosen.plan = plan;
@@ -196,7 +195,7 @@ ChosenPlan choosePlan(const Cudnn &api, Descriptors &descriptors,
       // Rounded up, so that callers can pack workspaces back to back.
       chosen.workspace = (static_cast<size_t>(bytes) + 255) / 256 * 256;
       cudnnLog(described + ": " + what + " from " + source +
-              " finalized; workspace " + std::to_string(bytes) + " bytes");
+               " finalized; workspace " + std::to_string(bytes) + " bytes");
       return chosen;
     }
   }
@@ -232,8 +231,8 @@ void executePlan(const Cudnn &api, DeviceHandle &device, int planned,
                  cudaStream_t stream) {
   int current = -1;
   if (cudaError_t status = cudaGetDevice(&current); status != cudaSuccess)
-    throw RuntimeError(subject + ": cudaGetDevice failed: " +
-                       cudaGetErrorString(status));
+    throw RuntimeError(subject +
+                       ": cudaGetDevice failed: " + cudaGetErrorString(status));
   if (current != planned)
     throw RuntimeError(subject + " was planned on GPU " +
                        std::to_string(planned) + " but runs with GPU " +

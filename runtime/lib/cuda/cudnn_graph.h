@@ -1,4 +1,5 @@
-//===- cudnn_graph.h - cuDNN's backend graph API, shared ---------*- C++ -*-===//
+//===- cudnn_graph.h - cuDNN's backend graph API, shared ---------*- C++
+//-*-===//
 //
 // What the cuDNN steps (cudnn_attention.cpp, cudnn_conv.cpp) share: cuDNN 9
 // loaded with dlopen on first use (never linked; $EIN_CUDNN names
@@ -202,8 +203,8 @@ public:
 
   void check(cudnnStatus_t status, const std::string &step) const {
     if (status != CUDNN_STATUS_SUCCESS)
-      throw RuntimeError(problem + ": " + step + " failed: " +
-                         api.explain(status));
+      throw RuntimeError(problem + ": " + step +
+                         " failed: " + api.explain(status));
   }
 
   const std::string &what(cudnnBackendDescriptor_t d) const {
