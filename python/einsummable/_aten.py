@@ -938,12 +938,30 @@ def _mean(t, node, a, dim=None, keepdim=False, dtype=None):
     return _keep(t, y, x, dims, keepdim)
 
 
+@handles("argmax", "argmin")
+def _argmax(t, node, a, dim=None, keepdim=False):
+    x = t.tensor(a)
+    kind = "max" if _schema(node.target) == "aten::argmax" else "min"
+    if dim is None:
+        # The index into the flattened tensor.
+        flat = t.e.reshape(x, (math.prod(x.shape),))
+        return _keep(t, t.e.arg_reduce(flat, 0, kind)[1], x,
+                     list(range(x.rank)), keepdim)
+    dim %= x.rank
+    return _keep(t, t.e.arg_reduce(x, dim, kind)[1], x, [dim], keepdim)
+
+
 @handles("amax", "amin", "max", "min")
 def _amax(t, node, a, dim=None, keepdim=False):
     name = _schema(node.target)
     if name in ("aten::max", "aten::min") and dim is not None:
-        raise t.error("%s with a dimension returns indices; use amax/amin"
-                      % node.target)
+        # (values, indices), both from one argmax generic.
+        x = t.tensor(a)
+        dim %= x.rank
+        kind = "max" if name == "aten::max" else "min"
+        values, indices = t.e.arg_reduce(x, dim, kind)
+        return [_keep(t, values, x, [dim], keepdim),
+                _keep(t, indices, x, [dim], keepdim)]
     x = t.tensor(a)
     dims = _dims(x, dim)
     shape, out_dtype = t.out_meta()

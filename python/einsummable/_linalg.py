@@ -930,6 +930,45 @@ class Emitter:
                      init.type, init.type))
         return Value(name, out_shape, inputs[0].dtype)
 
+    def arg_reduce(self, x, dim, kind):
+        """The running maximum (minimum) of `x` along `dim` and its index,
+        as torch-mlir writes argmax: one generic with two results, from
+        -inf (+inf) and index 0, taking an element strictly above the
+        running maximum (so the first of equal ones). Returns (values,
+        indices), the indices int64."""
+        dim %= x.rank
+        out_shape = tuple(s for i, s in enumerate(x.shape) if i != dim)
+        ty = element_type(x.dtype)
+        start = self.fill(float("-inf") if kind == "max" else float("inf"),
+                          out_shape, x.dtype)
+        first = self.fill(0, out_shape, torch.int64)
+        source = x.name
+        name = self.fresh()
+        a, m, i, k, ki, c, mv, ni = (self.fresh("a") for _ in range(8))
+        kept = [("d", j) for j in range(x.rank) if j != dim]
+        maps = [_affine(x.rank, [fmt(e) for e in identity(x.rank)]),
+                _affine(x.rank, [fmt(e) for e in kept]),
+                _affine(x.rank, [fmt(e) for e in kept])]
+        iterators = ", ".join('"%s"' % ("reduction" if j == dim else
+                                        "parallel") for j in range(x.rank))
+        text = [
+            "%s:2 = linalg.generic {indexing_maps = [%s], iterator_types = "
+            "[%s]} ins(%s : %s) outs(%s, %s : %s, %s) {"
+            % (name, ", ".join(maps), iterators, source, x.type, start.name,
+               first.name, start.type, first.type),
+            "^bb0(%s: %s, %s: %s, %s: i64):" % (a, ty, m, ty, i),
+            "  %s = linalg.index %d : index" % (k, dim),
+            "  %s = arith.index_cast %s : index to i64" % (ki, k),
+            "  %s = arith.cmpf %s, %s, %s : %s"
+            % (c, "ogt" if kind == "max" else "olt", a, m, ty),
+            "  %s = arith.select %s, %s, %s : %s" % (mv, c, a, m, ty),
+            "  %s = arith.select %s, %s, %s : i64" % (ni, c, ki, i),
+            "  linalg.yield %s, %s : %s, i64" % (mv, ni, ty),
+            "} -> (%s, %s)" % (start.type, first.type)]
+        self.emit("\n  ".join(text))
+        return (Value(name + "#0", out_shape, x.dtype),
+                Value(name + "#1", out_shape, torch.int64))
+
     def softmax(self, x, dim):
         out = self.empty(x.shape, x.dtype)
         source = x.name

@@ -206,3 +206,20 @@ class PaddedPointwise(nn.Module):
 
     def forward(self, x):
         return self.conv(x)
+
+
+class TopOneRouter(nn.Module):
+    """Top-1 routing, as a mixture of experts picks one: router logits,
+    their maximum and its index (max(dim)), the chosen expert's row of a
+    table scaled by the score, plus argmax(keepdim) as a float."""
+
+    def __init__(self, d=16, experts=6):
+        super().__init__()
+        self.router = nn.Linear(d, experts)
+        self.table = nn.Embedding(experts, d)
+
+    def forward(self, x):
+        logits = self.router(x)
+        score, expert = logits.max(-1)
+        first = torch.argmax(logits, dim=-1, keepdim=True)
+        return self.table(expert) * score.unsqueeze(-1) + first.to(x.dtype)

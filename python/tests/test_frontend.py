@@ -73,6 +73,11 @@ class Models(unittest.TestCase):
         self.assertLess(error(compiled(*x), want), TOLERANCE[torch.float32])
         compiled.close()
 
+    def test_top_one_router(self):
+        # max(dim) and argmax: one ein.arg_reduce (indices) and a max
+        # join-agg (values) each; the indices feed an embedding lookup.
+        self.check("router", models.TopOneRouter(), (torch.randn(2, 5, 16),))
+
     def test_gpt2_block(self):
         self.check("gpt2", models.GPT2Block(), (torch.randn(2, 16, 64),))
 

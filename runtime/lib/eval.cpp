@@ -402,6 +402,28 @@ void window(const Op &op, const HostTensor &x, const HostTensor *w,
         }
 }
 
+/// The index along `dim` of the first element above every earlier one
+/// (below, for min), from -inf (+inf) at index 0: NaNs never win.
+void argReduce(const HostTensor &x, int64_t dim, bool max, HostTensor &out) {
+  int64_t inner = 1;
+  for (size_t d = dim + 1; d < x.shape.size(); ++d)
+    inner *= x.shape[d];
+  int64_t n = x.shape[dim], outer = x.numElements() / (n * inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double best = max ? -kInf : kInf;
+      int64_t at = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        double v = x.data[(o * n + j) * inner + i];
+        if (max ? v > best : v < best) {
+          best = v;
+          at = j;
+        }
+      }
+      out.data[o * inner + i] = double(at);
+    }
+}
+
 /// Copies the hyper-rectangle `offsets` + shape of `dst` out of `src`
 /// (extract) or `src` into `dst` at `offsets` (insert).
 void copyRegion(const HostTensor &src, HostTensor &dst,
@@ -676,6 +698,9 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
         break;
       case OpKind::Pool:
         window(op, *in[0], nullptr, out);
+        break;
+      case OpKind::ArgReduce:
+        argReduce(*in[0], op.dim, op.agg == Agg::Max, out);
         break;
       case OpKind::Reshape:
         out.data = in[0]->data;

@@ -37,6 +37,7 @@ constexpr Spelling<OpKind> kOpKinds[] = {{OpKind::JoinAgg, "join_agg"},
                                          {OpKind::LayerNorm, "layer_norm"},
                                          {OpKind::Gather, "gather"},
                                          {OpKind::Conv, "conv"},
+                                         {OpKind::ArgReduce, "arg_reduce"},
                                          {OpKind::Pool, "pool"},
                                          {OpKind::Reshape, "reshape"},
                                          {OpKind::Slice, "slice"},
@@ -363,6 +364,21 @@ void checkOp(const std::string &where, Op &op,
                  x.dtype);
     break;
   }
+  case OpKind::ArgReduce: {
+    expectInputs(1);
+    if (op.agg != Agg::Max && op.agg != Agg::Min)
+      fail(where, "arg_reduce's agg must be max or min");
+    if (!isFloat(in[0].dtype))
+      fail(where, "arg_reduce reads a float input");
+    if (op.dim < 0 || op.dim >= static_cast<int64_t>(in[0].shape.size()))
+      fail(where, "dim " + std::to_string(op.dim) + " is out of range");
+    if (op.type.dtype != DType::I64 && op.type.dtype != DType::I32)
+      fail(where, "arg_reduce's result holds i64 or i32 indices");
+    std::vector<int64_t> shape = in[0].shape;
+    shape.erase(shape.begin() + op.dim);
+    expectResult(shape, op.type.dtype);
+    break;
+  }
   case OpKind::Pool:
     expectInputs(1);
     if (op.agg != Agg::Max && op.agg != Agg::Add)
@@ -465,6 +481,9 @@ void parse(const json &root, Program &program) {
     case OpKind::Concat:
       n.only({"kind", "result", "type", "inputs", "dim"});
       break;
+    case OpKind::ArgReduce:
+      n.only({"kind", "result", "type", "inputs", "agg", "dim"});
+      break;
     case OpKind::RmsNorm:
     case OpKind::LayerNorm:
       n.only({"kind", "result", "type", "inputs", "eps"});
@@ -523,6 +542,9 @@ void parse(const json &root, Program &program) {
       op.queryOffset = n.at("query_offset").integer();
       op.keyOffset = n.at("key_offset").integer();
       break;
+    case OpKind::ArgReduce:
+      op.agg = parseAgg(n.at("agg"));
+      [[fallthrough]];
     case OpKind::Softmax:
     case OpKind::Concat:
       op.dim = n.at("dim").integer();
@@ -747,6 +769,9 @@ json writeOp(const Op &op) {
     entry["query_offset"] = op.queryOffset;
     entry["key_offset"] = op.keyOffset;
     break;
+  case OpKind::ArgReduce:
+    entry["agg"] = aggName(op.agg);
+    [[fallthrough]];
   case OpKind::Softmax:
   case OpKind::Concat:
     entry["dim"] = op.dim;

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <set>
 
@@ -174,6 +176,25 @@ TEST(Eval, PoolingSkipsPadding) {
   EXPECT_EQ(r[0].data, (std::vector<double>{-5, -1, -4, -2}));
   EXPECT_EQ(r[1].data,
             (std::vector<double>{-5, -1 - 3, -4 - 7, -2 - 6 - 8 - 9}));
+}
+
+TEST(Eval, ArgReduceTakesTheFirstExtremeAndSkipsNaN) {
+  // Rows: a tie (the first wins), a NaN before the maximum (skipped), all
+  // -inf (index 0), and the minimum along dimension 1.
+  double inf = std::numeric_limits<double>::infinity();
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  json argmax = {
+      {"kind", "arg_reduce"}, {"result", "i"}, {"type", type({4}, "i64")},
+      {"inputs", {"x"}},      {"agg", "max"},  {"dim", 1}};
+  json argmin = argmax;
+  argmin["result"] = "j";
+  argmin["agg"] = "min";
+  argmin["type"] = type({4}, "i32");
+  auto r =
+      run(program({argument("x", type({4, 3}))}, {argmax, argmin}, {"i", "j"}),
+          {tensor({4, 3}, {2, 5, 5, nan, 1, 3, -inf, -inf, -inf, 0, -1, -1})});
+  EXPECT_EQ(r[0].data, (std::vector<double>{1, 2, 0, 0}));
+  EXPECT_EQ(r[1].data, (std::vector<double>{0, 1, 0, 1}));
 }
 
 TEST(Eval, GatherReadsRowsAndZeroOutside) {

@@ -471,6 +471,9 @@ Program everyProgramField() {
   attention.queryOffset = 3;
   attention.keyOffset = 1;
   op(OpKind::Softmax, "s", tensor(DType::F32, {4, 8}), {"x"}).dim = 1;
+  Op &arg = op(OpKind::ArgReduce, "am", tensor(DType::I32, {8}), {"x"});
+  arg.agg = Agg::Min;
+  arg.dim = 0;
   op(OpKind::RmsNorm, "n", tensor(DType::F32, {4, 8}), {"x", "w"}).eps = 1e-5;
   op(OpKind::LayerNorm, "ln", tensor(DType::F32, {4, 8}), {"x", "w", "w"}).eps =
       1e-6;
@@ -500,7 +503,7 @@ Program everyProgramField() {
   op(OpKind::Constant, "f", tensor(DType::F32, {2, 2}), {}).values = {
       0.5, -2, 1024, std::numeric_limits<double>::infinity()};
   op(OpKind::Constant, "i", tensor(DType::I32, {3}), {}).values = {1, -5, 7};
-  p.results = {"j", "a", "n", "ln", "cv", "pl", "r", "l", "c", "f", "i"};
+  p.results = {"j", "a", "n", "ln", "am", "cv", "pl", "r", "l", "c", "f", "i"};
   return p;
 }
 
@@ -516,7 +519,7 @@ TEST(Format, EveryProgramFieldRoundTrips) {
         "\"eps\": 1.0000000000000001e-05", "\"kind\": \"layer_norm\"",
         "\"row_offset\": 3", "\"scale\": 0.35355339059327373",
         "\"kind\": \"conv\"", "\"layout\": \"nchw\"", "\"agg\": \"max\"",
-        "\"window\": [\n"})
+        "\"kind\": \"arg_reduce\"", "\"agg\": \"min\"", "\"window\": [\n"})
     EXPECT_NE(text.find(field), std::string::npos) << field;
   // Only a weight says so.
   EXPECT_EQ(text.find("\"weight\": false"), std::string::npos);

@@ -305,3 +305,44 @@ func.func @conv_1d(%x: tensor<1x8x3xf32>, %w: tensor<3x3x2xf32>) -> tensor<1x6x2
       ins(%x, %w : tensor<1x8x3xf32>, tensor<3x3x2xf32>) outs(%f : tensor<1x6x2xf32>) -> tensor<1x6x2xf32>
   return %c : tensor<1x6x2xf32>
 }
+
+// -----
+
+// A two-result generic that does not start its index at 0.
+func.func @argmax_start(%x: tensor<4x8xf32>) -> tensor<4xi64> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %one = arith.constant 1 : i64
+  %e = tensor.empty() : tensor<4xf32>
+  %v0 = linalg.fill ins(%ninf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %ei = tensor.empty() : tensor<4xi64>
+  %i0 = linalg.fill ins(%one : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
+  // expected-error @+1 {{cannot be imported: a generic with two results is imported as an argmax or argmin (a running maximum and its index), but it does not start from -inf and index 0}}
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%v0, %i0 : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%in: f32, %m: f32, %i: i64):
+    %k = linalg.index 1 : index
+    %ki = arith.index_cast %k : index to i64
+    %max = arith.maximumf %in, %m : f32
+    %gt = arith.cmpf ogt, %in, %m : f32
+    %sel = arith.select %gt, %ki, %i : i64
+    linalg.yield %max, %sel : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  return %r#1 : tensor<4xi64>
+}
+
+// -----
+
+// Three results that read each other's accumulators.
+func.func @three_tied(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{cannot be imported: its 3 results depend on each other's accumulators; ein imports results computed apart (split into one generic each) and argmax/argmin (a running maximum and its index)}}
+  %r:3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%s0, %s0, %s0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%in: f32, %a: f32, %b: f32, %c: f32):
+    %p = arith.addf %in, %b : f32
+    %q = arith.addf %in, %c : f32
+    %t = arith.addf %in, %a : f32
+    linalg.yield %p, %q, %t : f32, f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %r#0 : tensor<4xf32>
+}

@@ -598,3 +598,85 @@ func.func @pools(%x: tensor<1x8x8x4xf32>) -> tensor<1x2x2x4xf32> {
       ins(%m, %win2 : tensor<1x4x4x4xf32>, tensor<2x2xf32>) outs(%z : tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
   return %s : tensor<1x2x2x4xf32>
 }
+
+// -----
+
+// torch-mlir's argmax: one generic with two results, the running maximum
+// (maximumf) and its index (a select on cmpf ogt), from -inf and 0. Both
+// read: an ein.arg_reduce for the indices and a max join-agg for the
+// values.
+// CHECK-LABEL: func.func @argmax
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xbf16>)
+// CHECK-DAG: %[[I:.*]] = ein.arg_reduce max %[[X]] dim 1 : tensor<4x8xbf16> -> tensor<4xi64>
+// CHECK-DAG: %[[V:.*]] = ein.join_agg max ins(%[[X]][d0, d1] : tensor<4x8xbf16>) out[d0] : tensor<4xbf16>
+// CHECK: return %[[V]], %[[I]]
+func.func @argmax(%x: tensor<4x8xbf16>) -> (tensor<4xbf16>, tensor<4xi64>) {
+  %ninf = arith.constant 0xFF80 : bf16
+  %zero = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<4xbf16>
+  %v0 = linalg.fill ins(%ninf : bf16) outs(%e : tensor<4xbf16>) -> tensor<4xbf16>
+  %ei = tensor.empty() : tensor<4xi64>
+  %i0 = linalg.fill ins(%zero : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xbf16>) outs(%v0, %i0 : tensor<4xbf16>, tensor<4xi64>) {
+  ^bb0(%in: bf16, %m: bf16, %i: i64):
+    %k = linalg.index 1 : index
+    %ki = arith.index_cast %k : index to i64
+    %max = arith.maximumf %in, %m : bf16
+    %gt = arith.cmpf ogt, %in, %m : bf16
+    %sel = arith.select %gt, %ki, %i : i64
+    linalg.yield %max, %sel : bf16, i64
+  } -> (tensor<4xbf16>, tensor<4xi64>)
+  return %r#0, %r#1 : tensor<4xbf16>, tensor<4xi64>
+}
+
+// -----
+
+// The einsummable front end's argmin over rows (the value a select on the
+// compare too); only the indices read: no value op.
+// CHECK-LABEL: func.func @argmin
+// CHECK-NEXT: %[[I:.*]] = ein.arg_reduce min %{{.*}} dim 0 : tensor<6x3xf32> -> tensor<3xi64>
+// CHECK-NEXT: return %[[I]]
+func.func @argmin(%x: tensor<6x3xf32>) -> tensor<3xi64> {
+  %inf = arith.constant 0x7F800000 : f32
+  %zero = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<3xf32>
+  %v0 = linalg.fill ins(%inf : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %ei = tensor.empty() : tensor<3xi64>
+  %i0 = linalg.fill ins(%zero : i64) outs(%ei : tensor<3xi64>) -> tensor<3xi64>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : tensor<6x3xf32>) outs(%v0, %i0 : tensor<3xf32>, tensor<3xi64>) {
+  ^bb0(%in: f32, %m: f32, %i: i64):
+    %k = linalg.index 0 : index
+    %ki = arith.index_cast %k : index to i64
+    %lt = arith.cmpf olt, %in, %m : f32
+    %v = arith.select %lt, %in, %m : f32
+    %sel = arith.select %lt, %ki, %i : i64
+    linalg.yield %v, %sel : f32, i64
+  } -> (tensor<3xf32>, tensor<3xi64>)
+  return %r#1 : tensor<3xi64>
+}
+
+// -----
+
+// A sum and a sum of squares in one generic (the results computed apart):
+// one join-agg each.
+// CHECK-LABEL: func.func @two_sums
+// CHECK: %[[S:.*]] = ein.join_agg add ins(%{{.*}}[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32>
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT: ein.yield %[[A]] : f32
+// CHECK: %[[Q:.*]] = ein.join_agg add ins(%{{.*}}[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32>
+// CHECK-NEXT: ^bb0(%[[B:.*]]: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[B]], %[[B]] : f32
+// CHECK: return %[[S]], %[[Q]]
+func.func @two_sums(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%s0, %s0 : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%in: f32, %s: f32, %q: f32):
+    %a = arith.addf %in, %s : f32
+    %sq = arith.mulf %in, %in : f32
+    %b = arith.addf %sq, %q : f32
+    linalg.yield %a, %b : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -20,6 +20,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::ein;
 
@@ -515,6 +517,73 @@ LogicalResult layerNormKernel(LayerNormOp norm, ValueRange args, OpBuilder &b) {
   return success();
 }
 
+/// The index of the maximum (minimum) along `dim`, as ein.arg_reduce
+/// defines it: the maximum in the compute type, NaNs skipped (maxnumf, from
+/// -inf); then the least index holding it; 0 where the maximum stayed -inf
+/// (no element above it).
+LogicalResult argReduceKernel(ArgReduceOp op, ValueRange args, OpBuilder &b) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value x = args[0], out = args[1];
+  ArrayRef<int64_t> shape = cast<MemRefType>(x.getType()).getShape();
+  int64_t rank = shape.size(), dim = op.getDimAttr().getInt();
+  bool max = op.getKind() == AggKind::Max;
+  Type ct = computeTypeOf(b, elementOf(x));
+  auto indexType = cast<IntegerType>(elementOf(out));
+  Scratch scratch(b, loc);
+  Value best = scratch.make(cast<MemRefType>(out.getType()).getShape(), ct);
+  Value start = infinity(b, loc, ct, /*negative=*/max);
+  linalg::FillOp::create(b, loc, ValueRange{start}, ValueRange{best});
+  AffineMap full = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim)
+      kept.push_back(d);
+  AffineMap lead = loopsMap(ctx, rank, kept);
+  SmallVector<IteratorType> reduceDim(rank, IteratorType::parallel);
+  reduceDim[dim] = IteratorType::reduction;
+  generic(b, loc, x, best, {full, lead}, reduceDim,
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value v = castFloat(nb, l, e[0], ct);
+            Value m =
+                max ? arith::MaxNumFOp::create(nb, l, e[1], v).getResult()
+                    : arith::MinNumFOp::create(nb, l, e[1], v).getResult();
+            yieldValue(nb, l, m);
+          });
+  auto integer = [&](OpBuilder &nb, Location l, int64_t v) -> Value {
+    return arith::ConstantOp::create(nb, l, nb.getIntegerAttr(indexType, v));
+  };
+  int64_t none = indexType.getWidth() == 64
+                     ? std::numeric_limits<int64_t>::max()
+                     : std::numeric_limits<int32_t>::max();
+  linalg::FillOp::create(b, loc, ValueRange{integer(b, loc, none)},
+                         ValueRange{out});
+  generic(b, loc, ValueRange{x, best}, out, {full, lead, lead}, reduceDim,
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value v = castFloat(nb, l, e[0], ct);
+            Value here = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                               v, e[1]);
+            Value i = arith::IndexCastOp::create(
+                nb, l, indexType, linalg::IndexOp::create(nb, l, dim));
+            Value candidate =
+                arith::SelectOp::create(nb, l, here, i, integer(nb, l, none));
+            yieldValue(nb, l, arith::MinSIOp::create(nb, l, e[2], candidate));
+          });
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
+  generic(b, loc, ValueRange{best}, out, {id, id},
+          SmallVector<IteratorType>(rank - 1, IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange e) {
+            Value stayed =
+                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, e[0],
+                                      infinity(nb, l, ct, /*negative=*/max));
+            yieldValue(nb, l,
+                       arith::SelectOp::create(nb, l, stayed, integer(nb, l, 0),
+                                               e[1]));
+          });
+  scratch.freeAll();
+  return success();
+}
+
 /// A convolution (`filter` set) or pooling over a 4-D block: the input
 /// copied into a scratch buffer of the padded size filled with the padding
 /// value (0, or -inf for max pooling) unless the block has no padding, then
@@ -858,8 +927,14 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
       return op->emitOpError()
              << "has a " << type
              << " operand or result; a block kernel needs static tensors";
-    // A gather also reads integer indices.
-    bool indices = isa<GatherOp>(op) && type == op->getOperand(1).getType();
+    // A gather also reads integer indices; an arg_reduce writes them; a
+    // join-agg may read them (its region converts or compares them).
+    bool result = type == op->getResult(0).getType() &&
+                  llvm::is_contained(op->getResultTypes(), type);
+    bool indices =
+        (isa<GatherOp>(op) && type == op->getOperand(1).getType()) ||
+        (isa<ArgReduceOp>(op) && type == op->getResult(0).getType()) ||
+        (isa<JoinAggOp>(op) && !result);
     if (!isa<FloatType>(tensor.getElementType()) && !indices)
       return op->emitOpError() << "has element type " << tensor.getElementType()
                                << "; block kernels read and write floats";
@@ -879,6 +954,7 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
           .Case(
               [&](LayerNormOp norm) { return layerNormKernel(norm, args, b); })
           .Case([&](GatherOp gather) { return gatherKernel(gather, args, b); })
+          .Case([&](ArgReduceOp a) { return argReduceKernel(a, args, b); })
           .Case([&](ConvOp conv) {
             ArrayRef<int64_t> f =
                 cast<MemRefType>(args[1].getType()).getShape();

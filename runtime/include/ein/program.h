@@ -110,6 +110,7 @@ enum class OpKind {
   Gather,
   Conv,
   Pool,
+  ArgReduce,
   Reshape,
   Slice,
   Concat,
@@ -132,7 +133,7 @@ struct Op {
   int64_t group = 1;
   double scale = 0;
   int64_t queryOffset = 0, keyOffset = 0;
-  // softmax, concat
+  // softmax, concat, arg_reduce (whose `agg` is max or min)
   int64_t dim = 0;
   // rms_norm, layer_norm (whose inputs are x, then its weight and bias if
   // it has them)

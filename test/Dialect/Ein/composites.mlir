@@ -81,3 +81,14 @@ func.func @windows(%x: tensor<8x56x56x64xbf16>, %w: tensor<3x3x64x128xbf16>, %y:
   %s = ein.pool add %d {layout = "nchw", window = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x4x9x7xf32> -> tensor<2x4x8x6xf32>
   return %p, %s : tensor<8x14x14x128xbf16>, tensor<2x4x8x6xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @arg_reduces
+// CHECK: ein.arg_reduce max %{{.*}} dim 1 : tensor<16x8xbf16> -> tensor<16xi64>
+// CHECK: ein.arg_reduce min %{{.*}} dim 0 : tensor<16x8xbf16> -> tensor<8xi32>
+func.func @arg_reduces(%x: tensor<16x8xbf16>) -> (tensor<16xi64>, tensor<8xi32>) {
+  %a = ein.arg_reduce max %x dim 1 : tensor<16x8xbf16> -> tensor<16xi64>
+  %b = ein.arg_reduce min %x dim 0 : tensor<16x8xbf16> -> tensor<8xi32>
+  return %a, %b : tensor<16xi64>, tensor<8xi32>
+}

@@ -365,3 +365,43 @@ func.func @pool_result(%x: tensor<1x4x4x3xf32>) -> tensor<1x2x2x4xf32> {
   %p = ein.pool max %x {layout = "nhwc", window = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x3xf32> -> tensor<1x2x2x4xf32>
   return %p : tensor<1x2x2x4xf32>
 }
+
+// -----
+
+func.func @arg_reduce_kind(%x: tensor<4x8xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{finds the index of a max or min, not add}}
+  %i = ein.arg_reduce add %x dim 1 : tensor<4x8xf32> -> tensor<4xi64>
+  return %i : tensor<4xi64>
+}
+
+// -----
+
+func.func @arg_reduce_dim(%x: tensor<4x8xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{dim 2 is not a dimension of its rank-2 input}}
+  %i = ein.arg_reduce max %x dim 2 : tensor<4x8xf32> -> tensor<4xi64>
+  return %i : tensor<4xi64>
+}
+
+// -----
+
+func.func @arg_reduce_float_result(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result holds i64 or i32 indices, got 'f32'}}
+  %i = ein.arg_reduce max %x dim 1 : tensor<4x8xf32> -> tensor<4xf32>
+  return %i : tensor<4xf32>
+}
+
+// -----
+
+func.func @arg_reduce_int_input(%x: tensor<4x8xi32>) -> tensor<4xi64> {
+  // expected-error @+1 {{needs a float element type, got 'i32'}}
+  %i = ein.arg_reduce max %x dim 1 : tensor<4x8xi32> -> tensor<4xi64>
+  return %i : tensor<4xi64>
+}
+
+// -----
+
+func.func @arg_reduce_shape(%x: tensor<4x8xf32>) -> tensor<8xi64> {
+  // expected-error @+1 {{result must be 'tensor<4xi64>', got 'tensor<8xi64>'}}
+  %i = ein.arg_reduce max %x dim 1 : tensor<4x8xf32> -> tensor<8xi64>
+  return %i : tensor<8xi64>
+}

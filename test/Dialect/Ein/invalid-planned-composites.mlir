@@ -89,3 +89,13 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     return %c : !ein.rel<1x8x8x2xf32, parts = [1, 1, 1, 2]>
   }
 }
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @arg_reduce_cut_dim(%x: !ein.rel<4x8xf32, parts = [1, 2]>) -> !ein.rel<4xi64, parts = [1], replicas = 2> {
+    // expected-error @+1 {{spec #ein.spec<[1, 2]> cuts loop 'd1', which its kernel keeps whole (it reduces or normalises along it)}}
+    %i = ein.arg_reduce max %x dim 1 {spec = #ein.spec<[1, 2]>} : !ein.rel<4x8xf32, parts = [1, 2]> -> !ein.rel<4xi64, parts = [1], replicas = 2>
+    return %i : !ein.rel<4xi64, parts = [1], replicas = 2>
+  }
+}

@@ -22,6 +22,12 @@ LogicalResult mlir::ein::verifySpec(SpecOpInterface op) {
     if (parts[i] > size)
       return op->emitOpError() << "spec cuts loop '" << names[i] << "' of size "
                                << size << " into " << parts[i] << " parts";
+  for (int64_t l : op.getWholeLoops())
+    if (parts[l] > 1)
+      return op->emitOpError()
+             << "spec " << spec << " cuts loop '" << names[l]
+             << "', which its kernel keeps whole (it reduces or normalises "
+                "along it)";
   if (TargetAttr target = getTarget(op);
       target && spec.getNumJoinBlocks() > target.getDevices())
     return op->emitOpError()

@@ -616,6 +616,37 @@ SmallVector<std::string> GatherOp::getLoopNames() {
   return defaultLoopNames(getLoopSizes().size());
 }
 
+LogicalResult ArgReduceOp::verify() {
+  if (failed(verifySameLevel(*this)))
+    return failure();
+  if (getKind() != AggKind::Max && getKind() != AggKind::Min)
+    return emitOpError() << "finds the index of a max or min, not "
+                         << stringifyAggKind(getKind());
+  ArrayRef<int64_t> in = shapeOf(getInput().getType());
+  if (failed(verifyFloatElements(*this, elementTypeOf(getInput().getType()))))
+    return failure();
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0 || dim >= int64_t(in.size()))
+    return emitOpError() << "dim " << dim << " is not a dimension of its rank-"
+                         << in.size() << " input";
+  Type index = elementTypeOf(getType());
+  if (!index.isSignlessInteger(64) && !index.isSignlessInteger(32))
+    return emitOpError() << "result holds i64 or i32 indices, got " << index;
+  SmallVector<int64_t> shape(in);
+  shape.erase(shape.begin() + dim);
+  return failed(verifyResultShape(*this, getType(), shape, index))
+             ? failure()
+             : verifyPlanned(*this);
+}
+
+SmallVector<int64_t> ArgReduceOp::getLoopSizes() {
+  return llvm::to_vector(shapeOf(getInput().getType()));
+}
+
+SmallVector<std::string> ArgReduceOp::getLoopNames() {
+  return defaultLoopNames(shapeOf(getInput().getType()).size());
+}
+
 /// Where a windowed op's 4-D input and result keep their dimensions.
 struct WindowLayout {
   int64_t batch, channels, rows, columns;
@@ -1406,6 +1437,24 @@ OpAccesses GatherOp::getAccesses() {
 // table's rows), one over the rows.
 double GatherOp::getFlopsPerPoint() {
   return 1.0 / double(cast<ShapedType>(getTable().getType()).getShape()[0]);
+}
+
+OpAccesses ArgReduceOp::getAccesses() {
+  int64_t rank = shapeOf(getInput().getType()).size();
+  int64_t dim = getDimAttr().getInt();
+  OpAccesses a = accessesOf(*this);
+  a.inputs = {identityAccess(rank)};
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim)
+      a.result.dimLoops.push_back({d});
+  return a;
+}
+
+// A compare and a select per element.
+double ArgReduceOp::getFlopsPerPoint() { return 2; }
+
+SmallVector<int64_t> ArgReduceOp::getWholeLoops() {
+  return {getDimAttr().getInt()};
 }
 
 /// The input access of a windowed op whose loops `n, oh, ow` are 0, 1, 2

@@ -196,6 +196,13 @@ LogicalResult GatherOp::describeInProgram(::ein::Op &entry) {
   return success();
 }
 
+LogicalResult ArgReduceOp::describeInProgram(::ein::Op &entry) {
+  entry.kind = ::ein::OpKind::ArgReduce;
+  entry.agg = getKind() == AggKind::Max ? ::ein::Agg::Max : ::ein::Agg::Min;
+  entry.dim = getDimAttr().getInt();
+  return success();
+}
+
 /// The fields ein.conv and ein.pool share.
 template <typename WindowOp>
 static void describeWindow(WindowOp op, ::ein::Op &entry) {

@@ -285,6 +285,32 @@ def Ein_GatherOp : Ein_CompositeOp<"gather"> {
   }];
 }
 
+def Ein_ArgReduceOp : Ein_CompositeOp<"arg_reduce", [], ["getWholeLoops"]> {
+  let summary = "The index of the maximum (or minimum) along one dimension";
+  let description = [{
+    `out[i...] = the first j with x[i..., j, ...] > every earlier element`
+    along dimension `dim` (`<` for `min`), starting from -inf (+inf) at
+    index 0: the first index of the maximum, NaNs skipped; 0 where no
+    element is above -inf (all -inf or NaN). This is `torch.argmax` on
+    finite inputs and what torch-mlir's argmax generic computes (a
+    `cmpf ogt` against the running maximum). The result drops `dim` and
+    holds i64 or i32 indices. Its loops are the input's dimensions; `dim`
+    may not be cut.
+
+    ```mlir
+    %i = ein.arg_reduce max %logits dim 1 : tensor<16x8xbf16> -> tensor<16xi64>
+    ```
+  }];
+  let arguments = (ins Ein_AggKind:$kind, Ein_AnyTensorOrRelation:$input,
+                   I64Attr:$dim,
+                   OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
+  let results = (outs Ein_AnyTensorOrRelation:$result);
+  let assemblyFormat = [{
+    $kind $input `dim` $dim attr-dict `:` qualified(type($input)) `->`
+    qualified(type($result))
+  }];
+}
+
 def Ein_ConvOp : Ein_CompositeOp<"conv"> {
   let summary = "A 2-D convolution (cross-correlation) over a padded input";
   let description = [{
