@@ -229,6 +229,16 @@ struct EinDecomposePass
         op->removeAttr(EinDialect::getCandidatesAttrName());
         op->setAttr("spec", SpecAttr::get(&getContext(), plan.specs[i]));
       }
+      // What the model says the plan holds, for the bundle writer's check
+      // against the buffers it lays out (ein-compile plans again within
+      // less where they do not fit).
+      if (memoryLimit > 0)
+        func->setAttr(
+            EinDialect::getPlannedMemoryAttrName(),
+            IntegerAttr::get(
+                IntegerType::get(&getContext(), 64),
+                int64_t(planner::planMemory(graph->graph, plan, options.devices)
+                            .largest())));
       if (remarks &&
           failed(emitPlanRemarks(func, target, graph->ops, graph->graph, plan,
                                  options, batchTransfers)))

@@ -67,6 +67,8 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   if (!options.planned) {
     PlanPipelineOptions plan;
     copyPlannerOptions(options, plan);
+    if (options.planMemoryLimit > 0)
+      plan.memoryLimit = options.planMemoryLimit;
     plan.explainExchange = options.exchange;
     plan.batchTransfers = options.batchTransfers;
     buildPlanPipeline(pm, plan);
@@ -154,6 +156,8 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
     os << " seed=" << options.seed;
   if (options.memoryLimit != defaults.memoryLimit)
     os << " memory-limit=" << options.memoryLimit;
+  if (options.planMemoryLimit != defaults.planMemoryLimit)
+    os << " plan-memory-limit=" << options.planMemoryLimit;
   string(options.explain, defaults.explain, "explain");
   os << "}";
   return text;

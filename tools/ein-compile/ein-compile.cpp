@@ -361,16 +361,68 @@ int main(int argc, char **argv) {
                  << ")' -o /dev/null\n";
     return 0;
   }
-  PassManager pm(&context, ModuleOp::getOperationName());
-  mlir::ein::buildCompilePipeline(pm, options);
-  if (timing)
-    pm.enableTiming();
   // A compile that fails leaves no partial bundle behind.
   bool existed = llvm::sys::fs::exists(output);
-  if (failed(pm.run(*module))) {
-    if (!existed)
-      llvm::sys::fs::remove_directories(output);
-    return 1;
+  // The planner plans within --memory-limit by its model of a plan's
+  // memory; the bundle's buffers (exchange buffers, scratch, alignment) can
+  // need more. Then the program is planned again within a limit lowered by
+  // the ratio of the two, up to kReplans times, so that a bundle that is
+  // written always fits.
+  constexpr int kReplans = 3;
+  OwningOpRef<ModuleOp> pristine;
+  if (memoryBytes > 0 && !options.planned)
+    pristine = module->clone();
+  int64_t planLimit = memoryBytes;
+  for (int attempt = 0;; ++attempt) {
+    int64_t needed = 0, modelled = 0;
+    bool replan = pristine && attempt < kReplans;
+    ScopedDiagnosticHandler watch(&context, [&](Diagnostic &d) {
+      std::string text = d.str();
+      StringRef rest = text;
+      if (replan && d.getSeverity() == DiagnosticSeverity::Error &&
+          rest.consume_front("the bundle's buffer plan needs ") &&
+          !rest.consumeInteger(10, needed)) {
+        // The plan's own figure by the model, when the writer has it.
+        size_t at = rest.find("model of this plan: ");
+        if (at != StringRef::npos &&
+            rest.drop_front(at + 20).consumeInteger(10, modelled))
+          modelled = 0;
+        return success(); // planned again below
+      }
+      // Remarks and warnings were said by the first attempt.
+      if (attempt > 0 && d.getSeverity() != DiagnosticSeverity::Error)
+        return success();
+      return failure();
+    });
+    PassManager pm(&context, ModuleOp::getOperationName());
+    mlir::ein::buildCompilePipeline(pm, options);
+    if (timing)
+      pm.enableTiming();
+    if (succeeded(pm.run(*module)))
+      break;
+    if (needed <= 0) {
+      if (attempt > 0)
+        llvm::errs() << "ein-compile: (planned within " << planLimit
+                     << " bytes, below --memory-limit=" << memoryBytes
+                     << ", because the buffers of plans within more did not "
+                        "fit)\n";
+      if (!existed)
+        llvm::sys::fs::remove_directories(output);
+      return 1;
+    }
+    // Scaled from the plan's own modelled bytes (below planLimit), so that
+    // the next plan is leaner than this one, not the same plan again.
+    int64_t from = modelled > 0 ? std::min(modelled, planLimit) : planLimit;
+    int64_t next = std::min<int64_t>(
+        planLimit - 1,
+        int64_t(double(from) * double(memoryBytes) / double(needed)));
+    llvm::errs() << "ein-compile: the buffers of the plan within " << planLimit
+                 << " bytes (the planner's model) need " << needed
+                 << " bytes on a device, over --memory-limit=" << memoryBytes
+                 << "; planning again within " << next << "\n";
+    planLimit = next;
+    options.planMemoryLimit = next;
+    module = pristine->clone();
   }
   int status = summarize();
   if (status != 0 && !existed)

@@ -130,6 +130,13 @@ struct CompilePipelineOptions
       *this, "weights",
       llvm::cl::desc("Arguments to mark as weights ({ein.weight}): 0-based "
                      "positions or names")};
+  PassOptions::Option<int64_t> planMemoryLimit{
+      *this, "plan-memory-limit",
+      llvm::cl::desc("The memory limit the planner plans within, when it "
+                     "differs from memory-limit (which the bundle's buffers "
+                     "must fit): ein-compile lowers it where the buffers of "
+                     "a plan within memory-limit do not fit"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> planned{
       *this, "planned",
       llvm::cl::desc("The input is a planned program (ein-plan's output, "

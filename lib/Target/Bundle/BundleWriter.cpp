@@ -811,12 +811,17 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   auto largest =
       std::max_element(parsed.arenaBytes.begin(), parsed.arenaBytes.end());
   if (memoryLimit > 0 && *largest > memoryLimit) {
-    module.emitError() << "the bundle's buffer plan needs " << *largest
-                       << " bytes on device "
-                       << (largest - parsed.arenaBytes.begin())
-                       << ", over memory-limit=" << int64_t(memoryLimit)
-                       << " (the plan fits the planner's memory model, but "
-                          "the buffers, scratch included, do not)";
+    InFlightDiagnostic diag =
+        module.emitError()
+        << "the bundle's buffer plan needs " << *largest << " bytes on device "
+        << (largest - parsed.arenaBytes.begin())
+        << ", over memory-limit=" << int64_t(memoryLimit)
+        << " (the plan fits the planner's memory model, but the buffers, "
+           "scratch included, do not)";
+    if (auto model = (*func)->getAttrOfType<IntegerAttr>(
+            EinDialect::getPlannedMemoryAttrName()))
+      diag << "; the planner's model of this plan: " << model.getInt()
+           << " bytes";
     return failure();
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {

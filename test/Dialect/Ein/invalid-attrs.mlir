@@ -71,7 +71,7 @@ func.func @g() attributes {ein.weight} {
 
 // -----
 
-// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target' or 'ein.tie_layout'}}
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target', 'ein.tie_layout' or 'ein.planned_memory'}}
 module attributes {ein.devices = 8} {}
 
 // -----
@@ -205,4 +205,17 @@ module {
   func.func @f() attributes {ein.tie_layout = true} {
     return
   }
+}
+
+// -----
+
+// expected-error @+1 {{'ein.planned_memory' is a non-negative i64 byte count, got -5 : i64}}
+func.func @planned_memory_negative() attributes {ein.planned_memory = -5 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ein.planned_memory' belongs on a function, not on 'builtin.module'}}
+module attributes {ein.planned_memory = 5 : i64} {
 }

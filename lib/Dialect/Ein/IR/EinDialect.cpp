@@ -107,14 +107,27 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
              << "' belongs on a function, not on '" << op->getName() << "'";
     return success();
   }
+  if (attr.getName() == getPlannedMemoryAttrName()) {
+    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!bytes || !bytes.getType().isSignlessInteger(64) || bytes.getInt() < 0)
+      return op->emitError()
+             << "'" << getPlannedMemoryAttrName()
+             << "' is a non-negative i64 byte count, got " << attr.getValue();
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError()
+             << "'" << getPlannedMemoryAttrName()
+             << "' belongs on a function, not on '" << op->getName() << "'";
+    return success();
+  }
   return op->emitError() << "unknown ein attribute '"
                          << attr.getName().getValue() << "'; expected '"
                          << getTargetAttrName() << "', '"
                          << getCandidatesAttrName() << "', '"
                          << getLoopOffsetsAttrName() << "', '"
                          << getKernelAttrName() << "', '"
-                         << getKernelTargetAttrName() << "' or '"
-                         << getTieLayoutAttrName() << "'";
+                         << getKernelTargetAttrName() << "', '"
+                         << getTieLayoutAttrName() << "' or '"
+                         << getPlannedMemoryAttrName() << "'";
 }
 
 LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,

@@ -75,6 +75,12 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getTieLayoutAttrName() {
       return "ein.tie_layout";
     }
+    /// i64 attribute ein-decompose{memory-limit} sets on a function: the
+    /// bytes its plan holds on the fullest GPU by the planner's model,
+    /// which ein-write-bundle reports beside the buffers' bytes.
+    static constexpr ::llvm::StringLiteral getPlannedMemoryAttrName() {
+      return "ein.planned_memory";
+    }
 
   private:
     void registerAttributes();
