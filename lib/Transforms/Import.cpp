@@ -211,8 +211,7 @@ public:
                            "linalg ops with a generic form, linalg.fill, "
                            "linalg.softmax, tensor.empty, expand_shape, "
                            "collapse_shape, extract_slice, insert_slice, "
-                           "concat, and tensor.pad where a convolution or "
-                           "pooling reads it";
+                           "concat and pad";
       return WalkResult::interrupt();
     });
     if (walk.wasInterrupted())
@@ -524,8 +523,8 @@ private:
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
       if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-              tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp>(
-              op))
+              tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
+              tensor::PadOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -547,7 +546,12 @@ private:
                << " static offsets and sizes and unit strides";
       builder.setInsertionPoint(op);
       Value result;
-      if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(op))
+      if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+        FailureOr<Value> padded = padOf(pad);
+        if (failed(padded))
+          return failure();
+        result = *padded;
+      } else if (auto reshape = dyn_cast<tensor::ExpandShapeOp>(op))
         result = reshapeOf(reshape, reshape.getSrc(),
                            reshape.getReassociationIndices());
       else if (auto reshape = dyn_cast<tensor::CollapseShapeOp>(op))
@@ -582,6 +586,53 @@ private:
       op->erase();
     }
     return success();
+  }
+
+  /// A tensor.pad no window reads: along each padded dimension, a splat of
+  /// the padding value before and after the source, concatenated (a join
+  /// with no input yielding the constant, computed where needed, so a cut
+  /// of the result reads what it needs of each piece by intersection).
+  FailureOr<Value> padOf(tensor::PadOp pad) {
+    Value value = pad.getConstantPaddingValue();
+    Attribute constant;
+    if (!value || !matchPattern(value, m_Constant(&constant)))
+      return pad->emitOpError()
+             << "cannot be imported: ein takes a pad by a constant value";
+    ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+    if (ShapedType::isDynamicShape(low) || ShapedType::isDynamicShape(high) ||
+        llvm::any_of(low, [](int64_t v) { return v < 0; }) ||
+        llvm::any_of(high, [](int64_t v) { return v < 0; }))
+      return pad->emitOpError() << "cannot be imported: ein takes a pad by "
+                                   "static, non-negative amounts";
+    Value current = pad.getSource();
+    for (size_t d = 0; d < low.size(); ++d) {
+      if (!low[d] && !high[d])
+        continue;
+      auto type = cast<RankedTensorType>(current.getType());
+      auto fill = [&](int64_t amount) -> Value {
+        SmallVector<int64_t> shape(type.getShape());
+        shape[d] = amount;
+        return splat(pad.getLoc(),
+                     RankedTensorType::get(shape, type.getElementType()),
+                     constant);
+      };
+      SmallVector<Value> pieces;
+      if (low[d])
+        pieces.push_back(fill(low[d]));
+      pieces.push_back(current);
+      if (high[d])
+        pieces.push_back(fill(high[d]));
+      if (llvm::is_contained(pieces, Value()))
+        return pad->emitOpError() << "cannot be imported: its padding value "
+                                     "is not a float or integer";
+      SmallVector<int64_t> shape(type.getShape());
+      shape[d] += low[d] + high[d];
+      current =
+          ConcatOp::create(builder, pad.getLoc(),
+                           RankedTensorType::get(shape, type.getElementType()),
+                           builder.getI64IntegerAttr(d), pieces, SpecAttr());
+    }
+    return current;
   }
 
   Value reshapeOf(Operation *op, Value source,
@@ -1126,20 +1177,16 @@ private:
       bool spatialOnly = !ShapedType::isDynamicShape(low) &&
                          !ShapedType::isDynamicShape(high) && low[0] == 0 &&
                          high[0] == 0 && low[chan] == 0 && high[chan] == 0;
-      if (!ignored || !spatialOnly)
-        return refuse("the tensor.pad before it pads with " +
-                      Twine(value ? "another value" : "a value not constant") +
-                      " than " +
-                      (*kind == AggKind::Add ? "0"
-                                             : "-inf or the lowest "
-                                               "float") +
-                      " or pads more than the rows and columns");
-      for (auto [i, d] : llvm::enumerate(windowed)) {
-        padLow[i] = low[d];
-        padHigh[i] = high[d];
+      // Any other pad is imported on its own (concatenated splats) and
+      // the window reads the padded tensor.
+      if (ignored && spatialOnly) {
+        for (auto [i, d] : llvm::enumerate(windowed)) {
+          padLow[i] = low[d];
+          padHigh[i] = high[d];
+        }
+        x = pad.getSource();
+        padOps.insert(pad);
       }
-      x = pad.getSource();
-      padOps.insert(pad);
     }
     builder.setInsertionPoint(op);
     Location loc = op.getLoc();

@@ -680,3 +680,45 @@ func.func @two_sums(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   } -> (tensor<4xf32>, tensor<4xf32>)
   return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A tensor.pad no window reads: splats of the value before and after the
+// source, concatenated along each padded dimension.
+// CHECK-LABEL: func.func @pad
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[TOP:.*]] = ein.join_agg none ins() out[d0, d1] : tensor<1x8xf32>
+// CHECK: arith.constant 5.000000e-01 : f32
+// CHECK: %[[BOTTOM:.*]] = ein.join_agg none ins() out[d0, d1] : tensor<2x8xf32>
+// CHECK: %[[ROWS:.*]] = ein.concat dim 0 %[[TOP]], %[[X]], %[[BOTTOM]] : tensor<1x8xf32>, tensor<4x8xf32>, tensor<2x8xf32> -> tensor<7x8xf32>
+// CHECK: %[[RIGHT:.*]] = ein.join_agg none ins() out[d0, d1] : tensor<7x1xf32>
+// CHECK: ein.concat dim 1 %[[ROWS]], %[[RIGHT]] : tensor<7x8xf32>, tensor<7x1xf32> -> tensor<7x9xf32>
+func.func @pad(%x: tensor<4x8xf32>) -> tensor<7x9xf32> {
+  %half = arith.constant 0.5 : f32
+  %p = tensor.pad %x low[1, 0] high[2, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %half : f32
+  } : tensor<4x8xf32> to tensor<7x9xf32>
+  return %p : tensor<7x9xf32>
+}
+
+// -----
+
+// A conv reading a pad by 1.0 (not what a convolution's padding is): the
+// pad is imported on its own and the conv reads the padded tensor.
+// CHECK-LABEL: func.func @conv_pad_by_one
+// CHECK: %[[P:.*]] = ein.concat dim 2
+// CHECK: ein.conv %[[P]], %{{.*}} {dilations = array<i64: 1, 1>, layout = "nhwc", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 1, 1>} : tensor<1x8x8x3xf32>
+func.func @conv_pad_by_one(%x: tensor<1x6x6x3xf32>, %w: tensor<3x3x3x2xf32>) -> tensor<1x6x6x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %one : f32
+  } : tensor<1x6x6x3xf32> to tensor<1x8x8x3xf32>
+  %e = tensor.empty() : tensor<1x6x6x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x6x2xf32>) -> tensor<1x6x6x2xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w : tensor<1x8x8x3xf32>, tensor<3x3x3x2xf32>) outs(%f : tensor<1x6x6x2xf32>) -> tensor<1x6x6x2xf32>
+  return %c : tensor<1x6x6x2xf32>
+}
