@@ -39,7 +39,10 @@ void mlir::ein::buildPlanPipeline(OpPassManager &pm,
 
 void mlir::ein::buildCompilePipeline(OpPassManager &pm,
                                      const CompilePipelineOptions &options) {
-  std::string dir = options.dir, reference = dir + "/program.json";
+  // The reference is staged beside the bundle and renamed into place by
+  // the writer with the rest, so a compile that fails leaves an existing
+  // bundle as it was.
+  std::string dir = options.dir, reference = dir + "/program.json.partial";
   // linalg input is imported first (ein input passes through unchanged),
   // and the patterns fused kernels serve become composites. A planned
   // program (ein-plan's output) has all that done, and its #ein.target.

@@ -5,6 +5,8 @@
 #include "ein/partition.h"
 #include "json_node.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -182,9 +184,15 @@ bool writeNpy(const std::string &path, const HostTensor &tensor,
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
 
-  std::ofstream file(path, std::ios::binary);
+  // Written beside `path` and renamed over it once complete: a failed
+  // write leaves what was there, and the rename replaces a link at `path`
+  // (or a file a process has mapped, such as a bundle's kernel library)
+  // instead of writing through it.
+  std::string partial = path + ".partial";
+  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
   if (!file) {
-    error = "cannot write '" + path + "'";
+    error = "cannot write '" + path + "' (its partial file '" + partial +
+            "' cannot be created)";
     return false;
   }
   file.write("\x93NUMPY\x01\x00", 8);
@@ -194,8 +202,16 @@ bool writeNpy(const std::string &path, const HostTensor &tensor,
   file << header;
   std::vector<unsigned char> data = tensorBytes(tensor);
   file.write(reinterpret_cast<const char *>(data.data()), data.size());
+  file.close();
   if (!file) {
+    std::remove(partial.c_str());
     error = "failed writing '" + path + "'";
+    return false;
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    error = "cannot move '" + partial + "' to '" + path +
+            "': " + std::strerror(errno);
+    std::remove(partial.c_str());
     return false;
   }
   return true;

@@ -192,6 +192,21 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.remarks = remarks;
 }
 
+/// After a failed compile: a bundle directory the compile made goes; in one
+/// that was there, only the files staged beside their final names
+/// (NAME.partial: the reference the pipeline exported first, and whatever
+/// the writer staged) go, so the old bundle stays as it was.
+static void discardPartial(const std::string &output, bool existed) {
+  if (!existed) {
+    llvm::sys::fs::remove_directories(output);
+    return;
+  }
+  for (const char *file :
+       {"program.json.partial", "manifest.json.partial",
+        "kernels/host.so.partial", "kernels/device.cubin.partial"})
+    llvm::sys::fs::remove(output + "/" + file);
+}
+
 static std::string megabytes(int64_t bytes) {
   return llvm::formatv("{0:f2} MB", bytes / 1.0e6).str();
 }
@@ -406,8 +421,7 @@ int main(int argc, char **argv) {
                      << " bytes, below --memory-limit=" << memoryBytes
                      << ", because the buffers of plans within more did not "
                         "fit)\n";
-      if (!existed)
-        llvm::sys::fs::remove_directories(output);
+      discardPartial(output, existed);
       return 1;
     }
     // Scaled from the plan's own modelled bytes (below planLimit), so that

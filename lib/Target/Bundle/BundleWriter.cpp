@@ -835,34 +835,59 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
                          << "': " << ec.message();
       return failure();
     }
-    if (backend == ::ein::Backend::Cpu &&
-        failed(writeHostLibrary(kernels, library + "/host.so")))
-      return failure();
-    if (backend == ::ein::Backend::Cuda) {
-      auto object = cast<gpu::ObjectAttr>(cubin.getObjects()[0]);
-      std::error_code ec;
-      llvm::raw_fd_ostream os(library + "/device.cubin", ec);
-      if (ec) {
-        module.emitError() << "cannot write '" << library
-                           << "/device.cubin': " << ec.message();
-        return failure();
-      }
-      os << object.getObject().getValue();
-    }
   }
-  std::string programText = ::ein::writeProgram(*program);
-  for (auto [file, contents] :
-       {std::pair<const char *, const std::string *>{"manifest.json", &text},
-        std::pair<const char *, const std::string *>{"program.json",
-                                                     &programText}}) {
+  // Every file is written beside its final name (NAME.partial) and
+  // renamed into place once all are written, the manifest last: a failure
+  // leaves an existing bundle as it was, and a rename replaces a link
+  // placed at a name rather than writing where it points (or into a
+  // library a running process has mapped).
+  std::vector<std::string> staged;
+  auto stage = [&](const std::string &path,
+                   const std::string &contents) -> LogicalResult {
     std::error_code ec;
-    std::string path = dir.str() + "/" + file;
-    llvm::raw_fd_ostream os(path, ec);
+    llvm::raw_fd_ostream os(path + ".partial", ec);
+    if (!ec) {
+      os << contents;
+      os.close();
+      ec = os.error();
+    }
     if (ec) {
-      module.emitError() << "cannot write '" << path << "': " << ec.message();
+      module.emitError() << "cannot write '" << path
+                         << ".partial': " << ec.message();
       return failure();
     }
-    os << *contents;
+    staged.push_back(path);
+    return success();
+  };
+  auto discard = [&]() {
+    for (const std::string &path : staged)
+      llvm::sys::fs::remove(path + ".partial");
+    return failure();
+  };
+  if (writer.usesKernels) {
+    std::string library = dir.str() + "/kernels";
+    if (backend == ::ein::Backend::Cpu) {
+      if (failed(writeHostLibrary(kernels, library + "/host.so.partial")))
+        return discard();
+      staged.push_back(library + "/host.so");
+    }
+    if (backend == ::ein::Backend::Cuda &&
+        failed(stage(library + "/device.cubin",
+                     cast<gpu::ObjectAttr>(cubin.getObjects()[0])
+                         .getObject()
+                         .getValue()
+                         .str())))
+      return discard();
   }
+  if (failed(
+          stage(dir.str() + "/program.json", ::ein::writeProgram(*program))) ||
+      failed(stage(dir.str() + "/manifest.json", text)))
+    return discard();
+  for (const std::string &path : staged)
+    if (std::error_code ec = llvm::sys::fs::rename(path + ".partial", path)) {
+      module.emitError() << "cannot move '" << path
+                         << ".partial' into place: " << ec.message();
+      return discard();
+    }
   return success();
 }
