@@ -484,17 +484,9 @@ private:
                      dtypeName(y.dtype));
     if (s.c == s.a || s.c == s.b)
       fail(path, "conv's c must not be one of its operands");
-    bool last = s.conv.layout == "nhwc";
     std::string error;
-    std::vector<int64_t> shape;
-    if (w.shape.size() == 4 && x.shape.size() == 4 &&
-        w.shape[last ? 2 : 1] == x.shape[last ? 3 : 1]) {
-      Window2d window = s.conv;
-      window.window = convWindow(s.conv.layout, w.shape);
-      shape = windowResultShape(window, x.shape, w.shape[last ? 3 : 0], error);
-    } else {
-      error = "the filter does not read the input's channels";
-    }
+    std::vector<int64_t> shape =
+        convResultShape(s.conv, x.shape, w.shape, error);
     if (shape.empty() || shape != y.shape)
       fail(path, "conv of a " + shapeText(x.shape) + " by b " +
                      shapeText(w.shape) + " into c " + shapeText(y.shape) +

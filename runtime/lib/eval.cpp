@@ -351,7 +351,7 @@ void gather(const HostTensor &table, const HostTensor &indices,
 /// skipping the padding.
 void window(const Op &op, const HostTensor &x, const HostTensor *w,
             HostTensor &out) {
-  bool last = op.layout == "nhwc";
+  bool last = op.window.layout == "nhwc";
   // Strides of n, c, h, w in x and out.
   auto strides = [&](const std::vector<int64_t> &s) {
     return last ? std::array<int64_t, 4>{s[1] * s[2] * s[3], 1, s[2] * s[3],
@@ -364,7 +364,7 @@ void window(const Op &op, const HostTensor &x, const HostTensor *w,
   int64_t h = x.shape[last ? 1 : 2], wd = x.shape[last ? 2 : 3];
   int64_t outC = out.shape[last ? 3 : 1];
   int64_t oh = out.shape[last ? 1 : 2], ow = out.shape[last ? 2 : 3];
-  std::vector<int64_t> win = op.window;
+  std::vector<int64_t> win = op.window.sizes;
   if (w)
     win = last ? std::vector<int64_t>{w->shape[0], w->shape[1]}
                : std::vector<int64_t>{w->shape[2], w->shape[3]};
@@ -380,12 +380,13 @@ void window(const Op &op, const HostTensor &x, const HostTensor *w,
         for (int64_t z = 0; z < ow; ++z) {
           double acc = w || op.agg == Agg::Add ? 0.0 : -kInf;
           for (int64_t i = 0; i < win[0]; ++i) {
-            int64_t r = y * op.strides[0] + i * op.dilations[0] - op.padLow[0];
+            int64_t r = y * op.window.strides[0] + i * op.window.dilations[0] -
+                        op.window.padLow[0];
             if (r < 0 || r >= h)
               continue;
             for (int64_t j = 0; j < win[1]; ++j) {
-              int64_t q =
-                  z * op.strides[1] + j * op.dilations[1] - op.padLow[1];
+              int64_t q = z * op.window.strides[1] +
+                          j * op.window.dilations[1] - op.window.padLow[1];
               if (q < 0 || q >= wd)
                 continue;
               int64_t at = n * xs[0] + r * xs[2] + q * xs[3];
@@ -647,7 +648,8 @@ bool evaluate(const Program &program, const std::vector<HostTensor> &inputs,
       if (op.kind == OpKind::Conv) {
         const auto &w = in[1]->shape;
         double work = static_cast<double>(op.type.numElements()) * w[0] * w[1] *
-                      w[2] * w[3] / op.type.shape[op.layout == "nhwc" ? 3 : 1];
+                      w[2] * w[3] /
+                      op.type.shape[op.window.layout == "nhwc" ? 3 : 1];
         if (work > static_cast<double>(options.maxIterations))
           throw EvalError("needs about " + std::to_string(int64_t(work)) +
                           " multiply-adds; the CPU reference stops at " +

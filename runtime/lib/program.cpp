@@ -244,20 +244,11 @@ void checkReshape(const std::string &where, const Op &op,
     fail(where, "reassociation does not cover every dimension");
 }
 
-Window2d windowOf(const Op &op, const std::vector<int64_t> &window) {
-  return {op.layout, window, op.strides, op.dilations, op.padLow, op.padHigh};
-}
-
-/// Checks what conv and pool share and returns the result's shape.
-std::vector<int64_t> checkWindow(const std::string &where, const Op &op,
-                                 const TensorType &x,
-                                 const std::vector<int64_t> &window,
-                                 int64_t channels) {
-  if (!isFloat(x.dtype))
-    fail(where, std::string(opKindName(op.kind)) + " reads a float input");
-  std::string error;
-  std::vector<int64_t> shape =
-      windowResultShape(windowOf(op, window), x.shape, channels, error);
+/// Fails at `where` with `error` where `shape` is empty (an invalid
+/// window), and returns it.
+std::vector<int64_t> checked(const std::string &where,
+                             std::vector<int64_t> shape,
+                             const std::string &error) {
   if (shape.empty())
     fail(where, error);
   return shape;
@@ -349,18 +340,20 @@ void checkOp(const std::string &where, Op &op,
   case OpKind::Conv: {
     expectInputs(2);
     const TensorType &x = in[0], &w = in[1];
-    if (op.layout != "nhwc" && op.layout != "nchw")
+    if (op.window.layout != "nhwc" && op.window.layout != "nchw")
       fail(where, "layout must be \"nhwc\" or \"nchw\"");
-    bool last = op.layout == "nhwc";
-    if (x.shape.size() != 4)
+    bool last = op.window.layout == "nhwc";
+    if (x.shape.size() != 4 || !isFloat(x.dtype))
       fail(where, "conv reads a 4-D float input");
     if (w.shape.size() != 4 || w.dtype != x.dtype)
       fail(where, "conv's filter must be 4-D, of the input's type");
     if (w.shape[last ? 2 : 1] != x.shape[last ? 3 : 1])
       fail(where, "conv's filter must read as many channels as the input "
                   "has");
-    expectResult(checkWindow(where, op, x, convWindow(op.layout, w.shape),
-                             w.shape[last ? 3 : 0]),
+    std::string error;
+    expectResult(checked(where,
+                         convResultShape(op.window, x.shape, w.shape, error),
+                         error),
                  x.dtype);
     break;
   }
@@ -383,11 +376,18 @@ void checkOp(const std::string &where, Op &op,
     expectInputs(1);
     if (op.agg != Agg::Max && op.agg != Agg::Add)
       fail(where, "pool's agg must be max or add");
-    if (in[0].shape.size() != 4)
+    if (in[0].shape.size() != 4 || !isFloat(in[0].dtype))
       fail(where, "pool reads a 4-D float input");
-    expectResult(checkWindow(where, op, in[0], op.window,
-                             in[0].shape[op.layout == "nhwc" ? 3 : 1]),
-                 in[0].dtype);
+    {
+      std::string error;
+      expectResult(
+          checked(where,
+                  windowResultShape(
+                      op.window, in[0].shape,
+                      in[0].shape[op.window.layout == "nhwc" ? 3 : 1], error),
+                  error),
+          in[0].dtype);
+    }
     break;
   case OpKind::Reshape:
     expectInputs(1);
@@ -558,14 +558,14 @@ void parse(const json &root, Program &program) {
       break;
     case OpKind::Pool:
       op.agg = parseAgg(n.at("agg"));
-      op.window = n.at("window").integers();
+      op.window.sizes = n.at("window").integers();
       [[fallthrough]];
     case OpKind::Conv:
-      op.layout = n.at("layout").str();
-      op.strides = n.at("strides").integers();
-      op.dilations = n.at("dilations").integers();
-      op.padLow = n.at("pad_low").integers();
-      op.padHigh = n.at("pad_high").integers();
+      op.window.layout = n.at("layout").str();
+      op.window.strides = n.at("strides").integers();
+      op.window.dilations = n.at("dilations").integers();
+      op.window.padLow = n.at("pad_low").integers();
+      op.window.padHigh = n.at("pad_high").integers();
       break;
     case OpKind::Reshape:
       op.reassociation = n.at("reassociation").integerLists();
@@ -612,7 +612,7 @@ std::vector<int64_t> windowResultShape(const Window2d &w,
     return {};
   }
   for (const auto *values :
-       {&w.window, &w.strides, &w.dilations, &w.padLow, &w.padHigh})
+       {&w.sizes, &w.strides, &w.dilations, &w.padLow, &w.padHigh})
     if (values->size() != 2) {
       error = "window, strides, dilations, pad_low and pad_high need 2 "
               "values each (rows, columns)";
@@ -622,14 +622,14 @@ std::vector<int64_t> windowResultShape(const Window2d &w,
   std::vector<int64_t> shape = input;
   for (int d = 0; d < 2; ++d) {
     int64_t dim = last ? 1 + d : 2 + d;
-    if (w.window[d] < 1 || w.window[d] > kMaxOffset || w.strides[d] < 1 ||
+    if (w.sizes[d] < 1 || w.sizes[d] > kMaxOffset || w.strides[d] < 1 ||
         w.strides[d] > kMaxOffset || w.dilations[d] < 1 ||
         w.dilations[d] > kMaxOffset) {
       error = "window sizes, strides and dilations must be between 1 and "
               "2^48";
       return {};
     }
-    int64_t reach = (w.window[d] - 1) * w.dilations[d] + 1;
+    int64_t reach = (w.sizes[d] - 1) * w.dilations[d] + 1;
     if (reach > kMaxOffset || w.padLow[d] < 0 || w.padHigh[d] < 0 ||
         w.padLow[d] >= reach || w.padHigh[d] >= reach) {
       error = "padding must be non-negative and narrower than the window's "
@@ -647,12 +647,20 @@ std::vector<int64_t> windowResultShape(const Window2d &w,
   return shape;
 }
 
-std::vector<int64_t> convWindow(const std::string &layout,
-                                const std::vector<int64_t> &filter) {
-  if (filter.size() != 4)
+std::vector<int64_t> convResultShape(const Window2d &w,
+                                     const std::vector<int64_t> &input,
+                                     const std::vector<int64_t> &filter,
+                                     std::string &error) {
+  bool last = w.layout == "nhwc";
+  if (filter.size() != 4 || input.size() != 4 ||
+      filter[last ? 2 : 1] != input[last ? 3 : 1]) {
+    error = "the filter does not read the input's channels";
     return {};
-  return layout == "nhwc" ? std::vector<int64_t>{filter[0], filter[1]}
-                          : std::vector<int64_t>{filter[2], filter[3]};
+  }
+  Window2d window = w;
+  window.sizes = last ? std::vector<int64_t>{filter[0], filter[1]}
+                      : std::vector<int64_t>{filter[2], filter[3]};
+  return windowResultShape(window, input, filter[last ? 3 : 0], error);
 }
 
 size_t scalarOperandCount(ScalarKind kind) {
@@ -785,14 +793,14 @@ json writeOp(const Op &op) {
     break;
   case OpKind::Pool:
     entry["agg"] = aggName(op.agg);
-    entry["window"] = op.window;
+    entry["window"] = op.window.sizes;
     [[fallthrough]];
   case OpKind::Conv:
-    entry["layout"] = op.layout;
-    entry["strides"] = op.strides;
-    entry["dilations"] = op.dilations;
-    entry["pad_low"] = op.padLow;
-    entry["pad_high"] = op.padHigh;
+    entry["layout"] = op.window.layout;
+    entry["strides"] = op.window.strides;
+    entry["dilations"] = op.window.dilations;
+    entry["pad_low"] = op.window.padLow;
+    entry["pad_high"] = op.window.padHigh;
     break;
   case OpKind::Reshape:
     entry["reassociation"] = op.reassociation;

@@ -481,19 +481,19 @@ Program everyProgramField() {
       .rowOffset = 3;
   Op &conv =
       op(OpKind::Conv, "cv", tensor(DType::F32, {1, 3, 2, 3}), {"img", "fil"});
-  conv.layout = "nchw";
-  conv.strides = {3, 2};
-  conv.dilations = {2, 1};
-  conv.padLow = {1, 0};
-  conv.padHigh = {2, 1};
+  conv.window.layout = "nchw";
+  conv.window.strides = {3, 2};
+  conv.window.dilations = {2, 1};
+  conv.window.padLow = {1, 0};
+  conv.window.padHigh = {2, 1};
   Op &pool = op(OpKind::Pool, "pl", tensor(DType::F32, {1, 2, 3, 5}), {"img"});
   pool.agg = Agg::Max;
-  pool.layout = "nchw";
-  pool.window = {3, 2};
-  pool.strides = {2, 1};
-  pool.dilations = {1, 2};
-  pool.padLow = {1, 1};
-  pool.padHigh = {0, 0};
+  pool.window.layout = "nchw";
+  pool.window.sizes = {3, 2};
+  pool.window.strides = {2, 1};
+  pool.window.dilations = {1, 2};
+  pool.window.padLow = {1, 1};
+  pool.window.padHigh = {0, 0};
   op(OpKind::Reshape, "r", tensor(DType::F32, {32}), {"x"}).reassociation = {
       {0, 1}};
   Op &slice = op(OpKind::Slice, "l", tensor(DType::F32, {2, 3}), {"x"});

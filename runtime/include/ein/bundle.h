@@ -118,7 +118,7 @@ struct Step {
 
   // kind == Library, call == "conv" (cuda only): c = the 2-D convolution
   // (cross-correlation) of a by the filter b, as program.json's conv (its
-  // `window` field unused: the filter's rows and columns), in one element
+  // `sizes` unused: the filter's rows and columns), in one element
   // type, accumulating in f32.
   Window2d conv;
 

@@ -117,6 +117,14 @@ enum class OpKind {
   Constant
 };
 
+/// A 2-D window (conv, pool): over "nhwc" or "nchw" tensors, two values
+/// each (rows, columns). `sizes` is a pool's window (a conv's is its
+/// filter's rows and columns).
+struct Window2d {
+  std::string layout;
+  std::vector<int64_t> sizes, strides, dilations, padLow, padHigh;
+};
+
 struct Op {
   OpKind kind;
   std::string result;
@@ -140,11 +148,9 @@ struct Op {
   double eps = 0;
   // gather: inputs [table, indices]; the first table row the op holds
   int64_t rowOffset = 0;
-  // conv (inputs [x, filter]) and pool (`agg` max or add): 2-D windows
-  // over "nhwc" (filter hwcf) or "nchw" (filter fchw) tensors; `window` is
-  // the pool's (a conv's is its filter's)
-  std::string layout;
-  std::vector<int64_t> window, strides, dilations, padLow, padHigh;
+  // conv (inputs [x, filter]; filter hwcf for "nhwc", fchw for "nchw") and
+  // pool (`agg` max or add)
+  Window2d window;
   // reshape
   std::vector<std::vector<int64_t>> reassociation;
   // slice
@@ -153,25 +159,24 @@ struct Op {
   std::vector<double> values;
 };
 
-/// A 2-D window (conv, pool): over "nhwc" or "nchw" tensors, two values
-/// each (rows, columns).
-struct Window2d {
-  std::string layout;
-  std::vector<int64_t> window, strides, dilations, padLow, padHigh;
-};
-
-/// The shape of a window's result over an `input` of that layout with
-/// `channels` result channels; empty with `error` set (a sentence) where
-/// the window is not valid: the layout, two values each, sizes, strides and
-/// dilations between 1 and 2^48, paddings narrower than the window's reach
+/// The shape of a window's result (`w.sizes` its rows and columns) over an
+/// `input` of that layout with `channels` result channels; empty with `error`
+/// set (a sentence) where the window is not valid: the layout, two values each,
+/// sizes, strides and dilations between 1 and 2^48, paddings narrower than the
+/// window's reach
 /// `(k - 1) * d + 1`, a window that fits the padded input.
 std::vector<int64_t> windowResultShape(const Window2d &w,
                                        const std::vector<int64_t> &input,
                                        int64_t channels, std::string &error);
 
-/// A conv's window: its filter's rows and columns (hwcf or fchw).
-std::vector<int64_t> convWindow(const std::string &layout,
-                                const std::vector<int64_t> &filter);
+/// The shape of a conv's result over `input` by `filter` (hwcf for nhwc,
+/// fchw for nchw; `w.sizes` unused: the filter's rows and columns); empty
+/// with `error` set where the filter does not read the input's channels or
+/// the window is not valid (windowResultShape).
+std::vector<int64_t> convResultShape(const Window2d &w,
+                                     const std::vector<int64_t> &input,
+                                     const std::vector<int64_t> &filter,
+                                     std::string &error);
 
 struct Argument {
   std::string name;

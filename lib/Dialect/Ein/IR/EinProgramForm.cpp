@@ -206,11 +206,11 @@ LogicalResult ArgReduceOp::describeInProgram(::ein::Op &entry) {
 /// The fields ein.conv and ein.pool share.
 template <typename WindowOp>
 static void describeWindow(WindowOp op, ::ein::Op &entry) {
-  entry.layout = op.getLayout().str();
-  entry.strides = integers(op.getStrides());
-  entry.dilations = integers(op.getDilations());
-  entry.padLow = integers(op.getPadLow());
-  entry.padHigh = integers(op.getPadHigh());
+  entry.window.layout = op.getLayout().str();
+  entry.window.strides = integers(op.getStrides());
+  entry.window.dilations = integers(op.getDilations());
+  entry.window.padLow = integers(op.getPadLow());
+  entry.window.padHigh = integers(op.getPadHigh());
 }
 
 LogicalResult ConvOp::describeInProgram(::ein::Op &entry) {
@@ -222,7 +222,7 @@ LogicalResult ConvOp::describeInProgram(::ein::Op &entry) {
 LogicalResult PoolOp::describeInProgram(::ein::Op &entry) {
   entry.kind = ::ein::OpKind::Pool;
   entry.agg = getKind() == AggKind::Max ? ::ein::Agg::Max : ::ein::Agg::Add;
-  entry.window = integers(getWindow());
+  entry.window.sizes = integers(getWindow());
   describeWindow(*this, entry);
   return success();
 }
