@@ -3,6 +3,7 @@
 #include "ein/bundle.h"
 
 #include "ein/partition.h"
+#include "ein/sha256.h"
 #include "json_node.h"
 #include "json_write.h"
 
@@ -29,10 +30,6 @@ constexpr Spelling<StepKind> kStepKinds[] = {
     {StepKind::Library, "library"},
     {StepKind::Transfer, "transfer"},
     {StepKind::Aggregate, "aggregate"}};
-
-constexpr Spelling<Access> kAccesses[] = {{Access::Read, "read"},
-                                          {Access::Write, "write"},
-                                          {Access::ReadWrite, "readwrite"}};
 
 /// Step::call of the library calls this runtime knows.
 constexpr const char *kGemm = "gemm", *kAttention = "attention",
@@ -81,8 +78,8 @@ public:
   void read(const json &root) {
     Node top{root, "manifest"};
     top.only({"format", "version", "target", "chip", "devices", "arena_bytes",
-              "kernel_libraries", "buffers", "inputs", "outputs", "constants",
-              "steps"});
+              "kernel_libraries", "kernel_library_sha256", "buffers", "inputs",
+              "outputs", "constants", "steps"});
     if (top.at("format").str() != kFormatName)
       fail("manifest.format", std::string("expected \"") + kFormatName + "\"");
     int64_t version = top.at("version").integer();
@@ -102,6 +99,22 @@ public:
                            "and stay inside it, got " +
                                inQuotes(path));
       m.kernelLibraries.push_back(path);
+    }
+    if (!m.kernelLibraries.empty() || top.has("kernel_library_sha256")) {
+      Node hashes = top.at("kernel_library_sha256");
+      if (hashes.size() != m.kernelLibraries.size())
+        fail(hashes.path, "expected one hash per kernel library (" +
+                              std::to_string(m.kernelLibraries.size()) +
+                              "), got " + std::to_string(hashes.size()));
+      for (size_t i = 0, e = hashes.size(); i < e; ++i) {
+        std::string hex = hashes[i].str();
+        if (hex.size() != 64 ||
+            hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+          fail(hashes[i].path,
+               "expected a SHA-256 as 64 lowercase hex digits, got " +
+                   inQuotes(hex));
+        m.kernelLibraryHashes.push_back(hex);
+      }
     }
     readBuffers(top.at("buffers"));
     readLayouts(top.at("inputs"), m.inputs, LayoutKind::Input);
@@ -149,7 +162,7 @@ private:
   void readBuffers(const Node &node) {
     for (size_t i = 0, e = node.size(); i < e; ++i) {
       Node n = node[i];
-      n.only({"name", "device", "offset", "type"});
+      n.only({"name", "device", "offset", "type", "view_of"});
       Buffer b;
       b.name = n.at("name").str();
       b.device = readDevice(n.at("device"));
@@ -166,6 +179,21 @@ private:
                          ") exceed device " + std::to_string(b.device) +
                          "'s arena of " +
                          std::to_string(m.arenaBytes[b.device]) + " bytes");
+      if (n.has("view_of")) {
+        Node of = n.at("view_of");
+        b.viewOf = readBuffer(of);
+        const Buffer &root = m.buffers[b.viewOf];
+        if (root.viewOf >= 0)
+          fail(of.path, "buffer " + inQuotes(root.name) +
+                            " is itself a view; name the buffer it views");
+        if (root.device != b.device || root.offset != b.offset ||
+            root.type.dtype != b.type.dtype ||
+            root.type.numElements() != b.type.numElements())
+          fail(of.path, "a view holds the bytes of the buffer it views: the "
+                        "same device, offset, element type and number of "
+                        "elements as " +
+                            inQuotes(root.name));
+      }
       if (!bufferIds.emplace(b.name, static_cast<int>(i)).second)
         fail(n.path + ".name",
              "buffer " + inQuotes(b.name) + " is defined twice");
@@ -903,7 +931,7 @@ bool parseManifest(const std::string &text, Manifest &manifest,
     error = std::string("malformed manifest: ") + e.what();
     return false;
   }
-  return checkSchedule(manifest, error);
+  return checkSchedule(manifest, error) && checkDataFlow(manifest, error);
 }
 
 namespace {
@@ -1024,11 +1052,15 @@ json writeLayouts(const Manifest &m, const std::vector<TensorLayout> &layouts,
 
 std::string writeManifest(const Manifest &m) {
   json buffers = json::array(), steps = json::array();
-  for (const Buffer &b : m.buffers)
-    buffers.push_back(json{{"name", b.name},
-                           {"device", b.device},
-                           {"offset", b.offset},
-                           {"type", writeType(b.type)}});
+  for (const Buffer &b : m.buffers) {
+    json buffer = {{"name", b.name},
+                   {"device", b.device},
+                   {"offset", b.offset},
+                   {"type", writeType(b.type)}};
+    if (b.viewOf >= 0)
+      buffer["view_of"] = m.buffers[b.viewOf].name;
+    buffers.push_back(std::move(buffer));
+  }
   for (const Step &s : m.steps)
     steps.push_back(writeStep(m, s));
   json root = {{"format", kFormatName},
@@ -1042,6 +1074,8 @@ std::string writeManifest(const Manifest &m) {
                {"inputs", writeLayouts(m, m.inputs)},
                {"outputs", writeLayouts(m, m.outputs)},
                {"steps", std::move(steps)}};
+  if (!m.kernelLibraries.empty())
+    root["kernel_library_sha256"] = m.kernelLibraryHashes;
   // Only a bundle with constants says so (the others' bytes are unchanged).
   if (!m.constants.empty())
     root["constants"] = writeLayouts(m, m.constants, /*constants=*/true);
@@ -1095,6 +1129,30 @@ bool readBundle(const std::string &directory, Bundle &bundle,
     return false;
   if (!checkAgreement(bundle.manifest, bundle.program, error)) {
     error = manifestPath + ": " + error;
+    return false;
+  }
+  return true;
+}
+
+bool readKernelLibrary(const Bundle &bundle, size_t index, std::string &bytes,
+                       std::string &error) {
+  const Manifest &m = bundle.manifest;
+  std::string path = bundle.directory + "/" + m.kernelLibraries.at(index);
+  if (!readRegularFile(path, bytes, error)) {
+    error = "cannot load kernel library: " + error;
+    return false;
+  }
+  std::string digest = sha256Hex(bytes);
+  if (index >= m.kernelLibraryHashes.size() ||
+      digest != m.kernelLibraryHashes[index]) {
+    error = "kernel library '" + path + "' (" + std::to_string(bytes.size()) +
+            " bytes) is not the one the bundle was built with: its SHA-256 "
+            "is " +
+            digest + ", manifest.kernel_library_sha256[" +
+            std::to_string(index) + "] says " +
+            (index < m.kernelLibraryHashes.size() ? m.kernelLibraryHashes[index]
+                                                  : "nothing") +
+            " (truncated, corrupted or replaced; recompile the bundle)";
     return false;
   }
   return true;

@@ -15,8 +15,10 @@
 #include "ein/npy.h"
 #include "ein/partition.h"
 #include "ein/region.h"
+#include "ein/signature.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -103,6 +105,17 @@ public:
     for (void *library : libraries)
       dlclose(library);
     libraries.clear();
+    // A library the loader keeps (a C++ library with unique symbols is
+    // never unloaded) keeps its file: were the file closed, a later memfd
+    // could take its number or its inode, and dlopen would hand back this
+    // library for that one.
+    for (int fd : libraryFiles) {
+      if (isLoaded(fdPath(fd)))
+        residentLibraryFiles().push_back(fd);
+      else
+        ::close(fd);
+    }
+    libraryFiles.clear();
     if (mapping)
       munmap(mapping, mappingBytes);
     mapping = nullptr;
@@ -168,6 +181,7 @@ private:
   size_t mappingBytes = 0;
   std::vector<unsigned char *> arenas;
   std::vector<void *> libraries;
+  std::vector<int> libraryFiles; // the memfds they were loaded from
   std::map<std::string, HostKernel> kernels;
 
   static size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -196,15 +210,26 @@ private:
     }
   }
 
+  /// Each library is read and its hash checked first, then loaded from an
+  /// anonymous in-memory file holding exactly the bytes checked (so nothing
+  /// done to the file afterwards reaches the mapping), then its signature
+  /// table is read and every kernel step checked against it, all before
+  /// anything runs.
   void loadKernels() {
-    for (const std::string &relative : m.kernelLibraries) {
-      std::string path = bundle.directory + "/" + relative;
-      void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!library)
-        throw RuntimeError("cannot load kernel library '" + path +
-                           "': " + dlerror());
+    KernelSignatures signatures;
+    for (size_t index = 0; index < m.kernelLibraries.size(); ++index) {
+      std::string path = bundle.directory + "/" + m.kernelLibraries[index],
+                  bytes, error;
+      if (!readKernelLibrary(bundle, index, bytes, error))
+        throw RuntimeError(error);
+      void *library = openFromMemory(path, bytes, libraryFiles);
       libraries.push_back(library);
+      if (!addKernelSignatures(signatureText(library, path), signatures, error))
+        throw RuntimeError("kernel library '" + path + "': " + error);
     }
+    std::string error;
+    if (!checkKernelSteps(m, signatures, error))
+      throw RuntimeError(error);
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &step = m.steps[i];
       if (step.kind != StepKind::Kernel || kernels.count(step.kernel))
@@ -219,6 +244,85 @@ private:
                            "'");
       kernels[step.kernel] = reinterpret_cast<HostKernel>(symbol);
     }
+  }
+
+  static std::string fdPath(int fd) {
+    return "/proc/self/fd/" + std::to_string(fd);
+  }
+
+  /// Whether the dynamic loader holds an object loaded from `path`.
+  static bool isLoaded(const std::string &path) {
+    struct Search {
+      const std::string *path;
+      bool found = false;
+    } search{&path};
+    dl_iterate_phdr(
+        [](struct dl_phdr_info *info, size_t, void *data) {
+          auto *s = static_cast<Search *>(data);
+          if (info->dlpi_name && *s->path == info->dlpi_name)
+            s->found = true;
+          return 0;
+        },
+        &search);
+    return search.found;
+  }
+
+  /// The files of libraries that stay loaded after their bundle is freed.
+  static std::vector<int> &residentLibraryFiles() {
+    static std::vector<int> files;
+    return files;
+  }
+
+  /// The loader knows a library by its path, /proc/self/fd/N: the file
+  /// stays open while the library is loaded, so no two loaded libraries
+  /// share a path (a second dlopen of a path returns the first library).
+  static void *openFromMemory(const std::string &path, const std::string &bytes,
+                              std::vector<int> &files) {
+    int fd = memfd_create("ein-kernels", MFD_CLOEXEC);
+    if (fd < 0)
+      throw RuntimeError("cannot load kernel library '" + path +
+                         "': memfd_create: " + std::strerror(errno));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) {
+        ::close(fd);
+        throw RuntimeError("cannot load kernel library '" + path +
+                           "': writing it to memory failed");
+      }
+      done += size_t(n);
+    }
+    files.push_back(fd);
+    std::string name = fdPath(fd);
+    void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      throw RuntimeError("cannot load kernel library '" + path +
+                         "': " + dlerror());
+    // The loader must have loaded this file, not handed back another.
+    struct link_map *map = nullptr;
+    if (dlinfo(library, RTLD_DI_LINKMAP, &map) != 0 || !map ||
+        name != map->l_name) {
+      dlclose(library);
+      throw RuntimeError("cannot load kernel library '" + path +
+                         "': the dynamic loader returned another library");
+    }
+    return library;
+  }
+
+  /// The library's signature table: the symbol's bytes up to its NUL, never
+  /// past the symbol's size.
+  static std::string signatureText(void *library, const std::string &path) {
+    void *symbol = dlsym(library, kSignatureSymbol);
+    Dl_info info;
+    void *extra = nullptr;
+    if (!symbol || !dladdr1(symbol, &info, &extra, RTLD_DL_SYMENT) || !extra)
+      throw RuntimeError("kernel library '" + path + "' has no '" +
+                         kSignatureSymbol +
+                         "' table (built by an older ein-compile, or not a "
+                         "bundle's library; recompile the bundle)");
+    const char *text = static_cast<const char *>(symbol);
+    size_t size = static_cast<const ElfW(Sym) *>(extra)->st_size;
+    return std::string(text, strnlen(text, size));
   }
 
   unsigned char *address(int buffer) const {

@@ -9,6 +9,7 @@
 #ifndef EIN_LIB_JSON_NODE_H
 #define EIN_LIB_JSON_NODE_H
 
+#include "ein/bundle.h"
 #include "ein/program.h"
 
 #include <nlohmann/json.hpp>
@@ -170,6 +171,11 @@ Enum parseSpelling(const Spelling<Enum> (&table)[N], const Node &node,
   }
   fail(node.path, "unknown " + what + " '" + name + "'; expected " + expected);
 }
+
+/// A kernel argument's access, in manifest.json and in kernel signatures.
+constexpr Spelling<Access> kAccesses[] = {{Access::Read, "read"},
+                                          {Access::Write, "write"},
+                                          {Access::ReadWrite, "readwrite"}};
 
 /// "[2, 3]".
 std::string shapeText(const std::vector<int64_t> &shape);

@@ -6,6 +6,8 @@
 
 #include "ProgramBuilder.h"
 
+#include "ein/sha256.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +114,15 @@ inline json matmulProgram(std::vector<int64_t> a, std::vector<int64_t> b,
                        {{0, 1}, {1, 2}}, {0, 2}, "add", "arith.mulf", dtype)},
               {"c"});
   return p;
+}
+
+/// The SHA-256 of the file at `path` (what a manifest records of a kernel
+/// library).
+inline std::string fileSha256(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(file)),
+                    std::istreambuf_iterator<char>());
+  return sha256Hex(bytes);
 }
 
 /// A bundle directory under the system's temporary directory, removed when

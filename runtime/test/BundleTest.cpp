@@ -118,9 +118,13 @@ TEST(Bundle, LayoutErrors) {
   json overlapIn = m;
   overlapIn["inputs"][0]["blocks"][1]["offset"] = {0, 1};
   EXPECT_EQ(errorOf(overlapIn), "");
+  // A dropped input block leaves its buffer unfilled, and the gemm on
+  // device 1 would read it.
   json partIn = m;
   partIn["inputs"][0]["blocks"].erase(1);
-  EXPECT_EQ(errorOf(partIn), "");
+  EXPECT_REJECTS(partIn, "manifest.steps[1]: reads elements [0:8, 0:2] of "
+                         "buffer 'A1', which no earlier step writes (and no "
+                         "input or constant block fills)");
   // An output is gathered from its blocks: they must tile it.
   json overlap = m;
   overlap["outputs"][0]["blocks"].push_back(block("A0", {0, 1}));
@@ -389,7 +393,17 @@ TEST(Bundle, KernelSteps) {
                             "library");
   json ok = noLibrary;
   ok["kernel_libraries"] = {"kernels/host.so"};
+  EXPECT_REJECTS(ok, "manifest: missing field 'kernel_library_sha256'");
+  ok["kernel_library_sha256"] = {std::string(64, 'a')};
   EXPECT_EQ(errorOf(ok), "");
+  json hashes = ok;
+  hashes["kernel_library_sha256"] = {std::string(64, 'a'),
+                                     std::string(64, 'b')};
+  EXPECT_REJECTS(hashes, "manifest.kernel_library_sha256: expected one hash "
+                         "per kernel library (1), got 2");
+  hashes["kernel_library_sha256"] = {std::string(63, 'a') + "A"};
+  EXPECT_REJECTS(hashes, "manifest.kernel_library_sha256[0]: expected a "
+                         "SHA-256 as 64 lowercase hex digits");
   json access = ok;
   access["steps"][4]["args"][0]["access"] = "rw";
   EXPECT_REJECTS(access, "manifest.steps[4].args[0].access: unknown access "
@@ -537,7 +551,8 @@ TEST(Bundle, ReviewedRefusals) {
                  {"launch", {{"grid", {1, 70000, 1}}, {"block", {64, 1, 1}}}}};
   json cuda = patched(m, {{"target", "cuda"},
                           {"chip", "sm_90"},
-                          {"kernel_libraries", {"kernels/k.cubin"}}});
+                          {"kernel_libraries", {"kernels/k.cubin"}},
+                          {"kernel_library_sha256", {std::string(64, '0')}}});
   cuda["steps"].push_back(kernel);
   EXPECT_REJECTS(cuda, "launch.grid: exceeds CUDA's grid limits");
   cuda["steps"][4]["launch"] = {{"grid", {1, 1, 1}}, {"block", {64, 32, 1}}};

@@ -102,6 +102,7 @@ void expectSame(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.devices, b.devices);
   EXPECT_EQ(a.arenaBytes, b.arenaBytes);
   EXPECT_EQ(a.kernelLibraries, b.kernelLibraries);
+  EXPECT_EQ(a.kernelLibraryHashes, b.kernelLibraryHashes);
   ASSERT_EQ(a.buffers.size(), b.buffers.size());
   for (size_t i = 0; i < a.buffers.size(); ++i) {
     SCOPED_TRACE("buffer " + std::to_string(i));
@@ -258,8 +259,9 @@ Manifest everyManifestField() {
   m.backend = Backend::Cuda;
   m.chip = "sm_90";
   m.devices = 2;
-  m.arenaBytes = {2048, 2048};
+  m.arenaBytes = {4096, 4096};
   m.kernelLibraries = {"kernels/device.cubin"};
+  m.kernelLibraryHashes = {std::string(64, 'e')};
   auto buffer = [&](const char *name, int device, TensorType type) {
     int64_t offset = 0;
     for (const Buffer &b : m.buffers)
@@ -282,12 +284,20 @@ Manifest everyManifestField() {
   int cx = buffer("CX1", 1, tensor(DType::BF16, {1, 5, 3, 2}));
   int cw = buffer("CW1", 1, tensor(DType::BF16, {2, 2, 2, 3}));
   int cy = buffer("CY1", 1, tensor(DType::BF16, {1, 2, 3, 3}));
+  int s0 = buffer("S0", 0, tensor(DType::F32, {4, 6}));
+  int u1 = buffer("U1", 1, tensor(DType::F32, {4, 6}));
 
   m.inputs = {{tensor(DType::BF16, {1, 2, 4, 8}), {{q, {0, 0, 0, 0}}}},
               {tensor(DType::BF16, {1, 1, 4, 8}), {{k, {0, 0, 0, 0}}}},
               {tensor(DType::BF16, {1, 1, 4, 8}), {{v, {0, 0, 0, 0}}}},
               {tensor(DType::BF16, {8, 8}), {{a, {0, 4}}}},
-              {tensor(DType::BF16, {6, 8}), {{b, {0, 0}}}}};
+              {tensor(DType::BF16, {6, 8}), {{b, {0, 0}}}},
+              // What the gemm (beta 2) reads of C0, and the rest of X1
+              // around what the transfer writes: the data flow is whole.
+              {tensor(DType::F32, {4, 6}), {{s0, {0, 0}}}},
+              {tensor(DType::F32, {4, 6}), {{u1, {0, 0}}}},
+              {tensor(DType::BF16, {1, 5, 3, 2}), {{cx, {0, 0, 0, 0}}}},
+              {tensor(DType::BF16, {2, 2, 2, 3}), {{cw, {0, 0, 0, 0}}}}};
   m.outputs = {{tensor(DType::F32, {8, 6}), {{w, {0, 0}}, {x, {4, 0}}}},
                {tensor(DType::BF16, {1, 2, 4, 8}), {{y, {0, 0, 0, 0}}}}};
   m.constants = {{tensor(DType::F32, {4, 6}), {{t, {2, 0}}}, "v3"}};
@@ -316,10 +326,22 @@ Manifest everyManifestField() {
   gemm.alpha = 0.5;
   gemm.beta = 2;
 
+  Step initC;
+  initC.kind = StepKind::Aggregate;
+  initC.inputs = {s0};
+  initC.output = c;
+  gemm.deps = {1};
+
+  Step initX;
+  initX.kind = StepKind::Aggregate;
+  initX.device = 1;
+  initX.inputs = {u1};
+  initX.output = x;
+
   Step one;
   one.kind = StepKind::Transfer;
   one.device = 1;
-  one.deps = {1};
+  one.deps = {2, 3};
   one.label = "pull";
   one.copies = {{{c, {1, 2}, {3, 4}}, {x, {1, 2}, {3, 4}}}};
 
@@ -333,7 +355,7 @@ Manifest everyManifestField() {
 
   Step kernel;
   kernel.device = 1;
-  kernel.deps = {2, 3};
+  kernel.deps = {4, 5};
   kernel.label = "scale";
   kernel.kernel = "scale_bf16";
   kernel.args = {{y, Access::ReadWrite}, {x, Access::Read}};
@@ -343,7 +365,7 @@ Manifest everyManifestField() {
   Step aggregate;
   aggregate.kind = StepKind::Aggregate;
   aggregate.device = 1;
-  aggregate.deps = {2, 4};
+  aggregate.deps = {4, 6};
   aggregate.label = "max";
   aggregate.op = Agg::Max;
   aggregate.inputs = {x, x};
@@ -365,7 +387,8 @@ Manifest everyManifestField() {
   conv.conv.padLow = {0, 1};
   conv.conv.padHigh = {1, 0};
 
-  m.steps = {attention, gemm, one, batch, kernel, aggregate, conv};
+  m.steps = {attention, initC,  gemm,      initX, one,
+             batch,     kernel, aggregate, conv};
   return m;
 }
 

@@ -1009,6 +1009,7 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
                    builder.getStringAttr(::ein::backendName(backend)));
   builder.setInsertionPointToEnd(kernels.getBody());
   int count = 0;
+  ::ein::KernelSignatures signatures;
   // One remark per source op (its device blocks share its location).
   llvm::DenseSet<Location> told;
   WalkResult walked = func->walk([&](Operation *op) {
@@ -1035,12 +1036,28 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
       }
     }
     std::string name = "ein_kernel_" + std::to_string(count++);
-    if (failed(buildBlockKernel(op, name, builder)))
+    FailureOr<func::FuncOp> kernel = buildBlockKernel(op, name, builder);
+    if (failed(kernel))
       return WalkResult::interrupt();
+    ::ein::KernelSignature &signature = signatures[name];
+    for (auto [i, type] : llvm::enumerate(kernel->getArgumentTypes())) {
+      FailureOr<::ein::SignatureArg> arg =
+          signatureArg(type, i < op->getNumOperands() ? ::ein::Access::Read
+                                                      : ::ein::Access::Write);
+      if (failed(arg)) {
+        op->emitOpError() << "has a kernel argument of type " << type
+                          << ", which a kernel signature cannot describe";
+        return WalkResult::interrupt();
+      }
+      signature.args.push_back(std::move(*arg));
+    }
     op->setAttr(EinDialect::getKernelAttrName(), builder.getStringAttr(name));
     return WalkResult::advance();
   });
   if (walked.wasInterrupted())
     return failure();
+  kernels->setAttr(
+      EinDialect::getKernelSignaturesAttrName(),
+      builder.getStringAttr(::ein::writeKernelSignatures(signatures)));
   return kernels;
 }

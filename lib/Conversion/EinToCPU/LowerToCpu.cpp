@@ -43,6 +43,17 @@ struct EinLowerToCpuPass
         failed(runPipeline(pm, *kernels)) ||
         failed(addKernelEntryPoints(*kernels)))
       return signalPassFailure();
+    // The table outlining recorded, into the library.
+    ::ein::KernelSignatures signatures;
+    std::string why;
+    auto table = (*kernels)->getAttrOfType<StringAttr>(
+        EinDialect::getKernelSignaturesAttrName());
+    if (!table || !::ein::parseKernelSignatures(table.str(), signatures, why)) {
+      kernels->emitError() << "has no valid kernel signature table: " << why;
+      return signalPassFailure();
+    }
+    embedKernelSignatures(*kernels, signatures, kernels->getBody(),
+                          /*addressSpace=*/0);
   }
 };
 

@@ -23,6 +23,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -840,4 +842,51 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   OpBuilder host = OpBuilder::atBlockBegin(&body);
   launch(host, loc, fn, blocks, body.getArguments().take_front(numParams + 2));
   return true;
+}
+
+FailureOr<::ein::KernelSignatures>
+mlir::ein::gpuKernelSignatures(gpu::GPUModuleOp device) {
+  ::ein::KernelSignatures signatures;
+  for (auto fn : device.getOps<gpu::GPUFuncOp>()) {
+    if (!fn.isKernel())
+      continue;
+    ::ein::KernelSignature &signature = signatures[fn.getName().str()];
+    for (BlockArgument arg : fn.getArguments()) {
+      bool reads = false, writes = false;
+      // The argument and the views of it, through their users.
+      SmallVector<Value> values = {arg};
+      while (!values.empty()) {
+        Value v = values.pop_back_val();
+        for (OpOperand &use : v.getUses()) {
+          Operation *user = use.getOwner();
+          if (isa<ViewLikeOpInterface>(user)) {
+            llvm::append_range(values, user->getResults());
+            continue;
+          }
+          auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+          if (!effects) {
+            reads = writes = true;
+            continue;
+          }
+          SmallVector<MemoryEffects::EffectInstance> list;
+          effects.getEffectsOnValue(v, list);
+          for (const MemoryEffects::EffectInstance &e : list) {
+            reads |= isa<MemoryEffects::Read>(e.getEffect());
+            writes |= isa<MemoryEffects::Write>(e.getEffect());
+          }
+        }
+      }
+      ::ein::Access access = !writes  ? ::ein::Access::Read
+                             : !reads ? ::ein::Access::Write
+                                      : ::ein::Access::ReadWrite;
+      FailureOr<::ein::SignatureArg> entry =
+          signatureArg(arg.getType(), access);
+      if (failed(entry))
+        return fn.emitOpError() << "takes a " << arg.getType()
+                                << ", which a kernel signature cannot "
+                                   "describe (the runtime passes buffers)";
+      signature.args.push_back(std::move(*entry));
+    }
+  }
+  return signatures;
 }

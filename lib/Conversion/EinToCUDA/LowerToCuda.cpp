@@ -96,6 +96,11 @@ struct EinLowerToCudaPass
       if (failed(launchOnGpu(kernel, device)))
         return signalPassFailure();
     }
+    FailureOr<::ein::KernelSignatures> signatures = gpuKernelSignatures(device);
+    if (failed(signatures))
+      return signalPassFailure();
+    embedKernelSignatures(*kernels, *signatures, device.getBody(),
+                          /*addressSpace=*/1);
     OpPassManager pm(ModuleOp::getOperationName());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

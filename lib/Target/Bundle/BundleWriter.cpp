@@ -21,6 +21,8 @@
 #include "ein/bundle.h"
 #include "ein/dtype.h"
 #include "ein/partition.h"
+#include "ein/sha256.h"
+#include "ein/signature.h"
 #include "ein/target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,6 +32,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
@@ -81,8 +84,23 @@ public:
   std::vector<std::pair<arith::ConstantOp, std::vector<::ein::BlockPlacement>>>
       constants;
 
+  /// The kernels' signature table (ein.kernel_signatures), when there are
+  /// kernels: the access of each argument of a CUDA launch comes from it,
+  /// and the manifest is checked against it.
+  ::ein::KernelSignatures signatures;
+
   /// Fills the manifest's buffers, layouts and steps.
   LogicalResult run(::ein::Manifest &manifest) {
+    if (kernels) {
+      auto table = kernels->getAttrOfType<StringAttr>(
+          EinDialect::getKernelSignaturesAttrName());
+      std::string why;
+      if (!table || !::ein::parseKernelSignatures(table.str(), signatures, why))
+        return kernels.emitError()
+               << "has no valid kernel signature table (run "
+                  "ein-lower-to-cpu or ein-lower-to-cuda): "
+               << why;
+    }
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     inputs.resize(func.getNumArguments());
     outputs.resize(ret.getNumOperands());
@@ -90,9 +108,12 @@ public:
       if (failed(visit(&op, ret)))
         return failure();
     placeBuffers();
-    for (const Buffer &b : bufferList)
+    for (auto [id, b] : llvm::enumerate(bufferList)) {
       manifest.buffers.push_back({b.name, static_cast<int>(b.device), b.offset,
                                   tensorType(b.dtype, b.shape)});
+      if (b.root != int(id))
+        manifest.buffers.back().viewOf = b.root;
+    }
     manifest.steps = std::move(stepList);
     // An argument no block reads has no blocks: setting it is a no-op.
     auto layouts =
@@ -360,18 +381,27 @@ private:
         step.launch.grid[i] = constant(grids[i]);
         step.launch.block[i] = constant(blocks[i]);
       }
+      auto signature = signatures.find(step.kernel);
+      if (signature == signatures.end() ||
+          signature->second.args.size() != launch.getNumKernelOperands())
+        return launch.emitOpError()
+               << "launches a kernel the signature table does not describe";
       SmallVector<int> reads, writes;
-      for (Value operand : launch.getKernelOperands()) {
+      for (auto [i, operand] : llvm::enumerate(launch.getKernelOperands())) {
         auto arg = dyn_cast<BlockArgument>(operand);
         if (!arg || arg.getOwner()->getParentOp() != fn)
           return launch.emitOpError()
                  << "passes a value that is not a buffer of its block";
         int buffer = buffers[arg.getArgNumber()];
-        bool input = arg.getArgNumber() < inputs.size();
-        step.args.push_back(
-            {buffer, input ? ::ein::Access::Read : ::ein::Access::ReadWrite});
-        reads.push_back(buffer);
-        if (!input)
+        ::ein::Access access = signature->second.args[i].access;
+        if (access != ::ein::Access::Read && arg.getArgNumber() < inputs.size())
+          return launch.emitOpError()
+                 << "writes operand " << arg.getArgNumber()
+                 << " of its block, which the block only reads";
+        step.args.push_back({buffer, access});
+        if (access != ::ein::Access::Write)
+          reads.push_back(buffer);
+        if (access != ::ein::Access::Read)
           writes.push_back(buffer);
       }
       addStep(std::move(step), reads, writes);
@@ -794,27 +824,19 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
     layout.value = found->result;
     manifest.constants.push_back(std::move(layout));
   }
-  // The runtime's own validation (layouts tile, the schedule is race
-  // free, ...): a bundle that would not load is an error here.
-  ::ein::Manifest parsed;
-  std::string text = ::ein::writeManifest(manifest);
-  if (!::ein::parseManifest(text, parsed, why) ||
-      !::ein::checkAgreement(parsed, *program, why)) {
-    func->emitOpError() << "would make an invalid bundle: " << why;
-    return failure();
-  }
   if (memoryLimit < 0) {
     module.emitError() << "memory-limit must not be negative, got "
                        << int64_t(memoryLimit);
     return failure();
   }
   auto largest =
-      std::max_element(parsed.arenaBytes.begin(), parsed.arenaBytes.end());
-  if (memoryLimit > 0 && *largest > memoryLimit) {
+      std::max_element(manifest.arenaBytes.begin(), manifest.arenaBytes.end());
+  if (memoryLimit > 0 && largest != manifest.arenaBytes.end() &&
+      *largest > memoryLimit) {
     InFlightDiagnostic diag =
         module.emitError()
         << "the bundle's buffer plan needs " << *largest << " bytes on device "
-        << (largest - parsed.arenaBytes.begin())
+        << (largest - manifest.arenaBytes.begin())
         << ", over memory-limit=" << int64_t(memoryLimit)
         << " (the plan fits the planner's memory model, but the buffers, "
            "scratch included, do not)";
@@ -822,6 +844,12 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
             EinDialect::getPlannedMemoryAttrName()))
       diag << "; the planner's model of this plan: " << model.getInt()
            << " bytes";
+    return failure();
+  }
+  // Every kernel step against the signature of the kernel it names, as the
+  // runtime checks it at load.
+  if (!::ein::checkKernelSteps(manifest, writer.signatures, why)) {
+    func->emitOpError() << "would make an invalid bundle: " << why;
     return failure();
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
@@ -864,20 +892,41 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
       llvm::sys::fs::remove(path + ".partial");
     return failure();
   };
+  // The libraries first: the manifest records their hashes.
   if (writer.usesKernels) {
     std::string library = dir.str() + "/kernels";
+    std::string bytes;
     if (backend == ::ein::Backend::Cpu) {
-      if (failed(writeHostLibrary(kernels, library + "/host.so.partial")))
+      std::string path = library + "/host.so";
+      if (failed(writeHostLibrary(kernels, path + ".partial")))
         return discard();
-      staged.push_back(library + "/host.so");
+      staged.push_back(path);
+      auto built = llvm::MemoryBuffer::getFile(path + ".partial");
+      if (!built) {
+        module.emitError() << "cannot read back '" << path
+                           << ".partial': " << built.getError().message();
+        return discard();
+      }
+      bytes = (*built)->getBuffer().str();
+    } else {
+      bytes = cast<gpu::ObjectAttr>(cubin.getObjects()[0])
+                  .getObject()
+                  .getValue()
+                  .str();
+      if (failed(stage(library + "/device.cubin", bytes)))
+        return discard();
     }
-    if (backend == ::ein::Backend::Cuda &&
-        failed(stage(library + "/device.cubin",
-                     cast<gpu::ObjectAttr>(cubin.getObjects()[0])
-                         .getObject()
-                         .getValue()
-                         .str())))
-      return discard();
+    manifest.kernelLibraryHashes = {::ein::sha256Hex(bytes)};
+  }
+  // The runtime's own validation (layouts tile, the schedule is race free
+  // and its data flow whole, ...): a bundle that would not load is an
+  // error here.
+  ::ein::Manifest parsed;
+  std::string text = ::ein::writeManifest(manifest);
+  if (!::ein::parseManifest(text, parsed, why) ||
+      !::ein::checkAgreement(parsed, *program, why)) {
+    func->emitOpError() << "would make an invalid bundle: " << why;
+    return discard();
   }
   if (failed(
           stage(dir.str() + "/program.json", ::ein::writeProgram(*program))) ||

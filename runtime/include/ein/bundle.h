@@ -36,6 +36,11 @@ struct Buffer {
   int device = 0;
   int64_t offset = 0; // bytes from the start of the device's arena
   TensorType type;
+  /// A reshape's view: the buffer (not itself a view) whose bytes this one
+  /// reads as its own shape, with the same device, offset, element type and
+  /// number of elements; -1 for none. A view and its buffer are one value
+  /// to the data-flow check: a write through either is a write of both.
+  int viewOf = -1;
   int64_t bytes() const;
 };
 
@@ -145,6 +150,9 @@ struct Manifest {
   std::vector<int64_t> arenaBytes; // one per device
   /// Paths relative to the bundle: .so files (cpu) or .cubin files (cuda).
   std::vector<std::string> kernelLibraries;
+  /// The SHA-256 of each kernel library (64 lowercase hex digits), checked
+  /// before it is loaded.
+  std::vector<std::string> kernelLibraryHashes;
   std::vector<Buffer> buffers;
   std::vector<TensorLayout> inputs, outputs;
   /// Dense constants of the program (masks, tables): filled from
@@ -172,6 +180,15 @@ std::string writeManifest(const Manifest &manifest);
 /// buffer's bytes (a run must leave its inputs intact, so it can be
 /// replayed). parseManifest calls it; it is public for tests.
 bool checkSchedule(const Manifest &manifest, std::string &error);
+
+/// Checks that every element a step reads (a kernel's read or readwrite
+/// argument, a library call's operands, a transfer's source region, an
+/// aggregation's inputs) holds its buffer's value: an earlier step wrote it,
+/// or it is in an input or constant block, and no write through another
+/// buffer sharing its bytes came in between; and that every output block is
+/// written whole and left so. Needs a schedule checkSchedule accepts (its
+/// order is then every byte's order of accesses). parseManifest calls it.
+bool checkDataFlow(const Manifest &manifest, std::string &error);
 
 /// The steps' buffer accesses, for checkSchedule and the CPU backend's
 /// debug checks.
@@ -210,6 +227,13 @@ bool checkAgreement(const Manifest &manifest, const Program &program,
 /// with the same types.
 bool readBundle(const std::string &directory, Bundle &bundle,
                 std::string &error);
+
+/// Reads kernel library `index` of `bundle` (a regular file inside the
+/// bundle) and checks its SHA-256 against the manifest's; on failure returns
+/// false with `error` naming the library ("is 1234 bytes, truncated or
+/// replaced: its SHA-256 is ..., the manifest's ...").
+bool readKernelLibrary(const Bundle &bundle, size_t index, std::string &bytes,
+                       std::string &error);
 
 const char *stepKindName(StepKind kind);
 

@@ -26,6 +26,7 @@
 #include "kernels_abi.h"
 
 #include "ein/partition.h"
+#include "ein/signature.h"
 
 #include <cuda_runtime_api.h>
 
@@ -457,6 +458,26 @@ private:
     return library;
   }
 
+  /// The library's signature table: its device global's bytes, up to the
+  /// first NUL.
+  std::string signatureText(cudaLibrary_t library, const std::string &path) {
+    void *global = nullptr;
+    size_t bytes = 0;
+    if (cudaLibraryGetGlobal(&global, &bytes, library, kSignatureSymbol) !=
+            cudaSuccess ||
+        !global || bytes > (size_t(64) << 20)) {
+      cudaGetLastError();
+      throw RuntimeError("kernel library '" + path + "' has no '" +
+                         kSignatureSymbol +
+                         "' table (built by an older ein-compile, or not a "
+                         "bundle's library; recompile the bundle)");
+    }
+    std::string text(bytes, '\0');
+    check(cudaMemcpy(&text[0], global, bytes, cudaMemcpyDeviceToHost),
+          "reading the signature table of '" + path + "'");
+    return std::string(text.c_str());
+  }
+
   void loadKernels() {
     cudaLibrary_t builtin =
         loadLibrary(ein_cuda_kernels_fatbin, "the runtime's own kernels");
@@ -465,14 +486,16 @@ private:
     check(cudaLibraryGetKernel(&copyKernel, builtin, "ein_copy"), "ein_copy");
     check(cudaLibraryGetKernel(&copyBatchKernel, builtin, "ein_copy_batch"),
           "ein_copy_batch");
+    // Each library's hash is checked before CUDA sees it, its signature
+    // table read, and every kernel step checked against the tables before
+    // anything runs.
     std::vector<cudaLibrary_t> bundleLibraries;
-    for (const std::string &relative : m.kernelLibraries) {
-      std::string path = bundle.directory + "/" + relative;
-      std::ifstream file(path, std::ios::binary);
-      if (!file)
-        throw RuntimeError("cannot open kernel library '" + path + "'");
-      std::string image((std::istreambuf_iterator<char>(file)),
-                        std::istreambuf_iterator<char>());
+    KernelSignatures signatures;
+    for (size_t index = 0; index < m.kernelLibraries.size(); ++index) {
+      std::string path = bundle.directory + "/" + m.kernelLibraries[index],
+                  image, error;
+      if (!readKernelLibrary(bundle, index, image, error))
+        throw RuntimeError(error);
       // CUDA may load lazily and accept anything here: check the magic of
       // an ELF cubin or a fatbin first.
       bool elf = image.compare(0, 4,
@@ -494,7 +517,12 @@ private:
       check(cudaLibraryGetKernelCount(&count, library),
             "cannot load kernel library '" + path + "'");
       bundleLibraries.push_back(library);
+      if (!addKernelSignatures(signatureText(library, path), signatures, error))
+        throw RuntimeError("kernel library '" + path + "': " + error);
     }
+    std::string error;
+    if (!checkKernelSteps(m, signatures, error))
+      throw RuntimeError(error);
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &step = m.steps[i];
       if (step.kind != StepKind::Kernel || kernels.count(step.kernel))

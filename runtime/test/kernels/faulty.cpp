@@ -10,3 +10,12 @@
 extern "C" void poke(void *const *args, const int64_t *scalars) {
   static_cast<volatile char *>(args[0])[scalars[0]] = 1;
 }
+
+/// A table that lies: poke touches whatever byte scalars[0] names, not only
+/// its four floats. Signatures bound what a manifest may pass a kernel;
+/// the guard pages catch a kernel that breaks its own signature.
+extern "C" __attribute__((visibility("default")))
+const char ein_kernel_signatures[] =
+    R"({"format": "ein-kernel-signatures", "kernels": {"poke": )"
+    R"({"args": [{"dtype": "f32", "shape": [4], "access": "readwrite"}], )"
+    R"("scalars": 1}}})";

@@ -17,3 +17,11 @@ extern "C" __global__ void relu_bf16(uint16_t *x, int64_t n) {
       x[i] = 0;
   }
 }
+
+/// The library's signature table (docs/bundle-format.md), as a device
+/// global the runtime reads: relu_bf16 reads and writes as many bf16
+/// elements of its one buffer as its scalar says.
+extern "C" __device__ const char ein_kernel_signatures[] =
+    R"({"format": "ein-kernel-signatures", "kernels": {"relu_bf16": )"
+    R"({"args": [{"dtype": "bf16", "elements_in_scalar": 0, )"
+    R"("access": "readwrite"}], "scalars": 1}}})";

@@ -9,7 +9,8 @@
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @masked_sum
 // CHECK: ein.join_agg add {{.*}} attributes {device = 1 : i64, ein.kernel = "ein_kernel_0", ein.loop_offsets = array<i64: 4, 0>}
-// CHECK: module @ein_kernels attributes {ein.kernel_target = "cpu"}
+// The signature table: the block's operand read, its result written.
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,8]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}", ein.kernel_target = "cpu"}
 // CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x8xbf16>, %[[OUT:.*]]: memref<4xbf16>)
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<4xf32>
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
@@ -32,6 +33,7 @@
 // runtime's ABI loads each buffer pointer from the argument array.
 // LLVM-LABEL: func.func @masked_sum
 // LLVM: module @ein_kernels
+// LLVM: llvm.mlir.global external constant @ein_kernel_signatures("{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,8]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}\00") {addr_space = 0 : i32}
 // LLVM: llvm.func internal @ein_kernel_0.body(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // LLVM-NOT: bf16 {{.*}} -> f32
 // LLVM: llvm.func @ein_kernel_0(%[[ARGS:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr)
@@ -175,7 +177,7 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-LABEL: func.func @attention
 // CHECK: ein.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, device = 0 : i64, group = 2 : i64, query_offset = 8 : i64} :
 // CHECK-NOT: ein.kernel =
-// CHECK: module @ein_kernels attributes {ein.kernel_target = "cpu"} {
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{}}", ein.kernel_target = "cpu"} {
 // CHECK-NEXT: }
 func.func @attention(%q: tensor<1x4x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf16>) -> tensor<1x4x8x16xf16> {
   %o = ein.attention %q, %k, %v {causal, group = 2 : i64, query_offset = 8 : i64, device = 0 : i64} : tensor<1x4x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x4x8x16xf16>

@@ -9,7 +9,9 @@
 
 // CHECK-LABEL: func.func @rows
 // CHECK: ein.join_agg add {{.*}}ein.kernel = "ein_kernel_0"
-// CHECK: module @ein_kernels attributes {ein.kernel_target = "cuda", gpu.container_module}
+// The signature table says what each launch does with its buffers: the
+// fill writes the scratch, the reduction adds into it, the rounding reads it.
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0_0\22:{\22args\22:[{\22access\22:\22write\22,\22dtype\22:\22f32\22,\22shape\22:[4]}],\22scalars\22:0},\22ein_kernel_0_1\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,8]},{\22access\22:\22readwrite\22,\22dtype\22:\22f32\22,\22shape\22:[4]}],\22scalars\22:0},\22ein_kernel_0_2\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22f32\22,\22shape\22:[4]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}", ein.kernel_target = "cuda", gpu.container_module}
 // CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x8xbf16>, %[[OUT:.*]]: memref<4xbf16>, %[[ACC:.*]]: memref<4xf32>)
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
@@ -266,7 +268,7 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // CHECK-LABEL: func.func @fused_attention
 // CHECK: ein.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, device = 0 : i64, group = 2 : i64, query_offset = 8 : i64} :
-// CHECK: module @ein_kernels attributes {ein.kernel_target = "cuda", gpu.container_module} {
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{{.*}}", ein.kernel_target = "cuda", gpu.container_module} {
 // CHECK-NEXT: gpu.module @ein_device {
 // CHECK-NEXT: }
 module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {

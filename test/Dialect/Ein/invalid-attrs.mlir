@@ -71,7 +71,7 @@ func.func @g() attributes {ein.weight} {
 
 // -----
 
-// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target', 'ein.tie_layout' or 'ein.planned_memory'}}
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target', 'ein.kernel_signatures', 'ein.tie_layout' or 'ein.planned_memory'}}
 module attributes {ein.devices = 8} {}
 
 // -----
@@ -218,4 +218,21 @@ func.func @planned_memory_negative() attributes {ein.planned_memory = -5 : i64} 
 
 // expected-error @+1 {{'ein.planned_memory' belongs on a function, not on 'builtin.module'}}
 module attributes {ein.planned_memory = 5 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'ein.kernel_signatures' must be a string, got 3 : i64}}
+module attributes {ein.kernel_signatures = 3} {}
+
+// -----
+
+// expected-error @+1 {{'ein.kernel_signatures' is not a kernel signature table: signatures.kernels.k.args[0].access: unknown access 'sometimes'; expected read, write or readwrite}}
+module attributes {ein.kernel_signatures = "{\"format\": \"ein-kernel-signatures\", \"kernels\": {\"k\": {\"args\": [{\"dtype\": \"f32\", \"shape\": [4], \"access\": \"sometimes\"}], \"scalars\": 0}}}"} {}
+
+// -----
+
+// expected-error @+1 {{'ein.kernel_signatures' belongs on a builtin.module, not on 'func.func'}}
+func.func @signatures_on_func() attributes {ein.kernel_signatures = "{\"format\": \"ein-kernel-signatures\", \"kernels\": {}}"} {
+  return
 }

@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "ein/signature.h"
 #include "ein/target.h"
 
 namespace mlir::ein {
@@ -84,12 +85,26 @@ ModuleOp findKernelsModule(ModuleOp module);
 /// Builds the kernel of every device-level block of `module`'s program
 /// that needs one (needsBlockKernel) into a new nested module
 /// `@ein_kernels` marked with `ein.kernel_target = target`, and names it in
-/// the block's `ein.kernel`. Fails with a diagnostic, also when the module
-/// already has kernels. With `remarks`, an attention that misses the fused
-/// attention or a product that misses the library gemm gets a remark
-/// saying why (once per source location).
+/// the block's `ein.kernel`; records their signatures (the block's
+/// operands read, its results written) in ein.kernel_signatures. Fails with a
+/// diagnostic, also when the module already has kernels. With `remarks`, an
+/// attention that misses the fused attention or a product that misses the
+/// library gemm gets a remark saying why (once per source location).
 FailureOr<ModuleOp> outlineBlockKernels(ModuleOp module, ::ein::Backend backend,
                                         bool remarks = false);
+
+/// The signature table entry of a kernel argument of memref type `type`
+/// with `access`; fails (no diagnostic) for an element type bundles lack.
+FailureOr<::ein::SignatureArg> signatureArg(Type type, ::ein::Access access);
+
+/// Records `signatures` on the kernels module (ein.kernel_signatures) and
+/// embeds them as the NUL-terminated constant `ein_kernel_signatures` (an
+/// LLVM global in address space `addressSpace`, external, so the runtime
+/// finds it) at the end of `body`: the kernels module itself on the CPU,
+/// the GPU module on CUDA.
+void embedKernelSignatures(ModuleOp kernels,
+                           const ::ein::KernelSignatures &signatures,
+                           Block *body, unsigned addressSpace);
 
 } // namespace mlir::ein
 

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "ein/signature.h"
+
 namespace mlir::ein {
 
 /// Threads per block of the generated kernels.
@@ -46,6 +48,13 @@ LogicalResult launchOnGpu(func::FuncOp kernel, gpu::GPUModuleOp device);
 /// width or the type is not a float of 32 bits or fewer.
 FailureOr<bool> launchRowNormOnGpu(func::FuncOp kernel, Operation *norm,
                                    gpu::GPUModuleOp device);
+
+/// The signature table of the kernels of `device` (before its lowering to
+/// NVVM): each memref argument's type, and its access from the memory
+/// effects of the ops that use it (an op without declared effects counts as
+/// reading and writing). Fails with a diagnostic for an argument a
+/// signature cannot describe.
+FailureOr<::ein::KernelSignatures> gpuKernelSignatures(gpu::GPUModuleOp device);
 
 /// nvvm-attach-target, the GPU module to NVVM (bare-pointer memref
 /// arguments: a kernel's parameters are the buffers' addresses) and to a

@@ -3,6 +3,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
+#include "ein/signature.h"
 #include "ein/target.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -96,6 +97,22 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                              << op->getName() << "'";
     return success();
   }
+  if (attr.getName() == getKernelSignaturesAttrName()) {
+    auto text = dyn_cast<StringAttr>(attr.getValue());
+    ::ein::KernelSignatures table;
+    std::string why;
+    if (!text)
+      return op->emitError() << "'" << getKernelSignaturesAttrName()
+                             << "' must be a string, got " << attr.getValue();
+    if (!::ein::parseKernelSignatures(text.str(), table, why))
+      return op->emitError() << "'" << getKernelSignaturesAttrName()
+                             << "' is not a kernel signature table: " << why;
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << getKernelSignaturesAttrName()
+                             << "' belongs on a builtin.module, not on '"
+                             << op->getName() << "'";
+    return success();
+  }
   if (attr.getName() == getTieLayoutAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError()
@@ -126,6 +143,7 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                          << getLoopOffsetsAttrName() << "', '"
                          << getKernelAttrName() << "', '"
                          << getKernelTargetAttrName() << "', '"
+                         << getKernelSignaturesAttrName() << "', '"
                          << getTieLayoutAttrName() << "' or '"
                          << getPlannedMemoryAttrName() << "'";
 }

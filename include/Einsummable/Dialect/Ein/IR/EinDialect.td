@@ -69,6 +69,12 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getKernelTargetAttrName() {
       return "ein.kernel_target";
     }
+    /// On the nested module of block kernels: the signature table of its
+    /// kernels (ein/signature.h), which the lowering embeds in the kernel
+    /// library and ein-write-bundle checks its manifest against.
+    static constexpr ::llvm::StringLiteral getKernelSignaturesAttrName() {
+      return "ein.kernel_signatures";
+    }
     /// Unit attribute ein-decompose{tie-layout} sets on a function: its
     /// results must leave in the layouts its arguments arrived in, which
     /// later passes (the placement of ein-synthesize-exchanges) keep.

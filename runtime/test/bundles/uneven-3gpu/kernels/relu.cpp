@@ -16,3 +16,11 @@ extern "C" void relu_bf16(void *const *args, const int64_t *scalars) {
       x[i] = 0;
   }
 }
+
+/// The library's signature table (docs/bundle-format.md): relu_bf16 reads
+/// and writes as many bf16 elements of its one buffer as scalars[0] says.
+extern "C" __attribute__((visibility("default")))
+const char ein_kernel_signatures[] =
+    R"({"format": "ein-kernel-signatures", "kernels": {"relu_bf16": )"
+    R"({"args": [{"dtype": "bf16", "elements_in_scalar": 0, )"
+    R"("access": "readwrite"}], "scalars": 1}}})";
