@@ -844,6 +844,36 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   return true;
 }
 
+void mlir::ein::dropUnusedKernelArguments(ModuleOp kernels,
+                                          gpu::GPUModuleOp device) {
+  llvm::StringMap<llvm::BitVector> unused;
+  for (auto fn : device.getOps<gpu::GPUFuncOp>()) {
+    if (!fn.isKernel())
+      continue;
+    llvm::BitVector drop(fn.getNumArguments());
+    for (BlockArgument arg : fn.getArguments())
+      if (arg.use_empty())
+        drop.set(arg.getArgNumber());
+    if (drop.none())
+      continue;
+    (void)fn.eraseArguments(drop);
+    unused[fn.getName()] = drop;
+  }
+  if (unused.empty())
+    return;
+  kernels.walk([&](gpu::LaunchFuncOp launch) {
+    if (launch.getKernelModuleName() != device.getName())
+      return;
+    auto found = unused.find(launch.getKernelName().getValue());
+    if (found == unused.end())
+      return;
+    // From the back, so the indices of those left stay put.
+    for (int i = int(found->second.size()) - 1; i >= 0; --i)
+      if (found->second.test(i))
+        launch.getKernelOperandsMutable().erase(i);
+  });
+}
+
 FailureOr<::ein::KernelSignatures>
 mlir::ein::gpuKernelSignatures(gpu::GPUModuleOp device) {
   ::ein::KernelSignatures signatures;

@@ -96,16 +96,23 @@ struct EinLowerToCudaPass
       if (failed(launchOnGpu(kernel, device)))
         return signalPassFailure();
     }
+    // Simplified first, so that what a kernel's signature says it reads is
+    // what its code reads (a dead load's argument is no argument).
+    OpPassManager simplify(ModuleOp::getOperationName());
+    simplify.addPass(createCanonicalizerPass());
+    simplify.addPass(createCSEPass());
+    if (failed(runPipeline(simplify, *kernels)))
+      return signalPassFailure();
+    dropUnusedKernelArguments(*kernels, device);
     FailureOr<::ein::KernelSignatures> signatures = gpuKernelSignatures(device);
     if (failed(signatures))
       return signalPassFailure();
     embedKernelSignatures(*kernels, *signatures, device.getBody(),
                           /*addressSpace=*/1);
+    if (!compile)
+      return;
     OpPassManager pm(ModuleOp::getOperationName());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-    if (compile)
-      buildCudaDeviceLoweringPipeline(pm, sm, *features, toolkit);
+    buildCudaDeviceLoweringPipeline(pm, sm, *features, toolkit);
     if (failed(runPipeline(pm, *kernels)))
       return signalPassFailure();
   }

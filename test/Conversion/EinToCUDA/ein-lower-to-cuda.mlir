@@ -304,3 +304,21 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
     return %o : tensor<1x4x8x16xf16>
   }
 }
+
+// -----
+
+// A max pooling's window operand only bounds its loops: the launch does not
+// pass it, and the signature table lists what the kernel reads and writes
+// (the result read too: each thread folds into what the fill wrote).
+
+// CHECK-LABEL: func.func @max_pool
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{{.*}}\22ein_kernel_0_1\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22f32\22,\22shape\22:[1,8,8,4]},{\22access\22:\22readwrite\22,\22dtype\22:\22f32\22,\22shape\22:[1,3,3,4]}],\22scalars\22:0}}}"
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<1x8x8x4xf32>, %[[OUT:.*]]: memref<1x3x3x4xf32>, %{{.*}}: memref<3x3xf32>)
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_1 {{.*}} args(%[[X]] : memref<1x8x8x4xf32>, %[[OUT]] : memref<1x3x3x4xf32>)
+// CHECK: gpu.func @ein_kernel_0_1(%{{.*}}: memref<1x8x8x4xf32>, %{{.*}}: memref<1x3x3x4xf32>) kernel
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @max_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x3x3x4xf32> {
+    %p = ein.pool max %x {layout = "nhwc", window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, device = 0 : i64} : tensor<1x8x8x4xf32> -> tensor<1x3x3x4xf32>
+    return %p : tensor<1x3x3x4xf32>
+  }
+}

@@ -49,6 +49,12 @@ LogicalResult launchOnGpu(func::FuncOp kernel, gpu::GPUModuleOp device);
 FailureOr<bool> launchRowNormOnGpu(func::FuncOp kernel, Operation *norm,
                                    gpu::GPUModuleOp device);
 
+/// Removes from every kernel of `device` the arguments its body never uses,
+/// and from every launch of it in `kernels` their operands (a pooling's
+/// window operand only gives its loops their bounds): what a kernel is
+/// passed, it reads or writes, as its signature says.
+void dropUnusedKernelArguments(ModuleOp kernels, gpu::GPUModuleOp device);
+
 /// The signature table of the kernels of `device` (before its lowering to
 /// NVVM): each memref argument's type, and its access from the memory
 /// effects of the ops that use it (an op without declared effects counts as
