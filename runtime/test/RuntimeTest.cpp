@@ -796,6 +796,19 @@ TEST(Check, RelativeErrorAndNaNs) {
   EXPECT_EQ(checkThreshold(DType::BF16), 2e-2);
 }
 
+TEST(Check, DebugFlagsOnlyNonFiniteValuesTheReferenceLacks) {
+  HostTensor ref{DType::F32, {4}, {1, NAN, INFINITY, 2}}, got = ref;
+  EXPECT_EQ(firstUnexpectedNonFinite(got, ref), -1);
+  got.data[3] = NAN; // poison where the reference is finite
+  EXPECT_EQ(firstUnexpectedNonFinite(got, ref), 3);
+  got = ref;
+  got.data[2] = -INFINITY; // another infinity
+  EXPECT_EQ(firstUnexpectedNonFinite(got, ref), 2);
+  got = ref;
+  got.data[0] = 7; // finite but wrong: --check's business
+  EXPECT_EQ(firstUnexpectedNonFinite(got, ref), -1);
+}
+
 TEST(Cuda, RefusesWhatTheMachineCannotRun) {
   if (!cudaUnavailable().empty())
     GTEST_SKIP() << "CUDA bundles cannot run here: " << cudaUnavailable();

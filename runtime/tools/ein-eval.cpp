@@ -55,6 +55,10 @@ int run(int argc, char **argv) {
                  "arguments");
   checkFileCount("outputs", outputFiles, program.results.size(),
                  program.function, "has", "results");
+  std::vector<std::string> reads = inputFiles, written = outputFiles;
+  reads.push_back(line.positional[0]);
+  written.insert(written.end(), saveFiles.begin(), saveFiles.end());
+  refuseOverwrites("outputs and --save-inputs", written, reads, "");
 
   ein::EvalOptions options;
   options.roundIntermediates = line.flags.count("round-intermediates");

@@ -21,7 +21,9 @@
 // aggregations took (and, with --bench, how much of the step the device sat
 // idle: waiting on another device, or between launches). --debug checks
 // every
-// step's memory against its device's arena and poisons unwritten memory.
+// step's memory against its device's arena and poisons unwritten memory:
+// an output that is then NaN or infinite where the reference is not exits
+// non-zero.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -47,6 +50,43 @@ const char *kUsage =
     "               [--check] [--bench [--warmup=2] [--iters=10] "
     "[--timer=device|host]]\n"
     "               [--profile] [--debug]\n";
+
+/// --debug without --check: an output that is NaN or infinite where the
+/// reference is not (debug mode fills memory no step wrote with NaN) is an
+/// error. Only evaluates the reference when some output is not finite.
+bool debugOutputsFinite(const ein::Program &program,
+                        const std::vector<ein::HostTensor> &inputs,
+                        const std::vector<ein::HostTensor> &outputs,
+                        const ein::EvalOptions &options) {
+  auto finite = [](const ein::HostTensor &t) {
+    return std::all_of(t.data.begin(), t.data.end(),
+                       [](double v) { return std::isfinite(v); });
+  };
+  if (std::all_of(outputs.begin(), outputs.end(), finite))
+    return true;
+  std::vector<ein::HostTensor> reference;
+  std::string error;
+  if (!ein::evaluate(program, inputs, reference, error, options)) {
+    std::fprintf(stderr,
+                 "ein-run: error: --debug: an output is not finite, and the "
+                 "reference to compare it with cannot be evaluated: %s\n",
+                 error.c_str());
+    return false;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    int64_t k = ein::firstUnexpectedNonFinite(outputs[i], reference[i]);
+    if (k < 0)
+      continue;
+    std::fprintf(stderr,
+                 "ein-run: error: --debug: output %zu ('%s') holds %g at "
+                 "element %lld, where the reference holds %g (in debug mode, "
+                 "memory no step wrote reads as NaN)\n",
+                 i, program.results[i].c_str(), outputs[i].data[k],
+                 static_cast<long long>(k), reference[i].data[k]);
+    return false;
+  }
+  return true;
+}
 
 void check(ein_status status) {
   if (status != EIN_OK)
@@ -172,6 +212,7 @@ int run(int argc, char **argv) {
   }
   checkFileCount("outputs", outputFiles, program.results.size(),
                  program.function, "has", "results");
+  refuseOverwrites("outputs", outputFiles, inputFiles, line.positional[0]);
 
   ein::EvalOptions evalOptions;
   int64_t maxElements = line.flags.count("check")
@@ -198,6 +239,9 @@ int run(int argc, char **argv) {
   writeOutputs(outputFiles, outputs);
 
   int status = 0;
+  if (options.debug && !line.flags.count("check") &&
+      !debugOutputsFinite(program, inputs, outputs, evalOptions))
+    status = 1;
   if (line.flags.count("check")) {
     std::vector<ein::HostTensor> reference;
     if (!ein::evaluate(program, inputs, reference, error, evalOptions))

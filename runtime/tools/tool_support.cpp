@@ -4,9 +4,11 @@
 
 #include "ein/eval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 namespace ein::tools {
 
@@ -166,6 +168,39 @@ void writeOutputs(const std::vector<std::string> &files,
   for (size_t i = 0; i < files.size(); ++i)
     if (!writeNpy(files[i], tensors[i], error))
       die(error);
+}
+
+void refuseOverwrites(const std::string &option,
+                      const std::vector<std::string> &outputs,
+                      const std::vector<std::string> &reads,
+                      const std::string &directory) {
+  namespace fs = std::filesystem;
+  auto resolved = [](const std::string &path) {
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    return ec ? fs::path(path).lexically_normal() : p;
+  };
+  std::string inside;
+  if (!directory.empty())
+    inside = resolved(directory).string() + "/";
+  std::vector<fs::path> seen;
+  for (const std::string &out : outputs) {
+    if (out.empty())
+      continue;
+    fs::path p = resolved(out);
+    if (!inside.empty() && p.string().compare(0, inside.size(), inside) == 0)
+      die("--" + option + " names '" + out + "', inside the bundle '" +
+          directory +
+          "': outputs go elsewhere (the bundle's files are what "
+          "it runs)");
+    for (const std::string &in : reads)
+      if (!in.empty() && resolved(in) == p)
+        die("--" + option + " names '" + out + "', which the run reads ('" +
+            in + "'): outputs go elsewhere");
+    if (std::find(seen.begin(), seen.end(), p) != seen.end())
+      die("--" + option + " names '" + out + "' twice");
+    seen.push_back(p);
+  }
 }
 
 void checkFileCount(const std::string &option,

@@ -68,6 +68,15 @@ void printResult(size_t index, const std::string &name,
 void writeOutputs(const std::vector<std::string> &files,
                   const std::vector<HostTensor> &tensors);
 
+/// Refuses (die) output files that would overwrite what the run reads or
+/// another output: a file inside `directory` (the bundle; "" for none), one
+/// of `reads`, or an output named twice. Paths are compared after resolving
+/// links and "..", so another spelling of the same file is the same file.
+void refuseOverwrites(const std::string &option,
+                      const std::vector<std::string> &outputs,
+                      const std::vector<std::string> &reads,
+                      const std::string &directory);
+
 /// Checks that `files` names one file per item ("--inputs names 1 files but
 /// 'mlp' takes 3 arguments").
 void checkFileCount(const std::string &option,

@@ -52,6 +52,19 @@ inline double maxRelativeError(const HostTensor &got, const HostTensor &ref) {
   return maxDiff / std::max(1.0, maxRef);
 }
 
+/// The first element where `got` is NaN or infinite and `ref` does not hold
+/// the same (what --debug turns into an error: memory no step wrote reads
+/// as NaN there), or -1.
+inline int64_t firstUnexpectedNonFinite(const HostTensor &got,
+                                        const HostTensor &ref) {
+  for (size_t i = 0; i < got.data.size() && i < ref.data.size(); ++i) {
+    double g = got.data[i], r = ref.data[i];
+    if (!std::isfinite(g) && !(std::isnan(g) ? std::isnan(r) : g == r))
+      return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
 } // namespace ein
 
 #endif // EIN_CHECK_H
