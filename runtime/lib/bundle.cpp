@@ -173,11 +173,13 @@ private:
                                      std::to_string(kBufferAlignment) +
                                      ", got " + std::to_string(b.offset));
       // (bytes() is at most 2^51 and the arena 2^48: no overflow here.)
+      // (The end is printed as offset + size: a crafted offset near 2^63
+      // would overflow the sum.)
       if (b.offset > m.arenaBytes[b.device] - b.bytes())
         fail(n.path, "bytes [" + std::to_string(b.offset) + ", " +
-                         std::to_string(b.offset + b.bytes()) +
-                         ") exceed device " + std::to_string(b.device) +
-                         "'s arena of " +
+                         std::to_string(b.offset) + " + " +
+                         std::to_string(b.bytes()) + ") exceed device " +
+                         std::to_string(b.device) + "'s arena of " +
                          std::to_string(m.arenaBytes[b.device]) + " bytes");
       if (n.has("view_of")) {
         Node of = n.at("view_of");
@@ -1117,7 +1119,7 @@ bool readBundle(const std::string &directory, Bundle &bundle,
   bundle = Bundle();
   bundle.directory = directory;
   std::string manifestPath = directory + "/manifest.json", text;
-  if (!readRegularFile(manifestPath, text, error)) {
+  if (!readRegularFile(manifestPath, text, error, kMaxJsonFileBytes)) {
     error = "'" + directory + "' is not a bundle: " + error;
     return false;
   }

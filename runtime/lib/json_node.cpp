@@ -46,7 +46,7 @@ json writeNumber(double value) {
 }
 
 bool readRegularFile(const std::string &path, std::string &bytes,
-                     std::string &error) {
+                     std::string &error, uint64_t maxBytes) {
   // Checked before opening: a FIFO would block the open, a device
   // (/dev/zero) never ends, a directory has no bytes to read.
   struct stat info;
@@ -62,6 +62,11 @@ bool readRegularFile(const std::string &path, std::string &bytes,
                  ? "a device"
                  : "not a plain file") +
             ")";
+    return false;
+  }
+  if (uint64_t(info.st_size) > maxBytes) {
+    error = "'" + path + "' is " + std::to_string(info.st_size) +
+            " bytes, over the limit of " + std::to_string(maxBytes);
     return false;
   }
   std::ifstream file(path, std::ios::binary);

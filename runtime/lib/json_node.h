@@ -187,11 +187,16 @@ Agg parseAgg(const Node &node);
 /// A double as Node::number reads it: a JSON float (number_float, so it
 /// prints as a float), or "inf", "-inf", "nan".
 json writeNumber(double value);
+/// The largest program.json or manifest.json the readers take (a
+/// transformer block's manifest is a few megabytes).
+constexpr uint64_t kMaxJsonFileBytes = uint64_t(1) << 30;
+
 /// Reads the whole of the regular file `path` (its size known before
 /// reading: a pipe, a device or a directory is refused with a sentence in
-/// `error`, never read without end or waited on).
+/// `error`, never read without end or waited on), refusing one of more than
+/// `maxBytes`.
 bool readRegularFile(const std::string &path, std::string &bytes,
-                     std::string &error);
+                     std::string &error, uint64_t maxBytes = UINT64_MAX);
 
 } // namespace ein::format
 

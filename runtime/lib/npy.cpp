@@ -103,6 +103,11 @@ bool readNpy(const std::string &path, DType declared, HostTensor &out,
   std::string bytes;
   if (!format::readRegularFile(path, bytes, error))
     return false;
+  return parseNpy(bytes, path, declared, out, error);
+}
+
+bool parseNpy(const std::string &bytes, const std::string &path, DType declared,
+              HostTensor &out, std::string &error) {
   auto fail = [&](const std::string &why) {
     error = "'" + path + "' is not a valid .npy file: " + why;
     return false;

@@ -843,7 +843,7 @@ std::string writeProgram(const Program &program) {
 bool readProgram(const std::string &path, Program &program,
                  std::string &error) {
   std::string text;
-  if (!readRegularFile(path, text, error))
+  if (!readRegularFile(path, text, error, kMaxJsonFileBytes))
     return false;
   if (!parseProgram(text, program, error)) {
     error = path + ": " + error;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -253,8 +254,13 @@ ein_status ein_bundle_bench_with(ein_bundle *bundle, ein_timer timer,
   if (warmup < 0 || iterations < 1 || !median_ms)
     return failure("ein_bundle_bench: needs warmup >= 0, iterations >= 1 "
                    "and a result pointer");
-  if (timer != EIN_TIMER_DEVICE && timer != EIN_TIMER_HOST)
-    return failure("ein_bundle_bench: unknown timer " + std::to_string(timer));
+  // A C caller may pass any int: read the bits, not an enum value C++ may
+  // assume is one of its enumerators.
+  int chosen = 0;
+  static_assert(sizeof chosen == sizeof timer, "ein_timer is an int");
+  std::memcpy(&chosen, &timer, sizeof chosen);
+  if (chosen != EIN_TIMER_DEVICE && chosen != EIN_TIMER_HOST)
+    return failure("ein_bundle_bench: unknown timer " + std::to_string(chosen));
   if (checkInputsSet(bundle) != EIN_OK)
     return EIN_ERROR;
   bundle->ran = false;

@@ -87,8 +87,12 @@ TEST(Bundle, BufferErrors) {
                              "non-negative multiple of 256, got 100");
   json tooBig = m;
   tooBig["buffers"][3]["offset"] = 1024;
-  EXPECT_REJECTS(tooBig, "manifest.buffers[3]: bytes [1024, 1216) exceed "
-                         "device 0's arena of 1024 bytes");
+  EXPECT_REJECTS(tooBig, "manifest.buffers[3]: bytes [1024, 1024 + 192) "
+                         "exceed device 0's arena of 1024 bytes");
+  // An offset near 2^63: the message must not overflow (UBSan).
+  tooBig["buffers"][3]["offset"] = INT64_MAX / 256 * 256;
+  EXPECT_REJECTS(tooBig, "manifest.buffers[3]: bytes [9223372036854775552, "
+                         "9223372036854775552 + 192) exceed");
   json twice = m;
   twice["buffers"][1]["name"] = "A0";
   EXPECT_REJECTS(twice, "manifest.buffers[1].name: buffer 'A0' is defined "

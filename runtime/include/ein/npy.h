@@ -45,6 +45,10 @@ const char *npyDescriptor(DType type);
 bool readNpy(const std::string &path, DType declared, HostTensor &out,
              std::string &error);
 
+/// readNpy on the bytes of a file already read (`path` names it in errors).
+bool parseNpy(const std::string &bytes, const std::string &path, DType declared,
+              HostTensor &out, std::string &error);
+
 /// Writes `tensor` as its dtype; returns false with `error` on failure.
 bool writeNpy(const std::string &path, const HostTensor &tensor,
               std::string &error);

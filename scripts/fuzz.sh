@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Fuzzes the readers a bundle's bytes reach, and runs the runtime under
+# AddressSanitizer and UndefinedBehaviorSanitizer (docs/testing.md,
+# "Fuzzing"):
+#   1. builds the runtime alone with clang 22, ASan, UBSan and libFuzzer
+#      (EIN_FUZZ, CUDA off) in FUZZ_BUILD_DIR (build-fuzz; ctest's "fuzz"
+#      uses BUILD-fuzz);
+#   2. runs each libFuzzer harness (manifest, program, npy, topology,
+#      signatures) for SECONDS from its seed corpus (runtime/fuzz/corpus,
+#      copied: new inputs stay in the work directory);
+#   3. runs the runtime unit tests sanitized;
+#   4. with a main build given (BUILD, which has ein-compile): compiles CPU
+#      bundles of the examples and runs them sanitized (--check --debug),
+#      then the mutation campaign with the sanitized ein-run.
+# Prints one line per stage and "N passed, N failed"; exits 1 on a failure.
+#   scripts/fuzz.sh [SECONDS] [BUILD]      # SECONDS=30 by default
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+seconds=${1:-30}
+main=${2:-}
+build=$(realpath -m "${FUZZ_BUILD_DIR:-build-fuzz}")
+cxx=${FUZZ_CXX:-clang++-22}
+cc=${FUZZ_CC:-clang-22}
+
+passed=0
+failed=0
+stage() { # NAME STATUS
+  if [ "$2" -eq 0 ]; then
+    echo "fuzz: $1: ok"
+    passed=$((passed + 1))
+  else
+    echo "fuzz: $1: FAILED"
+    failed=$((failed + 1))
+  fi
+}
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit $?
+}
+
+if ! command -v "$cxx" > /dev/null; then
+  echo "fuzz: $cxx not found (scripts/setup.sh installs clang-22 and" \
+    "libclang-rt-22-dev)"
+  stage build 1
+  finish
+fi
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S runtime -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
+    -DCMAKE_RUNTIME_OUTPUT_DIRECTORY="$build/bin" \
+    -DEIN_FUZZ=ON -DEIN_RUNTIME_CUDA=OFF > "$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log"; stage build 1; finish; }
+fi
+harnesses="manifest program npy topology signatures"
+targets="ein-run ein-eval ein-runtime-tests"
+for h in $harnesses; do targets="$targets fuzz-$h"; done
+ninja -C "$build" $targets > "$build.log" 2>&1
+status=$?
+[ $status -eq 0 ] || tail -30 "$build.log"
+stage "build (clang 22, ASan+UBSan, libFuzzer)" $status
+[ $status -eq 0 ] || finish
+
+work=$(mktemp -d /tmp/ein-fuzz-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allow_user_segv_handler=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+for h in $harnesses; do
+  mkdir -p "$work/$h"
+  # New inputs go to the work directory; the committed corpus is read only.
+  "$build/bin/fuzz-$h" -max_total_time="$seconds" -timeout=20 \
+    -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$work/$h-" "$work/$h" "runtime/fuzz/corpus/$h" \
+    > "$work/$h.log" 2>&1
+  status=$?
+  if [ $status -ne 0 ]; then
+    tail -40 "$work/$h.log"
+    mkdir -p fuzz-artifacts && cp "$work/$h"-* fuzz-artifacts/ 2>/dev/null
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$h.log" |
+    grep -o '[0-9]*$')
+  stage "fuzz-$h for ${seconds}s (${runs:-?} inputs)" $status
+done
+
+"$build/bin/ein-runtime-tests" > "$work/runtime-tests.log" 2>&1
+status=$?
+[ $status -eq 0 ] || tail -40 "$work/runtime-tests.log"
+grep -E "^\[  PASSED|^\[  FAILED" "$work/runtime-tests.log" | sort -u
+stage "ein-runtime-tests under ASan+UBSan" "$status"
+
+if [ -n "$main" ]; then
+  status=0
+  for d in 1 3; do
+    for f in mlp llama_block matrix_chain; do
+      "$main/bin/ein-compile" "examples/$f.mlir" -o "$work/b/$f$d" \
+        --devices=$d > /dev/null &&
+        "$build/bin/ein-run" "$work/b/$f$d" --check --debug --seed=3 \
+          > "$work/b-$f$d.log" 2>&1 ||
+        { status=1; tail -20 "$work/b-$f$d.log"; }
+    done
+  done
+  stage "CPU bundles (--check --debug) under ASan+UBSan" $status
+  python3 scripts/mutate_bundles.py --bin "$build/bin" --each --random 100 \
+    "$work"/b/*/ > "$work/mutations.log" 2>&1
+  status=$?
+  tail -3 "$work/mutations.log"
+  stage "mutations under ASan+UBSan" $status
+fi
+finish
