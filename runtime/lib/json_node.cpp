@@ -2,6 +2,8 @@
 
 #include "json_node.h"
 
+#include <algorithm>
+
 #include <fstream>
 
 #include <sys/stat.h>
@@ -46,7 +48,8 @@ json writeNumber(double value) {
 }
 
 bool readRegularFile(const std::string &path, std::string &bytes,
-                     std::string &error, uint64_t maxBytes) {
+                     std::string &error, uint64_t maxBytes, uint64_t prefix,
+                     uint64_t *size) {
   // Checked before opening: a FIFO would block the open, a device
   // (/dev/zero) never ends, a directory has no bytes to read.
   struct stat info;
@@ -74,7 +77,9 @@ bool readRegularFile(const std::string &path, std::string &bytes,
     error = "cannot open '" + path + "'";
     return false;
   }
-  bytes.resize(static_cast<size_t>(info.st_size));
+  if (size)
+    *size = uint64_t(info.st_size);
+  bytes.resize(static_cast<size_t>(std::min(uint64_t(info.st_size), prefix)));
   if (!bytes.empty() && !file.read(&bytes[0], std::streamsize(bytes.size()))) {
     error = "cannot read '" + path + "'";
     return false;

@@ -194,9 +194,11 @@ constexpr uint64_t kMaxJsonFileBytes = uint64_t(1) << 30;
 /// Reads the whole of the regular file `path` (its size known before
 /// reading: a pipe, a device or a directory is refused with a sentence in
 /// `error`, never read without end or waited on), refusing one of more than
-/// `maxBytes`.
+/// `maxBytes`. With `prefix`, reads only the first `prefix` bytes (or all,
+/// if fewer); `size`, when given, receives the file's size.
 bool readRegularFile(const std::string &path, std::string &bytes,
-                     std::string &error, uint64_t maxBytes = UINT64_MAX);
+                     std::string &error, uint64_t maxBytes = UINT64_MAX,
+                     uint64_t prefix = UINT64_MAX, uint64_t *size = nullptr);
 
 } // namespace ein::format
 

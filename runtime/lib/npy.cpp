@@ -98,9 +98,30 @@ std::vector<double> tensorValues(DType type, const unsigned char *bytes,
   return values;
 }
 
+namespace {
+
+/// parseNpy on `bytes`, the first bytes of a file of `fileSize` bytes: with
+/// only a prefix, checks the header and that the size fits it, and decodes
+/// nothing.
+bool parseNpyPrefix(const std::string &bytes, uint64_t fileSize,
+                    const std::string &path, DType declared, HostTensor &out,
+                    std::string &error);
+
+} // namespace
+
 bool readNpy(const std::string &path, DType declared, HostTensor &out,
              std::string &error) {
+  // The header first: a file whose size its header and the declared type
+  // do not account for is refused before its body is read.
+  constexpr uint64_t kHeaderBytes = 1 << 16;
   std::string bytes;
+  uint64_t size = 0;
+  if (!format::readRegularFile(path, bytes, error, UINT64_MAX, kHeaderBytes,
+                               &size) ||
+      !parseNpyPrefix(bytes, size, path, declared, out, error))
+    return false;
+  if (bytes.size() == size)
+    return true;
   if (!format::readRegularFile(path, bytes, error))
     return false;
   return parseNpy(bytes, path, declared, out, error);
@@ -108,6 +129,14 @@ bool readNpy(const std::string &path, DType declared, HostTensor &out,
 
 bool parseNpy(const std::string &bytes, const std::string &path, DType declared,
               HostTensor &out, std::string &error) {
+  return parseNpyPrefix(bytes, bytes.size(), path, declared, out, error);
+}
+
+namespace {
+
+bool parseNpyPrefix(const std::string &bytes, uint64_t fileSize,
+                    const std::string &path, DType declared, HostTensor &out,
+                    std::string &error) {
   auto fail = [&](const std::string &why) {
     error = "'" + path + "' is not a valid .npy file: " + why;
     return false;
@@ -161,15 +190,19 @@ bool parseNpy(const std::string &bytes, const std::string &path, DType declared,
   out.shape = shape;
   size_t width = dtypeBytes(declared);
   size_t dataStart = headerStart + headerLength;
-  if (bytes.size() - dataStart != count * width)
-    return fail("holds " + std::to_string(bytes.size() - dataStart) +
+  if (fileSize - dataStart != count * width)
+    return fail("holds " + std::to_string(fileSize - dataStart) +
                 " data bytes but shape " + shapeText + " needs " +
                 std::to_string(count * width));
+  if (bytes.size() != fileSize)
+    return true; // the header of a longer file: its body is read next
   out.data = tensorValues(
       declared,
       reinterpret_cast<const unsigned char *>(bytes.data()) + dataStart, count);
   return true;
 }
+
+} // namespace
 
 bool writeNpy(const std::string &path, const HostTensor &tensor,
               std::string &error) {
