@@ -2,6 +2,7 @@
 
 #include "Einsummable/Conversion/Passes.h"
 #include "Einsummable/Dialect/Ein/IR/EinTypes.h"
+#include "Einsummable/Target/Bundle/BundleWriter.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/target.h"
@@ -39,10 +40,11 @@ void mlir::ein::buildPlanPipeline(OpPassManager &pm,
 
 void mlir::ein::buildCompilePipeline(OpPassManager &pm,
                                      const CompilePipelineOptions &options) {
-  // The reference is staged beside the bundle and renamed into place by
-  // the writer with the rest, so a compile that fails leaves an existing
-  // bundle as it was.
-  std::string dir = options.dir, reference = dir + "/program.json.partial";
+  // The reference is exported into the directory the writer assembles the
+  // bundle in, which then takes the bundle's place: a compile that fails
+  // leaves an existing bundle as it was.
+  std::string dir = options.dir,
+              reference = bundleStagingDirectory(dir) + "/program.json";
   // linalg input is imported first (ein input passes through unchanged),
   // and the patterns fused kernels serve become composites. A planned
   // program (ein-plan's output) has all that done, and its #ein.target.

@@ -7,7 +7,9 @@
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -314,6 +316,11 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
     return success();
   }
   std::string error;
+  // Its directory may be the bundle's, not made yet (ein-compile
+  // --explain=B/plan.json): the writer keeps what else B holds.
+  StringRef parent = llvm::sys::path::parent_path(to);
+  if (!parent.empty())
+    (void)llvm::sys::fs::create_directories(parent);
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(to, &error);
   if (!output)
     return where->emitError() << "cannot write the explanation: " << error;

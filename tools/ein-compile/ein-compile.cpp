@@ -13,6 +13,7 @@
 #include "Einsummable/InitAll.h"
 #include "Einsummable/InputGuard.h"
 #include "Einsummable/Planner/Strategy.h"
+#include "Einsummable/Target/Bundle/BundleWriter.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/bundle.h"
@@ -192,19 +193,14 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.remarks = remarks;
 }
 
-/// After a failed compile: a bundle directory the compile made goes; in one
-/// that was there, only the files staged beside their final names
-/// (NAME.partial: the reference the pipeline exported first, and whatever
-/// the writer staged) go, so the old bundle stays as it was.
+/// After a failed compile: the staging directory the bundle was being
+/// assembled in goes (the output directory itself is only ever replaced
+/// whole, by a complete bundle); so does an output directory the compile
+/// made.
 static void discardPartial(const std::string &output, bool existed) {
-  if (!existed) {
+  llvm::sys::fs::remove_directories(mlir::ein::bundleStagingDirectory(output));
+  if (!existed)
     llvm::sys::fs::remove_directories(output);
-    return;
-  }
-  for (const char *file :
-       {"program.json.partial", "manifest.json.partial",
-        "kernels/host.so.partial", "kernels/device.cubin.partial"})
-    llvm::sys::fs::remove(output + "/" + file);
 }
 
 static std::string megabytes(int64_t bytes) {

@@ -33,7 +33,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <fcntl.h>
+#include <stdio.h>
 
 #include <limits>
 #include <set>
@@ -698,6 +702,86 @@ private:
 
 } // namespace
 
+namespace {
+
+/// The names a bundle directory holds (and stale NAME.partial files of
+/// writers before the staging directory).
+bool isBundleEntry(StringRef name) {
+  return name == "manifest.json" || name == "program.json" ||
+         name == "kernels" || name.ends_with(".partial");
+}
+
+/// Removes `path`: a link alone (removing a directory tree through it
+/// would follow it), a directory with all it holds.
+void removeEntry(const std::string &path) {
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status, /*Follow=*/false) &&
+      llvm::sys::fs::is_directory(status))
+    llvm::sys::fs::remove_directories(path);
+  llvm::sys::fs::remove(path);
+}
+
+/// Puts the directory `staging` in `dir`'s place. A `dir` that does not
+/// exist is a rename; an existing one (a directory or a link) is exchanged
+/// with `staging` in one step (renameat2 RENAME_EXCHANGE; where the file
+/// system cannot, two renames) and then removed, after what it held besides
+/// a bundle's files (an explain file, say) is moved into the new one. A
+/// link is removed, never followed.
+bool replaceDirectory(const std::string &staging, const std::string &dir,
+                      std::string &error) {
+  namespace fs = llvm::sys::fs;
+  fs::file_status status;
+  if (fs::status(dir, status, /*Follow=*/false) ==
+      std::errc::no_such_file_or_directory) {
+    if (std::error_code ec = fs::rename(staging, dir)) {
+      error = "cannot move the bundle into '" + dir + "': " + ec.message();
+      return false;
+    }
+    return true;
+  }
+  if (fs::is_regular_file(status)) {
+    error = "cannot write the bundle: '" + dir + "' is a file";
+    return false;
+  }
+  if (fs::is_directory(status)) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec, /*follow_symlinks=*/false), end;
+         !ec && it != end; it.increment(ec)) {
+      StringRef name = llvm::sys::path::filename(it->path());
+      if (isBundleEntry(name))
+        continue;
+      if (std::error_code moved =
+              fs::rename(it->path(), staging + "/" + name.str())) {
+        error = "cannot keep '" + it->path() + "' with the new bundle: " +
+                moved.message();
+        return false;
+      }
+    }
+  }
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(),
+                  RENAME_EXCHANGE) != 0) {
+    // No atomic exchange here: the old one aside, the new one in.
+    std::string old = staging + ".old";
+    removeEntry(old);
+    if (std::error_code ec = fs::rename(dir, old)) {
+      error = "cannot replace '" + dir + "': " + ec.message();
+      return false;
+    }
+    if (std::error_code ec = fs::rename(staging, dir)) {
+      (void)fs::rename(old, dir);
+      error = "cannot move the bundle into '" + dir + "': " + ec.message();
+      return false;
+    }
+    removeEntry(old);
+    return true;
+  }
+  // `staging` now names the old bundle (or the link).
+  removeEntry(staging);
+  return true;
+}
+
+} // namespace
+
 LogicalResult mlir::ein::writeBundle(ModuleOp module,
                                      const BundleOptions &options) {
   StringRef dir = options.dir, target = options.target,
@@ -852,59 +936,64 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
     func->emitOpError() << "would make an invalid bundle: " << why;
     return failure();
   }
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-    module.emitError() << "cannot create '" << dir << "': " << ec.message();
+  // Everything is written into a fresh staging directory beside `dir`,
+  // which then takes `dir`'s place whole (replaceDirectory).
+  std::string staging = bundleStagingDirectory(dir);
+  auto discard = [&]() {
+    removeEntry(staging);
+    return failure();
+  };
+  // The staging directory holds only the reference the pipeline exported
+  // into it (if any): anything else is from an earlier, failed write. A
+  // link there is refused (writing through it would write elsewhere).
+  llvm::sys::fs::file_status stagingStatus;
+  if (!llvm::sys::fs::status(staging, stagingStatus, /*Follow=*/false) &&
+      !llvm::sys::fs::is_directory(stagingStatus)) {
+    module.emitError() << "'" << staging
+                       << "', where the bundle is assembled, is not a "
+                          "directory (a link?): remove it";
     return failure();
   }
-  if (writer.usesKernels) {
-    std::string library = dir.str() + "/kernels";
-    if (std::error_code ec = llvm::sys::fs::create_directories(library)) {
-      module.emitError() << "cannot create '" << library
-                         << "': " << ec.message();
-      return failure();
-    }
+  {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(staging, ec, false), end;
+         !ec && it != end; it.increment(ec))
+      if (it->path() != reference)
+        removeEntry(it->path());
   }
-  // Every file is written beside its final name (NAME.partial) and
-  // renamed into place once all are written, the manifest last: a failure
-  // leaves an existing bundle as it was, and a rename replaces a link
-  // placed at a name rather than writing where it points (or into a
-  // library a running process has mapped).
-  std::vector<std::string> staged;
-  auto stage = [&](const std::string &path,
+  std::string library = staging + "/kernels";
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          writer.usesKernels ? library : staging)) {
+    module.emitError() << "cannot create '" << staging
+                       << "': " << ec.message();
+    return discard();
+  }
+  auto write = [&](const std::string &path,
                    const std::string &contents) -> LogicalResult {
     std::error_code ec;
-    llvm::raw_fd_ostream os(path + ".partial", ec);
+    llvm::raw_fd_ostream os(path, ec);
     if (!ec) {
       os << contents;
       os.close();
       ec = os.error();
     }
     if (ec) {
-      module.emitError() << "cannot write '" << path
-                         << ".partial': " << ec.message();
+      module.emitError() << "cannot write '" << path << "': " << ec.message();
       return failure();
     }
-    staged.push_back(path);
     return success();
-  };
-  auto discard = [&]() {
-    for (const std::string &path : staged)
-      llvm::sys::fs::remove(path + ".partial");
-    return failure();
   };
   // The libraries first: the manifest records their hashes.
   if (writer.usesKernels) {
-    std::string library = dir.str() + "/kernels";
     std::string bytes;
     if (backend == ::ein::Backend::Cpu) {
       std::string path = library + "/host.so";
-      if (failed(writeHostLibrary(kernels, path + ".partial")))
+      if (failed(writeHostLibrary(kernels, path)))
         return discard();
-      staged.push_back(path);
-      auto built = llvm::MemoryBuffer::getFile(path + ".partial");
+      auto built = llvm::MemoryBuffer::getFile(path);
       if (!built) {
         module.emitError() << "cannot read back '" << path
-                           << ".partial': " << built.getError().message();
+                           << "': " << built.getError().message();
         return discard();
       }
       bytes = (*built)->getBuffer().str();
@@ -913,7 +1002,7 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
                   .getObject()
                   .getValue()
                   .str();
-      if (failed(stage(library + "/device.cubin", bytes)))
+      if (failed(write(library + "/device.cubin", bytes)))
         return discard();
     }
     manifest.kernelLibraryHashes = {::ein::sha256Hex(bytes)};
@@ -928,15 +1017,22 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
     func->emitOpError() << "would make an invalid bundle: " << why;
     return discard();
   }
-  if (failed(
-          stage(dir.str() + "/program.json", ::ein::writeProgram(*program))) ||
-      failed(stage(dir.str() + "/manifest.json", text)))
+  if (failed(write(staging + "/program.json", ::ein::writeProgram(*program))) ||
+      failed(write(staging + "/manifest.json", text)))
     return discard();
-  for (const std::string &path : staged)
-    if (std::error_code ec = llvm::sys::fs::rename(path + ".partial", path)) {
-      module.emitError() << "cannot move '" << path
-                         << ".partial' into place: " << ec.message();
-      return discard();
-    }
+  if (!replaceDirectory(staging, dir.str(), why)) {
+    module.emitError() << why;
+    return discard();
+  }
   return success();
+}
+
+std::string mlir::ein::bundleStagingDirectory(StringRef dir) {
+  llvm::SmallString<256> path(dir);
+  while (path.size() > 1 && llvm::sys::path::is_separator(path.back()))
+    path.pop_back();
+  std::string name = "." + llvm::sys::path::filename(path).str() + ".partial";
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
 }

@@ -34,7 +34,16 @@ struct BundleOptions {
 /// manifest, program.json and the kernel library. The bundle is read back
 /// with the runtime's reader before this returns; a bundle the runtime would
 /// refuse, or a buffer plan over the memory limit, is an error on `module`.
+/// The files are written into bundleStagingDirectory(dir) and the whole
+/// directory then takes `dir`'s place (an existing one is exchanged with it
+/// at once, then removed, what else it held moved over first): a failure
+/// leaves `dir` as it was, and nothing is ever written through a link.
 LogicalResult writeBundle(ModuleOp module, const BundleOptions &options);
+
+/// Where a bundle for `dir` is assembled before it replaces `dir`: the
+/// hidden sibling `.NAME.partial` (ein-compile's pipeline exports the
+/// reference program.json into it first).
+std::string bundleStagingDirectory(llvm::StringRef dir);
 
 } // namespace mlir::ein
 
