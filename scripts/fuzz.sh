@@ -12,11 +12,21 @@
 #   4. with a main build given (BUILD, which has ein-compile): compiles CPU
 #      bundles of the examples and runs them sanitized (--check --debug),
 #      then the mutation campaign with the sanitized ein-run.
+#   5. with --ir: builds the whole project instrumented with clang 22
+#      (EIN_FUZZ_IR, in FUZZ_IR_BUILD_DIR, build-fuzz-ir: long, a full
+#      compile of the compiler's libraries) and runs tools/fuzz-ir (MLIR's
+#      parser behind the input guard, then import and ein-plan on 2 devices)
+#      for SECONDS from the test inputs and examples.
 # Prints one line per stage and "N passed, N failed"; exits 1 on a failure.
-#   scripts/fuzz.sh [SECONDS] [BUILD]      # SECONDS=30 by default
+#   scripts/fuzz.sh [--ir] [SECONDS] [BUILD]      # SECONDS=30 by default
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+ir=0
+if [ "${1:-}" = "--ir" ]; then
+  ir=1
+  shift
+fi
 seconds=${1:-30}
 main=${2:-}
 build=$(realpath -m "${FUZZ_BUILD_DIR:-build-fuzz}")
@@ -106,5 +116,40 @@ if [ -n "$main" ]; then
   status=$?
   tail -3 "$work/mutations.log"
   stage "mutations under ASan+UBSan" $status
+fi
+if [ $ir -eq 1 ]; then
+  irbuild=$(realpath -m "${FUZZ_IR_BUILD_DIR:-build-fuzz-ir}")
+  if [ ! -f "$irbuild/build.ninja" ]; then
+    cmake -G Ninja -S . -B "$irbuild" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
+      -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+      -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+      -DEIN_FUZZ_IR=ON -DEIN_RUNTIME_CUDA=OFF > "$irbuild.configure.log" 2>&1
+  fi
+  ninja -C "$irbuild" fuzz-ir > "$irbuild.log" 2>&1
+  status=$?
+  [ $status -eq 0 ] || tail -30 "$irbuild.log"
+  stage "build fuzz-ir (clang 22, whole project instrumented)" $status
+  if [ $status -eq 0 ]; then
+    mkdir -p "$work/ir" "$work/ir-seeds"
+    i=0
+    for f in examples/*.mlir test/Pipelines/Inputs/*.mlir \
+      test/Transforms/*.mlir; do
+      cp "$f" "$work/ir-seeds/$i.mlir"
+      i=$((i + 1))
+    done
+    "$irbuild/bin/fuzz-ir" -max_total_time="$seconds" -timeout=30 \
+      -rss_limit_mb=4096 -max_len=32768 -print_final_stats=1 \
+      -artifact_prefix="$work/ir-" "$work/ir" "$work/ir-seeds" \
+      > "$work/ir.log" 2>&1
+    status=$?
+    if [ $status -ne 0 ]; then
+      tail -40 "$work/ir.log"
+      mkdir -p fuzz-artifacts && cp "$work"/ir-* fuzz-artifacts/ 2>/dev/null
+    fi
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/ir.log" |
+      grep -o '[0-9]*$')
+    stage "fuzz-ir for ${seconds}s (${runs:-?} inputs)" $status
+  fi
 fi
 finish
