@@ -12,8 +12,8 @@
 #   4. with a main build given (BUILD, which has ein-compile): compiles CPU
 #      bundles of the examples and runs them sanitized (--check --debug),
 #      then the mutation campaign with the sanitized ein-run.
-#   5. with --ir: builds the whole project instrumented with clang 22
-#      (EIN_FUZZ_IR, in FUZZ_IR_BUILD_DIR, build-fuzz-ir: long, a full
+#   5. with --ir: builds the whole project instrumented with clang 22 for
+#      libFuzzer and UBSan (EIN_FUZZ_IR, in FUZZ_IR_BUILD_DIR, build-fuzz-ir: long, a full
 #      compile of the compiler's libraries) and runs tools/fuzz-ir (MLIR's
 #      parser behind the input guard, then import and ein-plan on 2 devices)
 #      for SECONDS from the test inputs and examples.

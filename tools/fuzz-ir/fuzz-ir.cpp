@@ -3,7 +3,7 @@
 // Any bytes as MLIR (after the input guard ein-opt and ein-compile run
 // first, docs/testing.md): a module that parses is imported, given a
 // 2-device target and planned (ein-plan's pipeline), every diagnostic
-// swallowed. A crash, a sanitizer report or a hang is a finding. Built only
+// swallowed. A crash, a UBSan report or a hang is a finding. Built only
 // with EIN_FUZZ_IR (clang); scripts/fuzz.sh --ir runs it.
 //
 //===----------------------------------------------------------------------===//
