@@ -106,6 +106,22 @@ inline json splitMatmulManifest() {
        transfer(1, "P1", "R0", {1}), aggregate(0, {"P0", "R0"}, "P0", {0, 2})});
 }
 
+/// Y[2x4] on device 0 gathered from two halves: device 0's X0 into columns
+/// 0..2 and device 1's X1 into columns 2..4, with no dependency between
+/// the two transfers.
+inline json twoHalvesManifest() {
+  json m = manifest(
+      2, {512, 256},
+      {buffer("X0", 0, 0, type({2, 2})), buffer("X1", 1, 0, type({2, 2})),
+       buffer("Y", 0, 256, type({2, 4}))},
+      {layout(type({2, 4}), {block("X0", {0, 0}), block("X1", {0, 2})})},
+      {layout(type({2, 4}), {block("Y", {0, 0})})},
+      {transfer(0, "X0", "Y"), transfer(1, "X1", "Y")});
+  m["steps"][0]["to_offset"] = {0, 0};
+  m["steps"][1]["to_offset"] = {0, 2};
+  return m;
+}
+
 inline json matmulProgram(std::vector<int64_t> a, std::vector<int64_t> b,
                           const std::string &dtype = "f32") {
   json p =

@@ -201,15 +201,7 @@ TEST(DataFlow, ADroppedStepLeavesAReadUnwritten) {
 
 TEST(DataFlow, AShrunkTransferLeavesAnOutputPartlyUnwritten) {
   // Two devices each send one half of a row into device 0's output.
-  json m = manifest(
-      2, {512, 256},
-      {buffer("X0", 0, 0, type({2, 2})), buffer("X1", 1, 0, type({2, 2})),
-       buffer("Y", 0, 256, type({2, 4}))},
-      {layout(type({2, 4}), {block("X0", {0, 0}), block("X1", {0, 2})})},
-      {layout(type({2, 4}), {block("Y", {0, 0})})},
-      {transfer(0, "X0", "Y"), transfer(1, "X1", "Y")});
-  m["steps"][0]["to_offset"] = {0, 0};
-  m["steps"][1]["to_offset"] = {0, 2};
+  json m = twoHalvesManifest();
   EXPECT_EQ(errorOf(m), "");
   json shrunk = m;
   shrunk["steps"][1]["from_offset"] = {0, 0};

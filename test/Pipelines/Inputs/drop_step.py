@@ -1,13 +1,18 @@
-"""Copies a bundle with one step of a kind dropped: a mutation that --check
-must catch. Steps that depended on the dropped one inherit its dependencies,
-so the schedule stays well ordered and only the data is missing.
+"""Copies a bundle with the first step of a kind dropped: a mutation the
+loader must refuse. Steps that depended on the dropped one inherit its
+dependencies (scripts/mutate_bundles.py's drop-step), so the schedule stays
+well ordered and only the data is missing.
 
-usage: drop_step.py BUNDLE OUT KIND   (KIND: transfer or aggregate; drops
-the first step of that kind whose result another step or an output reads)
+usage: drop_step.py BUNDLE OUT KIND   (KIND: transfer, aggregate, kernel...)
 """
 import json
+import os
 import shutil
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                                "scripts"))
+from mutate_bundles import drop_step  # noqa: E402
 
 
 def main():
@@ -19,17 +24,7 @@ def main():
     victim = next((i for i, s in enumerate(steps) if s["kind"] == kind), None)
     if victim is None:
         sys.exit(f"drop_step.py: no {kind} step in {src}")
-    inherited = steps[victim].get("deps", [])
-    kept = []
-    for i, s in enumerate(steps):
-        if i == victim:
-            continue
-        deps = set()
-        for d in s.get("deps", []):
-            deps.update(inherited if d == victim else [d])
-        s["deps"] = sorted(d - (d > victim) for d in deps)
-        kept.append(s)
-    m["steps"] = kept
+    drop_step(m, victim)
     with open(f"{out}/manifest.json", "w") as f:
         json.dump(m, f, indent=2)
     print(f"dropped step {victim} ({kind})")
