@@ -133,8 +133,9 @@ if [ $ir -eq 1 ]; then
   if [ $status -eq 0 ]; then
     mkdir -p "$work/ir" "$work/ir-seeds"
     i=0
+    # The known parser-crash inputs (test/Tools/Inputs) stay as seeds.
     for f in examples/*.mlir test/Pipelines/Inputs/*.mlir \
-      test/Transforms/*.mlir; do
+      test/Transforms/*.mlir test/Tools/Inputs/*.mlir; do
       cp "$f" "$work/ir-seeds/$i.mlir"
       i=$((i + 1))
     done

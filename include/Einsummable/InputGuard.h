@@ -2,16 +2,21 @@
 //
 // Inputs LLVM 22's parsers crash on instead of diagnosing: a dense array of
 // `index` elements (`array<index: 0>`: SIGSEGV in parseDenseArrayAttr), and
-// a `linalg.reduce` whose `dimensions =` is not followed by an array (its
-// parser keeps a null attribute). ein-opt and ein-compile scan their input
-// for both before parsing and refuse it with a diagnostic of their own.
+// a linalg op whose integer list (`dimensions =` of linalg.reduce and
+// linalg.broadcast, `permutation =` of linalg.transpose, ...) is not a
+// closed list of integers (its parser keeps a null attribute; the broadcast
+// and transpose cases found by tools/fuzz-ir). ein-opt and ein-compile scan
+// their input for both before parsing and refuse it with a diagnostic of their
+// own.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef EINSUMMABLE_INPUTGUARD_H
 #define EINSUMMABLE_INPUTGUARD_H
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,13 +24,33 @@
 
 namespace mlir::ein {
 
+/// Whether `items` is a comma-separated list of decimal 64-bit integers
+/// (maybe empty), as between the brackets of `[0, -1, 2]`.
+inline bool isIntegerList(llvm::StringRef items) {
+  if (items.trim(" \t\r\n").empty())
+    return true;
+  llvm::SmallVector<llvm::StringRef> parts;
+  items.split(parts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  for (llvm::StringRef item : parts) {
+    // Decimal digits only (no 0x, no +), in range of an i64.
+    item = item.trim(" \t\r\n");
+    long long value;
+    if (item.empty() ||
+        item.drop_front(item.starts_with("-"))
+                .find_first_not_of("0123456789") != llvm::StringRef::npos ||
+        item.getAsInteger(10, value))
+      return false;
+  }
+  return true;
+}
+
 /// Whether `input` (named `name` in messages) is free of the text MLIR's
 /// parser crashes on; if not, prints "NAME:LINE:COL: error: ..." to
 /// `errs` and returns false.
 inline bool checkParserSafe(const llvm::MemoryBuffer &input,
                             llvm::StringRef name, llvm::raw_ostream &errs) {
   llvm::StringRef text = input.getBuffer();
-  auto report = [&](size_t at, llvm::StringRef what) {
+  auto report = [&](size_t at, const llvm::Twine &what) {
     llvm::StringRef before = text.take_front(at);
     size_t line = before.count('\n') + 1;
     size_t lineStart = before.rfind('\n');
@@ -34,19 +59,36 @@ inline bool checkParserSafe(const llvm::MemoryBuffer &input,
     errs << name << ":" << line << ":" << column << ": error: " << what << "\n";
     return false;
   };
-  for (size_t at = text.find("dimensions"); at != llvm::StringRef::npos;
-       at = text.find("dimensions", at + 1)) {
-    llvm::StringRef rest = text.drop_front(at + 10).ltrim(" \t\r\n");
-    if (!rest.consume_front("="))
-      continue;
-    rest = rest.ltrim(" \t\r\n");
-    // The custom form's [1, 2]; the generic form's array<i64: ...>.
-    if (!rest.starts_with("[") && !rest.starts_with("array<") &&
-        !rest.starts_with("dense<"))
-      return report(at, "'dimensions =' must be followed by an array such "
-                        "as [1] (MLIR's linalg parser would crash on "
-                        "anything else)");
-  }
+  // The integer lists of linalg's custom forms: linalg.reduce and
+  // linalg.broadcast's `dimensions`, linalg.transpose's `permutation`,
+  // linalg.pack's `inner_dims_pos` and `outer_dims_perm`.
+  for (llvm::StringRef key :
+       {"dimensions", "permutation", "inner_dims_pos", "outer_dims_perm"})
+    for (size_t at = text.find(key); at != llvm::StringRef::npos;
+         at = text.find(key, at + 1)) {
+      llvm::StringRef rest = text.drop_front(at + key.size()).ltrim(" \t\r\n");
+      if (!rest.consume_front("="))
+        continue;
+      rest = rest.ltrim(" \t\r\n");
+      // The custom form's [1, 2]; the generic form's array<i64: ...>.
+      if (!rest.starts_with("[") && !rest.starts_with("array<") &&
+          !rest.starts_with("dense<"))
+        return report(at, "'" + key.str() +
+                              " =' must be followed by an array such as [1] "
+                              "(MLIR's linalg parser would crash on anything "
+                              "else)");
+      // A broken list (`[0, 1, 2>`, `[1, 0.]`) leaves the parser a null
+      // attribute too.
+      if (!rest.starts_with("["))
+        continue;
+      size_t close = rest.find(']');
+      if (close == llvm::StringRef::npos ||
+          !isIntegerList(rest.slice(1, close)))
+        return report(at, "'" + key.str() +
+                              " =' must be followed by a list of integers "
+                              "such as [0, 1] (MLIR's linalg parser would "
+                              "crash on anything else)");
+    }
   for (size_t at = text.find("array<"); at != llvm::StringRef::npos;
        at = text.find("array<", at + 1)) {
     // Not a word that merely ends in "array" (dense_array<...> is fine).
