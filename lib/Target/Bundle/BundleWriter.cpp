@@ -752,8 +752,8 @@ bool replaceDirectory(const std::string &staging, const std::string &dir,
         continue;
       if (std::error_code moved =
               fs::rename(it->path(), staging + "/" + name.str())) {
-        error = "cannot keep '" + it->path() + "' with the new bundle: " +
-                moved.message();
+        error = "cannot keep '" + it->path() +
+                "' with the new bundle: " + moved.message();
         return false;
       }
     }
@@ -964,8 +964,7 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   std::string library = staging + "/kernels";
   if (std::error_code ec = llvm::sys::fs::create_directories(
           writer.usesKernels ? library : staging)) {
-    module.emitError() << "cannot create '" << staging
-                       << "': " << ec.message();
+    module.emitError() << "cannot create '" << staging << "': " << ec.message();
     return discard();
   }
   auto write = [&](const std::string &path,
