@@ -76,21 +76,26 @@ work=$(mktemp -d /tmp/ein-fuzz-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allow_user_segv_handler=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-for h in $harnesses; do
-  mkdir -p "$work/$h"
-  # New inputs go to the work directory; the committed corpus is read only.
-  "$build/bin/fuzz-$h" -max_total_time="$seconds" -timeout=20 \
-    -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 \
-    -artifact_prefix="$work/$h-" "$work/$h" "runtime/fuzz/corpus/$h" \
-    > "$work/$h.log" 2>&1
-  status=$?
+# Runs the libFuzzer binary BINARY as NAME for SECONDS from SEEDS (read
+# only: new inputs go to the work directory); a crashing input is copied to
+# fuzz-artifacts/.
+fuzz() { # NAME BINARY SEEDS MAX_LEN TIMEOUT
+  mkdir -p "$work/$1" "$work/artifacts"
+  "$2" -max_total_time="$seconds" -timeout="$5" -rss_limit_mb=4096 \
+    -max_len="$4" -print_final_stats=1 -artifact_prefix="$work/artifacts/$1-" \
+    "$work/$1" "$3" > "$work/$1.log" 2>&1
+  local status=$?
   if [ $status -ne 0 ]; then
-    tail -40 "$work/$h.log"
-    mkdir -p fuzz-artifacts && cp "$work/$h"-* fuzz-artifacts/ 2>/dev/null
+    tail -40 "$work/$1.log"
+    mkdir -p fuzz-artifacts && cp "$work/artifacts/$1"-* fuzz-artifacts/ 2>/dev/null
   fi
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$h.log" |
+  local runs
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$1.log" |
     grep -o '[0-9]*$')
-  stage "fuzz-$h for ${seconds}s (${runs:-?} inputs)" $status
+  stage "fuzz-$1 for ${seconds}s (${runs:-?} inputs)" $status
+}
+for h in $harnesses; do
+  fuzz "$h" "$build/bin/fuzz-$h" "runtime/fuzz/corpus/$h" 65536 20
 done
 
 "$build/bin/ein-runtime-tests" > "$work/runtime-tests.log" 2>&1
@@ -131,7 +136,7 @@ if [ $ir -eq 1 ]; then
   [ $status -eq 0 ] || tail -30 "$irbuild.log"
   stage "build fuzz-ir (clang 22, whole project instrumented)" $status
   if [ $status -eq 0 ]; then
-    mkdir -p "$work/ir" "$work/ir-seeds"
+    mkdir -p "$work/ir-seeds"
     i=0
     # The known parser-crash inputs (test/Tools/Inputs) stay as seeds.
     for f in examples/*.mlir test/Pipelines/Inputs/*.mlir \
@@ -139,18 +144,7 @@ if [ $ir -eq 1 ]; then
       cp "$f" "$work/ir-seeds/$i.mlir"
       i=$((i + 1))
     done
-    "$irbuild/bin/fuzz-ir" -max_total_time="$seconds" -timeout=30 \
-      -rss_limit_mb=4096 -max_len=32768 -print_final_stats=1 \
-      -artifact_prefix="$work/ir-" "$work/ir" "$work/ir-seeds" \
-      > "$work/ir.log" 2>&1
-    status=$?
-    if [ $status -ne 0 ]; then
-      tail -40 "$work/ir.log"
-      mkdir -p fuzz-artifacts && cp "$work"/ir-* fuzz-artifacts/ 2>/dev/null
-    fi
-    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/ir.log" |
-      grep -o '[0-9]*$')
-    stage "fuzz-ir for ${seconds}s (${runs:-?} inputs)" $status
+    fuzz ir "$irbuild/bin/fuzz-ir" "$work/ir-seeds" 32768 30
   fi
 fi
 finish
