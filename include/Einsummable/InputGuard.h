@@ -70,17 +70,19 @@ inline bool checkParserSafe(const llvm::MemoryBuffer &input,
       if (!rest.consume_front("="))
         continue;
       rest = rest.ltrim(" \t\r\n");
-      // The custom form's [1, 2]; the generic form's array<i64: ...>.
-      if (!rest.starts_with("[") && !rest.starts_with("array<") &&
-          !rest.starts_with("dense<"))
+      // In an attribute dictionary (the generic form's {dimensions =
+      // array<i64: ...>}) the attribute parser diagnoses what it cannot
+      // read; only the custom form's list is parsed without a check.
+      llvm::StringRef before = text.take_front(at).rtrim(" \t\r\n");
+      if (before.ends_with("{") || before.ends_with(","))
+        continue;
+      if (!rest.starts_with("["))
         return report(at, "'" + key.str() +
                               " =' must be followed by an array such as [1] "
                               "(MLIR's linalg parser would crash on anything "
                               "else)");
       // A broken list (`[0, 1, 2>`, `[1, 0.]`) leaves the parser a null
       // attribute too.
-      if (!rest.starts_with("["))
-        continue;
       size_t close = rest.find(']');
       if (close == llvm::StringRef::npos ||
           !isIntegerList(rest.slice(1, close)))
