@@ -37,6 +37,14 @@ if os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
 # ein-compile --explain=FILE.svg draws with Graphviz's dot (scripts/setup.sh
 # installs graphviz).
 import shutil
+
+# Runs of several ranks start under Open MPI's mpirun (scripts/setup.sh
+# installs openmpi-bin): as root it needs --allow-run-as-root, more ranks
+# than cores need --oversubscribe, and in containers the shared-memory
+# transport must do without its single-copy mechanism.
+mpirun = shutil.which("mpirun") or "mpirun"
+config.substitutions.append(("%mpirun", "env OMPI_MCA_btl_vader_single_copy_mechanism=none "
+                             f"{mpirun} --allow-run-as-root --oversubscribe"))
 if shutil.which("dot"):
     config.available_features.add("graphviz")
 

@@ -80,6 +80,17 @@ class Compiled:
     def devices(self):
         return self._runtime.devices
 
+    @property
+    def rank(self):
+        """This process's rank: 0 unless mpirun started one process per
+        node of a bundle for several (docs/distributed.md)."""
+        return self._runtime.rank
+
+    @property
+    def ranks(self):
+        """The processes running the bundle together (1 without mpirun)."""
+        return self._runtime.ranks
+
     def _set(self, index, tensor):
         t = tensor.detach()
         if t.device.type != "cpu":
@@ -113,6 +124,12 @@ class Compiled:
             self._set(index, x)
         self._runtime.run()
         self._called = True
+        if self._runtime.rank != 0:
+            # Another rank of a run over several processes: the outputs are
+            # gathered into rank 0, and this one has none.
+            for i in range(len(self._runtime.outputs)):
+                self._runtime.get_output(i, 0, 0)
+            return None
         results = []
         for i, info in enumerate(self._runtime.outputs):
             out = torch.empty(info.shape, dtype=_dtype(info.dtype))

@@ -42,7 +42,9 @@ def library():
     lib.ein_bundle_free.restype = None
     lib.ein_bundle_target.argtypes = [p]
     lib.ein_bundle_target.restype = ctypes.c_char_p
-    lib.ein_bundle_devices.argtypes = [p]
+    for name in ("ein_bundle_devices", "ein_bundle_nodes", "ein_bundle_rank",
+                 "ein_bundle_ranks"):
+        getattr(lib, name).argtypes = [p]
     lib.ein_bundle_describe.argtypes = [p]
     lib.ein_bundle_describe.restype = ctypes.c_char_p
     for name in ("ein_bundle_num_inputs", "ein_bundle_num_outputs",
@@ -89,6 +91,12 @@ class Bundle:
         self.directory = directory
         self.target = self._lib.ein_bundle_target(self._handle).decode()
         self.devices = self._lib.ein_bundle_devices(self._handle)
+        # Under mpirun, a bundle for several nodes runs one rank per process
+        # (docs/distributed.md): every call is then collective, rank 0's
+        # inputs are scattered and the outputs gathered into rank 0.
+        self.nodes = self._lib.ein_bundle_nodes(self._handle)
+        self.rank = self._lib.ein_bundle_rank(self._handle)
+        self.ranks = self._lib.ein_bundle_ranks(self._handle)
         self.inputs = [self._info(self._lib.ein_bundle_input_info, i)
                        for i in range(self._lib.ein_bundle_num_inputs(
                            self._handle))]

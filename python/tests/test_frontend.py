@@ -313,6 +313,56 @@ class Binding(unittest.TestCase):
             self.assertGreater(compiled.bench(1, 3), 0)
 
 
+RANK_SCRIPT = """
+import sys, torch
+sys.path[:0] = sys.argv[1:3]
+import einsummable, models
+work = sys.argv[3]
+model = models.GPT2Block().eval()
+model.load_state_dict(torch.load(work + "/weights.pt"))
+x = torch.load(work + "/x.pt")
+loaded = einsummable.load(work + "/bundle", model)
+with torch.no_grad():
+    got, want = loaded(x), model(x)
+if loaded.rank == 0:
+    err = ((got - want).abs().max() / want.abs().max().clamp(min=1)).item()
+    print("rank 0 of %d: error %.3g" % (loaded.ranks, err))
+else:
+    print("rank %d of %d: %r" % (loaded.rank, loaded.ranks, got))
+"""
+
+
+class Ranks(unittest.TestCase):
+    """A model compiled for two nodes runs as two processes under mpirun
+    (docs/distributed.md): every rank loads it and calls it; rank 0 gets
+    the model's result, the other rank None."""
+
+    def test_two_nodes_under_mpirun(self):
+        torch.manual_seed(2)
+        model = models.GPT2Block().eval()
+        x = torch.randn(2, 16, 64)
+        with tempfile.TemporaryDirectory() as work:
+            compiled = einsummable.compile(model, (x,), devices=4,
+                                           topology="nodes=2,gpus=2",
+                                           workdir=work)
+            self.assertEqual((compiled.rank, compiled.ranks), (0, 1))
+            torch.save(model.state_dict(), os.path.join(work, "weights.pt"))
+            torch.save(x, os.path.join(work, "x.pt"))
+            env = dict(os.environ,
+                       OMPI_MCA_btl_vader_single_copy_mechanism="none")
+            run = subprocess.run(
+                ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n",
+                 "2", sys.executable, "-c", RANK_SCRIPT,
+                 os.path.dirname(HERE), HERE, work],
+                env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            lines = sorted(run.stdout.splitlines())
+            self.assertEqual(lines[1], "rank 1 of 2: None")
+            self.assertTrue(lines[0].startswith("rank 0 of 2: error "),
+                            run.stdout)
+            self.assertLess(float(lines[0].split()[-1]), 1e-4)
+
+
 class Refusals(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="ein-refusal-")

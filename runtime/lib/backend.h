@@ -25,8 +25,14 @@ struct RuntimeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class Communicator;
+
 struct BackendOptions {
   bool debug = false;
+  /// A run of several ranks (ranks.h): this process owns node
+  /// ranks->rank()'s devices only, runs their steps, and moves transfers
+  /// between nodes through it. Null: every device is here.
+  Communicator *ranks = nullptr;
 };
 
 /// What runs a bundle's schedule on its devices (ein::Backend, target.h,
@@ -34,7 +40,8 @@ struct BackendOptions {
 class DeviceBackend {
 public:
   virtual ~DeviceBackend() = default;
-  /// Copies a whole buffer (Buffer::bytes() bytes) from or to the host.
+  /// Copies a whole buffer (Buffer::bytes() bytes) from or to the host; the
+  /// buffer is on a device of this process.
   virtual void writeBuffer(int buffer, const unsigned char *host) = 0;
   virtual void readBuffer(int buffer, unsigned char *host) const = 0;
   /// Runs every step of the schedule once and waits for the last.
@@ -47,7 +54,8 @@ public:
   virtual ein_memory_info memory(int device) const = 0;
   /// Runs the schedule once, step by step (on CUDA eagerly, not as a graph),
   /// and returns each step's milliseconds: from when it could start on its
-  /// device to its end, so waiting for another device is not counted.
+  /// device to its end, so waiting for another device is not counted (0 for
+  /// a step of another rank's devices).
   virtual std::vector<double> profile() = 0;
 };
 

@@ -77,9 +77,9 @@ public:
 
   void read(const json &root) {
     Node top{root, "manifest"};
-    top.only({"format", "version", "target", "chip", "devices", "arena_bytes",
-              "kernel_libraries", "kernel_library_sha256", "buffers", "inputs",
-              "outputs", "constants", "steps"});
+    top.only({"format", "version", "target", "chip", "devices", "nodes",
+              "arena_bytes", "kernel_libraries", "kernel_library_sha256",
+              "buffers", "inputs", "outputs", "constants", "steps"});
     if (top.at("format").str() != kFormatName)
       fail("manifest.format", std::string("expected \"") + kFormatName + "\"");
     int64_t version = top.at("version").integer();
@@ -146,6 +146,15 @@ private:
     if (!checkDevices(devices.integer(), error))
       fail(devices.path, error);
     m.devices = static_cast<int>(devices.integer());
+    if (top.has("nodes")) {
+      Node nodes = top.at("nodes");
+      int64_t k = nodes.integer();
+      if (k < 1 || k > m.devices || m.devices % k != 0)
+        fail(nodes.path, "the bundle's " + std::to_string(m.devices) +
+                             " devices cannot sit on " + std::to_string(k) +
+                             " nodes of equal size");
+      m.nodes = static_cast<int>(k);
+    }
   }
 
   void readArenas(const Node &node) {
@@ -1078,6 +1087,9 @@ std::string writeManifest(const Manifest &m) {
                {"steps", std::move(steps)}};
   if (!m.kernelLibraries.empty())
     root["kernel_library_sha256"] = m.kernelLibraryHashes;
+  // Only a bundle for several nodes says so.
+  if (m.nodes > 1)
+    root["nodes"] = m.nodes;
   // Only a bundle with constants says so (the others' bytes are unchanged).
   if (!m.constants.empty())
     root["constants"] = writeLayouts(m, m.constants, /*constants=*/true);
@@ -1127,6 +1139,7 @@ bool readBundle(const std::string &directory, Bundle &bundle,
     error = manifestPath + ": " + error;
     return false;
   }
+  bundle.manifestSha256 = sha256Hex(text);
   if (!readProgram(directory + "/program.json", bundle.program, error))
     return false;
   if (!checkAgreement(bundle.manifest, bundle.program, error)) {

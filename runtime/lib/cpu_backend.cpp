@@ -5,11 +5,16 @@
 // end of its device's memory faults instead of corrupting a neighbour. Steps
 // run one after another in schedule order, which the manifest's validation
 // (checkSchedule) guarantees gives the result of any order the dependencies
-// allow.
+// allow. In a run of several ranks, each process holds its node's arenas,
+// runs its node's steps in the same order and sends or receives a transfer
+// between nodes at its place in that order: every rank meets every
+// cross-node transfer in the one global order, so none waits for a message
+// a peer sends only later.
 //
 //===----------------------------------------------------------------------===//
 
 #include "backend.h"
+#include "ranks.h"
 
 #include "ein/eval.h"
 #include "ein/npy.h"
@@ -89,7 +94,8 @@ bool callGuarded(HostKernel kernel, void *const *args, const int64_t *scalars) {
 class CpuBackend final : public DeviceBackend {
 public:
   CpuBackend(const Bundle &bundle, const BackendOptions &options)
-      : bundle(bundle), m(bundle.manifest), options(options) {
+      : bundle(bundle), m(bundle.manifest), options(options),
+        node(options.ranks ? options.ranks->rank() : -1) {
     try {
       mapArenas();
       loadKernels();
@@ -132,8 +138,9 @@ public:
   void run() override {
     if (options.debug)
       poison();
-    for (const Step &step : m.steps)
-      execute(step);
+    for (size_t i = 0; i < m.steps.size(); ++i)
+      if (mine(m.steps[i]))
+        execute(m.steps[i], i);
   }
 
   double timedRun() override {
@@ -145,11 +152,13 @@ public:
   std::vector<double> profile() override {
     if (options.debug)
       poison();
-    std::vector<double> times;
-    for (const Step &step : m.steps) {
+    std::vector<double> times(m.steps.size(), 0.0);
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      if (!mine(m.steps[i]))
+        continue;
       auto start = std::chrono::steady_clock::now();
-      execute(step);
-      times.push_back(millisecondsSince(start));
+      execute(m.steps[i], i);
+      times[i] = millisecondsSince(start);
     }
     return times;
   }
@@ -159,7 +168,11 @@ public:
         "cpu: " + std::to_string(m.devices) + " virtual GPUs, arenas of";
     for (size_t d = 0; d < m.arenaBytes.size(); ++d)
       text += (d ? ", " : " ") + std::to_string(m.arenaBytes[d]);
-    return text + " bytes between guard pages";
+    text += " bytes between guard pages";
+    if (node >= 0)
+      text += "; this rank holds node " + std::to_string(node) +
+              "'s, transfers between nodes through " + options.ranks->engine();
+    return text;
   }
 
   ein_memory_info memory(int device) const override {
@@ -177,6 +190,8 @@ private:
   const Bundle &bundle;
   const Manifest &m;
   BackendOptions options;
+  int node; // the node whose devices this process holds; -1: all
+  std::vector<unsigned char> message; // a cross-node transfer's bytes
   void *mapping = nullptr;
   size_t mappingBytes = 0;
   std::vector<unsigned char *> arenas;
@@ -189,8 +204,10 @@ private:
   void mapArenas() {
     size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     mappingBytes = page;
-    for (int64_t bytes : m.arenaBytes)
-      mappingBytes += roundUp(static_cast<size_t>(bytes), page) + page;
+    for (int d = 0; d < m.devices; ++d)
+      if (local(d))
+        mappingBytes +=
+            roundUp(static_cast<size_t>(m.arenaBytes[d]), page) + page;
     void *p = mmap(nullptr, mappingBytes, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
@@ -199,7 +216,12 @@ private:
           " bytes for the devices' arenas: " + std::strerror(errno));
     mapping = p;
     unsigned char *cursor = static_cast<unsigned char *>(p) + page;
-    for (int64_t bytes : m.arenaBytes) {
+    for (int d = 0; d < m.devices; ++d) {
+      int64_t bytes = m.arenaBytes[d];
+      if (!local(d)) {
+        arenas.push_back(nullptr); // another rank's
+        continue;
+      }
       size_t size = roundUp(static_cast<size_t>(bytes), page);
       if (size && mprotect(cursor, size, PROT_READ | PROT_WRITE) != 0)
         throw RuntimeError("cannot allocate an arena of " +
@@ -353,6 +375,8 @@ private:
     char hex[32];
     std::snprintf(hex, sizeof hex, "%p", address);
     for (int d = 0; d < m.devices; ++d) {
+      if (!arenas[d])
+        continue;
       const unsigned char *begin = arenas[d],
                           *end = begin + roundUp(m.arenaBytes[d], page);
       if (p >= begin - page && p < begin)
@@ -369,11 +393,59 @@ private:
 
   void poison() {
     for (int device = 0; device < m.devices; ++device)
-      for (auto [first, last] : nonInputSpans(m, device))
-        std::memset(arenas[device] + first, 0xff, last - first);
+      if (local(device))
+        for (auto [first, last] : nonInputSpans(m, device))
+          std::memset(arenas[device] + first, 0xff, last - first);
   }
 
-  void execute(const Step &step) {
+  bool local(int device) const { return node < 0 || m.nodeOf(device) == node; }
+
+  /// Whether this process takes part in `step`: it runs on one of its
+  /// devices, or it is a transfer from or to one.
+  bool mine(const Step &step) const {
+    if (step.kind != StepKind::Transfer)
+      return local(step.device);
+    const Step::Copy &c = step.copies.front();
+    return local(m.buffers[c.src.buffer].device) ||
+           local(m.buffers[c.dst.buffer].device);
+  }
+
+  /// A transfer between nodes: the sending rank packs its regions into one
+  /// message, the receiving rank unpacks it into the destinations.
+  void transferBetweenNodes(const Step &step, size_t index) {
+    const Step::Copy &first = step.copies.front();
+    int from = m.nodeOf(m.buffers[first.src.buffer].device),
+        to = m.nodeOf(m.buffers[first.dst.buffer].device);
+    int width = dtypeBytes(m.buffers[first.src.buffer].type.dtype);
+    size_t total = 0;
+    for (const Step::Copy &c : step.copies)
+      total += static_cast<size_t>(product(c.src.extent)) * width;
+    message.resize(total);
+    std::string what = "transfer step " + std::to_string(index) +
+                       (step.label.empty() ? "" : " '" + step.label + "'") +
+                       ", " + std::to_string(total) + " bytes";
+    bool sending = node == from;
+    if (!sending)
+      options.ranks->receive(from, message.data(), total, what);
+    size_t at = 0;
+    for (const Step::Copy &c : step.copies) {
+      const Region &r = sending ? c.src : c.dst;
+      const Buffer &b = m.buffers[r.buffer];
+      std::vector<int64_t> origin(r.extent.size(), 0);
+      unsigned char *place = checked(r.buffer, b.device, step);
+      if (sending)
+        copyRegion(place, b.type.shape, r.offset, message.data() + at, r.extent,
+                   origin, r.extent, width);
+      else
+        copyRegion(message.data() + at, r.extent, origin, place, b.type.shape,
+                   r.offset, r.extent, width);
+      at += static_cast<size_t>(product(r.extent)) * width;
+    }
+    if (sending)
+      options.ranks->send(to, message.data(), total, what);
+  }
+
+  void execute(const Step &step, size_t index) {
     switch (step.kind) {
     case StepKind::Kernel: {
       std::vector<void *> args;
@@ -395,6 +467,12 @@ private:
         gemm(step);
       return;
     case StepKind::Transfer:
+      if (node >= 0 &&
+          m.nodeOf(m.buffers[step.copies.front().src.buffer].device) !=
+              m.nodeOf(m.buffers[step.copies.front().dst.buffer].device)) {
+        transferBetweenNodes(step, index);
+        return;
+      }
       for (const Step::Copy &c : step.copies) {
         const Buffer &from = m.buffers[c.src.buffer],
                      &to = m.buffers[c.dst.buffer];

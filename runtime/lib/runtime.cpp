@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "ein/partition.h"
 #include "ein/region.h"
+#include "ranks.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,10 @@
 
 struct ein_bundle {
   ein::Bundle bundle;
+  /// A run of several ranks: this process's link to the others (null for a
+  /// single process). Declared before the backend, which uses it, so it
+  /// outlives it.
+  std::unique_ptr<ein::Communicator> ranks;
   std::unique_ptr<ein::DeviceBackend> backend;
   std::vector<bool> inputSet;
   bool ran = false;
@@ -96,17 +101,130 @@ void copyBlock(const ein::TensorLayout &l, const ein::Buffer &buffer,
                     buffer.type.shape, width);
 }
 
-/// Scatters the dense tensor `data` of layout `l` into its blocks.
-void scatter(ein_bundle *b, const ein::TensorLayout &l,
-             const unsigned char *data) {
+/// This process's rank (0 for a single process).
+int rankOf(const ein_bundle *b) { return b->ranks ? b->ranks->rank() : 0; }
+
+/// The rank that holds buffer `buffer`.
+int ownerOf(const ein_bundle *b, int buffer) {
   const ein::Manifest &m = b->bundle.manifest;
+  return b->ranks ? m.nodeOf(m.buffers[buffer].device) : 0;
+}
+
+/// Scatters the dense tensor `data` of layout `l` into its blocks. In a run
+/// of several ranks, `data` is rank 0's, which sends each block to the rank
+/// that holds it; with `everywhere`, every rank has `data` (a constant) and
+/// fills its own blocks.
+void scatter(ein_bundle *b, const ein::TensorLayout &l,
+             const unsigned char *data, bool everywhere = false) {
+  const ein::Manifest &m = b->bundle.manifest;
+  int rank = rankOf(b);
   std::vector<unsigned char> block;
-  for (const ein::BlockPlacement &p : l.blocks) {
+  for (size_t k = 0; k < l.blocks.size(); ++k) {
+    const ein::BlockPlacement &p = l.blocks[k];
     const ein::Buffer &buffer = m.buffers[p.buffer];
+    int owner = ownerOf(b, p.buffer);
+    bool local = owner == rank, haveData = everywhere || rank == 0;
+    if (!local && !(haveData && !everywhere))
+      continue;
     block.resize(buffer.bytes());
-    copyBlock(l, buffer, p, data, block.data(), /*toBlock=*/true);
-    b->backend->writeBuffer(p.buffer, block.data());
+    if (haveData)
+      copyBlock(l, buffer, p, data, block.data(), /*toBlock=*/true);
+    std::string what;
+    if (!everywhere && owner != 0)
+      what = "block " + std::to_string(k) + " of an input";
+    if (local && !haveData)
+      b->ranks->receive(0, block.data(), block.size(), what);
+    if (local)
+      b->backend->writeBuffer(p.buffer, block.data());
+    else
+      b->ranks->send(owner, block.data(), block.size(), what);
   }
+}
+
+/// The blocks an output is read from: one of each set of replicas (blocks
+/// of one region), rank 0's where it holds one.
+std::vector<size_t> outputBlocks(const ein_bundle *b,
+                                 const ein::TensorLayout &l) {
+  const ein::Manifest &m = b->bundle.manifest;
+  std::vector<size_t> chosen;
+  for (size_t k = 0; k < l.blocks.size(); ++k) {
+    const ein::BlockPlacement &p = l.blocks[k];
+    auto same = std::find_if(chosen.begin(), chosen.end(), [&](size_t j) {
+      const ein::BlockPlacement &q = l.blocks[j];
+      return q.offset == p.offset &&
+             m.buffers[q.buffer].type.shape == m.buffers[p.buffer].type.shape;
+    });
+    if (same == chosen.end())
+      chosen.push_back(k);
+    else if (ownerOf(b, p.buffer) == 0 && ownerOf(b, l.blocks[*same].buffer))
+      *same = k;
+  }
+  return chosen;
+}
+
+/// Every rank's bundle is this one (the same manifest) and the launcher
+/// started one process per node; otherwise throws, on every rank, the
+/// same verdict.
+void checkAgreement(ein_bundle *b) {
+  ein::Communicator &c = *b->ranks;
+  const ein::Manifest &m = b->bundle.manifest;
+  std::string mine = b->bundle.manifestSha256 + " " + std::to_string(m.nodes);
+  std::string verdict;
+  if (c.rank() == 0) {
+    std::vector<std::string> all = c.gather(mine, "the bundle's hash");
+    for (size_t r = 1; r < all.size() && verdict.empty(); ++r)
+      if (all[r].substr(0, 64) != b->bundle.manifestSha256)
+        verdict = "rank " + std::to_string(r) +
+                  " runs another bundle than rank 0 (its manifest.json's "
+                  "SHA-256 is " +
+                  all[r].substr(0, 16) + "..., rank 0's " +
+                  b->bundle.manifestSha256.substr(0, 16) + "...)";
+    if (verdict.empty() && m.nodes != c.size())
+      verdict = "the bundle is for " + std::to_string(m.nodes) + " node" +
+                (m.nodes == 1 ? "" : "s") + ", one process each, but " +
+                std::to_string(c.size()) + " processes were started";
+  } else {
+    c.gather(mine, "the bundle's hash");
+  }
+  verdict = c.broadcast(verdict, "the ranks' agreement");
+  if (!verdict.empty())
+    throw ein::RuntimeError(c.prefix() + verdict);
+}
+
+/// Joins the ranks a launcher started, if any (a launch of one process for
+/// a bundle of one node needs none).
+void joinRanks(ein_bundle *b) {
+  const ein::Manifest &m = b->bundle.manifest;
+  ein::Launch launch = ein::detectLaunch();
+  if (launch.kind == ein::Launch::Kind::None ||
+      (launch.size == 1 && m.nodes == 1))
+    return;
+  std::string where = "rank " + std::to_string(launch.rank) + " of " +
+                      std::to_string(launch.size) + ": ";
+  if (launch.size == 1)
+    throw ein::RuntimeError(
+        where + "the bundle is for " + std::to_string(m.nodes) +
+        " nodes, one process each, but 1 process was started (launch " +
+        std::to_string(m.nodes) +
+        " processes, or run it without a launcher to run " +
+        "every node in one process)");
+  if (m.backend == ein::Backend::Cuda)
+    throw ein::RuntimeError(
+        where + "a CUDA bundle runs its nodes in one process for now "
+                "(transfers between GPU processes through NCCL are not "
+                "built yet): run it without a launcher");
+  if (launch.kind == ein::Launch::Kind::Torchrun)
+    throw ein::RuntimeError(
+        where +
+        "the ranks of a CPU bundle talk through MPI, which starts "
+        "them: launch with mpirun -n " +
+        std::to_string(m.nodes) + " instead of torchrun-style variables");
+  try {
+    b->ranks = ein::openMpiCommunicator(launch);
+  } catch (const ein::RuntimeError &e) {
+    throw ein::RuntimeError(where + e.what());
+  }
+  checkAgreement(b);
 }
 
 /// Fills the bundle's constants from program.json's values (checkAgreement
@@ -120,7 +238,7 @@ void fillConstants(ein_bundle *b) {
       ein::encodeElement(l.type.dtype,
                          op->values.size() == 1 ? op->values[0] : op->values[i],
                          dense.data() + i * width);
-    scatter(b, l, dense.data());
+    scatter(b, l, dense.data(), /*everywhere=*/true);
   }
 }
 
@@ -141,8 +259,10 @@ ein_status ein_bundle_load(const char *directory,
     std::string error;
     if (!ein::readBundle(directory, b->bundle, error))
       return failure(error);
+    joinRanks(b.get());
     ein::BackendOptions backendOptions;
     backendOptions.debug = options && options->debug;
+    backendOptions.ranks = b->ranks.get();
     switch (b->bundle.manifest.backend) {
     case ein::Backend::Cpu:
       b->backend = ein::createCpuBackend(b->bundle, backendOptions);
@@ -174,6 +294,16 @@ int ein_bundle_devices(const ein_bundle *bundle) {
   return bundle->bundle.manifest.devices;
 }
 
+int ein_bundle_nodes(const ein_bundle *bundle) {
+  return bundle->bundle.manifest.nodes;
+}
+
+int ein_bundle_rank(const ein_bundle *bundle) { return rankOf(bundle); }
+
+int ein_bundle_ranks(const ein_bundle *bundle) {
+  return bundle->ranks ? bundle->ranks->size() : 1;
+}
+
 const char *ein_bundle_describe(const ein_bundle *bundle) {
   bundle->description = bundle->backend->describe();
   return bundle->description.c_str();
@@ -200,8 +330,9 @@ ein_status ein_bundle_output_info(const ein_bundle *bundle, int index,
 ein_status ein_bundle_set_input(ein_bundle *bundle, int index, const void *data,
                                 size_t bytes) {
   const ein::TensorLayout *l = layout(bundle, /*output=*/false, index);
-  if (checkBytes(l, false, index, data, bytes) != EIN_OK)
-    return EIN_ERROR;
+  if (!l || rankOf(bundle) == 0)
+    if (checkBytes(l, false, index, data, bytes) != EIN_OK)
+      return EIN_ERROR;
   return guarded([&] {
     scatter(bundle, *l, static_cast<const unsigned char *>(data));
     bundle->inputSet[index] = true;
@@ -230,19 +361,33 @@ ein_status ein_bundle_run(ein_bundle *bundle) {
 ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
                                  void *data, size_t bytes) {
   const ein::TensorLayout *l = layout(bundle, /*output=*/true, index);
-  if (checkBytes(l, true, index, data, bytes) != EIN_OK)
-    return EIN_ERROR;
+  int rank = rankOf(bundle);
+  if (!l || rank == 0)
+    if (checkBytes(l, true, index, data, bytes) != EIN_OK)
+      return EIN_ERROR;
   if (!bundle->ran)
     return failure("the bundle has not run yet");
   return guarded([&] {
     const ein::Manifest &m = bundle->bundle.manifest;
     std::vector<unsigned char> block;
-    for (const ein::BlockPlacement &p : l->blocks) {
+    for (size_t k : outputBlocks(bundle, *l)) {
+      const ein::BlockPlacement &p = l->blocks[k];
       const ein::Buffer &buffer = m.buffers[p.buffer];
+      int owner = ownerOf(bundle, p.buffer);
+      if (rank != 0 && owner != rank)
+        continue;
       block.resize(buffer.bytes());
-      bundle->backend->readBuffer(p.buffer, block.data());
-      copyBlock(*l, buffer, p, block.data(), static_cast<unsigned char *>(data),
-                /*toBlock=*/false);
+      std::string what =
+          "block " + std::to_string(k) + " of output " + std::to_string(index);
+      if (owner == rank)
+        bundle->backend->readBuffer(p.buffer, block.data());
+      else
+        bundle->ranks->receive(owner, block.data(), block.size(), what);
+      if (rank == 0)
+        copyBlock(*l, buffer, p, block.data(),
+                  static_cast<unsigned char *>(data), /*toBlock=*/false);
+      else
+        bundle->ranks->send(0, block.data(), block.size(), what);
     }
     return EIN_OK;
   });
@@ -269,15 +414,22 @@ ein_status ein_bundle_bench_with(ein_bundle *bundle, ein_timer timer,
       bundle->backend->run();
     std::vector<double> times;
     for (int i = 0; i < iterations; ++i) {
+      // Ranks start each step together; the step took the slowest's time.
+      if (bundle->ranks)
+        bundle->ranks->barrier("the start of a timed step");
+      double ms = 0;
       if (timer == EIN_TIMER_DEVICE) {
-        times.push_back(bundle->backend->timedRun());
-        continue;
+        ms = bundle->backend->timedRun();
+      } else {
+        auto start = std::chrono::steady_clock::now();
+        bundle->backend->run();
+        ms = std::chrono::duration<double, std::milli>(
+                 std::chrono::steady_clock::now() - start)
+                 .count();
       }
-      auto start = std::chrono::steady_clock::now();
-      bundle->backend->run();
-      times.push_back(std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count());
+      if (bundle->ranks)
+        ms = bundle->ranks->maximum(ms, "a timed step's milliseconds");
+      times.push_back(ms);
     }
     std::sort(times.begin(), times.end());
     size_t n = times.size();
@@ -338,6 +490,24 @@ ein_status ein_bundle_profile(ein_bundle *bundle, double *step_ms,
   bundle->ran = false;
   return guarded([&] {
     std::vector<double> times = bundle->backend->profile();
+    if (bundle->ranks) {
+      // Rank 0 takes each step's time from the rank that ran it.
+      std::string mine(times.size() * sizeof(double), '\0');
+      std::memcpy(mine.data(), times.data(), mine.size());
+      std::vector<std::string> all =
+          bundle->ranks->gather(mine, "the profile's step times");
+      const ein::Manifest &m = bundle->bundle.manifest;
+      for (size_t r = 0; r < all.size(); ++r) {
+        if (all[r].size() != mine.size())
+          throw ein::RuntimeError(bundle->ranks->prefix() + "rank " +
+                                  std::to_string(r) +
+                                  " profiled another number of steps");
+        for (size_t i = 0; i < times.size(); ++i)
+          if (m.nodeOf(m.steps[i].device) == int(r))
+            std::memcpy(&times[i], all[r].data() + i * sizeof(double),
+                        sizeof(double));
+      }
+    }
     std::copy(times.begin(), times.end(), step_ms);
     bundle->ran = true;
     return EIN_OK;

@@ -174,7 +174,16 @@ Topology nodes(int64_t k, int64_t g, const std::string &name) {
       else
         b.route(i, j, {out[i], nicOut[a], nicIn[c], in[j]}, kNetworkLatency);
     }
-  return b.take();
+  Topology t = b.take();
+  t.nodes = k;
+  return t;
+}
+
+/// `nodes=K,gpus=G`, K and G positive and of at most six digits.
+const std::regex &nodesPattern() {
+  static const std::regex pattern(
+      "nodes=([1-9][0-9]{0,5}),gpus=([1-9][0-9]{0,5})");
+  return pattern;
 }
 
 bool isJsonPath(const std::string &name) {
@@ -218,7 +227,7 @@ bool parseTopology(const std::string &text, Topology &topology,
                          [&](const char *k) { return it.key() == k; }))
           throw std::runtime_error(at + ": unknown field '" + it.key() + "'");
     };
-    only(root, {"name", "devices", "links", "routes", "measured_with"},
+    only(root, {"name", "devices", "nodes", "links", "routes", "measured_with"},
          "topology");
     if (!root.is_object() || !root.contains("devices") ||
         !root["devices"].is_number_integer())
@@ -285,6 +294,16 @@ bool parseTopology(const std::string &text, Topology &topology,
           throw std::runtime_error("no route from device " + std::to_string(i) +
                                    " to device " + std::to_string(j));
     topology = b.take();
+    if (root.contains("nodes")) {
+      if (!root["nodes"].is_number_integer())
+        throw std::runtime_error("'nodes' must be an integer");
+      int64_t k = root["nodes"].get<int64_t>();
+      if (k < 1 || k > devices || devices % k != 0)
+        throw std::runtime_error(
+            "'nodes' must divide the " + std::to_string(devices) +
+            " devices into nodes of equal size, got " + std::to_string(k));
+      topology.nodes = k;
+    }
   } catch (const std::exception &e) {
     error = e.what();
     return false;
@@ -300,8 +319,6 @@ bool makeTopology(const std::string &spec, int64_t devices, Topology &topology,
     return false;
   }
   std::smatch m;
-  static const std::regex nodesPattern(
-      "nodes=([1-9][0-9]{0,5}),gpus=([1-9][0-9]{0,5})");
   std::string count = std::to_string(devices);
   if (spec == "nvswitch") {
     topology = nvswitch(devices, spec);
@@ -321,7 +338,7 @@ bool makeTopology(const std::string &spec, int64_t devices, Topology &topology,
   } else if (spec == "pcie") {
     topology = pcie(devices);
   } else if (spec.rfind("nodes=", 0) == 0) {
-    if (!std::regex_match(spec, m, nodesPattern)) {
+    if (!std::regex_match(spec, m, nodesPattern())) {
       error = "topology '" + spec +
               "' must read 'nodes=K,gpus=G' with positive K, G";
       return false;
@@ -356,6 +373,23 @@ bool makeTopology(const std::string &spec, int64_t devices, Topology &topology,
     return false;
   }
   return true;
+}
+
+int64_t topologyDevices(const std::string &name) {
+  std::smatch m;
+  if (std::regex_match(name, m, nodesPattern()))
+    return std::stoll(m[1]) * std::stoll(m[2]);
+  if (name == "dgx1-v100")
+    return 8;
+  if (!isJsonPath(name))
+    return 0;
+  std::ifstream file(name);
+  nlohmann::json root = nlohmann::json::parse(file, nullptr,
+                                              /*allow_exceptions=*/false);
+  if (root.is_object() && root.contains("devices") &&
+      root["devices"].is_number_integer())
+    return root["devices"].get<int64_t>();
+  return 0;
 }
 
 bool resolveTopology(const std::string &name, int64_t devices,

@@ -79,6 +79,30 @@ TEST(Bundle, TopLevelErrors) {
   EXPECT_EQ(error, "not valid JSON");
 }
 
+TEST(Bundle, Nodes) {
+  json m = splitMatmulManifest();
+  Manifest parsed;
+  std::string error;
+  ASSERT_TRUE(parseManifest(m.dump(), parsed, error)) << error;
+  EXPECT_EQ(parsed.nodes, 1);
+  // A bundle of one node does not say so; one of several does, and reads
+  // back as written.
+  EXPECT_EQ(writeManifest(parsed).find("\"nodes\""), std::string::npos);
+  ASSERT_TRUE(parseManifest(patched(m, {{"nodes", 2}}).dump(), parsed, error))
+      << error;
+  EXPECT_EQ(parsed.nodes, 2);
+  EXPECT_EQ(parsed.devicesPerNode(), 1);
+  EXPECT_EQ(parsed.nodeOf(1), 1);
+  Manifest again;
+  ASSERT_TRUE(parseManifest(writeManifest(parsed), again, error)) << error;
+  EXPECT_EQ(again.nodes, 2);
+  for (int bad : {0, 3, -1})
+    EXPECT_REJECTS(patched(m, {{"nodes", bad}}),
+                   "manifest.nodes: the bundle's 2 devices cannot sit on " +
+                       std::to_string(bad) + " nodes of equal size");
+  EXPECT_REJECTS(patched(m, {{"nodes", "2"}}), "manifest.nodes");
+}
+
 TEST(Bundle, BufferErrors) {
   json m = splitMatmulManifest();
   json misaligned = m;

@@ -25,6 +25,12 @@
 // an output that is then NaN or infinite where the reference is not exits
 // non-zero.
 //
+// A bundle for several nodes runs as one process per node under Open MPI's
+// mpirun (`mpirun -n K ein-run DIR ...`): every rank runs this tool with the
+// same arguments, rank 0 reads the inputs, prints, checks and writes the
+// outputs, and the others only run their nodes' steps. Every run prints
+// "ranks=K ..." first.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tool_support.h"
@@ -88,9 +94,18 @@ bool debugOutputsFinite(const ein::Program &program,
   return true;
 }
 
+/// "rank R of K: " in a run of several ranks, which every error names.
+std::string rankPrefix;
+
+[[noreturn]] void fail(const std::string &message) {
+  // The runtime's messages about the ranks name the rank already.
+  bool named = message.compare(0, rankPrefix.size(), rankPrefix) == 0;
+  die(named ? message : rankPrefix + message);
+}
+
 void check(ein_status status) {
   if (status != EIN_OK)
-    die(ein_last_error());
+    fail(ein_last_error());
 }
 
 ein::HostTensor decode(const ein_tensor_info &info,
@@ -140,6 +155,35 @@ void printProfile(ein_bundle *bundle, double stepMs) {
   }
 }
 
+/// A rank other than 0: takes part in every collective call rank 0 makes,
+/// in the same order, with no data of its own to give or keep.
+int runOtherRank(ein_bundle *bundle, const CommandLine &line) {
+  for (int i = 0; i < ein_bundle_num_inputs(bundle); ++i)
+    check(ein_bundle_set_input(bundle, i, nullptr, 0));
+  check(ein_bundle_run(bundle));
+  for (int i = 0; i < ein_bundle_num_outputs(bundle); ++i)
+    check(ein_bundle_get_output(bundle, i, nullptr, 0));
+  if (line.flags.count("bench")) {
+    ein_timer timer = line.has("timer") && line.values.at("timer") == "host"
+                          ? EIN_TIMER_HOST
+                          : EIN_TIMER_DEVICE;
+    auto count = [&](const char *key, int fallback) {
+      return line.values.count(key)
+                 ? static_cast<int>(parseCount(key, line.values.at(key)))
+                 : fallback;
+    };
+    double ms = 0;
+    check(ein_bundle_bench_with(bundle, timer, count("warmup", 2),
+                                count("iters", 10), &ms));
+  }
+  if (line.flags.count("profile")) {
+    std::vector<double> times(ein_bundle_num_steps(bundle));
+    check(ein_bundle_profile(bundle, times.data(), times.size()));
+  }
+  ein_bundle_free(bundle);
+  return 0;
+}
+
 int run(int argc, char **argv) {
   CommandLine line = parseCommandLine(
       argc, argv, kUsage,
@@ -181,13 +225,21 @@ int run(int argc, char **argv) {
   options.debug = line.flags.count("debug") ? 1 : 0;
   ein_bundle *bundle = nullptr;
   check(ein_bundle_load(line.positional[0].c_str(), &options, &bundle));
+  int rank = ein_bundle_rank(bundle), ranks = ein_bundle_ranks(bundle);
+  if (ranks > 1)
+    rankPrefix =
+        "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": ";
+  if (rank != 0)
+    return runOtherRank(bundle, line);
+  std::printf("ranks=%d nodes=%d devices=%d\n", ranks, ein_bundle_nodes(bundle),
+              ein_bundle_devices(bundle));
 
   // The program's arguments carry the names and types the inputs must have;
   // readBundle checked that they match the manifest.
   ein::Program program;
   std::string error;
   if (!ein::readProgram(line.positional[0] + "/program.json", program, error))
-    die(error);
+    fail(error);
   if (line.has("weights-dir")) {
     // Weights from the directory, the other arguments from --inputs (or
     // drawn from the seed): one file name per argument, "" for drawn.
@@ -245,7 +297,7 @@ int run(int argc, char **argv) {
   if (line.flags.count("check")) {
     std::vector<ein::HostTensor> reference;
     if (!ein::evaluate(program, inputs, reference, error, evalOptions))
-      die("the reference evaluator failed: " + error);
+      fail("the reference evaluator failed: " + error);
     double worst = 0;
     std::vector<std::string> failures;
     for (size_t i = 0; i < outputs.size(); ++i) {

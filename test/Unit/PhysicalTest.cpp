@@ -92,6 +92,13 @@ TEST(Topology, Presets) {
             (std::vector<std::string>{"gpu1.out", "node0.out", "node1.in",
                                       "gpu6.in"}));
   EXPECT_DOUBLE_EQ(cluster.bandwidth(1, 6), 50e9);
+  EXPECT_EQ(cluster.nodes, 2);
+  EXPECT_EQ(make("nvswitch", 8).nodes, 1);
+  // What --devices defaults to: the device count a topology fixes.
+  EXPECT_EQ(topologyDevices("nodes=3,gpus=2"), 6);
+  EXPECT_EQ(topologyDevices("dgx1-v100"), 8);
+  EXPECT_EQ(topologyDevices("nvswitch"), 0);
+  EXPECT_EQ(topologyDevices("/nonexistent/t.json"), 0);
 }
 
 TEST(Topology, Refusals) {
@@ -159,6 +166,12 @@ TEST(Topology, Json) {
   EXPECT_EQ(t.name, "measured");
   EXPECT_DOUBLE_EQ(t.bandwidth(0, 1), 390.5e9);
   EXPECT_DOUBLE_EQ(t.route(1, 0).latency, 7.5e-6);
+  EXPECT_EQ(t.nodes, 1);
+  // "nodes" puts consecutive GPUs on machines of equal size.
+  std::string twoNodes = text;
+  twoNodes.insert(1, R"("nodes": 2, )");
+  ASSERT_TRUE(parseTopology(twoNodes, t, error)) << error;
+  EXPECT_EQ(t.nodes, 2);
 
   auto rejects = [](const std::string &text, const std::string &why) {
     Topology t;
@@ -167,6 +180,13 @@ TEST(Topology, Json) {
     EXPECT_EQ(error, why);
   };
   rejects("{", "not valid JSON");
+  for (const char *nodes : {"3", "0"}) {
+    std::string odd = text;
+    odd.insert(1, std::string(R"("nodes": )") + nodes + ", ");
+    rejects(odd, std::string("'nodes' must divide the 2 devices into nodes "
+                             "of equal size, got ") +
+                     nodes);
+  }
   rejects(R"({"devices": 2, "lnks": []})", "topology: unknown field 'lnks'");
   rejects(R"({"devices": 2, "links": [{"name": "a", "bandwidth_gb_per_s": 1}],
               "routes": [{"from": 0.5, "to": 1, "links": ["a"], "latency_us": 1}]})",

@@ -19,6 +19,7 @@
 #include "ein/bundle.h"
 #include "ein/dtype.h"
 #include "ein/target.h"
+#include "ein/topology.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -48,8 +49,11 @@ static cl::opt<std::string> output("o", cl::desc("The bundle directory"),
                                    cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
                                    cl::init("cpu"), cl::cat(category));
-static cl::opt<int64_t> devices("devices", cl::desc("Number of GPUs, 1 to 64"),
-                                cl::init(1), cl::cat(category));
+static cl::opt<int64_t>
+    devices("devices",
+            cl::desc("Number of GPUs, 1 to 64 (default: what the topology "
+                     "fixes, e.g. K*G for nodes=K,gpus=G, else 1)"),
+            cl::init(1), cl::cat(category));
 static cl::opt<std::string>
     topology("topology",
              cl::desc("A topology preset (nvswitch, dgx1-v100, ...) or a "
@@ -220,7 +224,7 @@ static int summarize() {
   }
   std::map<::ein::StepKind, int> count;
   int attentions = 0, convs = 0, batched = 0;
-  int64_t movedBytes = 0;
+  int64_t movedBytes = 0, nodeBytes = 0;
   for (const ::ein::Step &s : m.steps) {
     ++count[s.kind];
     attentions += s.kind == ::ein::StepKind::Library && s.call == "attention";
@@ -236,6 +240,8 @@ static int summarize() {
       const ::ein::Buffer &to = m.buffers[c.dst.buffer];
       if (from.device != to.device)
         movedBytes += elements * ::ein::dtypeBytes(from.type.dtype);
+      if (m.nodeOf(from.device) != m.nodeOf(to.device))
+        nodeBytes += elements * ::ein::dtypeBytes(from.type.dtype);
     }
   }
   int largest = 0;
@@ -245,8 +251,14 @@ static int summarize() {
   llvm::outs() << "bundle " << output << ": " << ::ein::backendName(m.backend)
                << " (" << m.chip << "), " << m.devices << " device"
                << (m.devices == 1 ? "" : "s") << ", topology " << topology
-               << ", " << exchange << " exchanges\n"
-               << "steps: " << count[::ein::StepKind::Kernel] << " kernel, "
+               << ", " << exchange << " exchanges\n";
+  if (m.nodes > 1)
+    llvm::outs() << "nodes: " << m.nodes << " of " << m.devicesPerNode()
+                 << " device" << (m.devicesPerNode() == 1 ? "" : "s")
+                 << ", one process each under mpirun -n " << m.nodes
+                 << " (or all in one without a launcher); "
+                 << megabytes(nodeBytes) << " between nodes\n";
+  llvm::outs() << "steps: " << count[::ein::StepKind::Kernel] << " kernel, "
                << count[::ein::StepKind::Library] - attentions - convs
                << " gemm, " << attentions << " attention, "
                << (convs ? std::to_string(convs) + " conv, " : "")
@@ -277,6 +289,11 @@ int main(int argc, char **argv) {
   ::ein::Backend backend;
   if (!::ein::parseBackend(target, backend, why))
     return fail("--target: " + why);
+  // A topology of a fixed size (nodes=K,gpus=G, a file) sets the device
+  // count unless --devices does; the target then checks that they agree.
+  if (!devices.getNumOccurrences())
+    if (int64_t fixed = ::ein::topologyDevices(topology))
+      devices = fixed;
   if (!::ein::checkDevices(devices, why))
     return fail("--devices " + why);
   if (exchange != "synthesized" && exchange != "naive")

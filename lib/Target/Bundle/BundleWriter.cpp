@@ -24,6 +24,7 @@
 #include "ein/sha256.h"
 #include "ein/signature.h"
 #include "ein/target.h"
+#include "ein/topology.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -814,6 +815,15 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   manifest.backend = backend;
   manifest.chip = chip;
   manifest.devices = static_cast<int>(machine.getDevices());
+  // The target's topology says which node each device sits on; a bundle for
+  // several nodes runs as one process per node.
+  ::ein::Topology topology;
+  if (!::ein::makeTopology(machine.getTopology().str(), machine.getDevices(),
+                           topology, why)) {
+    module.emitError() << "ein-write-bundle: " << why;
+    return failure();
+  }
+  manifest.nodes = static_cast<int>(topology.nodes);
   ModuleOp kernels = findKernelsModule(module);
   if (kernels) {
     auto built = kernels->getAttrOfType<StringAttr>(

@@ -147,6 +147,14 @@ struct Manifest {
   Backend backend = Backend::Cpu;
   std::string chip; // "host" for cpu, "sm_90" ... for cuda
   int devices = 1;
+  /// The machines the devices sit on: `devices / nodes` consecutive devices
+  /// per node (device d on node d / (devices / nodes)). A bundle for several
+  /// nodes runs as one process per node (docs/distributed.md), or all of
+  /// them in one process; transfers between nodes are the only steps that
+  /// cross a process.
+  int nodes = 1;
+  int devicesPerNode() const { return devices / nodes; }
+  int nodeOf(int device) const { return device / devicesPerNode(); }
   std::vector<int64_t> arenaBytes; // one per device
   /// Paths relative to the bundle: .so files (cpu) or .cubin files (cuda).
   std::vector<std::string> kernelLibraries;
@@ -209,6 +217,9 @@ std::vector<std::pair<int64_t, int64_t>> nonInputSpans(const Manifest &manifest,
 struct Bundle {
   std::string directory;
   Manifest manifest;
+  /// The SHA-256 of manifest.json's bytes: what the ranks of a run compare
+  /// to make sure they all run one bundle.
+  std::string manifestSha256;
   Program program;
 };
 

@@ -10,6 +10,17 @@
  * Every function returns EIN_OK or EIN_ERROR; after an error,
  * ein_last_error() says what went wrong, in a sentence, on this thread.
  *
+ * Ranks. A bundle for several nodes (ein_bundle_nodes) loaded in a process
+ * that Open MPI's mpirun started, one process per node, runs as ranks:
+ * rank r holds node r's devices and runs their steps, and the ranks move
+ * data between nodes through MPI (docs/distributed.md). Then every call
+ * that moves data (load, set_input, run, get_output, bench, profile) is
+ * collective: every rank makes it, in the same order. Rank 0's inputs are
+ * scattered (the other ranks' `data` is ignored and may be NULL), outputs
+ * are gathered into rank 0's `data` (likewise), a benchmark step takes the
+ * slowest rank's time, and a profile holds, at rank 0, each step's time on
+ * the rank that ran it. Without a launcher, one process runs every node.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef EIN_RUNTIME_H
@@ -56,6 +67,13 @@ void ein_bundle_free(ein_bundle *bundle);
 /* "cpu" or "cuda", and the number of devices the schedule uses. */
 const char *ein_bundle_target(const ein_bundle *bundle);
 int ein_bundle_devices(const ein_bundle *bundle);
+
+/* The nodes the bundle's devices sit on (1 unless compiled for a topology
+ * of several), the processes the run uses (1, or the nodes when a launcher
+ * started one per node) and this process's rank among them. */
+int ein_bundle_nodes(const ein_bundle *bundle);
+int ein_bundle_ranks(const ein_bundle *bundle);
+int ein_bundle_rank(const ein_bundle *bundle);
 
 /* One line on what runs the bundle (devices, graph, libraries); it lives
  * until the next call on this bundle. */

@@ -34,6 +34,10 @@ struct Route {
 struct Topology {
   std::string name;
   int64_t devices = 1;
+  /// The machines the GPUs sit on, `devices / nodes` consecutive GPUs each
+  /// (`nodes=K,gpus=G`, or a file's "nodes"): a bundle for it runs as one
+  /// process per node.
+  int64_t nodes = 1;
   std::vector<Link> links;
   /// routes[from][to]; a GPU's route to itself is empty (no transfer).
   std::vector<std::vector<Route>> routes;
@@ -62,6 +66,12 @@ bool makeTopology(const std::string &spec, int64_t devices, Topology &topology,
 /// read.
 bool resolveTopology(const std::string &name, int64_t devices,
                      std::string &spec, std::string &error);
+
+/// The device count the topology `name` fixes, 0 when it fits any: K*G for
+/// `nodes=K,gpus=G`, 8 for `dgx1-v100`, a file's "devices" (0 when the file
+/// cannot be read; resolveTopology then says why). What a tool's --devices
+/// defaults to.
+int64_t topologyDevices(const std::string &name);
 
 /// Parses the JSON description of a topology (docs/physical.md).
 bool parseTopology(const std::string &text, Topology &topology,
