@@ -150,9 +150,11 @@ Topology pcie(int64_t devices) {
   return b.take();
 }
 
-/// K nodes of G GPUs: NVSwitch inside each node, one network link (400
-/// Gb/s, 50 GB/s each way) per node between nodes.
-Topology nodes(int64_t k, int64_t g, const std::string &name) {
+/// K nodes of G GPUs: NVSwitch inside each node; between nodes, N network
+/// links (400 Gb/s InfiniBand, 50 GB/s each way) per node, GPU l of a node
+/// using link l * N / G (N = G, one per GPU, as a DGX H100/H200 has:
+/// eight 400 Gb/s ports; N = 1, one port for the whole node).
+Topology nodes(int64_t k, int64_t g, int64_t nics, const std::string &name) {
   constexpr double kNetwork = 50e9, kNetworkLatency = 20e-6;
   Builder b(name, k * g);
   std::vector<int> out, in, nicOut, nicIn;
@@ -160,29 +162,36 @@ Topology nodes(int64_t k, int64_t g, const std::string &name) {
     out.push_back(b.link(gpu(i) + ".out", h200().linkBytesPerSecond));
     in.push_back(b.link(gpu(i) + ".in", h200().linkBytesPerSecond));
   }
-  for (int64_t n = 0; n < k; ++n) {
-    nicOut.push_back(b.link("node" + std::to_string(n) + ".out", kNetwork));
-    nicIn.push_back(b.link("node" + std::to_string(n) + ".in", kNetwork));
-  }
+  for (int64_t n = 0; n < k; ++n)
+    for (int64_t p = 0; p < nics; ++p) {
+      std::string port = "node" + std::to_string(n) +
+                         (nics == 1 ? "" : ".nic" + std::to_string(p));
+      nicOut.push_back(b.link(port + ".out", kNetwork));
+      nicIn.push_back(b.link(port + ".in", kNetwork));
+    }
+  auto nic = [&](int64_t device) {
+    return device / g * nics + device % g * nics / g;
+  };
   for (int64_t i = 0; i < k * g; ++i)
     for (int64_t j = 0; j < k * g; ++j) {
       if (i == j)
         continue;
-      int64_t a = i / g, c = j / g;
-      if (a == c)
+      if (i / g == j / g)
         b.route(i, j, {out[i], in[j]}, h200().graphEdgeSeconds);
       else
-        b.route(i, j, {out[i], nicOut[a], nicIn[c], in[j]}, kNetworkLatency);
+        b.route(i, j, {out[i], nicOut[nic(i)], nicIn[nic(j)], in[j]},
+                kNetworkLatency);
     }
   Topology t = b.take();
   t.nodes = k;
   return t;
 }
 
-/// `nodes=K,gpus=G`, K and G positive and of at most six digits.
+/// `nodes=K,gpus=G[,nics=N]`, K, G and N positive and of at most six
+/// digits.
 const std::regex &nodesPattern() {
-  static const std::regex pattern(
-      "nodes=([1-9][0-9]{0,5}),gpus=([1-9][0-9]{0,5})");
+  static const std::regex pattern("nodes=([1-9][0-9]{0,5}),gpus=([1-9][0-9]{"
+                                  "0,5})(,nics=([1-9][0-9]{0,5}))?");
   return pattern;
 }
 
@@ -340,7 +349,8 @@ bool makeTopology(const std::string &spec, int64_t devices, Topology &topology,
   } else if (spec.rfind("nodes=", 0) == 0) {
     if (!std::regex_match(spec, m, nodesPattern())) {
       error = "topology '" + spec +
-              "' must read 'nodes=K,gpus=G' with positive K, G";
+              "' must read 'nodes=K,gpus=G' or 'nodes=K,gpus=G,nics=N' with "
+              "positive K, G, N";
       return false;
     }
     int64_t k = std::stoll(m[1]), g = std::stoll(m[2]);
@@ -349,7 +359,14 @@ bool makeTopology(const std::string &spec, int64_t devices, Topology &topology,
               " GPUs but the target asks for " + count;
       return false;
     }
-    topology = nodes(k, g, spec);
+    int64_t nics = m[4].matched ? std::stoll(m[4]) : g;
+    if (nics > g || g % nics != 0) {
+      error = "topology '" + spec + "' gives each node " +
+              std::to_string(nics) + " network links for " + std::to_string(g) +
+              " GPUs: the links must divide the GPUs";
+      return false;
+    }
+    topology = nodes(k, g, nics, spec);
   } else if (!spec.empty() && spec[0] == '{') {
     Topology parsed;
     if (!parseTopology(spec, parsed, error)) {
@@ -369,7 +386,7 @@ bool makeTopology(const std::string &spec, int64_t devices, Topology &topology,
   } else {
     error = "unknown topology '" + spec +
             "'; expected nvswitch, h200-pair, dgx1-v100, pcie, "
-            "nodes=K,gpus=G or a .json file";
+            "nodes=K,gpus=G[,nics=N] or a .json file";
     return false;
   }
   return true;

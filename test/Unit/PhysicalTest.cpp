@@ -85,13 +85,24 @@ TEST(Topology, Presets) {
             (std::vector<std::string>{"gpu0.up", "switch0.up", "switch1.down",
                                       "gpu3.down"}));
 
+  // One 400 Gb/s port per GPU by default (a DGX H200's eight); nics=1
+  // gives the whole node one.
   Topology cluster = make("nodes=2,gpus=4", 8);
   EXPECT_EQ(routeNames(cluster, 1, 2),
             (std::vector<std::string>{"gpu1.out", "gpu2.in"}));
   EXPECT_EQ(routeNames(cluster, 1, 6),
+            (std::vector<std::string>{"gpu1.out", "node0.nic1.out",
+                                      "node1.nic2.in", "gpu6.in"}));
+  EXPECT_DOUBLE_EQ(cluster.bandwidth(1, 6), 50e9);
+  Topology onePort = make("nodes=2,gpus=4,nics=1", 8);
+  EXPECT_EQ(routeNames(onePort, 1, 6),
             (std::vector<std::string>{"gpu1.out", "node0.out", "node1.in",
                                       "gpu6.in"}));
-  EXPECT_DOUBLE_EQ(cluster.bandwidth(1, 6), 50e9);
+  Topology twoPorts = make("nodes=2,gpus=4,nics=2", 8);
+  EXPECT_EQ(routeNames(twoPorts, 3, 4),
+            (std::vector<std::string>{"gpu3.out", "node0.nic1.out",
+                                      "node1.nic0.in", "gpu4.in"}));
+  EXPECT_EQ(twoPorts.nodes, 2);
   EXPECT_EQ(cluster.nodes, 2);
   EXPECT_EQ(make("nvswitch", 8).nodes, 1);
   // What --devices defaults to: the device count a topology fixes.
@@ -109,10 +120,14 @@ TEST(Topology, Refusals) {
   EXPECT_EQ(errorOf("nodes=2,gpus=4", 6),
             "topology 'nodes=2,gpus=4' has 8 GPUs but the target asks for 6");
   EXPECT_EQ(errorOf("nodes=2", 2),
-            "topology 'nodes=2' must read 'nodes=K,gpus=G' with positive K, G");
+            "topology 'nodes=2' must read 'nodes=K,gpus=G' or "
+            "'nodes=K,gpus=G,nics=N' with positive K, G, N");
+  EXPECT_EQ(errorOf("nodes=2,gpus=4,nics=3", 8),
+            "topology 'nodes=2,gpus=4,nics=3' gives each node 3 network links "
+            "for 4 GPUs: the links must divide the GPUs");
   EXPECT_EQ(errorOf("torus", 4),
             "unknown topology 'torus'; expected nvswitch, h200-pair, "
-            "dgx1-v100, pcie, nodes=K,gpus=G or a .json file");
+            "dgx1-v100, pcie, nodes=K,gpus=G[,nics=N] or a .json file");
   EXPECT_EQ(errorOf("/nonexistent/t.json", 2),
             "topology file '/nonexistent/t.json' was not resolved: "
             "ein-attach-target reads it into the target");
@@ -121,7 +136,7 @@ TEST(Topology, Refusals) {
   EXPECT_EQ(error, "cannot open topology file '/nonexistent/t.json'");
   EXPECT_FALSE(resolveTopology("torus", 2, spec, error));
   EXPECT_EQ(error, "unknown topology 'torus'; expected nvswitch, h200-pair, "
-                   "dgx1-v100, pcie, nodes=K,gpus=G or a .json file");
+                   "dgx1-v100, pcie, nodes=K,gpus=G[,nics=N] or a .json file");
 }
 
 // A file is read once, when the target is attached: the target then holds

@@ -20,12 +20,12 @@ module attributes {ein.target = #ein.target<devices = 4, topology = "h200-pair">
 
 // -----
 
-// expected-error @+1 {{topology 'nodes=2' must read 'nodes=K,gpus=G' with positive K, G}}
+// expected-error @+1 {{topology 'nodes=2' must read 'nodes=K,gpus=G' or 'nodes=K,gpus=G,nics=N' with positive K, G, N}}
 module attributes {ein.target = #ein.target<devices = 4, topology = "nodes=2">} {}
 
 // -----
 
-// expected-error @+1 {{topology 'nodes=0,gpus=4' must read 'nodes=K,gpus=G' with positive K, G}}
+// expected-error @+1 {{topology 'nodes=0,gpus=4' must read 'nodes=K,gpus=G' or 'nodes=K,gpus=G,nics=N' with positive K, G, N}}
 module attributes {ein.target = #ein.target<devices = 4, topology = "nodes=0,gpus=4">} {}
 
 // -----
@@ -35,7 +35,7 @@ module attributes {ein.target = #ein.target<devices = 4, topology = "nodes=2,gpu
 
 // -----
 
-// expected-error @+1 {{unknown topology 'torus'; expected nvswitch, h200-pair, dgx1-v100, pcie, nodes=K,gpus=G or a .json file}}
+// expected-error @+1 {{unknown topology 'torus'; expected nvswitch, h200-pair, dgx1-v100, pcie, nodes=K,gpus=G[,nics=N] or a .json file}}
 module attributes {ein.target = #ein.target<devices = 4, topology = "torus">} {}
 
 // -----
