@@ -3,6 +3,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Planner/Hierarchy.h"
 #include "Einsummable/Planner/Memory.h"
 #include "Einsummable/Planner/Search.h"
 #include "Einsummable/Planner/Strategy.h"
@@ -140,9 +141,10 @@ struct EinDecomposePass
     }
     StringRef explainTo = explain;
     ::ein::Topology topology;
-    if (!explainTo.empty()) {
+    {
       std::string error;
-      if (explainExchange != "synthesized" && explainExchange != "naive") {
+      if (!explainTo.empty() && explainExchange != "synthesized" &&
+          explainExchange != "naive") {
         module.emitError() << "explain-exchange must be synthesized or naive, "
                               "got '"
                            << explainExchange << "'";
@@ -150,7 +152,7 @@ struct EinDecomposePass
       }
       if (!::ein::makeTopology(target.getTopology().str(), target.getDevices(),
                                topology, error)) {
-        module.emitError() << "cannot explain the plan: " << error;
+        module.emitError() << "ein-decompose: " << error;
         return signalPassFailure();
       }
     }
@@ -170,6 +172,19 @@ struct EinDecomposePass
       if (!restrictTo(graph->graph, *kind, seed, restricted, why)) {
         atNamedOp(*graph, func, why)->emitOpError() << "has no plan: " << why;
         return signalPassFailure();
+      }
+      // Several nodes: what crosses nodes first, then within them.
+      if (hierarchical && *kind == planner::Strategy::Optimal &&
+          topology.nodes > 1 && topology.nodes < options.devices) {
+        restricted.restriction = "under the hierarchical search (a plan for " +
+                                 std::to_string(topology.nodes) +
+                                 " nodes, refined within each)";
+        if (!planner::hierarchicalSpecs(graph->graph, restricted,
+                                        topology.nodes, restricted.allowedSpecs,
+                                        why)) {
+          atNamedOp(*graph, func, why)->emitOpError() << "has no plan: " << why;
+          return signalPassFailure();
+        }
       }
       // A long search says how far it has come (on stderr, every few
       // seconds), so that a big program is not a silent wait.

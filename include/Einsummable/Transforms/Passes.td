@@ -220,6 +220,12 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     non-overlapping partition; weights (`ein.weight`) are free in any
     layout, replicas included, unless `weights-replicable=false`.
 
+    On a topology of several nodes (`nodes=K,gpus=G`) the optimal strategy
+    searches hierarchically (`hierarchical`, on by default): the whole
+    graph is planned for K devices first, then for K x G with each op's
+    specs restricted to its node-level cut refined within a node
+    (`planner::hierarchicalSpecs`, docs/distributed.md).
+
     Sets `spec` on every op and drops `ein.candidates`. With `remarks`, each
     op gets a remark with its spec and cost terms. `strategy` restricts the
     search to data-parallel, Megatron-style or random plans (docs/planner.md);
@@ -234,6 +240,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "replicas, so they are charged like activations)">,
     Option<"stateCap", "state-cap", "int64_t", "131072",
            "The most search states kept per step">,
+    Option<"hierarchical", "hierarchical", "bool", "true",
+           "On a topology of several nodes, plan the cut across nodes first "
+           "and refine it within nodes (false: one flat search over every "
+           "device)">,
     Option<"bytesPerFlop", "bytes-per-flop", "double", "-1",
            "Bytes one FLOP of the busiest GPU is worth (default: devices x "
            "395 GB/s over 750 TFLOP/s, the H200)">,

@@ -1,0 +1,39 @@
+//===- Hierarchy.h - Planning for several nodes, nodes first ----*- C++ -*-===//
+//
+// The whole-graph search is exact, but its states grow with the layouts a
+// value may take, which grow with the device count: a LLaMA block plans for
+// 8 GPUs in half a second and for 32 not at all within the state cap. On a
+// machine of K nodes of G GPUs the search is split where the machine is
+// (as Alpa splits inter- from intra-operator planning): first the whole
+// graph is planned for K devices (what is cut across nodes), then for K x G
+// with each op's specs restricted to that node-level cut refined within a
+// node: the node-level spec multiplied, loop by loop, by a spec for G
+// devices. docs/distributed.md measures its time and its cost against the
+// flat search.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_PLANNER_HIERARCHY_H
+#define EINSUMMABLE_PLANNER_HIERARCHY_H
+
+#include "Einsummable/Planner/Search.h"
+
+#include <string>
+#include <vector>
+
+namespace ein::planner {
+
+/// The per-op specs of the hierarchical search for `options.devices` GPUs
+/// on `nodes` nodes: the specs of the node-level plan (the search with
+/// `nodes` devices) multiplied by each of the op's specs for
+/// `options.devices / nodes` devices, where the product is legal for
+/// `options.devices` (an op none of whose products is, too small to be cut
+/// that way, keeps every spec). Returns false with `error` when the
+/// node-level search finds no plan.
+bool hierarchicalSpecs(const Graph &graph, const SearchOptions &options,
+                       int64_t nodes, std::vector<std::vector<Spec>> &allowed,
+                       std::string &error);
+
+} // namespace ein::planner
+
+#endif // EINSUMMABLE_PLANNER_HIERARCHY_H
