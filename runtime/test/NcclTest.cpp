@@ -60,16 +60,29 @@ TEST(Nccl, OneRankCommunicatorSendsToItself) {
   CUDA_OK(cudaMalloc(&to, bytes));
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // Every copy goes through `stream`: a non-blocking stream does not wait
+  // for the legacy default stream's cudaMemset, nor for the tail of a
+  // pageable cudaMemcpy.
+  auto upload = [&](const std::vector<unsigned char> &data) {
+    ASSERT_EQ(cudaMemcpyAsync(from, data.data(), bytes, cudaMemcpyHostToDevice,
+                              stream),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(to, 0, bytes, stream), cudaSuccess);
+  };
+  auto download = [&](std::vector<unsigned char> &data) {
+    ASSERT_EQ(
+        cudaMemcpyAsync(data.data(), to, bytes, cudaMemcpyDeviceToHost, stream),
+        cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  };
   std::vector<unsigned char> sent = pattern(bytes, 1), got(bytes, 0);
-  CUDA_OK(cudaMemcpy(from, sent.data(), bytes, cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMemset(to, 0, bytes));
+  upload(sent);
   // A rank sending to itself posts both sides in one group.
   group.groupStart();
   group.send(0, 0, from, bytes, stream);
   group.receive(0, 0, to, bytes, stream);
   group.groupEnd();
-  CUDA_OK(cudaStreamSynchronize(stream));
-  CUDA_OK(cudaMemcpy(got.data(), to, bytes, cudaMemcpyDeviceToHost));
+  download(got);
   EXPECT_EQ(got, sent);
 
   // Captured in a CUDA graph (as a step's graph would hold it) and replayed
@@ -85,11 +98,9 @@ TEST(Nccl, OneRankCommunicatorSendsToItself) {
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
   for (unsigned seed : {2u, 3u}) {
     sent = pattern(bytes, seed);
-    CUDA_OK(cudaMemcpy(from, sent.data(), bytes, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemset(to, 0, bytes));
+    upload(sent);
     CUDA_OK(cudaGraphLaunch(exec, stream));
-    CUDA_OK(cudaStreamSynchronize(stream));
-    CUDA_OK(cudaMemcpy(got.data(), to, bytes, cudaMemcpyDeviceToHost));
+    download(got);
     EXPECT_EQ(got, sent) << "replay with seed " << seed;
   }
   CUDA_OK(cudaGraphExecDestroy(exec));
