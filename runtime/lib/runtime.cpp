@@ -123,17 +123,18 @@ void scatter(ein_bundle *b, const ein::TensorLayout &l,
     const ein::BlockPlacement &p = l.blocks[k];
     const ein::Buffer &buffer = m.buffers[p.buffer];
     int owner = ownerOf(b, p.buffer);
-    bool local = owner == rank, haveData = everywhere || rank == 0;
-    if (!local && !(haveData && !everywhere))
+    bool local = owner == rank;
+    // Rank 0 sends an input's blocks that other ranks hold; they receive.
+    bool moves = !everywhere && owner != 0;
+    if (!local && !(moves && rank == 0))
       continue;
     block.resize(buffer.bytes());
-    if (haveData)
-      copyBlock(l, buffer, p, data, block.data(), /*toBlock=*/true);
-    std::string what;
-    if (!everywhere && owner != 0)
-      what = "block " + std::to_string(k) + " of an input";
-    if (local && !haveData)
+    std::string what =
+        moves ? "block " + std::to_string(k) + " of an input" : "";
+    if (moves && local)
       b->ranks->receive(0, block.data(), block.size(), what);
+    else
+      copyBlock(l, buffer, p, data, block.data(), /*toBlock=*/true);
     if (local)
       b->backend->writeBuffer(p.buffer, block.data());
     else

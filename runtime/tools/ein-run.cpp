@@ -157,24 +157,18 @@ void printProfile(ein_bundle *bundle, double stepMs) {
 
 /// A rank other than 0: takes part in every collective call rank 0 makes,
 /// in the same order, with no data of its own to give or keep.
-int runOtherRank(ein_bundle *bundle, const CommandLine &line) {
+/// `bench` says whether to benchmark, with rank 0's timer, warmup and
+/// iterations.
+int runOtherRank(ein_bundle *bundle, const CommandLine &line, bool bench,
+                 ein_timer timer, int warmup, int iters) {
   for (int i = 0; i < ein_bundle_num_inputs(bundle); ++i)
     check(ein_bundle_set_input(bundle, i, nullptr, 0));
   check(ein_bundle_run(bundle));
   for (int i = 0; i < ein_bundle_num_outputs(bundle); ++i)
     check(ein_bundle_get_output(bundle, i, nullptr, 0));
-  if (line.flags.count("bench")) {
-    ein_timer timer = line.has("timer") && line.values.at("timer") == "host"
-                          ? EIN_TIMER_HOST
-                          : EIN_TIMER_DEVICE;
-    auto count = [&](const char *key, int fallback) {
-      return line.values.count(key)
-                 ? static_cast<int>(parseCount(key, line.values.at(key)))
-                 : fallback;
-    };
+  if (bench) {
     double ms = 0;
-    check(ein_bundle_bench_with(bundle, timer, count("warmup", 2),
-                                count("iters", 10), &ms));
+    check(ein_bundle_bench_with(bundle, timer, warmup, iters, &ms));
   }
   if (line.flags.count("profile")) {
     std::vector<double> times(ein_bundle_num_steps(bundle));
@@ -230,7 +224,7 @@ int run(int argc, char **argv) {
     rankPrefix =
         "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": ";
   if (rank != 0)
-    return runOtherRank(bundle, line);
+    return runOtherRank(bundle, line, bench, timer, warmup, iters);
   std::printf("ranks=%d nodes=%d devices=%d\n", ranks, ein_bundle_nodes(bundle),
               ein_bundle_devices(bundle));
 
