@@ -2,6 +2,7 @@
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Physical/Pipeline.h"
 #include "Einsummable/Planner/BuildGraph.h"
 #include "Einsummable/Planner/Hierarchy.h"
 #include "Einsummable/Planner/Memory.h"
@@ -238,6 +239,18 @@ struct EinDecomposePass
                       placement, batchTransfers);
         explanation.add(func.getSymName(), graph->graph, plan, restricted,
                         locations, program, topology);
+        // Several nodes: what pipeline stages would give instead, each
+        // stage cut as this run's strategy cuts (docs/distributed.md).
+        if (pipeline && topology.nodes > 1 &&
+            (*kind == planner::Strategy::Optimal ||
+             *kind == planner::Strategy::Megatron)) {
+          planner::SearchOptions staged = options;
+          staged.stateCap = restricted.stateCap;
+          explanation.addPipeline(
+              func.getSymName(),
+              physical::stagedPlans(graph->graph, staged, topology,
+                                    maxMicroBatches, *kind));
+        }
       }
       for (size_t i = 0; i < graph->ops.size(); ++i) {
         Operation *op = graph->ops[i];

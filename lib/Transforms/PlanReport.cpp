@@ -286,6 +286,8 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
   llvm::json::Object report =
       exchangeReport(graph, locations, program, topology);
   simulatedMs += *report.getNumber("simulated_ms");
+  bytesBetweenNodes += physical::bytesBetweenNodes(program, topology);
+  nodes = topology.nodes;
   for (llvm::json::Value &x : *report.getArray("exchanges"))
     exchanges.push_back(std::move(x));
   total += plan.total;
@@ -295,6 +297,22 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
   for (int64_t d = 0; d < options.devices; ++d)
     memoryBytes[d] = std::max(memoryBytes[d], memory.peak[d]);
 }
+
+void mlir::ein::PlanExplanation::addPipeline(
+    llvm::StringRef function, const std::vector<physical::StagedPlan> &plans) {
+  if (!plans.empty())
+    pipelines.emplace_back(function.str(), plans);
+}
+
+namespace {
+
+std::string stagedName(const physical::StagedPlan &plan) {
+  return std::to_string(plan.stages) + " stages x " +
+         std::to_string(plan.microBatches) + " micro-batch" +
+         (plan.microBatches == 1 ? "" : "es");
+}
+
+} // namespace
 
 LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                                                 const Header &header,
@@ -312,6 +330,38 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                                             nullptr;
                                    })
                  << " in batches)\n";
+    if (nodes > 1)
+      llvm::outs() << "between nodes: " << humanBytes(bytesBetweenNodes)
+                   << "\n";
+    for (const auto &[function, plans] : pipelines) {
+      llvm::outs() << "pipeline stages for @" << function
+                   << " (simulated; the plan above: "
+                   << llvm::formatv("{0:F3}", simulatedMs).str() << " ms):\n";
+      const physical::StagedPlan *best = nullptr;
+      for (const physical::StagedPlan &p : plans) {
+        if (!p.feasible) {
+          llvm::outs() << "  " << (p.stages > 1 ? stagedName(p) + ": " : "")
+                       << "none: " << p.error << "\n";
+          continue;
+        }
+        llvm::outs() << "  " << stagedName(p) << ": "
+                     << llvm::formatv("{0:F3}", p.seconds * 1e3).str()
+                     << " ms, " << humanBytes(p.bytesBetweenNodes)
+                     << " between nodes\n";
+        if (!best || p.seconds < best->seconds)
+          best = &p;
+      }
+      if (best && best->seconds * 1e3 < simulatedMs)
+        llvm::outs() << "  faster by the simulator: " << stagedName(*best)
+                     << ", "
+                     << llvm::formatv("{0:F2}",
+                                      simulatedMs / (best->seconds * 1e3))
+                            .str()
+                     << "x (staged plans are priced, not yet compiled: "
+                        "docs/distributed.md)\n";
+      else if (best)
+        llvm::outs() << "  faster by the simulator: the plan above\n";
+    }
     printExplainTable(llvm::outs(), explained);
     return success();
   }
@@ -341,6 +391,29 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                           {"memory_bytes", llvm::json::Array(memoryBytes)},
                           {"simulated_ms", simulatedMs},
                           {"exchanges", llvm::json::Array(exchanges)}};
+  if (nodes > 1)
+    root["bytes_between_nodes"] = bytesBetweenNodes;
+  if (!pipelines.empty()) {
+    llvm::json::Array staged;
+    for (const auto &[function, plans] : pipelines)
+      for (const physical::StagedPlan &p : plans) {
+        llvm::json::Object entry{{"function", function},
+                                 {"feasible", p.feasible}};
+        if (!p.feasible) {
+          entry["error"] = p.error;
+        } else {
+          entry["stages"] = p.stages;
+          entry["micro_batches"] = p.microBatches;
+          entry["simulated_ms"] = p.seconds * 1e3;
+          entry["bytes_between_nodes"] = p.bytesBetweenNodes;
+          entry["transfers_between_nodes"] = p.transfersBetweenNodes;
+          entry["bytes"] = p.bytes;
+          entry["stage_of"] = llvm::json::Array(p.stageOf);
+        }
+        staged.push_back(std::move(entry));
+      }
+    root["pipeline"] = std::move(staged);
+  }
   if (header.seed)
     root["seed"] = int64_t(*header.seed);
   if (header.memoryLimit > 0)

@@ -20,3 +20,23 @@
 // One node: nothing to split, the flat search.
 // RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=4 topology=nodes=1,gpus=4" --ein-decompose="explain=%t.one.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=FLAT < %t.one.json
+
+// Several nodes: the explanation also prices pipeline stages (stages of
+// consecutive ops on node groups, micro-batches over the batch) against the
+// plan, on the same simulator; a program without a common batch says why.
+// RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="explain=-" -o /dev/null | FileCheck %s --check-prefix=PIPE
+// PIPE: between nodes: {{[0-9.]+}} KiB
+// PIPE-NEXT: pipeline stages for @llama_block (simulated; the plan above: {{[0-9.]+}} ms):
+// PIPE-NEXT:   2 stages x 1 micro-batch: {{[0-9.]+}} ms, 16.0 KiB between nodes
+// PIPE-NEXT:   faster by the simulator:
+// RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="explain=%t.p.json" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PJSON < %t.p.json
+// PJSON: "bytes_between_nodes":
+// PJSON: "pipeline": [
+// PJSON: "micro_batches": 1,
+// PJSON: "stage_of": [
+// PJSON: "stages": 2,
+// RUN: ein-opt %ein_src_root/examples/matrix_chain.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="explain=-" -o /dev/null | FileCheck %s --check-prefix=NOBATCH
+// NOBATCH: none: the activation arguments share no batch dimension ('arg0' [256x64] and 'arg1' [64x128])
+// RUN: ein-opt %ein_src_root/examples/matrix_chain.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="explain=- pipeline=false" -o /dev/null | FileCheck %s --check-prefix=NOPIPE
+// NOPIPE-NOT: pipeline stages

@@ -1,6 +1,7 @@
 //===- PhysicalTest.cpp - Topologies, the simulator, exchange programs ----===//
 
 #include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Physical/Pipeline.h"
 #include "Einsummable/Physical/Placement.h"
 #include "Einsummable/Physical/Simulator.h"
 #include "GraphBuilder.h"
@@ -1444,4 +1445,137 @@ TEST(Synthesis, BatchedProgramsKeepEveryMovementAndDependency) {
               batches, saved * 1e6);
   EXPECT_GT(batches, 0u);
   EXPECT_GT(saved, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Pipeline stages (Pipeline.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// x [batch, width] through `layers` matmuls with weights [width, width],
+/// every value of `bytes`-byte elements.
+planner::Graph layerChain(int64_t batch, int64_t width, int layers,
+                          int64_t bytes = 4) {
+  planner::Graph g;
+  int h = addValue(g, "x", {batch, width}, planner::ValueKind::Activation);
+  for (int l = 0; l < layers; ++l) {
+    int w = addValue(g, "w" + std::to_string(l), {width, width},
+                     planner::ValueKind::Weight);
+    h = matmul(g, h, w, "layer" + std::to_string(l));
+  }
+  g.results = {h};
+  for (planner::Value &value : g.values)
+    value.elementBytes = bytes;
+  return g;
+}
+
+} // namespace
+
+TEST(Pipeline, MicroBatchesCopyBatchedOpsAndShareTheRest) {
+  planner::Graph g = layerChain(8, 16, 2);
+  // A weight-only op (w0 + w1) reads no batch: kept once, first.
+  int sum = elementwise(g, {1, 3}, "weights_sum");
+  g.results.push_back(sum);
+  std::vector<int> loops, dims;
+  int64_t batch = 0;
+  std::string error;
+  ASSERT_TRUE(batchLoopsOf(g, loops, batch, error, &dims)) << error;
+  EXPECT_EQ(batch, 8);
+  EXPECT_EQ(loops, (std::vector<int>{0, 0, -1}));
+  MicroBatched mb;
+  ASSERT_TRUE(microBatch(g, 4, mb, error)) << error;
+  ASSERT_EQ(mb.graph.ops.size(), 9u);
+  EXPECT_EQ(mb.origin[0], 2);
+  EXPECT_EQ(mb.microBatch[0], -1);
+  // Micro-batch-major: layer0@0, layer1@0, layer0@1, ...
+  EXPECT_EQ(mb.origin[1], 0);
+  EXPECT_EQ(mb.origin[2], 1);
+  EXPECT_EQ(mb.microBatch[3], 1);
+  EXPECT_EQ(mb.graph.ops[1].loopSizes, (std::vector<int64_t>{2, 16, 16}));
+  EXPECT_EQ(mb.graph.ops[0].loopSizes, (std::vector<int64_t>{16, 16}));
+  // The second layer of micro-batch 0 reads the first's result, and the
+  // weights are the same values in every copy.
+  EXPECT_EQ(mb.graph.ops[2].inputs[0].value, mb.graph.ops[1].output.value);
+  EXPECT_EQ(mb.graph.ops[1].inputs[1].value, mb.graph.ops[3].inputs[1].value);
+  EXPECT_EQ(mb.graph.values[mb.graph.ops[1].inputs[0].value].shape,
+            (std::vector<int64_t>{2, 16}));
+  EXPECT_EQ(mb.graph.results.size(), 5u); // 4 copies of h, the weights' sum
+  ASSERT_TRUE(microBatch(g, 4, mb, error, 1)) << error;
+  EXPECT_EQ(mb.graph.ops.size(), 3u);
+  EXPECT_FALSE(microBatch(g, 3, mb, error));
+  EXPECT_NE(error.find("does not split into 3"), std::string::npos) << error;
+}
+
+TEST(Pipeline, RefusesBatchesItCannotFollow) {
+  std::string error;
+  std::vector<int> loops;
+  int64_t batch = 0;
+  // Two activations of other leading sizes: no common batch.
+  planner::Graph chain;
+  int a = addValue(chain, "a", {8, 4}, planner::ValueKind::Activation);
+  int b = addValue(chain, "b", {4, 6}, planner::ValueKind::Activation);
+  matmul(chain, a, b, "ab");
+  EXPECT_FALSE(batchLoopsOf(chain, loops, batch, error));
+  EXPECT_NE(error.find("share no batch dimension"), std::string::npos) << error;
+  // x^T x aggregates over the batch.
+  planner::Graph gram;
+  int x = addValue(gram, "x", {8, 4}, planner::ValueKind::Activation);
+  int out = addValue(gram, "gram", {4, 4});
+  planner::Op op;
+  op.name = "gram";
+  op.loopSizes = {8, 4, 4};
+  op.loopNames = {"b", "i", "j"};
+  op.cuttable = {true, true, true};
+  op.inputs = {access(x, {{0}, {1}}), access(x, {{0}, {2}})};
+  op.output = access(out, {{1}, {2}});
+  op.flopsPerPoint = 2;
+  gram.ops.push_back(op);
+  EXPECT_FALSE(batchLoopsOf(gram, loops, batch, error));
+  EXPECT_EQ(error, "op 'gram' aggregates over the batch");
+  std::vector<StagedPlan> plans =
+      stagedPlans(gram, planner::SearchOptions(), make("nodes=2,gpus=1", 2));
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_FALSE(plans[0].feasible);
+  EXPECT_EQ(plans[0].error, error);
+}
+
+TEST(Pipeline, BalancedStagesCutAtEqualWork) {
+  planner::Graph g = layerChain(8, 16, 6);
+  EXPECT_EQ(balancedStages(g, 2), (std::vector<int>{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(balancedStages(g, 3), (std::vector<int>{0, 0, 1, 1, 2, 2}));
+  // A heavy first layer takes a stage of its own.
+  g.ops[0].flopsPerPoint = 10;
+  EXPECT_EQ(balancedStages(g, 2), (std::vector<int>{0, 1, 1, 1, 1, 1}));
+}
+
+TEST(Pipeline, MicroBatchesOverlapTheStages) {
+  // Eight bf16 layers on two nodes of one GPU: stage 0 runs layers 0-3,
+  // stage 1 layers 4-7; only layer 3's result crosses, once in all. Rows
+  // enough that a micro-batch's gemms stay compute-bound (256 rows of 8192).
+  planner::Graph g = layerChain(2048, 8192, 8, 2);
+  Topology topology = make("nodes=2,gpus=1", 2);
+  planner::SearchOptions options;
+  options.devices = 2;
+  StagedPlan one = stagedPlan(g, options, topology, 2, 1);
+  StagedPlan eight = stagedPlan(g, options, topology, 2, 8);
+  ASSERT_TRUE(one.feasible) << one.error;
+  ASSERT_TRUE(eight.feasible) << eight.error;
+  EXPECT_EQ(one.stageOf, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+  double boundary = 2048.0 * 8192 * 2;
+  EXPECT_DOUBLE_EQ(one.bytesBetweenNodes, boundary);
+  EXPECT_DOUBLE_EQ(eight.bytesBetweenNodes, boundary);
+  EXPECT_EQ(one.transfersBetweenNodes, 1);
+  EXPECT_EQ(eight.transfersBetweenNodes, 8);
+  // Without micro-batches the stages take turns: the step is both stages'
+  // work end to end; with 8 the second starts after an eighth of the first.
+  EXPECT_GE(one.seconds, 0.999 * (one.stageBusy[0] + one.stageBusy[1]));
+  EXPECT_LT(eight.seconds, 0.75 * one.seconds)
+      << eight.seconds << " against " << one.seconds;
+  EXPECT_GT(eight.seconds, eight.stageBusy[1]);
+  std::vector<StagedPlan> all = stagedPlans(g, options, topology, 8);
+  ASSERT_EQ(all.size(), 4u); // 2 stages x {1, 2, 4, 8} micro-batches
+  for (const StagedPlan &p : all)
+    EXPECT_TRUE(p.feasible) << p.error;
+  EXPECT_TRUE(stagedPlans(g, options, make("nvswitch", 2)).empty());
 }

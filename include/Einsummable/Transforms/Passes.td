@@ -224,7 +224,12 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     searches hierarchically (`hierarchical`, on by default): the whole
     graph is planned for K devices first, then for K x G with each op's
     specs restricted to its node-level cut refined within a node
-    (`planner::hierarchicalSpecs`, docs/distributed.md).
+    (`planner::hierarchicalSpecs`, docs/distributed.md). There `explain`
+    also prices pipeline stages (`pipeline`, on by default, with the
+    optimal and megatron strategies): the ops cut into stages of
+    consecutive ops on node groups, the batch into micro-batches, each
+    stage's ops cut by the strategy for its devices, simulated like the
+    plan, and says which is faster (`physical::stagedPlans`).
 
     Sets `spec` on every op and drops `ein.candidates`. With `remarks`, each
     op gets a remark with its spec and cost terms. `strategy` restricts the
@@ -280,6 +285,12 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "Whether the synthesized exchanges the explanation and remarks "
            "simulate batch transfers (as ein-synthesize-exchanges' "
            "batch-transfers)">,
+    Option<"pipeline", "pipeline", "bool", "true",
+           "On a topology of several nodes, the explanation also prices "
+           "pipeline stages (consecutive ops on node groups, micro-batches "
+           "over the batch) against the plan (docs/distributed.md)">,
+    Option<"maxMicroBatches", "max-micro-batches", "int64_t", "16",
+           "The most micro-batches the priced pipelines cut the batch into">,
     Option<"progressSeconds", "progress-seconds", "double", "3",
            "A search that runs longer prints a progress line on standard "
            "error (nodes placed, states kept, the cheapest cost so far) "

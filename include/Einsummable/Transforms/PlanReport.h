@@ -12,6 +12,7 @@
 #define EINSUMMABLE_TRANSFORMS_PLANREPORT_H
 
 #include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Physical/Pipeline.h"
 #include "Einsummable/Planner/Search.h"
 
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
@@ -102,6 +103,11 @@ public:
            const ::ein::physical::DeviceProgram &program,
            const ::ein::Topology &topology);
 
+  /// Adds the staged plans priced for one function (a topology of several
+  /// nodes), next to its intra-op plan added before.
+  void addPipeline(llvm::StringRef function,
+                   const std::vector<::ein::physical::StagedPlan> &plans);
+
   /// Writes the explanation to `to`; a diagnostic at `where` if it cannot.
   LogicalResult write(llvm::StringRef to, const Header &header,
                       Operation *where) const;
@@ -110,8 +116,12 @@ private:
   std::vector<ExplainedOp> explained;
   std::string dot;
   llvm::json::Array exchanges;
-  double total = 0, simulatedMs = 0;
+  double total = 0, simulatedMs = 0, bytesBetweenNodes = 0;
+  int64_t nodes = 1;
   std::vector<double> memoryBytes;
+  /// Per function with staged plans: its name and the plans.
+  std::vector<std::pair<std::string, std::vector<::ein::physical::StagedPlan>>>
+      pipelines;
 };
 
 /// ein-decompose's remarks on one planned function: each op's spec and cost

@@ -1,0 +1,111 @@
+//===- Pipeline.h - Pipeline stages weighed against intra-op plans -*- C++
+//-*-===//
+//
+// Across slow links, is intra-op parallelism still right, or must stages be
+// pipelined? A staged plan cuts the program's ops, in their topological
+// order, into S stages of consecutive ops (balanced by FLOPs), runs stage s
+// on node group s (K / S nodes of the K), and cuts the batch into m
+// micro-batches: the program is copied m times over batch / m rows, each
+// copy's op on its stage's devices, so that stage s works on micro-batch i
+// while stage s + 1 works on micro-batch i - 1 (GPipe's forward schedule,
+// which the simulator's per-GPU queues and dependencies give by
+// themselves). Within a stage each op is cut by the search for the stage's
+// devices (hierarchically where a stage spans several nodes, or restricted
+// to a hand strategy); activations move between stages as the exchange
+// program's transfers, over the links between nodes.
+//
+// Everything is priced on the same simulator as the intra-op plan, so the
+// two are compared like for like (docs/distributed.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EINSUMMABLE_PHYSICAL_PIPELINE_H
+#define EINSUMMABLE_PHYSICAL_PIPELINE_H
+
+#include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Planner/Strategy.h"
+
+#include <string>
+#include <vector>
+
+namespace ein::physical {
+
+/// A graph copied over micro-batches of its batch dimension.
+struct MicroBatched {
+  planner::Graph graph;
+  /// Per op of `graph`: the op of the original it copies, and the
+  /// micro-batch it computes (-1: an op that reads no batched value, kept
+  /// once and shared by every micro-batch).
+  std::vector<int> origin, microBatch;
+};
+
+/// The batch loop of every op (-1 where it reads no batched value): the loop
+/// over dimension 0 of the activation arguments (all of which must have it,
+/// of one size), followed through the ops. Returns false with `error` naming
+/// the op where the batch cannot be followed exactly: a batch dimension
+/// read through several loops or a shifted or windowed access, an op that
+/// aggregates over the batch, a weight indexed by the batch loop. `dims`,
+/// if given, receives per value its batch dimension (-1: none).
+bool batchLoopsOf(const planner::Graph &graph, std::vector<int> &loops,
+                  int64_t &batch, std::string &error,
+                  std::vector<int> *dims = nullptr);
+
+/// `graph` over `microBatches` micro-batches (dividing the batch): each op
+/// with a batch loop copied once per micro-batch (its batch loop of
+/// batch / microBatches rows), micro-batch-major (every op of micro-batch
+/// 0, then of 1, ...), ops without one kept once, first. Activation
+/// arguments and batched results are copied per micro-batch; ties dropped.
+/// With `copies` < microBatches, only the first `copies` micro-batches.
+bool microBatch(const planner::Graph &graph, int64_t microBatches,
+                MicroBatched &result, std::string &error, int64_t copies = -1);
+
+/// Stage boundaries for `stages` stages of consecutive ops: per op its
+/// stage, non-decreasing, every stage non-empty, minimising the largest
+/// stage's FLOPs (ties: fewer bytes live across the boundaries).
+std::vector<int> balancedStages(const planner::Graph &graph, int64_t stages);
+
+/// One staged plan, priced.
+struct StagedPlan {
+  bool feasible = false;
+  std::string error;
+  int64_t stages = 1, microBatches = 1;
+  /// Per op of the original graph, its stage.
+  std::vector<int> stageOf;
+  /// The simulated step on the topology, bytes moved between nodes and in
+  /// all, and how many transfers cross nodes.
+  double seconds = 0, bytesBetweenNodes = 0, bytes = 0;
+  int64_t transfersBetweenNodes = 0;
+  /// Per stage, the simulated busy time of its busiest GPU.
+  std::vector<double> stageBusy;
+};
+
+/// The staged plan of `graph` on `topology` (K nodes of G GPUs): `stages`
+/// (dividing K) stages over `microBatches` (dividing the batch)
+/// micro-batches, each stage's ops cut by the search for K / stages x G
+/// devices restricted to `within` (optimal: the exact search, hierarchical
+/// across a stage's nodes). `options` gives the state cap and the weights'
+/// replicability; its device count is the topology's.
+StagedPlan stagedPlan(const planner::Graph &graph,
+                      const planner::SearchOptions &options,
+                      const Topology &topology, int64_t stages,
+                      int64_t microBatches,
+                      planner::Strategy within = planner::Strategy::Optimal);
+
+/// Every staged plan worth pricing on `topology`: stages over each divisor
+/// of the node count above 1, micro-batches over each power of two
+/// dividing the batch (and the batch itself), up to `maxMicroBatches`.
+/// Empty when there is one node; one infeasible entry saying why where the
+/// batch cannot be followed.
+std::vector<StagedPlan>
+stagedPlans(const planner::Graph &graph, const planner::SearchOptions &options,
+            const Topology &topology, int64_t maxMicroBatches = 16,
+            planner::Strategy within = planner::Strategy::Optimal);
+
+/// The bytes `program`'s transfers carry between nodes of `topology`, and
+/// how many such transfers there are.
+double bytesBetweenNodes(const DeviceProgram &program, const Topology &topology,
+                         int64_t *transfers = nullptr);
+
+} // namespace ein::physical
+
+#endif // EINSUMMABLE_PHYSICAL_PIPELINE_H

@@ -1,0 +1,381 @@
+//===- Pipeline.cpp - Pipeline stages weighed against intra-op plans ------===//
+
+#include "Einsummable/Physical/Pipeline.h"
+
+#include "Einsummable/Planner/Hierarchy.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace ein::physical {
+
+using planner::Access;
+using planner::Graph;
+using planner::Op;
+using planner::Spec;
+using planner::ValueKind;
+
+namespace {
+
+bool mentions(const Access &access, int loop) {
+  for (const std::vector<int> &dim : access.dimLoops)
+    if (std::find(dim.begin(), dim.end(), loop) != dim.end())
+      return true;
+  return false;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (int64_t extent : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(extent);
+  return "[" + text + "]";
+}
+
+double opFlops(const Op &op) {
+  return planner::blockFlops(op, Spec(op.loopSizes.size(), 1),
+                             std::vector<int64_t>(op.loopSizes.size(), 0));
+}
+
+} // namespace
+
+bool batchLoopsOf(const Graph &graph, std::vector<int> &loops, int64_t &batch,
+                  std::string &error, std::vector<int> *dims) {
+  loops.assign(graph.ops.size(), -1);
+  batch = 0;
+  std::vector<int> local, &batchDim = dims ? *dims : local;
+  batchDim.assign(graph.values.size(), -1);
+  std::vector<bool> read(graph.values.size(), false);
+  for (const Op &op : graph.ops)
+    for (const Access &input : op.inputs)
+      read[input.value] = true;
+  int first = -1;
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    const planner::Value &value = graph.values[v];
+    if (value.kind != ValueKind::Activation || !read[v])
+      continue;
+    if (value.shape.empty() || (first >= 0 && value.shape[0] != batch)) {
+      error = "the activation arguments share no batch dimension ('" +
+              (first >= 0 ? graph.values[first].name + "' " +
+                                shapeText(graph.values[first].shape) + " and '"
+                          : std::string()) +
+              value.name + "' " + shapeText(value.shape) + ")";
+      return false;
+    }
+    if (first < 0) {
+      first = static_cast<int>(v);
+      batch = value.shape[0];
+    }
+    batchDim[v] = 0;
+  }
+  if (first < 0) {
+    error = "the program has no activation argument to cut into micro-batches";
+    return false;
+  }
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const Op &op = graph.ops[o];
+    auto fail = [&](const std::string &why) {
+      error = "op '" + op.name + "' " + why;
+      return false;
+    };
+    int loop = -1;
+    for (const Access &input : op.inputs) {
+      int d = batchDim[input.value];
+      if (d < 0)
+        continue;
+      const std::string &name = graph.values[input.value].name;
+      const std::vector<int> &dim = input.dimLoops[d];
+      bool shifted =
+          static_cast<size_t>(d) < input.shift.size() && input.shift[d] != 0;
+      bool windowed = (static_cast<size_t>(d) < input.stride.size() &&
+                       input.stride[d] != 1) ||
+                      (static_cast<size_t>(d) < input.extent.size() &&
+                       input.extent[d] != 1);
+      if (dim.empty() || shifted || windowed || op.loopSizes[dim[0]] != batch)
+        return fail("reads the batch dimension of '" + name +
+                    "' other than through one loop of " +
+                    std::to_string(batch));
+      if (loop >= 0 && loop != dim[0])
+        return fail("reads the batch dimensions of its inputs through "
+                    "different loops");
+      loop = dim[0];
+    }
+    if (loop < 0)
+      continue;
+    for (const Access &input : op.inputs)
+      if (batchDim[input.value] < 0 && mentions(input, loop))
+        return fail("reads '" + graph.values[input.value].name +
+                    "' along its batch loop");
+    int out = -1;
+    for (size_t d = 0; d < op.output.dimLoops.size(); ++d) {
+      const std::vector<int> &dim = op.output.dimLoops[d];
+      if (std::find(dim.begin(), dim.end(), loop) == dim.end())
+        continue;
+      if (dim[0] != loop)
+        return fail("writes the batch inside another dimension of its result");
+      out = static_cast<int>(d);
+    }
+    if (out < 0)
+      return fail("aggregates over the batch");
+    batchDim[op.output.value] = out;
+    loops[o] = loop;
+  }
+  return true;
+}
+
+bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
+                std::string &error, int64_t copies) {
+  std::vector<int> loops, batchDim;
+  int64_t batch = 0;
+  if (!batchLoopsOf(graph, loops, batch, error, &batchDim))
+    return false;
+  if (microBatches < 1 || batch % microBatches != 0) {
+    error = "the batch (" + std::to_string(batch) + ") does not split into " +
+            std::to_string(microBatches) + " micro-batches";
+    return false;
+  }
+  if (copies < 0 || copies > microBatches)
+    copies = microBatches;
+  result = MicroBatched();
+  Graph &g = result.graph;
+  // copyOf[v][i]: value v's copy for micro-batch i (the same for unbatched).
+  std::vector<std::vector<int>> copyOf(graph.values.size());
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    const planner::Value &value = graph.values[v];
+    if (batchDim[v] < 0) {
+      copyOf[v].assign(copies, static_cast<int>(g.values.size()));
+      g.values.push_back(value);
+      continue;
+    }
+    for (int64_t i = 0; i < copies; ++i) {
+      planner::Value copy = value;
+      copy.shape[batchDim[v]] /= microBatches;
+      copy.name += "@" + std::to_string(i);
+      copyOf[v].push_back(static_cast<int>(g.values.size()));
+      g.values.push_back(std::move(copy));
+    }
+  }
+  auto copyOp = [&](size_t o, int64_t i) {
+    Op op = graph.ops[o];
+    if (loops[o] >= 0) {
+      op.loopSizes[loops[o]] /= microBatches;
+      op.name += "@" + std::to_string(i);
+    }
+    for (Access &input : op.inputs)
+      input.value = copyOf[input.value][i];
+    op.output.value = copyOf[op.output.value][i];
+    g.ops.push_back(std::move(op));
+    result.origin.push_back(static_cast<int>(o));
+    result.microBatch.push_back(loops[o] >= 0 ? static_cast<int>(i) : -1);
+  };
+  for (size_t o = 0; o < graph.ops.size(); ++o)
+    if (loops[o] < 0)
+      copyOp(o, 0);
+  for (int64_t i = 0; i < copies; ++i)
+    for (size_t o = 0; o < graph.ops.size(); ++o)
+      if (loops[o] >= 0)
+        copyOp(o, i);
+  for (int r : graph.results) {
+    if (batchDim[r] < 0) {
+      g.results.push_back(copyOf[r][0]);
+      continue;
+    }
+    for (int64_t i = 0; i < copies; ++i)
+      g.results.push_back(copyOf[r][i]);
+  }
+  return true;
+}
+
+std::vector<int> balancedStages(const Graph &graph, int64_t stages) {
+  size_t n = graph.ops.size();
+  stages = std::max<int64_t>(1, std::min<int64_t>(stages, n));
+  std::vector<double> prefix(n + 1, 0);
+  for (size_t o = 0; o < n; ++o)
+    prefix[o + 1] = prefix[o] + opFlops(graph.ops[o]);
+  // crossing[j]: bytes of intermediates made by ops before j and read at j
+  // or later (what a boundary before op j sends on).
+  std::vector<int> producer(graph.values.size(), -1),
+      lastReader(graph.values.size(), -1);
+  for (size_t o = 0; o < n; ++o) {
+    producer[graph.ops[o].output.value] = static_cast<int>(o);
+    for (const Access &input : graph.ops[o].inputs)
+      lastReader[input.value] = static_cast<int>(o);
+  }
+  std::vector<double> crossing(n + 1, 0);
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    if (producer[v] < 0 || lastReader[v] <= producer[v])
+      continue;
+    double bytes = graph.values[v].elementBytes;
+    for (int64_t extent : graph.values[v].shape)
+      bytes *= extent;
+    for (int j = producer[v] + 1; j <= lastReader[v]; ++j)
+      crossing[j] += bytes;
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  auto segment = [&](size_t a, size_t b) { return prefix[b] - prefix[a]; };
+  // First the least possible largest stage, then, among partitions whose
+  // stages are all within 1% of it, the fewest bytes across boundaries.
+  std::vector<std::vector<double>> largest(stages + 1,
+                                           std::vector<double>(n + 1, inf));
+  largest[0][0] = 0;
+  for (int64_t s = 1; s <= stages; ++s)
+    for (size_t j = s; j <= n; ++j)
+      for (size_t i = s - 1; i < j; ++i)
+        largest[s][j] =
+            std::min(largest[s][j], std::max(largest[s - 1][i], segment(i, j)));
+  double bound = largest[stages][n] * 1.01 + 1e-9;
+  std::vector<std::vector<double>> bytes(stages + 1,
+                                         std::vector<double>(n + 1, inf));
+  std::vector<std::vector<size_t>> from(stages + 1,
+                                        std::vector<size_t>(n + 1, 0));
+  bytes[0][0] = 0;
+  for (int64_t s = 1; s <= stages; ++s)
+    for (size_t j = s; j <= n; ++j)
+      for (size_t i = s - 1; i < j; ++i) {
+        if (bytes[s - 1][i] == inf || segment(i, j) > bound)
+          continue;
+        double b = bytes[s - 1][i] + (s > 1 ? crossing[i] : 0);
+        if (b < bytes[s][j]) {
+          bytes[s][j] = b;
+          from[s][j] = i;
+        }
+      }
+  std::vector<int> stageOf(n, 0);
+  for (size_t s = stages, j = n; s > 0; --s) {
+    size_t i = from[s][j];
+    for (size_t o = i; o < j; ++o)
+      stageOf[o] = static_cast<int>(s - 1);
+    j = i;
+  }
+  return stageOf;
+}
+
+double bytesBetweenNodes(const DeviceProgram &program, const Topology &topology,
+                         int64_t *transfers) {
+  int64_t perNode = topology.devices / std::max<int64_t>(1, topology.nodes);
+  double bytes = 0;
+  int64_t count = 0;
+  for (const Task &task : program.tasks)
+    if (task.kind == Task::Transfer &&
+        task.from / perNode != task.to / perNode) {
+      bytes += task.bytes;
+      ++count;
+    }
+  if (transfers)
+    *transfers = count;
+  return bytes;
+}
+
+StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
+                      const Topology &topology, int64_t stages,
+                      int64_t microBatches, planner::Strategy within) {
+  StagedPlan staged;
+  staged.stages = stages;
+  staged.microBatches = microBatches;
+  int64_t nodes = std::max<int64_t>(1, topology.nodes);
+  if (stages < 2 || nodes % stages != 0) {
+    staged.error = std::to_string(stages) + " stages do not divide " +
+                   std::to_string(nodes) + " nodes";
+    return staged;
+  }
+  int64_t stageNodes = nodes / stages, stageDevices = topology.devices / stages;
+  // The search for one micro-batch on one stage's devices; every copy then
+  // takes its op's spec.
+  MicroBatched one, all;
+  if (!microBatch(graph, microBatches, one, staged.error, 1) ||
+      !microBatch(graph, microBatches, all, staged.error))
+    return staged;
+  planner::SearchOptions inStage = options;
+  inStage.devices = stageDevices;
+  inStage.onProgress = nullptr;
+  inStage.allowedSpecs.clear();
+  if (within != planner::Strategy::Optimal) {
+    if (!planner::allowedSpecs(one.graph, within, stageDevices, 0,
+                               inStage.allowedSpecs, staged.error))
+      return staged;
+    inStage.restriction = std::string("under strategy ") +
+                          planner::strategyName(within) + " within a stage";
+  } else if (stageNodes > 1 &&
+             !planner::hierarchicalSpecs(one.graph, inStage, stageNodes,
+                                         inStage.allowedSpecs, staged.error)) {
+    return staged;
+  }
+  planner::Plan perStage = planner::search(one.graph, inStage);
+  if (!perStage.feasible) {
+    staged.error = perStage.error;
+    return staged;
+  }
+  std::vector<int> specOf(graph.ops.size(), -1);
+  for (size_t o = 0; o < one.graph.ops.size(); ++o)
+    specOf[one.origin[o]] = static_cast<int>(o);
+  std::vector<Spec> specs;
+  for (int origin : all.origin)
+    specs.push_back(perStage.specs[specOf[origin]]);
+  inStage.allowedSpecs.clear();
+  planner::Plan plan = planner::evaluate(all.graph, specs, inStage);
+  if (!plan.feasible) {
+    staged.error = plan.error;
+    return staged;
+  }
+  staged.stageOf = balancedStages(graph, stages);
+  Placement placement;
+  for (size_t o = 0; o < all.graph.ops.size(); ++o) {
+    int64_t blocks = 1;
+    for (int64_t parts : specs[o])
+      blocks *= parts;
+    int64_t base = staged.stageOf[all.origin[o]] * stageDevices;
+    std::vector<int64_t> devices;
+    for (int64_t j = 0; j < blocks; ++j)
+      devices.push_back(base + j);
+    placement.device.push_back(std::move(devices));
+  }
+  bool synthesized = false;
+  DeviceProgram program =
+      bestProgram(all.graph, plan, inStage, topology, synthesized, placement);
+  SimResult sim = simulate(topology, program.tasks);
+  staged.seconds = sim.seconds;
+  staged.bytes = program.bytes[0] + program.bytes[1] + program.bytes[2];
+  staged.bytesBetweenNodes =
+      bytesBetweenNodes(program, topology, &staged.transfersBetweenNodes);
+  staged.stageBusy.assign(stages, 0);
+  for (size_t q = 0; q < sim.queueBusy.size(); ++q) {
+    size_t s = std::min<size_t>(q / stageDevices, stages - 1);
+    staged.stageBusy[s] = std::max(staged.stageBusy[s], sim.queueBusy[q]);
+  }
+  staged.feasible = !sim.stalled;
+  if (sim.stalled)
+    staged.error = "the staged program stalls on the simulator";
+  return staged;
+}
+
+std::vector<StagedPlan> stagedPlans(const Graph &graph,
+                                    const planner::SearchOptions &options,
+                                    const Topology &topology,
+                                    int64_t maxMicroBatches,
+                                    planner::Strategy within) {
+  std::vector<StagedPlan> plans;
+  int64_t nodes = std::max<int64_t>(1, topology.nodes);
+  if (nodes < 2)
+    return plans;
+  std::vector<int> loops;
+  int64_t batch = 0;
+  StagedPlan unusable;
+  if (!batchLoopsOf(graph, loops, batch, unusable.error)) {
+    plans.push_back(unusable);
+    return plans;
+  }
+  std::vector<int64_t> counts;
+  for (int64_t m = 1; m <= std::min(batch, maxMicroBatches); m *= 2)
+    if (batch % m == 0)
+      counts.push_back(m);
+  if (batch <= maxMicroBatches && counts.back() != batch)
+    counts.push_back(batch);
+  for (int64_t stages = 2; stages <= nodes; ++stages)
+    if (nodes % stages == 0)
+      for (int64_t m : counts)
+        plans.push_back(
+            stagedPlan(graph, options, topology, stages, m, within));
+  return plans;
+}
+
+} // namespace ein::physical
