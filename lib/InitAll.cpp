@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -36,7 +37,7 @@ void mlir::ein::registerAllDialects(DialectRegistry &registry) {
       .insert<ein::EinDialect, arith::ArithDialect, func::FuncDialect,
               gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
               linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
-              scf::SCFDialect, tensor::TensorDialect>();
+              scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect>();
   // ein-write-bundle translates CPU kernels to LLVM IR.
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);

@@ -1,6 +1,7 @@
 //===- Search.cpp - Whole-graph spec search -------------------------------===//
 
 #include "Einsummable/Planner/Search.h"
+#include "Einsummable/Planner/Sharding.h"
 
 #include <algorithm>
 #include <chrono>
@@ -72,8 +73,38 @@ std::vector<std::vector<int64_t>> layoutKey(const std::vector<Placed> &layout) {
 }
 
 bool charged(const Value &value, const Options &options) {
-  return value.kind == ValueKind::Activation ||
+  return !value.pinnedParts.empty() || value.kind == ValueKind::Activation ||
          (value.kind == ValueKind::Weight && !options.weightsReplicable);
+}
+
+/// Whether `spec` cuts `op`'s pinned inputs and result as pinned.
+bool honoursPins(const Op &op, const Spec &spec) {
+  for (size_t i = 0; i < op.pinnedInputs.size() && i < op.inputs.size(); ++i)
+    if (!op.pinnedInputs[i].empty() &&
+        !specCutsInto(op.inputs[i], spec, op.pinnedInputs[i]))
+      return false;
+  return op.pinnedOutput.empty() ||
+         specCutsInto(op.output, spec, op.pinnedOutput);
+}
+
+std::string partsText(const std::vector<int64_t> &parts) {
+  std::string text = "[";
+  for (size_t i = 0; i < parts.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(parts[i]);
+  return text + "]";
+}
+
+/// "operand 0 in [4, 1], the result in [4, 2]".
+std::string describePins(const Op &op) {
+  std::string text;
+  for (size_t i = 0; i < op.pinnedInputs.size(); ++i)
+    if (!op.pinnedInputs[i].empty())
+      text += (text.empty() ? "" : ", ") + ("operand " + std::to_string(i)) +
+              " in " + partsText(op.pinnedInputs[i]) + " parts";
+  if (!op.pinnedOutput.empty())
+    text += std::string(text.empty() ? "" : ", ") + "the result in " +
+            partsText(op.pinnedOutput) + " parts";
+  return text;
 }
 
 /// `allowed` (may be empty) restricts each op's specs, as
@@ -100,6 +131,17 @@ Problem build(const Graph &graph, const Options &options,
       pb.specs[o] = std::move(kept);
       if (pb.specs[o].empty() && pb.error.empty())
         pb.error = "op '" + op.name + "' has no legal spec " + restriction;
+    }
+    if (!op.pinnedOutput.empty() || !op.pinnedInputs.empty()) {
+      std::vector<Spec> kept;
+      for (const Spec &s : pb.specs[o])
+        if (honoursPins(op, s))
+          kept.push_back(s);
+      pb.specs[o] = std::move(kept);
+      if (pb.specs[o].empty() && pb.error.empty())
+        pb.error = "op '" + op.name + "' has no legal spec " +
+                   (allowed.empty() ? "" : restriction + " ") +
+                   "that honours its shard pins (" + describePins(op) + ")";
     }
     for (const Spec &s : pb.specs[o])
       pb.plans[o].push_back(planOp(graph, op, s, options));
@@ -157,10 +199,15 @@ Problem build(const Graph &graph, const Options &options,
         read = true;
         if (earlier(static_cast<int>(o), first))
           first = static_cast<int>(o);
+        if (!graph.values[v].pinnedParts.empty())
+          continue; // it arrives as pinned, below
         for (const OpPlan &plan : pb.plans[o])
           if (seen.insert(layoutKey(plan.arrivals[i])).second)
             node.holds.push_back(plan.arrivals[i]);
       }
+    if (!graph.values[v].pinnedParts.empty())
+      node.holds = {
+          partsLayout(graph.values[v].pinnedParts, graph.values[v].shape)};
     if (!read)
       continue; // unused argument: no layout to choose
     node.unary.assign(node.holds.size(), 0.0);

@@ -17,6 +17,7 @@
 #include "ein/partition.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -371,6 +372,18 @@ FailureOr<::ein::Program> Exporter::run(func::FuncOp func) {
     program.arguments.push_back(std::move(entry));
   }
   for (Operation &op : func.getBody().front()) {
+    // A user's `shard` annotations (pins for the planner) are the value
+    // they annotate.
+    if (isa<shard::ShardingOp>(op))
+      continue;
+    if (auto annotation = dyn_cast<shard::ShardOp>(op)) {
+      auto it = names.find(annotation.getSrc());
+      if (it == names.end())
+        return annotation.emitOpError()
+               << "annotates a value with no program.json form";
+      names[annotation.getResult()] = it->second;
+      continue;
+    }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         auto it = names.find(v);

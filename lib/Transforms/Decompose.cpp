@@ -11,6 +11,8 @@
 #include "Einsummable/Transforms/Passes.h"
 #include "Einsummable/Transforms/PlanReport.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINDECOMPOSE
 #include "Einsummable/Transforms/Passes.h.inc"
@@ -49,6 +51,22 @@ Operation *atNamedOp(const PlannerGraph &graph, func::FuncOp func,
         return graph.ops[i];
   }
   return func;
+}
+
+/// Removes a function's `shard.shard` and `shard.sharding` ops, each
+/// annotation replaced by the value it annotates.
+void stripShardAnnotations(func::FuncOp func) {
+  SmallVector<Operation *> dead;
+  func.walk([&](Operation *op) {
+    if (auto annotation = dyn_cast<shard::ShardOp>(op)) {
+      annotation.getResult().replaceAllUsesWith(annotation.getSrc());
+      dead.push_back(op);
+    } else if (isa<shard::ShardingOp>(op)) {
+      dead.push_back(op);
+    }
+  });
+  for (Operation *op : llvm::reverse(dead))
+    op->erase();
 }
 
 struct EinDecomposePass
@@ -162,7 +180,8 @@ struct EinDecomposePass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      FailureOr<PlannerGraph> graph = buildPlannerGraph(func, *info, tieLayout);
+      FailureOr<PlannerGraph> graph = buildPlannerGraph(
+          func, *info, tieLayout, /*planned=*/false, options.devices);
       if (failed(graph))
         return signalPassFailure();
       if (tieLayout)
@@ -257,6 +276,9 @@ struct EinDecomposePass
         op->removeAttr(EinDialect::getCandidatesAttrName());
         op->setAttr("spec", SpecAttr::get(&getContext(), plan.specs[i]));
       }
+      // The plan honours the user's `shard` annotations (pins); they have
+      // done their work and later passes see the values they annotate.
+      stripShardAnnotations(func);
       // What the model says the plan holds, for the bundle writer's check
       // against the buffers it lays out (ein-compile plans again within
       // less where they do not fit).

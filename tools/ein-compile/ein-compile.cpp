@@ -131,6 +131,13 @@ static cl::opt<std::string>
                      "Graphviz .dot file, an .svg/.png/.pdf drawn by "
                      "Graphviz's dot, or - for a table on standard output"),
             cl::value_desc("FILE.json|FILE.dot|FILE.svg|-"), cl::cat(category));
+static cl::opt<std::string> emitShard(
+    "emit-shard",
+    cl::desc("Also write the input program annotated with the plan as "
+             "upstream MLIR `shard` ops (shard.grid, shard.sharding, "
+             "shard.shard), for mlir-opt's sharding-propagation and "
+             "shard-partition (docs/interop.md); - for standard output"),
+    cl::value_desc("FILE.mlir"), cl::cat(category));
 static cl::opt<bool>
     printPipeline("print-pipeline",
                   cl::desc("Print the ein-opt command this compile runs, and "
@@ -383,11 +390,50 @@ int main(int argc, char **argv) {
     options.planned = true;
     options.devices = planned.getDevices();
   }
+  if (!emitShard.empty() && options.planned)
+    return fail("--emit-shard annotates the logical program a plan is made "
+                "from; " +
+                input + " is already planned");
   if (printPipeline) {
     llvm::outs() << "ein-opt " << input << " --pass-pipeline='builtin.module("
                  << mlir::ein::printCompilePipeline(options)
                  << ")' -o /dev/null\n";
     return 0;
+  }
+  // The plan as upstream `shard` annotations, made (on a copy) before the
+  // bundle so that a program it cannot annotate leaves no bundle changed,
+  // and written whole or not at all.
+  if (!emitShard.empty()) {
+    OwningOpRef<ModuleOp> annotated = module->clone();
+    PassManager pm(&context, ModuleOp::getOperationName());
+    if (!options.weights.empty()) {
+      mlir::ein::EinMarkWeightsOptions marks;
+      marks.args = llvm::to_vector(options.weights);
+      pm.addPass(mlir::ein::createEinMarkWeights(marks));
+    }
+    mlir::ein::EinAttachTargetOptions where;
+    where.devices = options.devices;
+    where.topology = options.topology;
+    where.chip = options.chip;
+    pm.addPass(mlir::ein::createEinAttachTarget(where));
+    mlir::ein::EinExportShardOptions shard;
+    shard.stateCap = options.stateCap;
+    shard.allowInexact = options.allowInexact;
+    shard.tieLayout = options.tieLayout;
+    shard.strategy = options.strategy;
+    shard.seed = options.seed;
+    shard.memoryLimit = options.memoryLimit;
+    pm.addPass(mlir::ein::createEinExportShard(shard));
+    if (failed(pm.run(*annotated)))
+      return 1;
+    if (llvm::Error e = llvm::writeToOutput(
+            emitShard, [&](llvm::raw_ostream &os) -> llvm::Error {
+              annotated->print(os);
+              os << "\n";
+              return llvm::Error::success();
+            }))
+      return fail("--emit-shard: cannot write " + emitShard + ": " +
+                  llvm::toString(std::move(e)));
   }
   // A compile that fails leaves no partial bundle behind.
   bool existed = llvm::sys::fs::exists(output);

@@ -25,11 +25,15 @@ struct PlannerGraph {
 /// type (it must leave in the layout that argument arrived in). With
 /// `planned`, `func` is in the planned form (ops on relations, with
 /// partitions, repartitions and assembles, which stand for the values they
-/// move) and the graph is that of its logical program. Emits a diagnostic on
-/// an op the planner cannot take and fails.
+/// move) and the graph is that of its logical program. A user's
+/// `shard.shard` annotations become pins (Graph.h) on the value they
+/// annotate, checked against `devices` where it is not 0. Emits a
+/// diagnostic on an op the planner cannot take (or an annotation it cannot
+/// honour) and fails.
 FailureOr<PlannerGraph>
 buildPlannerGraph(func::FuncOp func, const ::ein::planner::TargetInfo &target,
-                  bool tieLayout = false, bool planned = false);
+                  bool tieLayout = false, bool planned = false,
+                  int64_t devices = 0);
 
 } // namespace mlir::ein
 

@@ -35,6 +35,10 @@ struct Value {
   std::vector<int64_t> shape;
   int64_t elementBytes = 4;
   ValueKind kind = ValueKind::Intermediate;
+  /// A pinned argument (a user's `shard.shard` on it): the parts per
+  /// dimension it arrives in, fixed; moving it elsewhere is charged. Empty
+  /// when free.
+  std::vector<int64_t> pinnedParts;
 };
 
 /// How one operand (or the result) of an op is indexed by its loops.
@@ -81,6 +85,12 @@ struct Op {
   /// key + keyOffset <= query + queryOffset count as work.
   bool causal = false;
   CausalAttention attention;
+  /// Pins (a user's `shard.shard` annotations): per input, the parts per
+  /// dimension that input must be read in (empty: free), and the parts of
+  /// the result after aggregation (empty: free). Specs that cut otherwise
+  /// are not considered.
+  std::vector<std::vector<int64_t>> pinnedInputs;
+  std::vector<int64_t> pinnedOutput;
 };
 
 /// A result that must leave in the layout its paired activation argument

@@ -188,6 +188,49 @@ def EinExportProgram : Pass<"ein-export-program", "::mlir::ModuleOp"> {
   ];
 }
 
+def EinExportShard : Pass<"ein-export-shard", "::mlir::ModuleOp"> {
+  let summary = "Write ein's plan onto a linalg program as upstream shard annotations";
+  let description = [{
+    Takes a linalg-on-tensors module carrying its `#ein.target` (run
+    `ein-attach-target` first), plans a copy of it as ein-compile does
+    (ein-import, ein-fuse-composites, ein-decompose with this pass's planner
+    options) and rewrites the module into the program as given, annotated
+    with upstream MLIR's `shard` dialect: a `shard.grid` per grid used, and
+    a `shard.sharding` + `shard.shard` on every value whose layout the plan
+    fixes: each charged argument's arrival layout, each op's result (after
+    its aggregation: `shard.sharding` has no partial sums) and, with
+    `annotate_for_users`, how each op reads its operands. A split the
+    device grid's axes express (the prime factors of the device count, or
+    a `shard.grid` of the input with that shape) uses it; another cut gets
+    a grid of its own shape. Uneven cuts carry `sharded_dims_offsets`.
+    Values the input already annotates keep their annotations as written.
+    The `ein.target` attribute is dropped, so upstream `mlir-opt` reads the
+    result. docs/interop.md describes the mapping.
+
+    ```
+    ein-opt mlp.mlir --ein-attach-target=devices=4 --ein-export-shard |
+      mlir-opt --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition))'
+    ```
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect",
+                           "::mlir::shard::ShardDialect"];
+  let options = [
+    Option<"weightsReplicable", "weights-replicable", "bool", "true",
+           "As ein-decompose's">,
+    Option<"stateCap", "state-cap", "int64_t", "131072",
+           "As ein-decompose's">,
+    Option<"allowInexact", "allow-inexact", "bool", "false",
+           "As ein-decompose's">,
+    Option<"tieLayout", "tie-layout", "bool", "false",
+           "As ein-decompose's">,
+    Option<"strategy", "strategy", "std::string", "\"optimal\"",
+           "As ein-decompose's">,
+    Option<"seed", "seed", "uint64_t", "0", "As ein-decompose's">,
+    Option<"memoryLimit", "memory-limit", "int64_t", "0",
+           "As ein-decompose's">,
+  ];
+}
+
 def EinEnumerateSpecs : Pass<"ein-enumerate-specs", "::mlir::ModuleOp"> {
   let summary = "List every legal spec of every op as ein.candidates";
   let description = [{

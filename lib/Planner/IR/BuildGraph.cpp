@@ -4,7 +4,10 @@
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
+#include "Einsummable/Planner/Sharding.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -43,6 +46,14 @@ public:
         values[op.getResult(0)] = values.lookup(op.getOperand(0));
         continue;
       }
+      // A user's `shard` annotations: pins on the value, which they alias.
+      if (isa<shard::ShardingOp>(op))
+        continue;
+      if (auto annotation = dyn_cast<shard::ShardOp>(op)) {
+        if (failed(addPin(annotation)))
+          return failure();
+        continue;
+      }
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (Value v : ret.getOperands())
           result.graph.results.push_back(values.lookup(v));
@@ -67,8 +78,71 @@ public:
 
   bool tieLayout = false;
   bool planned = false;
+  int64_t devices = 0;
 
 private:
+  /// The parts a `shard.shard` annotation cuts its value into, as a pin:
+  /// on the argument's arrival or the producer's result (a result
+  /// annotation), or on every op that reads the annotated value
+  /// (annotate_for_users).
+  LogicalResult addPin(shard::ShardOp annotation) {
+    Value src = annotation.getSrc();
+    if (!values.count(src))
+      return annotation.emitOpError()
+             << "annotates a value the planner does not see";
+    int v = values.lookup(src);
+    auto sharding = annotation.getSharding().getDefiningOp<shard::ShardingOp>();
+    auto grid = sharding ? SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+                               sharding, sharding.getGridAttr())
+                         : shard::GridOp();
+    auto refuse = [&](const Twine &why) {
+      return annotation.emitOpError() << "cannot be honoured as a pin on "
+                                      << src.getType() << ": " << why;
+    };
+    if (!sharding || !grid)
+      return refuse("its sharding is not a shard.sharding of a shard.grid in "
+                    "this module");
+    if (!sharding.getStaticHaloSizes().empty() ||
+        !sharding.getDynamicHaloSizes().empty() ||
+        !sharding.getDynamicShardedDimsOffsets().empty())
+      return refuse("ein takes split axes and static sharded_dims_offsets, "
+                    "not halo sizes or dynamic offsets");
+    planner::GridSharding pin;
+    pin.grid.assign(grid.getShape().begin(), grid.getShape().end());
+    int64_t size = 1;
+    for (int64_t s : pin.grid) {
+      if (s < 1)
+        return refuse("grid @" + grid.getSymName() + " has a dynamic size");
+      size *= s;
+    }
+    if (devices > 0 && size != devices)
+      return refuse("grid @" + grid.getSymName() + " has " + Twine(size) +
+                    " devices; the target has " + Twine(devices));
+    for (shard::GridAxesAttr axes : sharding.getSplitAxes().getAxes())
+      pin.splitAxes.emplace_back(axes.asArrayRef().begin(),
+                                 axes.asArrayRef().end());
+    pin.offsets.assign(sharding.getStaticShardedDimsOffsets().begin(),
+                       sharding.getStaticShardedDimsOffsets().end());
+    std::string why;
+    std::optional<planner::DimParts> parts =
+        planner::shardingParts(pin, result.graph.values[v].shape, why);
+    if (!parts)
+      return refuse(why);
+    values[annotation.getResult()] = v;
+    if (annotation.getAnnotateForUsers()) {
+      readPins[annotation.getResult()] = *parts;
+      return success();
+    }
+    if (isa<BlockArgument>(src)) {
+      result.graph.values[v].pinnedParts = *parts;
+      return success();
+    }
+    for (planner::Op &op : result.graph.ops)
+      if (op.output.value == v)
+        op.pinnedOutput = *parts;
+    return success();
+  }
+
   /// Ties each result to the first activation argument of its type.
   LogicalResult tieResults(func::FuncOp func, func::ReturnOp ret) {
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -160,6 +234,11 @@ private:
     };
     for (auto [operand, access] : llvm::zip(op->getOperands(), accesses.inputs))
       node.inputs.push_back(convert(operand, access));
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (auto pin = readPins.find(operand); pin != readPins.end()) {
+        node.pinnedInputs.resize(op->getNumOperands());
+        node.pinnedInputs[i] = pin->second;
+      }
     node.output = convert(out, accesses.result);
     node.accBytes = elementBytes(accesses.accumulator);
 
@@ -191,6 +270,8 @@ private:
   const planner::TargetInfo &target;
   PlannerGraph result;
   llvm::DenseMap<Value, int> values;
+  /// annotate_for_users results: how their readers must read them.
+  llvm::DenseMap<Value, planner::DimParts> readPins;
   int64_t next = 0;
 };
 
@@ -199,11 +280,12 @@ private:
 FailureOr<PlannerGraph>
 mlir::ein::buildPlannerGraph(func::FuncOp func,
                              const planner::TargetInfo &target, bool tieLayout,
-                             bool planned) {
+                             bool planned, int64_t devices) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitOpError() << "the planner takes a function with one block";
   GraphBuilder builder(target);
   builder.tieLayout = tieLayout;
   builder.planned = planned;
+  builder.devices = devices;
   return builder.run(func);
 }
