@@ -37,7 +37,6 @@ void untagSources(ModuleOp module);
 LogicalResult annotateWithPlan(ModuleOp source, ModuleOp planned,
                                const ::ein::planner::SearchOptions &options);
 
-
 } // namespace mlir::ein
 
 #endif // EINSUMMABLE_TRANSFORMS_SHARDINTEROP_H
