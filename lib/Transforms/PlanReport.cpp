@@ -271,6 +271,61 @@ void mlir::ein::printPlanDot(llvm::raw_ostream &os, llvm::StringRef name,
   os << "  }\n";
 }
 
+void mlir::ein::PlanExplanation::addTraceEvents(
+    llvm::StringRef function, const planner::Graph &graph,
+    const std::vector<std::string> &locations,
+    const physical::DeviceProgram &program, const ::ein::Topology &topology) {
+  physical::SimResult sim = physical::simulate(topology, program.tasks);
+  // Functions one after another, as the bundle runs them.
+  double origin = traceEndMs;
+  std::map<std::string, int> opIndex;
+  for (size_t o = 0; o < graph.ops.size(); ++o)
+    opIndex[graph.ops[o].name] = static_cast<int>(o);
+  std::set<int64_t> queues;
+  for (size_t t = 0; t < program.tasks.size(); ++t) {
+    const physical::Task &task = program.tasks[t];
+    // The op: a transfer's movement's, a kernel's by its label's prefix
+    // ("ein.join_agg #3: block 1").
+    int op = -1;
+    if (program.movementOf[t] >= 0)
+      op = program.movements[program.movementOf[t]].op;
+    else if (auto it = opIndex.find(task.label.substr(0, task.label.find(':')));
+             it != opIndex.end())
+      op = it->second;
+    std::string where = op >= 0 ? sourceLine(locations[op]) : "";
+    llvm::json::Object args{{"function", function.str()}, {"task", int64_t(t)}};
+    if (op >= 0)
+      args["loc"] = locations[op];
+    if (task.kind == physical::Task::Transfer) {
+      args["bytes"] = task.bytes;
+      args["from"] = task.from;
+      args["to"] = task.to;
+    } else {
+      args["flops"] = task.flops;
+    }
+    traceEvents.push_back(llvm::json::Object{
+        {"name", where.empty() ? task.label : task.label + " " + where},
+        {"cat", task.kind == physical::Task::Transfer ? "transfer" : "kernel"},
+        {"ph", "X"},
+        {"ts", (origin + sim.start[t] * 1e3) * 1e3},
+        {"dur", (sim.end[t] - sim.start[t]) * 1e6},
+        {"pid", task.queue},
+        {"tid", 0},
+        {"args", std::move(args)}});
+    queues.insert(task.queue);
+  }
+  for (int64_t q : queues)
+    if (traceQueues.insert(q).second)
+      traceEvents.push_back(llvm::json::Object{
+          {"name", "process_name"},
+          {"ph", "M"},
+          {"pid", q},
+          {"tid", 0},
+          {"args", llvm::json::Object{{"name", "device " + std::to_string(q) +
+                                                   " (simulated)"}}}});
+  traceEndMs = origin + sim.seconds * 1e3;
+}
+
 void mlir::ein::PlanExplanation::add(llvm::StringRef function,
                                      const planner::Graph &graph,
                                      const planner::Plan &plan,
@@ -290,6 +345,7 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
   nodes = topology.nodes;
   for (llvm::json::Value &x : *report.getArray("exchanges"))
     exchanges.push_back(std::move(x));
+  addTraceEvents(function, graph, locations, program, topology);
   total += plan.total;
   planner::PlanMemory memory =
       planner::planMemory(graph, plan, options.devices);
@@ -374,6 +430,16 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(to, &error);
   if (!output)
     return where->emitError() << "cannot write the explanation: " << error;
+  if (to.ends_with(".trace.json")) {
+    // The simulator's predicted step in Chrome's trace-event format, to sit
+    // beside ein-run --profile=FILE.json's measured one.
+    llvm::json::Object trace{{"displayTimeUnit", "ms"},
+                             {"traceEvents", llvm::json::Array(traceEvents)}};
+    output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(trace)))
+                 << "\n";
+    output->keep();
+    return success();
+  }
   if (to.ends_with(".dot")) {
     output->os() << "digraph plan {\n  label=\"plan for " << header.devices
                  << " devices on " << header.topology << ", strategy "

@@ -37,6 +37,12 @@ struct BackendOptions {
 
 /// What runs a bundle's schedule on its devices (ein::Backend, target.h,
 /// names the kind).
+/// When one step ran in a profiled run (DeviceBackend::profile).
+struct StepTime {
+  double start = 0, end = 0;
+  int lane = 0;
+};
+
 class DeviceBackend {
 public:
   virtual ~DeviceBackend() = default;
@@ -52,11 +58,14 @@ public:
   virtual std::string describe() const = 0;
   /// The bytes device `device` holds for the bundle (ein_memory_info).
   virtual ein_memory_info memory(int device) const = 0;
-  /// Runs the schedule once, step by step (on CUDA eagerly, not as a graph),
-  /// and returns each step's milliseconds: from when it could start on its
-  /// device to its end, so waiting for another device is not counted (0 for
-  /// a step of another rank's devices).
-  virtual std::vector<double> profile() = 0;
+  /// Runs the schedule once, step by step (on CUDA eagerly, not as a graph,
+  /// on the streams it runs on), and returns each step's times in
+  /// milliseconds since the run began: its start, when it could start on
+  /// its lane (its waits met, the lane's earlier steps done), and its end,
+  /// so waiting for another device is not counted in end - start; and its
+  /// lane (0: the device's stream, 1: its copy stream). All zero for a step
+  /// of another rank's devices.
+  virtual std::vector<StepTime> profile() = 0;
 };
 
 /// The CPU backend: one arena per device, separated by guard pages; kernel

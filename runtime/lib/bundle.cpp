@@ -963,7 +963,8 @@ json writeStep(const Manifest &m, const Step &s) {
   auto name = [&](int buffer) { return m.buffers[buffer].name; };
   json step = {
       {"kind", stepKindName(s.kind)}, {"device", s.device}, {"deps", s.deps}};
-  // Only when not empty: the compiler labels no step.
+  // Only when not empty (the compiler labels every step with its op and
+  // source line; hand-written bundles may not).
   if (!s.label.empty())
     step["label"] = s.label;
   switch (s.kind) {

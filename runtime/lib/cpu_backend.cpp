@@ -149,16 +149,17 @@ public:
     return millisecondsSince(start);
   }
 
-  std::vector<double> profile() override {
+  std::vector<StepTime> profile() override {
     if (options.debug)
       poison();
-    std::vector<double> times(m.steps.size(), 0.0);
+    std::vector<StepTime> times(m.steps.size());
+    auto begin = std::chrono::steady_clock::now();
     for (size_t i = 0; i < m.steps.size(); ++i) {
       if (!mine(m.steps[i]))
         continue;
-      auto start = std::chrono::steady_clock::now();
+      times[i].start = millisecondsSince(begin);
       execute(m.steps[i], i);
-      times[i] = millisecondsSince(start);
+      times[i].end = millisecondsSince(begin);
     }
     return times;
   }

@@ -479,22 +479,28 @@ ein_status ein_bundle_step_info(const ein_bundle *bundle, int index,
   return EIN_OK;
 }
 
-ein_status ein_bundle_profile(ein_bundle *bundle, double *step_ms,
-                              size_t count) {
+/// Runs the profile (DeviceBackend::profile); over ranks, rank 0 takes
+/// each step's times from the rank that ran it (each rank's clock starts at
+/// its own run's start).
+static ein_status profileSteps(ein_bundle *bundle, const char *function,
+                               size_t count,
+                               std::vector<ein::StepTime> &times) {
   size_t steps = bundle->bundle.manifest.steps.size();
-  if (!step_ms || count != steps)
-    return failure("ein_bundle_profile: needs room for the bundle's " +
+  if (count != steps)
+    return failure(std::string(function) + ": needs room for the bundle's " +
                    std::to_string(steps) + " steps, got " +
-                   std::to_string(step_ms ? count : 0));
+                   std::to_string(count));
   if (checkInputsSet(bundle) != EIN_OK)
     return EIN_ERROR;
   bundle->ran = false;
   return guarded([&] {
-    std::vector<double> times = bundle->backend->profile();
+    times = bundle->backend->profile();
     if (bundle->ranks) {
-      // Rank 0 takes each step's time from the rank that ran it.
-      std::string mine(times.size() * sizeof(double), '\0');
-      std::memcpy(mine.data(), times.data(), mine.size());
+      std::vector<double> flat;
+      for (const ein::StepTime &t : times)
+        flat.insert(flat.end(), {t.start, t.end, double(t.lane)});
+      std::string mine(flat.size() * sizeof(double), '\0');
+      std::memcpy(mine.data(), flat.data(), mine.size());
       std::vector<std::string> all =
           bundle->ranks->gather(mine, "the profile's step times");
       const ein::Manifest &m = bundle->bundle.manifest;
@@ -504,15 +510,42 @@ ein_status ein_bundle_profile(ein_bundle *bundle, double *step_ms,
                                   std::to_string(r) +
                                   " profiled another number of steps");
         for (size_t i = 0; i < times.size(); ++i)
-          if (m.nodeOf(m.steps[i].device) == int(r))
-            std::memcpy(&times[i], all[r].data() + i * sizeof(double),
-                        sizeof(double));
+          if (m.nodeOf(m.steps[i].device) == int(r)) {
+            double t[3];
+            std::memcpy(t, all[r].data() + 3 * i * sizeof(double), sizeof(t));
+            times[i] = {t[0], t[1], int(t[2])};
+          }
       }
     }
-    std::copy(times.begin(), times.end(), step_ms);
     bundle->ran = true;
     return EIN_OK;
   });
+}
+
+ein_status ein_bundle_profile(ein_bundle *bundle, double *step_ms,
+                              size_t count) {
+  std::vector<ein::StepTime> times;
+  if (profileSteps(bundle, "ein_bundle_profile", step_ms ? count : 0, times) !=
+      EIN_OK)
+    return EIN_ERROR;
+  for (size_t i = 0; i < times.size(); ++i)
+    step_ms[i] = times[i].end - times[i].start;
+  return EIN_OK;
+}
+
+ein_status ein_bundle_profile_timeline(ein_bundle *bundle, double *start_ms,
+                                       double *end_ms, int *lane,
+                                       size_t count) {
+  std::vector<ein::StepTime> times;
+  if (profileSteps(bundle, "ein_bundle_profile_timeline",
+                   start_ms && end_ms && lane ? count : 0, times) != EIN_OK)
+    return EIN_ERROR;
+  for (size_t i = 0; i < times.size(); ++i) {
+    start_ms[i] = times[i].start;
+    end_ms[i] = times[i].end;
+    lane[i] = times[i].lane;
+  }
+  return EIN_OK;
 }
 
 } // extern "C"

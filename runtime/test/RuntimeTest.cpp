@@ -227,6 +227,28 @@ TEST_P(OnEachTarget, ProfileTimesEveryStepOfARealRun) {
       << ein_last_error();
   for (double x : ms)
     EXPECT_GE(x, 0);
+  // The timeline: each step within the run, after every step it waits for
+  // on its own device's lane, none of one lane overlapping another.
+  std::vector<double> start(4, -1), end(4, -1);
+  std::vector<int> lane(4, -1);
+  ASSERT_EQ(ein_bundle_profile_timeline(b.get(), start.data(), end.data(),
+                                        lane.data(), 4),
+            EIN_OK)
+      << ein_last_error();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_GE(start[i], 0);
+    EXPECT_GE(end[i], start[i]);
+    EXPECT_TRUE(lane[i] == 0 || lane[i] == 1);
+    for (int j = 0; j < i; ++j)
+      if (devices[j] == devices[i] && lane[j] == lane[i])
+        EXPECT_LE(end[j], start[i] + 1e-3) << "steps " << j << " and " << i;
+  }
+  std::vector<int> fewer(3);
+  EXPECT_EQ(ein_bundle_profile_timeline(b.get(), start.data(), end.data(),
+                                        fewer.data(), 3),
+            EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "ein_bundle_profile_timeline: needs room "
+                                 "for the bundle's 4 steps, got 3");
   // The profiled run is a run: its outputs are the step's.
   ASSERT_EQ(ein_bundle_get_output(b.get(), 0, c.data(), 192), EIN_OK);
   for (float x : c)

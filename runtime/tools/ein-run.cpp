@@ -2,7 +2,7 @@
 //
 //   ein-run DIR [--inputs=a.npy,...] [--weights-dir=W] [--outputs=o.npy,...]
 //               [--seed=S] [--check] [--bench [--warmup=2] [--iters=10]
-//               [--timer=device|host]] [--profile] [--debug]
+//               [--timer=device|host]] [--profile[=FILE.json]] [--debug]
 //
 // Loads the bundle in DIR, binds its inputs (.npy files, or tensors drawn
 // from the seed as docs/program-format.md says), runs it and prints one line
@@ -19,11 +19,13 @@
 // --profile runs the schedule once more step by step and prints, per
 // device, the milliseconds its kernels, gemms, attention, transfers and
 // aggregations took (and, with --bench, how much of the step the device sat
-// idle: waiting on another device, or between launches). --debug checks
-// every
-// step's memory against its device's arena and poisons unwritten memory:
-// an output that is then NaN or infinite where the reference is not exits
-// non-zero.
+// idle: waiting on another device, or between launches). --profile=FILE.json
+// also writes that run's timeline in Chrome's trace-event format (what the
+// PyTorch profiler and JAX write; it opens in Perfetto): one process per
+// device, one thread per stream, each step an event named by its op and
+// source line (docs/cuda-runtime.md). --debug checks every step's memory
+// against its device's arena and poisons unwritten memory: an output that is
+// then NaN or infinite where the reference is not exits non-zero.
 //
 // A bundle for several nodes runs as one process per node under Open MPI's
 // mpirun (`mpirun -n K ein-run DIR ...`): every rank runs this tool with the
@@ -41,8 +43,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <limits>
 
@@ -55,7 +59,7 @@ const char *kUsage =
     "[--outputs=o.npy,...] [--seed=S]\n"
     "               [--check] [--bench [--warmup=2] [--iters=10] "
     "[--timer=device|host]]\n"
-    "               [--profile] [--debug]\n";
+    "               [--profile[=FILE.json]] [--debug]\n";
 
 /// --debug without --check: an output that is NaN or infinite where the
 /// reference is not (debug mode fills memory no step wrote with NaN) is an
@@ -155,6 +159,81 @@ void printProfile(ein_bundle *bundle, double stepMs) {
   }
 }
 
+/// A JSON string literal.
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\u%04x", c);
+      out += hex;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// One profiled run as Chrome trace events ("X" events in microseconds;
+/// "M" events naming each device's process and streams), written whole to
+/// `path` (through a temporary file renamed over it, so a failed write
+/// leaves what was there).
+void writeTrace(ein_bundle *bundle, const std::string &path) {
+  int steps = ein_bundle_num_steps(bundle);
+  std::vector<double> start(steps), end(steps);
+  std::vector<int> lane(steps);
+  check(ein_bundle_profile_timeline(bundle, start.data(), end.data(),
+                                    lane.data(), steps));
+  std::string text = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  int devices = ein_bundle_devices(bundle);
+  bool copyLane = false;
+  for (int i = 0; i < steps; ++i)
+    copyLane = copyLane || lane[i] == 1;
+  char line[512];
+  for (int d = 0; d < devices; ++d) {
+    std::snprintf(line, sizeof(line),
+                  "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": "
+                  "%d, \"tid\": 0, \"args\": {\"name\": \"device %d\"}},\n",
+                  d, d);
+    text += line;
+    for (int t = 0; t < (copyLane ? 2 : 1); ++t) {
+      std::snprintf(line, sizeof(line),
+                    "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": "
+                    "%d, \"tid\": %d, \"args\": {\"name\": \"%s\"}},\n",
+                    d, t, t ? "copy stream" : "stream");
+      text += line;
+    }
+  }
+  for (int i = 0; i < steps; ++i) {
+    ein_step_info info;
+    check(ein_bundle_step_info(bundle, i, &info));
+    std::string name = info.label && *info.label
+                           ? std::string(info.label)
+                           : std::string(info.kind) + " #" + std::to_string(i);
+    std::snprintf(line, sizeof(line),
+                  "\"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, "
+                  "\"tid\": %d, \"args\": {\"step\": %d}}",
+                  start[i] * 1000.0, (end[i] - start[i]) * 1000.0, info.device,
+                  lane[i], i);
+    text += "{\"name\": " + jsonString(name) +
+            ", \"cat\": " + jsonString(info.kind) + ", " + line +
+            (i + 1 < steps ? ",\n" : "\n");
+  }
+  text += "]}\n";
+  std::string temporary = path + ".tmp";
+  FILE *f = std::fopen(temporary.c_str(), "wb");
+  if (!f)
+    fail("--profile: cannot write '" + path + "': " + std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    fail("--profile: cannot write '" + path + "': " + std::strerror(errno));
+  }
+}
+
 /// A rank other than 0: takes part in every collective call rank 0 makes,
 /// in the same order, with no data of its own to give or keep.
 /// `bench` says whether to benchmark, with rank 0's timer, warmup and
@@ -173,6 +252,12 @@ int runOtherRank(ein_bundle *bundle, const CommandLine &line, bool bench,
   if (line.flags.count("profile")) {
     std::vector<double> times(ein_bundle_num_steps(bundle));
     check(ein_bundle_profile(bundle, times.data(), times.size()));
+    if (line.values.count("profile")) {
+      std::vector<double> start(times.size()), end(times.size());
+      std::vector<int> lane(times.size());
+      check(ein_bundle_profile_timeline(bundle, start.data(), end.data(),
+                                        lane.data(), times.size()));
+    }
   }
   ein_bundle_free(bundle);
   return 0;
@@ -182,7 +267,7 @@ int run(int argc, char **argv) {
   CommandLine line = parseCommandLine(
       argc, argv, kUsage,
       {"inputs", "weights-dir", "outputs", "seed", "warmup", "iters", "timer"},
-      {"check", "bench", "profile", "debug"});
+      {"check", "bench", "profile", "debug"}, {"profile"});
   if (line.positional.empty())
     die(std::string("no bundle given\n") + kUsage);
   if (line.positional.size() > 1)
@@ -259,6 +344,12 @@ int run(int argc, char **argv) {
   checkFileCount("outputs", outputFiles, program.results.size(),
                  program.function, "has", "results");
   refuseOverwrites("outputs", outputFiles, inputFiles, line.positional[0]);
+  if (line.values.count("profile")) {
+    std::vector<std::string> reads = inputFiles;
+    reads.insert(reads.end(), outputFiles.begin(), outputFiles.end());
+    refuseOverwrites("profile", {line.values.at("profile")}, reads,
+                     line.positional[0]);
+  }
 
   ein::EvalOptions evalOptions;
   int64_t maxElements = line.flags.count("check")
@@ -342,6 +433,8 @@ int run(int argc, char **argv) {
   }
   if (line.flags.count("profile"))
     printProfile(bundle, bench ? ms : -1);
+  if (line.values.count("profile"))
+    writeTrace(bundle, line.values.at("profile"));
   ein_bundle_free(bundle);
   if (ranks > 1)
     verify();

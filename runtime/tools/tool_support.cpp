@@ -24,7 +24,8 @@ void die(const std::string &message) {
 
 CommandLine parseCommandLine(int argc, char **argv, const char *usage,
                              const std::set<std::string> &withValue,
-                             const std::set<std::string> &flags) {
+                             const std::set<std::string> &flags,
+                             const std::set<std::string> &optionalValue) {
   CommandLine line;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -44,8 +45,12 @@ CommandLine parseCommandLine(int argc, char **argv, const char *usage,
       hasValue = true;
     }
     if (flags.count(key)) {
-      if (hasValue)
+      if (hasValue && !optionalValue.count(key))
         die("--" + key + " takes no value");
+      if (hasValue && value.empty())
+        die("--" + key + "= needs a value after '='");
+      if (hasValue)
+        line.values[key] = value;
       line.flags.insert(key);
       continue;
     }

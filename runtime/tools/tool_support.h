@@ -36,11 +36,14 @@ struct CommandLine {
 };
 
 /// Parses argv: options in `withValue` take a value (--k=v or --k v),
-/// options in `flags` take none; anything else starting with "--" is an
-/// error. -h and --help print `usage` and exit 0.
+/// options in `flags` take none, unless they are also in `optionalValue`:
+/// then --k sets the flag and --k=v sets the flag and the value; anything
+/// else starting with "--" is an error. -h and --help print `usage` and
+/// exit 0.
 CommandLine parseCommandLine(int argc, char **argv, const char *usage,
                              const std::set<std::string> &withValue,
-                             const std::set<std::string> &flags);
+                             const std::set<std::string> &flags,
+                             const std::set<std::string> &optionalValue = {});
 
 /// A comma-separated list of files; an empty item is an error (it would
 /// shift files onto the wrong tensors).

@@ -127,10 +127,12 @@ static cl::list<std::string>
             cl::value_desc("0,2,5"), cl::CommaSeparated, cl::cat(category));
 static cl::opt<std::string>
     explain("explain",
-            cl::desc("Explain the plan: a JSON file (docs/explain.md), a "
-                     "Graphviz .dot file, an .svg/.png/.pdf drawn by "
+            cl::desc("Explain the plan: a JSON file (docs/explain.md), the "
+                     "simulated step as Chrome trace events (FILE.trace.json), "
+                     "a Graphviz .dot file, an .svg/.png/.pdf drawn by "
                      "Graphviz's dot, or - for a table on standard output"),
-            cl::value_desc("FILE.json|FILE.dot|FILE.svg|-"), cl::cat(category));
+            cl::value_desc("FILE.json|FILE.trace.json|FILE.dot|FILE.svg|-"),
+            cl::cat(category));
 static cl::opt<std::string> emitShard(
     "emit-shard",
     cl::desc("Also write the input program annotated with the plan as "

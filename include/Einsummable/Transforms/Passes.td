@@ -318,7 +318,8 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "best plan exceeds it, the search charges weight replicas, then "
            "tries Megatron-style sharding; no plan that exceeds it is kept">,
     Option<"explain", "explain", "std::string", "\"\"",
-           "Explain the plan: a JSON file (docs/explain.md), or - for a "
+           "Explain the plan: a JSON file (docs/explain.md), a .trace.json "
+           "file (the simulated step as Chrome trace events), or - for a "
            "table on standard output">,
     Option<"explainExchange", "explain-exchange", "std::string",
            "\"synthesized\"",

@@ -21,6 +21,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,16 @@ public:
                       Operation *where) const;
 
 private:
+  /// The simulated step's tasks as Chrome trace events (a .trace.json
+  /// explanation), functions one after another.
+  void addTraceEvents(llvm::StringRef function,
+                      const ::ein::planner::Graph &graph,
+                      const std::vector<std::string> &locations,
+                      const ::ein::physical::DeviceProgram &program,
+                      const ::ein::Topology &topology);
+  std::vector<llvm::json::Value> traceEvents;
+  std::set<int64_t> traceQueues;
+  double traceEndMs = 0;
   std::vector<ExplainedOp> explained;
   std::string dot;
   llvm::json::Array exchanges;

@@ -109,9 +109,11 @@ public:
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     inputs.resize(func.getNumArguments());
     outputs.resize(ret.getNumOperands());
-    for (Operation &op : func.getBody().front().without_terminator())
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      label = stepLabel(&op);
       if (failed(visit(&op, ret)))
         return failure();
+    }
     placeBuffers();
     for (auto [id, b] : llvm::enumerate(bufferList)) {
       manifest.buffers.push_back({b.name, static_cast<int>(b.device), b.offset,
@@ -171,6 +173,8 @@ private:
   /// Steps that wrote each buffer, and the steps that read it since.
   std::map<int, std::vector<int>> writers, readers;
   std::vector<::ein::Step> stepList;
+  /// The label of the steps the op being visited makes (stepLabel).
+  std::string label;
   /// Per step, the steps it waits for (written into the steps at the end,
   /// with what reusing memory adds).
   std::vector<std::set<int>> stepDeps;
@@ -280,6 +284,22 @@ private:
     return -1;
   }
 
+  /// What a profile's timeline calls the steps of `op`: the op and where
+  /// it stands in the source ("ein.join_agg mlp.mlir:7").
+  static std::string stepLabel(Operation *op) {
+    std::string text = op->getName().getStringRef().str();
+    std::string where;
+    op->getLoc()->walk([&](Location loc) {
+      if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+        where = llvm::sys::path::filename(file.getFilename().getValue()).str() +
+                ":" + std::to_string(file.getLine());
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return where.empty() ? text : text + " " + where;
+  }
+
   /// A step reading and writing buffers: it waits for their writers (and,
   /// for what it writes, their readers).
   void addStep(::ein::Step step, ArrayRef<int> readBuffers,
@@ -298,6 +318,8 @@ private:
       deps.insert(readers[w].begin(), readers[w].end());
     }
     int index = static_cast<int>(stepList.size());
+    if (step.label.empty())
+      step.label = label;
     stepDeps.push_back(std::move(deps));
     stepList.push_back(std::move(step));
     for (int b : llvm::concat<int>(reads, writes)) {

@@ -231,18 +231,30 @@ public:
     return text;
   }
 
-  std::vector<double> profile() override {
+  std::vector<StepTime> profile() override {
     if (options.debug)
       poison();
-    // Timing events around every step, on the step's device.
+    // Timing events around every step, on the step's device, and one on
+    // each device's stream before the schedule: the devices are idle then,
+    // so their origins agree to within the host's issue time.
     std::vector<std::pair<cudaEvent_t, cudaEvent_t>> marks;
+    std::vector<cudaEvent_t> origins;
     auto destroy = [&] {
       for (auto [begin, end] : marks) {
         cudaEventDestroy(begin);
         cudaEventDestroy(end);
       }
+      for (cudaEvent_t origin : origins)
+        cudaEventDestroy(origin);
     };
     try {
+      synchronize("starting the profile");
+      for (int d = 0; d < m.devices; ++d) {
+        check(cudaSetDevice(d), "cudaSetDevice");
+        cudaEvent_t origin;
+        check(cudaEventCreate(&origin), "cudaEventCreate");
+        origins.push_back(origin);
+      }
       for (const Step &s : m.steps) {
         check(cudaSetDevice(s.device), "cudaSetDevice");
         cudaEvent_t begin, end;
@@ -251,13 +263,21 @@ public:
         check(cudaEventCreate(&end), "cudaEventCreate");
         marks.back().second = end;
       }
+      for (int d = 0; d < m.devices; ++d) {
+        check(cudaSetDevice(d), "cudaSetDevice");
+        check(cudaEventRecord(origins[d], streams[d]), "cudaEventRecord");
+      }
       issueSchedule(&marks);
       synchronize("profiling the step");
-      std::vector<double> times;
-      for (auto [begin, end] : marks) {
-        float ms = 0;
-        check(cudaEventElapsedTime(&ms, begin, end), "cudaEventElapsedTime");
-        times.push_back(ms);
+      std::vector<StepTime> times;
+      for (size_t i = 0; i < marks.size(); ++i) {
+        const Step &s = m.steps[i];
+        float start = 0, end = 0;
+        check(cudaEventElapsedTime(&start, origins[s.device], marks[i].first),
+              "cudaEventElapsedTime");
+        check(cudaEventElapsedTime(&end, origins[s.device], marks[i].second),
+              "cudaEventElapsedTime");
+        times.push_back({start, end, laneOf(s) == s.device ? 0 : 1});
       }
       destroy();
       return times;
