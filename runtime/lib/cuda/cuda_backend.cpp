@@ -43,6 +43,10 @@ namespace ein {
 namespace {
 
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+/// EIN_GEMM_TUNE=on: how many of cuBLASLt's heuristic candidates are timed
+/// per gemm problem, and how many runs each.
+constexpr int kGemmCandidates = 8;
+constexpr int kGemmTuneRepeats = 5;
 constexpr int kThreads = 256;
 
 /// The value of environment variable `name`, one of `allowed` (the first is
@@ -97,7 +101,8 @@ public:
         useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on"),
         copyLanes(choice("EIN_CUDA_STREAMS", {"1", "2"}) == "2"),
         padMode(
-            gemmPadMode(choice("EIN_GEMM_PAD", {"auto", "always", "never"}))) {
+            gemmPadMode(choice("EIN_GEMM_PAD", {"auto", "always", "never"}))),
+        gemmTune(choice("EIN_GEMM_TUNE", {"off", "on"}) == "on") {
     try {
       checkMachine();
       allocate();
@@ -325,6 +330,10 @@ private:
   std::vector<void *> workspaces;
   /// EIN_GEMM_PAD: when a gemm runs on zero-padded copies (gemm_pad.h).
   cuda::GemmPadMode padMode;
+  /// EIN_GEMM_TUNE=on: each gemm problem's candidates timed at load
+  /// (tuneGemm); the choice per problem, by key.
+  bool gemmTune;
+  std::map<std::string, size_t> tuned;
   static cuda::GemmPadMode gemmPadMode(const std::string &name) {
     return name == "always"  ? cuda::GemmPadMode::Always
            : name == "never" ? cuda::GemmPadMode::Never
@@ -340,6 +349,8 @@ private:
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo;
+    /// The heuristic's candidates, best first (algo is one of them).
+    std::vector<cublasLtMatmulAlgo_t> candidates;
     float alpha = 1, beta = 0;
     bool swapped = true; // cuBLAS's A is the step's b (row-major trick)
   };
@@ -706,12 +717,15 @@ private:
     dims.transposeB = s.transposeB;
     cuda::GemmDims padded = cuda::padGemm(dims, padMode);
     GemmPlan plan = planGemmAs(index, s, padded);
-    if (allocatePads(plan, s, index))
-      return plan;
-    lt.cublasLtMatmulDescDestroy(plan.desc);
-    for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
-      lt.cublasLtMatrixLayoutDestroy(l);
-    return planGemmAs(index, s, dims);
+    if (!allocatePads(plan, s, index)) {
+      lt.cublasLtMatmulDescDestroy(plan.desc);
+      for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
+        lt.cublasLtMatrixLayoutDestroy(l);
+      plan = planGemmAs(index, s, dims);
+    }
+    if (gemmTune)
+      tuneGemm(plan, s, index);
+    return plan;
   }
 
   /// Allocates and clears `plan`'s padded operands (those whose shape
@@ -819,19 +833,87 @@ private:
                 preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                 &workspace, sizeof workspace),
             where);
-    cublasLtMatmulHeuristicResult_t result = {};
+    cublasLtMatmulHeuristicResult_t results[kGemmCandidates] = {};
     int found = 0;
     cublasStatus_t status = lt.cublasLtMatmulAlgoGetHeuristic(
         handles[s.device], plan.desc, plan.a, plan.b, plan.c, plan.c,
-        preference, 1, &result, &found);
+        preference, gemmTune ? kGemmCandidates : 1, results, &found);
     lt.cublasLtMatmulPreferenceDestroy(preference);
+    const cublasLtMatmulHeuristicResult_t &result = results[0];
     if (status != CUBLAS_STATUS_SUCCESS || found == 0)
       throw RuntimeError(where + " (" + dtypeName(ta.dtype) + " x " +
                          dtypeName(tb.dtype) + " -> " + dtypeName(tc.dtype) +
                          "): cuBLASLt has no algorithm for it (" +
                          lt.describe(status) + ")");
     plan.algo = result.algo;
+    for (int i = 0; i < found; ++i)
+      if (results[i].state == CUBLAS_STATUS_SUCCESS)
+        plan.candidates.push_back(results[i].algo);
     return plan;
+  }
+
+  /// With EIN_GEMM_TUNE=on: times each of `plan`'s candidates on the step's
+  /// own buffers (still the cleared arena: the first run has not happened)
+  /// and keeps the fastest, once per distinct problem (dimensions, types,
+  /// transposes, scales) in the process. cuBLASLt's heuristic ranks by a
+  /// model; the same shapes ran some 12% slower through its first choice
+  /// than through PyTorch's kernels (docs/performance.md).
+  void tuneGemm(GemmPlan &plan, const Step &s, size_t index) {
+    if (plan.candidates.size() < 2)
+      return;
+    const TensorType &ta = m.buffers[s.a].type, &tb = m.buffers[s.b].type,
+                     &tc = m.buffers[s.c].type;
+    std::string key = std::string(dtypeName(ta.dtype)) + dtypeName(tb.dtype) +
+                      dtypeName(tc.dtype) + (s.transposeA ? "T" : "N") +
+                      (s.transposeB ? "T" : "N") + std::to_string(plan.alpha) +
+                      "/" + std::to_string(plan.beta);
+    for (const std::vector<int64_t> *shape :
+         {&plan.padA.shape, &plan.padB.shape, &plan.padC.shape}) {
+      key += ";";
+      for (int64_t d : *shape)
+        key += std::to_string(d) + "x";
+    }
+    if (auto it = tuned.find(key); it != tuned.end()) {
+      if (it->second < plan.candidates.size())
+        plan.algo = plan.candidates[it->second];
+      return;
+    }
+    std::string where = "tuning gemm step " + std::to_string(index);
+    void *a = plan.padA.buffer ? plan.padA.buffer : address(s.a);
+    void *b = plan.padB.buffer ? plan.padB.buffer : address(s.b);
+    void *c = plan.padC.buffer ? plan.padC.buffer : address(s.c);
+    cudaStream_t stream = streams[s.device];
+    cudaEvent_t begin, end;
+    check(cudaEventCreate(&begin), where);
+    check(cudaEventCreate(&end), where);
+    size_t best = 0;
+    float bestMs = std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < plan.candidates.size(); ++i) {
+      auto launch = [&] {
+        return lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha, b,
+                                 plan.a, a, plan.b, &plan.beta, c, plan.c, c,
+                                 plan.c, &plan.candidates[i],
+                                 workspaces[s.device], kWorkspaceBytes, stream);
+      };
+      if (launch() != CUBLAS_STATUS_SUCCESS)
+        continue; // a candidate that cannot run here is not chosen
+      check(cudaEventRecord(begin, stream), where);
+      for (int r = 0; r < kGemmTuneRepeats; ++r)
+        ltCheck(launch(), where);
+      check(cudaEventRecord(end, stream), where);
+      check(cudaEventSynchronize(end), where);
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, begin, end), where);
+      if (ms < bestMs) {
+        bestMs = ms;
+        best = i;
+      }
+    }
+    cudaEventDestroy(begin);
+    cudaEventDestroy(end);
+    check(cudaStreamSynchronize(stream), where);
+    tuned[key] = best;
+    plan.algo = plan.candidates[best];
   }
 
   cudaEvent_t newEvent(int device) {
