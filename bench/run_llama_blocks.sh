@@ -4,8 +4,8 @@
 # the weights-not-replicated BUNDLES/NAME-2w, from bench/build_bundles.sh)
 # timed with ein-run --bench, their outputs on the same seeded inputs
 # compared (1 GPU against 2; COMPARE=0 skips it, which saves the host's
-# minutes of writing and reading the outputs), and the PyTorch peer (single,
-# tp and dp) timed in the same run, under bench/peer_memory.py, which reads
+# minutes of writing and reading the outputs), and the PyTorch peers (single,
+# tp and dp; eager and torch.compile, the faster kept) timed in the same run, under bench/peer_memory.py, which reads
 # each rank's GPU memory per workload. Logs go to $OUT; two tables (times,
 # then memory) are printed last.
 #
@@ -22,16 +22,25 @@ mkdir -p "$out"
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 list=$(IFS=,; echo "${workloads[*]}")
 peer="$here/peers/torch_llama_block.py"
+compiled="$here/peers/torch_compile_block.py"
 memory="$here/peer_memory.py"
 # One-GPU cases see one GPU (WORKLOADS.md), so nothing else can touch the other.
 CUDA_VISIBLE_DEVICES=0 timeout 600 python3 "$memory" "$peer" --strategy single --workloads "$list" > "$out/torch-single.txt" 2> "$out/torch-single.err"
+# The same block through torch.compile (Inductor, CUDA graph): the best
+# PyTorch is the faster of eager and compiled, per workload and strategy.
+CUDA_VISIBLE_DEVICES=0 timeout 600 python3 "$compiled" --strategy single --workloads "$list" > "$out/compile-single.txt" 2> "$out/compile-single.err"
 if [ "$gpus" -ge 2 ]; then
   for strategy in tp dp; do
     timeout 600 python3 -m torch.distributed.run --nproc_per_node=2 "$memory" "$peer" \
       --strategy $strategy --workloads "$list" > "$out/torch-$strategy.txt" 2> "$out/torch-$strategy.err"
+    timeout 600 python3 -m torch.distributed.run --nproc_per_node=2 "$compiled" \
+      --strategy $strategy --workloads "$list" > "$out/compile-$strategy.txt" 2> "$out/compile-$strategy.err"
   done
 fi
-peer_ms() { awk -v w="$1" '$1 == w && $4 ~ /^[0-9.]+$/ {print $4}' "$out/torch-$2.txt" 2>/dev/null; }
+# The faster of eager and compiled for one strategy (either may be missing).
+peer_ms() {
+  awk -v w="$1" '$1 == w && $4 ~ /^[0-9.]+$/ {print $4}' "$out/torch-$2.txt" "$out/compile-$2.txt" 2>/dev/null | sort -g | head -1
+}
 # The peer's memory on its fullest rank: the device's drop (cudaMemGetInfo).
 peer_mib() { awk -v w="$1" '$1 == "memory" && $2 == w && $7 > m {m = $7} END {if (m) print m}' "$out/torch-$2.txt" 2>/dev/null; }
 ein_ms() { grep -o 'median_ms=[0-9.]*' "$1" 2>/dev/null | cut -d= -f2; }
@@ -68,7 +77,7 @@ for w in "${workloads[@]}"; do
   printf '%-18s %12s %8s %12s %8s %8s %12s\n' "$w" "$(ein_mib "$out/$w-1.log")" "$(peer_mib "$w" single)" \
     "$(ein_mib "$out/$w-2.log")" "$(peer_mib "$w" tp)" "$(peer_mib "$w" dp)" "$(ein_mib "$out/$w-2w.log")" >> "$out/memory.txt"
 done
-echo "(ms, median of 10 after 2 warm-ups; ratio = PyTorch / ein, above 1 ein is faster; ratio_2 against the faster of tp and dp, ratio_2w (weights not replicated) against tp)" | tee -a "$out/table.txt"
+echo "(ms, median of 10 after 2 warm-ups; PyTorch columns are the faster of eager and torch.compile; ratio = PyTorch / ein, above 1 ein is faster; ratio_2 against the faster of tp and dp, ratio_2w (weights not replicated) against tp)" | tee -a "$out/table.txt"
 echo "(MiB on the fullest GPU; ein planned/measured by cudaMemGetInfo, the peer measured by cudaMemGetInfo, bench/peer_memory.py)" >> "$out/memory.txt"
 for w in "${workloads[@]}"; do
   for d in 2 2w; do
