@@ -1,6 +1,7 @@
 //===- Hierarchy.cpp - Node-level plan, then refinement within nodes ------===//
 
 #include "Einsummable/Planner/Hierarchy.h"
+#include "Einsummable/Planner/Strategy.h"
 
 #include <algorithm>
 
@@ -43,6 +44,51 @@ bool hierarchicalSpecs(const Graph &graph, const SearchOptions &options,
     std::sort(allowed[o].begin(), allowed[o].end(), std::greater<Spec>());
     if (allowed[o].empty())
       allowed[o] = enumerateSpecs(op, devices);
+  }
+  return true;
+}
+
+bool megatronDpSpecs(const Graph &graph, int64_t devices, int64_t nodes,
+                     std::vector<std::vector<Spec>> &allowed,
+                     std::string &error) {
+  if (nodes < 2 || devices % nodes != 0 || devices == nodes) {
+    error = "strategy megatron-dp needs a topology of several nodes of "
+            "several GPUs each (nodes=K,gpus=G with K, G >= 2), got " +
+            std::to_string(devices) + " devices on " + std::to_string(nodes) +
+            " node(s)";
+    return false;
+  }
+  std::vector<std::vector<Spec>> across, within;
+  std::string why;
+  if (!allowedSpecs(graph, Strategy::DataParallel, nodes, 0, across, why)) {
+    error = "megatron-dp across " + std::to_string(nodes) + " nodes: " + why;
+    return false;
+  }
+  if (!allowedSpecs(graph, Strategy::Megatron, devices / nodes, 0, within,
+                    why)) {
+    error = "megatron-dp within a node: " + why;
+    return false;
+  }
+  allowed.assign(graph.ops.size(), {});
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    const Op &op = graph.ops[o];
+    for (const Spec &outer : across[o])
+      for (const Spec &inner : within[o]) {
+        Spec product(outer.size());
+        for (size_t l = 0; l < outer.size(); ++l)
+          product[l] = outer[l] * inner[l];
+        if (isLegalSpec(op, product, devices) &&
+            std::find(allowed[o].begin(), allowed[o].end(), product) ==
+                allowed[o].end())
+          allowed[o].push_back(product);
+      }
+    std::sort(allowed[o].begin(), allowed[o].end(), std::greater<Spec>());
+    if (allowed[o].empty()) {
+      error = "strategy megatron-dp does not apply: op '" + op.name +
+              "' has no cut that is data parallel across the " +
+              std::to_string(nodes) + " nodes and Megatron-style within them";
+      return false;
+    }
   }
   return true;
 }

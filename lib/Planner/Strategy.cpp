@@ -18,6 +18,8 @@ std::optional<Strategy> parseStrategy(const std::string &name) {
     return Strategy::Megatron;
   if (name == "spatial")
     return Strategy::Spatial;
+  if (name == "megatron-dp")
+    return Strategy::MegatronDataParallel;
   return std::nullopt;
 }
 
@@ -33,6 +35,8 @@ const char *strategyName(Strategy strategy) {
     return "megatron";
   case Strategy::Spatial:
     return "spatial";
+  case Strategy::MegatronDataParallel:
+    return "megatron-dp";
   }
   return "?";
 }
@@ -117,6 +121,12 @@ bool allowedSpecs(const Graph &graph, Strategy strategy, int64_t devices,
                   uint64_t seed, std::vector<std::vector<Spec>> &allowed,
                   std::string &error) {
   allowed.clear();
+  if (strategy == Strategy::MegatronDataParallel) {
+    error = "strategy megatron-dp takes the topology's nodes: plan it with "
+            "megatronDpSpecs (ein-decompose does, on a topology of several "
+            "nodes)";
+    return false;
+  }
   std::mt19937_64 random(seed);
   int restrictedOps = 0;
   std::vector<std::set<int>> batch;
@@ -128,6 +138,7 @@ bool allowedSpecs(const Graph &graph, Strategy strategy, int64_t devices,
     std::string why;
     switch (strategy) {
     case Strategy::Optimal:
+    case Strategy::MegatronDataParallel: // refused above
       kept = legal;
       break;
     case Strategy::Random:

@@ -28,12 +28,15 @@ namespace {
 /// `options` narrowed to the specs strategy `kind` allows on `graph`
 /// (unchanged for optimal), or false with `why`.
 bool restrictTo(const planner::Graph &graph, planner::Strategy kind,
-                uint64_t seed, planner::SearchOptions &options,
+                uint64_t seed, int64_t nodes, planner::SearchOptions &options,
                 std::string &why) {
   if (kind == planner::Strategy::Optimal)
     return true;
   options.restriction =
       std::string("under strategy ") + planner::strategyName(kind);
+  if (kind == planner::Strategy::MegatronDataParallel)
+    return planner::megatronDpSpecs(graph, options.devices, nodes,
+                                    options.allowedSpecs, why);
   return planner::allowedSpecs(graph, kind, options.devices, seed,
                                options.allowedSpecs, why);
 }
@@ -95,7 +98,7 @@ struct EinDecomposePass
       planner::SearchOptions megatron = options;
       std::string why;
       bool megatronApplies = restrictTo(graph, planner::Strategy::Megatron,
-                                        /*seed=*/0, megatron, why);
+                                        /*seed=*/0, /*nodes=*/1, megatron, why);
       std::vector<std::pair<std::string, planner::SearchOptions>> fallbacks = {
           {"optimal with weight replicas charged", sharded}};
       if (megatronApplies)
@@ -154,7 +157,7 @@ struct EinDecomposePass
         planner::parseStrategy(StringRef(strategy).str());
     if (!kind) {
       module.emitError() << "strategy must be optimal, random, dp, "
-                            "megatron or spatial, got '"
+                            "megatron, spatial or megatron-dp, got '"
                          << strategy << "'";
       return signalPassFailure();
     }
@@ -189,7 +192,8 @@ struct EinDecomposePass
                       UnitAttr::get(func.getContext()));
       planner::SearchOptions restricted = options;
       std::string why;
-      if (!restrictTo(graph->graph, *kind, seed, restricted, why)) {
+      if (!restrictTo(graph->graph, *kind, seed, topology.nodes, restricted,
+                      why)) {
         atNamedOp(*graph, func, why)->emitOpError() << "has no plan: " << why;
         return signalPassFailure();
       }

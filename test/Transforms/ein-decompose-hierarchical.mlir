@@ -40,3 +40,21 @@
 // NOBATCH: none: the activation arguments share no batch dimension ('arg0' [256x64] and 'arg1' [64x128])
 // RUN: ein-opt %ein_src_root/examples/matrix_chain.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="explain=- pipeline=false" -o /dev/null | FileCheck %s --check-prefix=NOPIPE
 // NOPIPE-NOT: pipeline stages
+
+// megatron-dp (the hand plan people run on several servers): data parallel
+// across the nodes, Megatron-style within each: on a block with a batch of
+// 4 at 2 x 2, every op cuts the batch 2 ways (more where it is free to) and
+// nothing crosses the nodes; attention is cut by batch and heads.
+// RUN: %python %ein_src_root/examples/gen_llama_block.py --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 4 --seq 16 > %t.b4.mlir
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="strategy=megatron-dp explain=%t.mdp.json" -o /dev/null
+// RUN: FileCheck %s --check-prefix=MDP < %t.mdp.json
+// MDP: "bytes_between_nodes": 0
+// MDP: "strategy": "megatron-dp"
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="strategy=megatron-dp explain=-" -o /dev/null | FileCheck %s --check-prefix=MDPT
+// MDPT: strategy megatron-dp
+// MDPT-NEXT: between nodes: 0.0 B
+// MDPT: ein.attention #16 {{.*}}batch/2 kv_head/2
+// Plain megatron over all 4 GPUs moves data between the nodes.
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="strategy=megatron explain=-" -o /dev/null | FileCheck %s --check-prefix=MEGT
+// MEGT: strategy megatron
+// MEGT-NEXT: between nodes: {{[1-9][0-9.]*}} KiB

@@ -3,7 +3,9 @@
 // RUN: not ein-opt %s -split-input-file -ein-decompose=strategy=pipeline 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not ein-opt %s -split-input-file -ein-decompose=strategy=spatial 2>&1 | FileCheck %s --check-prefix=SPATIAL
 // SPATIAL: error: {{.*}}strategy spatial does not apply: the program has no convolution or pooling
-// UNKNOWN: error: strategy must be optimal, random, dp, megatron or spatial, got 'pipeline'
+// UNKNOWN: error: strategy must be optimal, random, dp, megatron, spatial or megatron-dp, got 'pipeline'
+// RUN: not ein-opt %s -split-input-file -ein-decompose=strategy=megatron-dp 2>&1 | FileCheck %s --check-prefix=MEGATRONDP
+// MEGATRONDP: error: {{.*}}strategy megatron-dp needs a topology of several nodes of several GPUs each (nodes=K,gpus=G with K, G >= 2), got 2 devices on 1 node(s)
 
 // dp needs a batch dimension it can cut: a batch of 1 cannot be split.
 

@@ -97,9 +97,10 @@ static cl::opt<std::string>
     strategy("strategy",
              cl::desc("optimal (the search's best plan), random (a legal "
                       "plan drawn from --seed), dp (batch split), megatron "
-                      "(weights sharded, attention by heads) or spatial "
+                      "(weights sharded, attention by heads), spatial "
                       "(convolutions and pooling by output rows and "
-                      "columns, with halos)"),
+                      "columns, with halos) or megatron-dp (on several "
+                      "nodes: megatron within a node, dp across nodes)"),
              cl::init("optimal"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("The seed of --strategy=random"),
                               cl::init(0), cl::cat(category));
@@ -309,8 +310,8 @@ int main(int argc, char **argv) {
     return fail("--exchange must be synthesized or naive, got '" + exchange +
                 "'");
   if (!::ein::planner::parseStrategy(strategy))
-    return fail("--strategy must be optimal, random, dp, megatron or "
-                "spatial, got '" +
+    return fail("--strategy must be optimal, random, dp, megatron, spatial "
+                "or megatron-dp, got '" +
                 strategy + "'");
   if (remarks != "missed" && remarks != "none")
     return fail("--remarks must be missed or none, got '" + remarks + "'");

@@ -34,6 +34,18 @@ bool hierarchicalSpecs(const Graph &graph, const SearchOptions &options,
                        int64_t nodes, std::vector<std::vector<Spec>> &allowed,
                        std::string &error);
 
+/// The per-op specs of megatron-dp on `nodes` nodes of
+/// `devices / nodes` GPUs: Megatron-style tensor parallelism within a node
+/// and data parallelism across nodes, as people run a model too large for
+/// one GPU on several servers. Each op's specs under dp for `nodes` devices
+/// multiplied, loop by loop, by its specs under megatron for
+/// `devices / nodes`, where the product is legal for `devices`. Returns
+/// false with `error` when either strategy does not apply or an op has no
+/// legal product.
+bool megatronDpSpecs(const Graph &graph, int64_t devices, int64_t nodes,
+                     std::vector<std::vector<Spec>> &allowed,
+                     std::string &error);
+
 } // namespace ein::planner
 
 #endif // EINSUMMABLE_PLANNER_HIERARCHY_H

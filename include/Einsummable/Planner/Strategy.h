@@ -7,6 +7,9 @@
 //   random    one legal spec per op, drawn uniformly from a seed;
 //   dp        data parallelism: only loops over the input's batch dimension
 //             are cut, so weights are replicated;
+//   megatron-dp  on K nodes of G GPUs: megatron within each node, data
+//             parallel across nodes (each op's dp spec for K multiplied by
+//             its megatron spec for G: Hierarchy.h's megatronDpSpecs);
 //   megatron  tensor parallelism: a contraction with a weight cuts only
 //             loops that index the weight (column or row parallel: the
 //             weight is sharded, never replicated), attention cuts only its
@@ -32,9 +35,16 @@
 
 namespace ein::planner {
 
-enum class Strategy { Optimal, Random, DataParallel, Megatron, Spatial };
+enum class Strategy {
+  Optimal,
+  Random,
+  DataParallel,
+  Megatron,
+  Spatial,
+  MegatronDataParallel
+};
 
-/// "optimal", "random", "dp", "megatron" or "spatial".
+/// "optimal", "random", "dp", "megatron", "spatial" or "megatron-dp".
 std::optional<Strategy> parseStrategy(const std::string &name);
 const char *strategyName(Strategy strategy);
 

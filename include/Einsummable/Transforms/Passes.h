@@ -39,9 +39,10 @@ struct PlannerOptionFields {
                  llvm::cl::desc(
                      "optimal (the search's best plan), random (a legal plan "
                      "drawn from seed), dp (batch split), megatron "
-                     "(weights sharded, attention by heads) or spatial "
+                     "(weights sharded, attention by heads), spatial "
                      "(convolutions and pooling by output rows and "
-                     "columns)"),
+                     "columns) or megatron-dp (megatron within a node, dp "
+                     "across nodes)"),
                  llvm::cl::init("optimal")),
         seed(owner, "seed", llvm::cl::desc("The seed of strategy=random"),
              llvm::cl::init(0)),

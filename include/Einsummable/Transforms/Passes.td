@@ -308,8 +308,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "Which plans the search may choose: optimal (every legal spec), "
            "random (one spec per op drawn from `seed`), dp (only the input's "
            "batch dimension cut), megatron (weights sharded column- or "
-           "row-wise, attention by heads) or spatial (convolutions and "
-           "pooling cut by output rows and columns, with halos)">,
+           "row-wise, attention by heads), spatial (convolutions and "
+           "pooling cut by output rows and columns, with halos) or "
+           "megatron-dp (on several nodes: megatron within a node, data "
+           "parallel across nodes)">,
     Option<"seed", "seed", "uint64_t", "0",
            "The seed of strategy=random">,
     Option<"memoryLimit", "memory-limit", "int64_t", "0",
