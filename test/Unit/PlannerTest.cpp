@@ -615,3 +615,23 @@ TEST(Planner, PlanMemoryCountsWeightsAndLiveBlocks) {
   EXPECT_EQ(memoryOf({1, 2, 1}).peak, (std::vector<double>{256, 256}));
   EXPECT_EQ(memoryOf({1, 2, 1}).largest(), 256);
 }
+
+TEST(Strategy, MegatronDpMultipliesDpAcrossByMegatronWithin) {
+  Graph g;
+  int x = addValue(g, "x", {8, 16}, ValueKind::Activation);
+  int w = addValue(g, "w", {16, 32}, ValueKind::Weight);
+  matmul(g, x, w, "xw");
+  std::vector<std::vector<Spec>> allowed;
+  std::string error;
+  // 2 nodes of 2: the rows (the batch) 2 ways across, the weight's loops
+  // (contraction or columns) 2 ways within.
+  ASSERT_TRUE(megatronDpSpecs(g, 4, 2, allowed, error)) << error;
+  ASSERT_EQ(allowed.size(), 1u);
+  EXPECT_EQ(allowed[0], (std::vector<Spec>{{2, 2, 1}, {2, 1, 2}}));
+  // One node: not a topology megatron-dp plans for.
+  EXPECT_FALSE(megatronDpSpecs(g, 4, 1, allowed, error));
+  EXPECT_NE(error.find("needs a topology of several nodes"), std::string::npos);
+  // The plain strategy entry refuses it: it needs the nodes.
+  EXPECT_FALSE(
+      allowedSpecs(g, Strategy::MegatronDataParallel, 4, 0, allowed, error));
+}
