@@ -318,6 +318,105 @@ Type computeTypeOf(OpBuilder &b, Type element) {
   return cast<FloatType>(element).getWidth() > 32 ? element : b.getF32Type();
 }
 
+/// Aggregations over at most this many points per output element (a RoPE's
+/// 2 x 2 rotation, a sum of a few terms) are unrolled (unrolledReduction).
+constexpr int64_t kUnrolledReduction = 8;
+
+/// A join-agg whose reduction loops span `extent` points, at most
+/// kUnrolledReduction, as one elementwise pass over its output: each
+/// input read once per reduction point (its reduction loops fixed to that
+/// point's coordinates in the indexing map), the body cloned per point, the
+/// values combined in the accumulator type from the aggregation's identity
+/// in the order the loops run, and rounded once. The same arithmetic as the
+/// general path's fill, accumulate and round, without its scratch
+/// accumulator and its two extra passes (on a GPU, two extra kernels).
+LogicalResult unrolledReduction(JoinAggOp join, ValueRange args, OpBuilder &b,
+                                int64_t extent) {
+  Location loc = join.getLoc();
+  MLIRContext *ctx = b.getContext();
+  int64_t numLoops = join.getNumLoops();
+  SmallVector<int64_t> offsets = join.getBlockOffsets();
+  SmallVector<int64_t> sizes = join.getLoopSizes();
+  Block &region = join.getJoin().front();
+  auto yield = cast<YieldOp>(region.getTerminator());
+  Type accType = join.getAccType();
+  Value out = args.back();
+  Type resultType = elementOf(out);
+  AggKind kind = join.getAgg();
+
+  // The output's loops, in order, are the new iteration space.
+  ArrayRef<int64_t> outLoops = join.getOutputIndices();
+  SmallVector<int64_t> position(numLoops, -1), reduced;
+  for (auto [i, l] : llvm::enumerate(outLoops))
+    position[l] = static_cast<int64_t>(i);
+  for (int64_t l = 0; l < numLoops; ++l)
+    if (position[l] < 0)
+      reduced.push_back(l);
+  int64_t rank = static_cast<int64_t>(outLoops.size());
+
+  // Per reduction point (row-major over the reduction loops, as the
+  // general path's loops run), each input with that point's coordinates.
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  SmallVector<SmallVector<int64_t>> points;
+  unsigned numInputs = join.getInputs().size();
+  for (int64_t r = 0; r < extent; ++r) {
+    SmallVector<int64_t> coords(numLoops, 0);
+    int64_t rest = r;
+    for (int64_t i = int64_t(reduced.size()) - 1; i >= 0; --i) {
+      coords[reduced[i]] = rest % sizes[reduced[i]];
+      rest /= sizes[reduced[i]];
+    }
+    points.push_back(coords);
+    for (unsigned i = 0; i < numInputs; ++i) {
+      SmallVector<AffineExpr> exprs;
+      for (int64_t l : join.getIndicesOfInput(i))
+        exprs.push_back(position[l] >= 0
+                            ? getAffineDimExpr(position[l], ctx)
+                            : getAffineConstantExpr(coords[l], ctx));
+      ins.push_back(args[i]);
+      maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+    }
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  generic(b, loc, ins, out, maps,
+          SmallVector<IteratorType>(rank, IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange elements) {
+            Value acc = aggregationIdentity(nb, l, kind, accType);
+            for (int64_t r = 0; r < extent; ++r) {
+              IRMapping map;
+              for (auto [arg, element] :
+                   llvm::zip(region.getArguments(),
+                             elements.slice(r * numInputs, numInputs)))
+                map.map(arg, element);
+              for (Operation &op : region.without_terminator()) {
+                auto index = dyn_cast<IndexOp>(op);
+                if (!index) {
+                  nb.clone(op, map);
+                  continue;
+                }
+                // Whole-tensor coordinates: a reduction loop's is this point's.
+                int64_t dim = index.getDim();
+                Value i =
+                    position[dim] >= 0
+                        ? Value(linalg::IndexOp::create(nb, l, position[dim]))
+                        : Value(arith::ConstantIndexOp::create(nb, l,
+                                                               points[r][dim]));
+                if (offsets[dim] != 0)
+                  i = arith::AddIOp::create(
+                      nb, l, i,
+                      arith::ConstantIndexOp::create(nb, l, offsets[dim]));
+                map.map(index.getResult(), i);
+              }
+              Value v = map.lookup(yield.getValues().front());
+              acc = aggregationCombine(nb, l, kind, acc,
+                                       castFloat(nb, l, v, accType));
+            }
+            yieldValue(nb, l, castFloat(nb, l, acc, resultType));
+          });
+  return success();
+}
+
 LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
   Location loc = join.getLoc();
   MLIRContext *ctx = b.getContext();
@@ -358,6 +457,15 @@ LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
 
   AggKind kind = join.getAgg();
   bool aggregates = kind != AggKind::None;
+  if (aggregates) {
+    int64_t extent = 1;
+    SmallVector<int64_t> sizes = join.getLoopSizes();
+    for (int64_t l = 0; l < numLoops; ++l)
+      if (iterators[l] == IteratorType::reduction)
+        extent *= sizes[l];
+    if (extent <= kUnrolledReduction)
+      return unrolledReduction(join, args, b, extent);
+  }
   Scratch scratch(b, loc);
   Value acc = out;
   if (aggregates) {

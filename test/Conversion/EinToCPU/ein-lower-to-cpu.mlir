@@ -1,21 +1,22 @@
 // RUN: ein-opt %s -split-input-file --ein-lower-to-cpu=lower-to-llvm=false | FileCheck %s
 // RUN: ein-opt %s -split-input-file --ein-lower-to-cpu | FileCheck %s --check-prefix=LLVM
 
-// A bf16 block of a row sum that starts at row 4 and masks by whole-tensor
-// row: f32 scratch filled with 0, a reduction whose ein.index reads
-// linalg.index + 4, one rounding into the bf16 result, the scratch freed.
+// A bf16 block of a row sum (16 long: more than the 8 points unrolled
+// below) that starts at row 4 and masks by whole-tensor row: f32 scratch
+// filled with 0, a reduction whose ein.index reads linalg.index + 4, one
+// rounding into the bf16 result, the scratch freed.
 
 // CHECK-DAG: #[[FULL:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @masked_sum
 // CHECK: ein.join_agg add {{.*}} attributes {device = 1 : i64, ein.kernel = "ein_kernel_0", ein.loop_offsets = array<i64: 4, 0>}
 // The signature table: the block's operand read, its result written.
-// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,8]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}", ein.kernel_target = "cpu"}
-// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x8xbf16>, %[[OUT:.*]]: memref<4xbf16>)
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,16]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}", ein.kernel_target = "cpu"}
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x16xbf16>, %[[OUT:.*]]: memref<4xbf16>)
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<4xf32>
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%[[ACC]] : memref<4xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[FULL]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : memref<4x8xbf16>) outs(%[[ACC]] : memref<4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[FULL]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : memref<4x16xbf16>) outs(%[[ACC]] : memref<4xf32>)
 // CHECK: ^bb0(%[[IN:.*]]: bf16, %[[RUNNING:.*]]: f32):
 // CHECK: %[[I:.*]] = linalg.index 0 : index
 // CHECK: %[[C4:.*]] = arith.constant 4 : index
@@ -33,7 +34,7 @@
 // runtime's ABI loads each buffer pointer from the argument array.
 // LLVM-LABEL: func.func @masked_sum
 // LLVM: module @ein_kernels
-// LLVM: llvm.mlir.global external constant @ein_kernel_signatures("{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,8]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}\00") {addr_space = 0 : i32}
+// LLVM: llvm.mlir.global external constant @ein_kernel_signatures("{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,16]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}\00") {addr_space = 0 : i32}
 // LLVM: llvm.func internal @ein_kernel_0.body(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // LLVM-NOT: bf16 {{.*}} -> f32
 // LLVM: llvm.func @ein_kernel_0(%[[ARGS:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr)
@@ -43,8 +44,8 @@
 // LLVM-NEXT: %[[A1:.*]] = llvm.load %[[P1]] : !llvm.ptr -> !llvm.ptr
 // LLVM-NEXT: llvm.call @ein_kernel_0.body(%[[A0]], %[[A1]]) : (!llvm.ptr, !llvm.ptr) -> ()
 // LLVM-NEXT: llvm.return
-func.func @masked_sum(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
-  %s = ein.join_agg add ins(%x[d0, d1] : tensor<4x8xbf16>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4xbf16> {
+func.func @masked_sum(%x: tensor<4x16xbf16>) -> tensor<4xbf16> {
+  %s = ein.join_agg add ins(%x[d0, d1] : tensor<4x16xbf16>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4xbf16> {
   ^bb0(%a: bf16):
     %i = ein.index 0 : index
     %c6 = arith.constant 6 : index
@@ -60,29 +61,29 @@ func.func @masked_sum(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
 // -----
 
 // A block matmul stays a library gemm (no kernel); the f32 row maximum
-// reduces straight into its result, from -inf. Kernels are numbered in
+// (12 long) reduces straight into its result, from -inf. Kernels are numbered in
 // program order.
 
 // CHECK-LABEL: func.func @gemm_then_max
 // CHECK: ein.join_agg add
 // CHECK-NOT: ein.kernel
-// CHECK-SAME: : tensor<8x4xf32>
+// CHECK-SAME: : tensor<8x12xf32>
 // CHECK: ein.join_agg max {{.*}} ein.kernel = "ein_kernel_0"
-// CHECK: func.func @ein_kernel_0(%[[C:.*]]: memref<8x4xf32>, %[[M:.*]]: memref<8xf32>)
+// CHECK: func.func @ein_kernel_0(%[[C:.*]]: memref<8x12xf32>, %[[M:.*]]: memref<8xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: linalg.fill ins(%[[NEGINF]] : f32) outs(%[[M]] : memref<8xf32>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[C]] : memref<8x4xf32>) outs(%[[M]] : memref<8xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[C]] : memref<8x12xf32>) outs(%[[M]] : memref<8xf32>)
 // CHECK: arith.maximumf
 // CHECK-NOT: memref.dealloc
 // CHECK: return
-func.func @gemm_then_max(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8xf32> {
-  %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<8x16xf32>, tensor<16x4xf32>) out[d0, d2] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0>} : tensor<8x4xf32> {
+func.func @gemm_then_max(%a: tensor<8x16xf32>, %b: tensor<16x12xf32>) -> tensor<8xf32> {
+  %c = ein.join_agg add ins(%a[d0, d1], %b[d1, d2] : tensor<8x16xf32>, tensor<16x12xf32>) out[d0, d2] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0>} : tensor<8x12xf32> {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     ein.yield %m : f32
   }
-  %m = ein.join_agg max ins(%c[d0, d1] : tensor<8x4xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0>} : tensor<8xf32> {
+  %m = ein.join_agg max ins(%c[d0, d1] : tensor<8x12xf32>) out[d0] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0>} : tensor<8xf32> {
   ^bb0(%x: f32):
     ein.yield %x : f32
   }
@@ -182,4 +183,50 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 func.func @attention(%q: tensor<1x4x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf16>) -> tensor<1x4x8x16xf16> {
   %o = ein.attention %q, %k, %v {causal, group = 2 : i64, query_offset = 8 : i64, device = 0 : i64} : tensor<1x4x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x4x8x16xf16>
   return %o : tensor<1x4x8x16xf16>
+}
+
+// -----
+
+// A short reduction (2 points a result, as RoPE's 2 x 2 rotation) is
+// unrolled: one elementwise pass over the result, each input read at both
+// points through constant indices, the products summed in f32 from 0 in
+// loop order and rounded once; no scratch accumulator, fill or rounding
+// pass. Its ein.index of the reduced loop is the point's coordinate.
+
+// CHECK-DAG: #[[P0:.*]] = affine_map<(d0, d1) -> (d0, 0, d1)>
+// CHECK-DAG: #[[P1:.*]] = affine_map<(d0, d1) -> (d0, 1, d1)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @pair_sum
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<3x2x5xbf16>, %[[R:.*]]: memref<3x5xbf16>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[P0]], #[[P1]], #[[OUT]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[X]] : memref<3x2x5xbf16>, memref<3x2x5xbf16>) outs(%[[R]] : memref<3x5xbf16>)
+// CHECK: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %{{.*}}: bf16):
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[K0:.*]] = arith.constant 0 : index
+// CHECK: %[[FA:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK: arith.index_cast %[[K0]] : index to i64
+// CHECK: %[[PA:.*]] = arith.mulf %[[FA]],
+// CHECK: %[[S0:.*]] = arith.addf %[[ZERO]], %[[PA]] : f32
+// CHECK: %[[K1:.*]] = arith.constant 1 : index
+// CHECK: %[[FB:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK: arith.index_cast %[[K1]] : index to i64
+// CHECK: %[[PB:.*]] = arith.mulf %[[FB]],
+// CHECK: %[[S1:.*]] = arith.addf %[[S0]], %[[PB]] : f32
+// CHECK: %[[T:.*]] = arith.truncf %[[S1]] : f32 to bf16
+// CHECK: linalg.yield %[[T]] : bf16
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @pair_sum(%x: tensor<3x2x5xbf16>) -> tensor<3x5xbf16> {
+  %s = ein.join_agg add ins(%x[d0, d1, d2] : tensor<3x2x5xbf16>) out[d0, d2] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0>} : tensor<3x5xbf16> {
+  ^bb0(%a: bf16):
+    %k = ein.index 1 : index
+    %f = arith.extf %a : bf16 to f32
+    %ki = arith.index_cast %k : index to i64
+    %w = arith.uitofp %ki : i64 to f32
+    %v = arith.mulf %f, %w : f32
+    ein.yield %v : f32
+  }
+  return %s : tensor<3x5xbf16>
 }

@@ -1,6 +1,7 @@
 // RUN: ein-opt %s -split-input-file --ein-lower-to-cuda=compile=false | FileCheck %s
 
-// A bf16 row sum: three kernels (fill the f32 scratch, 4 lanes a thread;
+// A bf16 row sum (16 long: longer than the unrolled reductions of
+// ein-lower-to-cpu.mlir): three kernels (fill the f32 scratch, 4 lanes a thread;
 // reduce into it, a warp a row; round into the result), 256 threads a
 // block. The scratch is a trailing argument of the block's kernel function,
 // which the bundle allocates. In the reduction each lane folds its 8-element
@@ -11,19 +12,19 @@
 // CHECK: ein.join_agg add {{.*}}ein.kernel = "ein_kernel_0"
 // The signature table says what each launch does with its buffers: the
 // fill writes the scratch, the reduction adds into it, the rounding reads it.
-// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0_0\22:{\22args\22:[{\22access\22:\22write\22,\22dtype\22:\22f32\22,\22shape\22:[4]}],\22scalars\22:0},\22ein_kernel_0_1\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,8]},{\22access\22:\22readwrite\22,\22dtype\22:\22f32\22,\22shape\22:[4]}],\22scalars\22:0},\22ein_kernel_0_2\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22f32\22,\22shape\22:[4]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}", ein.kernel_target = "cuda", gpu.container_module}
-// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x8xbf16>, %[[OUT:.*]]: memref<4xbf16>, %[[ACC:.*]]: memref<4xf32>)
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{\22format\22:\22ein-kernel-signatures\22,\22kernels\22:{\22ein_kernel_0_0\22:{\22args\22:[{\22access\22:\22write\22,\22dtype\22:\22f32\22,\22shape\22:[4]}],\22scalars\22:0},\22ein_kernel_0_1\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[4,16]},{\22access\22:\22readwrite\22,\22dtype\22:\22f32\22,\22shape\22:[4]}],\22scalars\22:0},\22ein_kernel_0_2\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22f32\22,\22shape\22:[4]},{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[4]}],\22scalars\22:0}}}", ein.kernel_target = "cuda", gpu.container_module}
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<4x16xbf16>, %[[OUT:.*]]: memref<4xbf16>, %[[ACC:.*]]: memref<4xf32>)
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
 // CHECK: gpu.launch_func @ein_device::@ein_kernel_0_0 blocks in (%[[ONE]], %[[ONE]], %[[ONE]]) threads in (%[[THREADS]], %[[ONE]], %[[ONE]]) args(%[[ACC]] : memref<4xf32>)
-// CHECK-NEXT: gpu.launch_func @ein_device::@ein_kernel_0_1 {{.*}} args(%[[X]] : memref<4x8xbf16>, %[[ACC]] : memref<4xf32>)
+// CHECK-NEXT: gpu.launch_func @ein_device::@ein_kernel_0_1 {{.*}} args(%[[X]] : memref<4x16xbf16>, %[[ACC]] : memref<4xf32>)
 // CHECK-NEXT: gpu.launch_func @ein_device::@ein_kernel_0_2 {{.*}} args(%[[ACC]] : memref<4xf32>, %[[OUT]] : memref<4xbf16>)
 // CHECK-NEXT: return
 // CHECK: gpu.module @ein_device
 // CHECK: gpu.func @ein_kernel_0_0(%[[A:.*]]: memref<4xf32>) kernel
 // CHECK-NOT: load
 // CHECK: vector.store %{{.*}}, %[[A]][%{{.*}}] {alignment = 16 : i64} : memref<4xf32>, vector<4xf32>
-// CHECK: gpu.func @ein_kernel_0_1(%[[IN:.*]]: memref<4x8xbf16>, %[[S:.*]]: memref<4xf32>) kernel
+// CHECK: gpu.func @ein_kernel_0_1(%[[IN:.*]]: memref<4x16xbf16>, %[[S:.*]]: memref<4xf32>) kernel
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[WARP:.*]] = arith.constant 32 : index
 // CHECK: %[[LIN:.*]] = arith.addi
@@ -32,7 +33,7 @@
 // CHECK: scf.if
 // CHECK: %[[FROM:.*]] = arith.muli %[[LANE]]
 // CHECK: %[[PART:.*]] = scf.for %[[K:.*]] = %[[FROM]] to %{{.*}} step %{{.*}} iter_args(%[[CARRY:.*]] = %[[ZERO]]) -> (f32)
-// CHECK: vector.load %[[IN]][%{{.*}}, %[[K]]] {alignment = 16 : i64} : memref<4x8xbf16>, vector<8xbf16>
+// CHECK: vector.load %[[IN]][%{{.*}}, %[[K]]] {alignment = 16 : i64} : memref<4x16xbf16>, vector<8xbf16>
 // CHECK-COUNT-8: math.exp
 // CHECK: scf.yield
 // CHECK: gpu.shuffle xor %[[PART]]
@@ -45,8 +46,8 @@
 // CHECK: gpu.func @ein_kernel_0_2(%[[FROM:.*]]: memref<4xf32>, %[[TO:.*]]: memref<4xbf16>) kernel
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 module attributes {ein.target = #ein.target<devices = 2, chip = "sm_90">} {
-  func.func @rows(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
-    %s = ein.join_agg add ins(%x[d0, d1] : tensor<4x8xbf16>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4xbf16> {
+  func.func @rows(%x: tensor<4x16xbf16>) -> tensor<4xbf16> {
+    %s = ein.join_agg add ins(%x[d0, d1] : tensor<4x16xbf16>) out[d0] attributes {device = 1 : i64, ein.loop_offsets = array<i64: 4, 0>} : tensor<4xbf16> {
     ^bb0(%a: bf16):
       %w = arith.extf %a : bf16 to f32
       %e = math.exp %w : f32
