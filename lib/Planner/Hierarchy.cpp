@@ -7,6 +7,31 @@
 
 namespace ein::planner {
 
+namespace {
+
+/// Every legal product, loop by loop, of a spec of `outers` (across nodes)
+/// and one of `inners` (within a node) for `devices` GPUs, once each, in
+/// enumerateSpecs's order (the search breaks ties on it).
+std::vector<Spec> productSpecs(const Op &op, const std::vector<Spec> &outers,
+                               const std::vector<Spec> &inners,
+                               int64_t devices) {
+  std::vector<Spec> products;
+  for (const Spec &outer : outers)
+    for (const Spec &inner : inners) {
+      Spec product(outer.size());
+      for (size_t l = 0; l < outer.size(); ++l)
+        product[l] = outer[l] * inner[l];
+      if (isLegalSpec(op, product, devices) &&
+          std::find(products.begin(), products.end(), product) ==
+              products.end())
+        products.push_back(product);
+    }
+  std::sort(products.begin(), products.end(), std::greater<Spec>());
+  return products;
+}
+
+} // namespace
+
 bool hierarchicalSpecs(const Graph &graph, const SearchOptions &options,
                        int64_t nodes, std::vector<std::vector<Spec>> &allowed,
                        std::string &error) {
@@ -30,18 +55,8 @@ bool hierarchicalSpecs(const Graph &graph, const SearchOptions &options,
   }
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const Op &op = graph.ops[o];
-    const Spec &outer = across.specs[o];
-    for (const Spec &inner : enumerateSpecs(op, perNode)) {
-      Spec product(outer.size());
-      for (size_t l = 0; l < outer.size(); ++l)
-        product[l] = outer[l] * inner[l];
-      if (isLegalSpec(op, product, devices) &&
-          std::find(allowed[o].begin(), allowed[o].end(), product) ==
-              allowed[o].end())
-        allowed[o].push_back(product);
-    }
-    // The search breaks ties on the specs' order: keep enumerateSpecs's.
-    std::sort(allowed[o].begin(), allowed[o].end(), std::greater<Spec>());
+    allowed[o] = productSpecs(op, {across.specs[o]},
+                              enumerateSpecs(op, perNode), devices);
     if (allowed[o].empty())
       allowed[o] = enumerateSpecs(op, devices);
   }
@@ -72,17 +87,7 @@ bool megatronDpSpecs(const Graph &graph, int64_t devices, int64_t nodes,
   allowed.assign(graph.ops.size(), {});
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const Op &op = graph.ops[o];
-    for (const Spec &outer : across[o])
-      for (const Spec &inner : within[o]) {
-        Spec product(outer.size());
-        for (size_t l = 0; l < outer.size(); ++l)
-          product[l] = outer[l] * inner[l];
-        if (isLegalSpec(op, product, devices) &&
-            std::find(allowed[o].begin(), allowed[o].end(), product) ==
-                allowed[o].end())
-          allowed[o].push_back(product);
-      }
-    std::sort(allowed[o].begin(), allowed[o].end(), std::greater<Spec>());
+    allowed[o] = productSpecs(op, across[o], within[o], devices);
     if (allowed[o].empty()) {
       error = "strategy megatron-dp does not apply: op '" + op.name +
               "' has no cut that is data parallel across the " +
