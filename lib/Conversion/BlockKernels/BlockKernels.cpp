@@ -318,6 +318,32 @@ Type computeTypeOf(OpBuilder &b, Type element) {
   return cast<FloatType>(element).getWidth() > 32 ? element : b.getF32Type();
 }
 
+/// A join's region cloned at the builder on `elements` (its arguments):
+/// each `ein.index d` becomes `loopIndex(d)` plus the block's offset in
+/// loop `d`, so block kernels see whole-tensor coordinates. Returns the
+/// yielded value.
+Value joinBody(OpBuilder &nb, Location l, Block &region, ValueRange elements,
+               ArrayRef<int64_t> offsets,
+               llvm::function_ref<Value(int64_t)> loopIndex) {
+  IRMapping map;
+  for (auto [arg, element] : llvm::zip(region.getArguments(), elements))
+    map.map(arg, element);
+  for (Operation &op : region.without_terminator()) {
+    auto index = dyn_cast<IndexOp>(op);
+    if (!index) {
+      nb.clone(op, map);
+      continue;
+    }
+    int64_t dim = index.getDim();
+    Value i = loopIndex(dim);
+    if (offsets[dim] != 0)
+      i = arith::AddIOp::create(
+          nb, l, i, arith::ConstantIndexOp::create(nb, l, offsets[dim]));
+    map.map(index.getResult(), i);
+  }
+  return map.lookup(cast<YieldOp>(region.getTerminator()).getValues().front());
+}
+
 /// Aggregations over at most this many points per output element (a RoPE's
 /// 2 x 2 rotation, a sum of a few terms) are unrolled (unrolledReduction).
 constexpr int64_t kUnrolledReduction = 8;
@@ -338,7 +364,6 @@ LogicalResult unrolledReduction(JoinAggOp join, ValueRange args, OpBuilder &b,
   SmallVector<int64_t> offsets = join.getBlockOffsets();
   SmallVector<int64_t> sizes = join.getLoopSizes();
   Block &region = join.getJoin().front();
-  auto yield = cast<YieldOp>(region.getTerminator());
   Type accType = join.getAccType();
   Value out = args.back();
   Type resultType = elementOf(out);
@@ -384,31 +409,15 @@ LogicalResult unrolledReduction(JoinAggOp join, ValueRange args, OpBuilder &b,
           [&](OpBuilder &nb, Location l, ValueRange elements) {
             Value acc = aggregationIdentity(nb, l, kind, accType);
             for (int64_t r = 0; r < extent; ++r) {
-              IRMapping map;
-              for (auto [arg, element] :
-                   llvm::zip(region.getArguments(),
-                             elements.slice(r * numInputs, numInputs)))
-                map.map(arg, element);
-              for (Operation &op : region.without_terminator()) {
-                auto index = dyn_cast<IndexOp>(op);
-                if (!index) {
-                  nb.clone(op, map);
-                  continue;
-                }
-                // Whole-tensor coordinates: a reduction loop's is this point's.
-                int64_t dim = index.getDim();
-                Value i =
-                    position[dim] >= 0
-                        ? Value(linalg::IndexOp::create(nb, l, position[dim]))
-                        : Value(arith::ConstantIndexOp::create(nb, l,
-                                                               points[r][dim]));
-                if (offsets[dim] != 0)
-                  i = arith::AddIOp::create(
-                      nb, l, i,
-                      arith::ConstantIndexOp::create(nb, l, offsets[dim]));
-                map.map(index.getResult(), i);
-              }
-              Value v = map.lookup(yield.getValues().front());
+              // A reduction loop's coordinate is this point's.
+              Value v = joinBody(
+                  nb, l, region, elements.slice(r * numInputs, numInputs),
+                  offsets, [&](int64_t dim) -> Value {
+                    if (position[dim] >= 0)
+                      return linalg::IndexOp::create(nb, l, position[dim]);
+                    return arith::ConstantIndexOp::create(nb, l,
+                                                          points[r][dim]);
+                  });
               acc = aggregationCombine(nb, l, kind, acc,
                                        castFloat(nb, l, v, accType));
             }
@@ -475,34 +484,19 @@ LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
         b, loc, ValueRange{aggregationIdentity(b, loc, kind, accType)},
         ValueRange{acc});
   }
-  generic(
-      b, loc, args.drop_back(), acc, maps, iterators,
-      [&](OpBuilder &nb, Location l, ValueRange elements) {
-        IRMapping map;
-        for (auto [arg, element] : llvm::zip(region.getArguments(), elements))
-          map.map(arg, element);
-        for (Operation &op : region.without_terminator()) {
-          auto index = dyn_cast<IndexOp>(op);
-          if (!index) {
-            nb.clone(op, map);
-            continue;
-          }
-          // Block kernels see whole-tensor coordinates.
-          int64_t dim = index.getDim();
-          Value i = linalg::IndexOp::create(nb, l, dim);
-          if (offsets[dim] != 0)
-            i = arith::AddIOp::create(
-                nb, l, i, arith::ConstantIndexOp::create(nb, l, offsets[dim]));
-          map.map(index.getResult(), i);
-        }
-        Value v = map.lookup(yield.getValues().front());
-        if (aggregates)
-          v = aggregationCombine(nb, l, kind, elements.back(),
-                                 castFloat(nb, l, v, accType));
-        else
-          v = castFloat(nb, l, v, resultType);
-        yieldValue(nb, l, v);
-      });
+  generic(b, loc, args.drop_back(), acc, maps, iterators,
+          [&](OpBuilder &nb, Location l, ValueRange elements) {
+            Value v = joinBody(nb, l, region, elements, offsets,
+                               [&](int64_t dim) -> Value {
+                                 return linalg::IndexOp::create(nb, l, dim);
+                               });
+            if (aggregates)
+              v = aggregationCombine(nb, l, kind, elements.back(),
+                                     castFloat(nb, l, v, accType));
+            else
+              v = castFloat(nb, l, v, resultType);
+            yieldValue(nb, l, v);
+          });
   if (acc != out)
     roundInto(b, loc, acc, out);
   scratch.freeAll();
