@@ -122,14 +122,32 @@ ein::HostTensor decode(const ein_tensor_info &info,
   return t;
 }
 
-/// Per device, the milliseconds of each kind of step in one step-by-step
-/// run, their sum, and (given the benchmarked step) the rest as idle time.
-void printProfile(ein_bundle *bundle, double stepMs) {
+/// One step-by-step run's timeline (ein_bundle_profile_timeline): per
+/// step, its start and end (ms) and its lane. --profile's table and its
+/// trace file both read the one run.
+struct Timeline {
+  std::vector<double> start, end;
+  std::vector<int> lane;
+};
+
+Timeline profileRun(ein_bundle *bundle) {
+  int steps = ein_bundle_num_steps(bundle);
+  Timeline t{std::vector<double>(steps), std::vector<double>(steps),
+             std::vector<int>(steps)};
+  check(ein_bundle_profile_timeline(bundle, t.start.data(), t.end.data(),
+                                    t.lane.data(), steps));
+  return t;
+}
+
+/// Per device, the milliseconds of each kind of step in the profiled run,
+/// their sum, and (given the benchmarked step) the rest as idle time.
+void printProfile(ein_bundle *bundle, const Timeline &timeline, double stepMs) {
   const char *kinds[] = {"kernel", "gemm", "attention", "transfer",
                          "aggregate"};
   int steps = ein_bundle_num_steps(bundle);
   std::vector<double> times(steps);
-  check(ein_bundle_profile(bundle, times.data(), times.size()));
+  for (int i = 0; i < steps; ++i)
+    times[i] = timeline.end[i] - timeline.start[i];
   int devices = ein_bundle_devices(bundle);
   std::vector<std::array<double, 5>> sums(devices, {0, 0, 0, 0, 0});
   for (int i = 0; i < steps; ++i) {
@@ -180,12 +198,11 @@ std::string jsonString(const std::string &text) {
 /// "M" events naming each device's process and streams), written whole to
 /// `path` (through a temporary file renamed over it, so a failed write
 /// leaves what was there).
-void writeTrace(ein_bundle *bundle, const std::string &path) {
+void writeTrace(ein_bundle *bundle, const Timeline &timeline,
+                const std::string &path) {
   int steps = ein_bundle_num_steps(bundle);
-  std::vector<double> start(steps), end(steps);
-  std::vector<int> lane(steps);
-  check(ein_bundle_profile_timeline(bundle, start.data(), end.data(),
-                                    lane.data(), steps));
+  const std::vector<double> &start = timeline.start, &end = timeline.end;
+  const std::vector<int> &lane = timeline.lane;
   std::string text = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   int devices = ein_bundle_devices(bundle);
   bool copyLane = false;
@@ -249,16 +266,8 @@ int runOtherRank(ein_bundle *bundle, const CommandLine &line, bool bench,
     double ms = 0;
     check(ein_bundle_bench_with(bundle, timer, warmup, iters, &ms));
   }
-  if (line.flags.count("profile")) {
-    std::vector<double> times(ein_bundle_num_steps(bundle));
-    check(ein_bundle_profile(bundle, times.data(), times.size()));
-    if (line.values.count("profile")) {
-      std::vector<double> start(times.size()), end(times.size());
-      std::vector<int> lane(times.size());
-      check(ein_bundle_profile_timeline(bundle, start.data(), end.data(),
-                                        lane.data(), times.size()));
-    }
-  }
+  if (line.flags.count("profile"))
+    profileRun(bundle);
   ein_bundle_free(bundle);
   return 0;
 }
@@ -431,10 +440,12 @@ int run(int argc, char **argv) {
       std::printf("\n");
     }
   }
-  if (line.flags.count("profile"))
-    printProfile(bundle, bench ? ms : -1);
-  if (line.values.count("profile"))
-    writeTrace(bundle, line.values.at("profile"));
+  if (line.flags.count("profile")) {
+    Timeline timeline = profileRun(bundle);
+    printProfile(bundle, timeline, bench ? ms : -1);
+    if (line.values.count("profile"))
+      writeTrace(bundle, timeline, line.values.at("profile"));
+  }
   ein_bundle_free(bundle);
   if (ranks > 1)
     verify();
