@@ -49,8 +49,12 @@ std::string mlir::ein::opAtSource(Operation *op) {
 
 llvm::json::Object mlir::ein::exchangeReport(
     const planner::Graph &graph, const std::vector<std::string> &locations,
-    const physical::DeviceProgram &program, const ::ein::Topology &topology) {
-  physical::SimResult sim = physical::simulate(topology, program.tasks);
+    const physical::DeviceProgram &program, const ::ein::Topology &topology,
+    const physical::SimResult *simulated) {
+  physical::SimResult own;
+  if (!simulated)
+    own = physical::simulate(topology, program.tasks);
+  const physical::SimResult &sim = simulated ? *simulated : own;
   // When each movement starts and lands in the simulated step: its first
   // hop's start, its last hop's end.
   std::vector<double> start(program.movements.size(), sim.seconds),
@@ -274,8 +278,7 @@ void mlir::ein::printPlanDot(llvm::raw_ostream &os, llvm::StringRef name,
 void mlir::ein::PlanExplanation::addTraceEvents(
     llvm::StringRef function, const planner::Graph &graph,
     const std::vector<std::string> &locations,
-    const physical::DeviceProgram &program, const ::ein::Topology &topology) {
-  physical::SimResult sim = physical::simulate(topology, program.tasks);
+    const physical::DeviceProgram &program, const physical::SimResult &sim) {
   // Functions one after another, as the bundle runs them.
   double origin = traceEndMs;
   std::map<std::string, int> opIndex;
@@ -338,14 +341,16 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
   printPlanDot(dotStream, function, graph, ops);
   for (ExplainedOp &e : ops)
     explained.push_back(std::move(e));
+  // One simulation serves the report and the trace.
+  physical::SimResult sim = physical::simulate(topology, program.tasks);
   llvm::json::Object report =
-      exchangeReport(graph, locations, program, topology);
+      exchangeReport(graph, locations, program, topology, &sim);
   simulatedMs += *report.getNumber("simulated_ms");
   bytesBetweenNodes += physical::bytesBetweenNodes(program, topology);
   nodes = topology.nodes;
   for (llvm::json::Value &x : *report.getArray("exchanges"))
     exchanges.push_back(std::move(x));
-  addTraceEvents(function, graph, locations, program, topology);
+  addTraceEvents(function, graph, locations, program, sim);
   total += plan.total;
   planner::PlanMemory memory =
       planner::planMemory(graph, plan, options.devices);

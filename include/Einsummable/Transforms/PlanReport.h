@@ -40,10 +40,14 @@ std::string opAtSource(Operation *op);
 /// The program's exchanges (op, kind, value, region, devices, bytes, links),
 /// their byte totals per kind and the simulated step on `topology`:
 /// {"simulated_ms", "bytes": {...}, "exchanges": [...]}.
-llvm::json::Object exchangeReport(const ::ein::planner::Graph &graph,
-                                  const std::vector<std::string> &locations,
-                                  const ::ein::physical::DeviceProgram &program,
-                                  const ::ein::Topology &topology);
+/// `sim`, when given, is the program's simulation on `topology` (else it
+/// is simulated here).
+llvm::json::Object
+exchangeReport(const ::ein::planner::Graph &graph,
+               const std::vector<std::string> &locations,
+               const ::ein::physical::DeviceProgram &program,
+               const ::ein::Topology &topology,
+               const ::ein::physical::SimResult *sim = nullptr);
 
 /// One op of an explained plan: its spec, cost terms and alternatives.
 struct ExplainedOp {
@@ -120,7 +124,7 @@ private:
                       const ::ein::planner::Graph &graph,
                       const std::vector<std::string> &locations,
                       const ::ein::physical::DeviceProgram &program,
-                      const ::ein::Topology &topology);
+                      const ::ein::physical::SimResult &sim);
   std::vector<llvm::json::Value> traceEvents;
   std::set<int64_t> traceQueues;
   double traceEndMs = 0;
