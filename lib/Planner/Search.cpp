@@ -87,23 +87,16 @@ bool honoursPins(const Op &op, const Spec &spec) {
          specCutsInto(op.output, spec, op.pinnedOutput);
 }
 
-std::string partsText(const std::vector<int64_t> &parts) {
-  std::string text = "[";
-  for (size_t i = 0; i < parts.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(parts[i]);
-  return text + "]";
-}
-
 /// "operand 0 in [4, 1], the result in [4, 2]".
 std::string describePins(const Op &op) {
   std::string text;
   for (size_t i = 0; i < op.pinnedInputs.size(); ++i)
     if (!op.pinnedInputs[i].empty())
       text += (text.empty() ? "" : ", ") + ("operand " + std::to_string(i)) +
-              " in " + partsText(op.pinnedInputs[i]) + " parts";
+              " in " + listText(op.pinnedInputs[i]) + " parts";
   if (!op.pinnedOutput.empty())
     text += std::string(text.empty() ? "" : ", ") + "the result in " +
-            partsText(op.pinnedOutput) + " parts";
+            listText(op.pinnedOutput) + " parts";
   return text;
 }
 

@@ -9,6 +9,13 @@
 
 namespace ein::planner {
 
+std::string listText(const std::vector<int64_t> &values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
 std::vector<int64_t> deviceGrid(int64_t devices) {
   std::vector<int64_t> grid;
   for (int64_t p = 2; p * p <= devices; ++p)
@@ -246,14 +253,8 @@ std::optional<DimParts> shardingParts(const GridSharding &sharding,
     }
   }
   if (!sharding.offsets.empty() && sharding.offsets != points) {
-    auto text = [](const std::vector<int64_t> &v) {
-      std::string s = "[";
-      for (size_t i = 0; i < v.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(v[i]);
-      return s + "]";
-    };
-    why = "its sharded_dims_offsets " + text(sharding.offsets) +
-          " are not where ein cuts those parts (" + text(points) + ")";
+    why = "its sharded_dims_offsets " + listText(sharding.offsets) +
+          " are not where ein cuts those parts (" + listText(points) + ")";
     return std::nullopt;
   }
   return parts;

@@ -4,7 +4,6 @@
 #include "Einsummable/Transforms/Passes.h"
 #include "Einsummable/Transforms/ShardInterop.h"
 
-#include "Einsummable/Planner/Strategy.h"
 #include "ein/chip.h"
 
 #include "mlir/Pass/PassManager.h"

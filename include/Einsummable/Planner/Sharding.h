@@ -38,6 +38,9 @@ struct GridSharding {
 /// Parts per tensor dimension: the blocks a layout cuts each dimension into.
 using DimParts = std::vector<int64_t>;
 
+/// "[4, 1]": parts, cut points, as the messages about pins write them.
+std::string listText(const std::vector<int64_t> &values);
+
 /// The grid every cut of `devices` ways is tried on first: the prime
 /// factors of `devices`, smallest first (8 devices: 2x2x2), so that a cut
 /// of any dimension into any divisor finds axes whose sizes multiply to it.
