@@ -83,6 +83,7 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   synthesize.batchTransfers = options.batchTransfers;
   pm.addPass(createEinSynthesizeExchanges(synthesize));
   pm.addPass(createEinFuseBlocks());
+  pm.addPass(createEinFuseGemmEpilogues());
   ::ein::Backend backend = ::ein::Backend::Cpu;
   std::string unused;
   ::ein::parseBackend(options.target, backend, unused);

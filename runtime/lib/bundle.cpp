@@ -31,6 +31,11 @@ constexpr Spelling<StepKind> kStepKinds[] = {
     {StepKind::Transfer, "transfer"},
     {StepKind::Aggregate, "aggregate"}};
 
+constexpr Spelling<Activation> kActivations[] = {
+    {Activation::None, "none"},
+    {Activation::Relu, "relu"},
+    {Activation::GeluTanh, "gelu_tanh"}};
+
 /// Step::call of the library calls this runtime knows.
 constexpr const char *kGemm = "gemm", *kAttention = "attention",
                      *kConv = "conv";
@@ -38,6 +43,22 @@ constexpr const char *kGemm = "gemm", *kAttention = "attention",
 } // namespace
 
 const char *stepKindName(StepKind kind) { return spell(kStepKinds, kind); }
+
+const char *activationName(Activation a) { return spell(kActivations, a); }
+
+double applyActivation(Activation a, double x) {
+  switch (a) {
+  case Activation::None:
+    return x;
+  case Activation::Relu:
+    return x > 0 ? x : 0.0;
+  case Activation::GeluTanh: {
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+  }
+  }
+  return x;
+}
 
 namespace {
 
@@ -434,7 +455,8 @@ private:
                                  "; this runtime knows " + kGemm + ", " +
                                  kAttention + " and " + kConv);
     n.only({"kind", "device", "deps", "label", "call", "a", "b", "c",
-            "transpose_a", "transpose_b", "alpha", "beta"});
+            "transpose_a", "transpose_b", "alpha", "beta", "bias", "addend",
+            "activation"});
     s.a = readLocalBuffer(n.at("a"), s.device);
     s.b = readLocalBuffer(n.at("b"), s.device);
     s.c = readLocalBuffer(n.at("c"), s.device);
@@ -446,7 +468,49 @@ private:
       s.alpha = n.at("alpha").number();
     if (n.has("beta"))
       s.beta = n.at("beta").number();
+    if (n.has("bias"))
+      s.bias = readLocalBuffer(n.at("bias"), s.device);
+    if (n.has("addend"))
+      s.addend = readLocalBuffer(n.at("addend"), s.device);
+    if (n.has("activation"))
+      s.activation =
+          parseSpelling(kActivations, n.at("activation"), "activation");
     checkGemm(n.path, s);
+    checkEpilogue(n.path, s);
+  }
+
+  /// The epilogue's operands: a bias of c's last extent, an addend of c's
+  /// shape, both of c's type and neither c itself; an addend only where c
+  /// is not accumulated into.
+  void checkEpilogue(const std::string &path, const Step &s) {
+    const TensorType &c = buffer(s.c).type;
+    if (s.bias >= 0) {
+      const TensorType &bias = buffer(s.bias).type;
+      if (bias.dtype != c.dtype || bias.shape.size() != 1 ||
+          bias.shape[0] != c.shape.back())
+        fail(path + ".bias", "a gemm's bias is a vector of c's last extent "
+                             "and type (" +
+                                 std::string(dtypeName(c.dtype)) + " [" +
+                                 std::to_string(c.shape.back()) + "]), got " +
+                                 dtypeName(bias.dtype) + " " +
+                                 shapeText(bias.shape));
+    }
+    if (s.addend >= 0) {
+      const TensorType &addend = buffer(s.addend).type;
+      if (addend.dtype != c.dtype || addend.shape != c.shape)
+        fail(path + ".addend", "a gemm's addend has c's shape and type (" +
+                                   std::string(dtypeName(c.dtype)) + " " +
+                                   shapeText(c.shape) + "), got " +
+                                   dtypeName(addend.dtype) + " " +
+                                   shapeText(addend.shape));
+      if (s.beta != 0)
+        fail(path + ".addend", "a gemm takes an addend or accumulates into c "
+                               "(beta), not both");
+    }
+    for (int operand : {s.bias, s.addend})
+      if (operand >= 0 && (operand == s.c || operand == s.a || operand == s.b))
+        fail(path, "a gemm's bias and addend are buffers of their own, not "
+                   "a, b or c");
   }
 
   void checkGemm(const std::string &path, const Step &s) {
@@ -734,6 +798,9 @@ std::vector<BufferAccess> stepAccesses(const Manifest &m, const Step &s) {
     }
     out.push_back(whole(s.a, Access::Read));
     out.push_back(whole(s.b, Access::Read));
+    for (int operand : {s.bias, s.addend})
+      if (s.call == kGemm && operand >= 0)
+        out.push_back(whole(operand, Access::Read));
     out.push_back(whole(s.c, s.call == kGemm && s.beta != 0 ? Access::ReadWrite
                                                             : Access::Write));
     break;
@@ -1018,6 +1085,13 @@ json writeStep(const Manifest &m, const Step &s) {
       step["alpha"] = writeNumber(s.alpha);
     if (s.beta != 0)
       step["beta"] = writeNumber(s.beta);
+    // The epilogue only where there is one.
+    if (s.bias >= 0)
+      step["bias"] = name(s.bias);
+    if (s.addend >= 0)
+      step["addend"] = name(s.addend);
+    if (s.activation != Activation::None)
+      step["activation"] = activationName(s.activation);
     break;
   case StepKind::Transfer:
     // One region flat in the step, several as a batch, as the compiler

@@ -503,8 +503,8 @@ private:
     return out;
   }
 
-  /// c = alpha * op(a) op(b) + beta * c, f32 accumulation, batched over c's
-  /// leading dimensions.
+  /// c = act(alpha * op(a) op(b) + beta * c + bias + addend), f32
+  /// accumulation, batched over c's leading dimensions, rounded once.
   void gemm(const Step &step) {
     const TensorType &ta = m.buffers[step.a].type, &tb = m.buffers[step.b].type,
                      &tc = m.buffers[step.c].type;
@@ -519,6 +519,11 @@ private:
     std::vector<float> c(product(tc.shape), 0.0f);
     if (step.beta != 0)
       c = decodeFloats(step.c, step);
+    std::vector<float> bias, addend;
+    if (step.bias >= 0)
+      bias = decodeFloats(step.bias, step);
+    if (step.addend >= 0)
+      addend = decodeFloats(step.addend, step);
     std::vector<float> row(cols);
     for (int64_t n = 0; n < batch; ++n) {
       const float *pa = a.data() + n * strideA, *pb = b.data() + n * strideB;
@@ -536,9 +541,17 @@ private:
         }
         float alpha = static_cast<float>(step.alpha),
               beta = static_cast<float>(step.beta);
-        for (int64_t j = 0; j < cols; ++j)
-          pc[i * cols + j] =
+        for (int64_t j = 0; j < cols; ++j) {
+          int64_t at = n * rows * cols + i * cols + j;
+          float v =
               alpha * row[j] + (beta != 0 ? beta * pc[i * cols + j] : 0.0f);
+          if (!bias.empty())
+            v += bias[j];
+          if (!addend.empty())
+            v += addend[at];
+          pc[i * cols + j] =
+              static_cast<float>(applyActivation(step.activation, v));
+        }
       }
     }
     unsigned char *out = checked(step.c, step.device, step);

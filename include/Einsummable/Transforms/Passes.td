@@ -463,6 +463,34 @@ def EinFuseBlocks : Pass<"ein-fuse-blocks", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def EinFuseGemmEpilogues : Pass<"ein-fuse-gemm-epilogues", "::mlir::ModuleOp"> {
+  let summary = "Fold bias adds, residual adds and activations into library gemms";
+  let description = [{
+    On device-level ein (after `ein-fuse-blocks`), a library-gemm block `G`
+    (a matmul the bundle runs as a gemm step) whose result only one
+    elementwise block `E` on the same GPU reads, one to one, becomes one
+    `ein.gemm` when `E` computes `act(G + bias + addend)`: `bias` a vector
+    read along the last loop, `addend` a tensor of the result's shape (a
+    residual), both optional, `act` nothing, ReLU or GELU's tanh
+    approximation, spelled in any of the ways front ends write them
+    (`ein.gemm` lists the exact form). The bundle runs it as one gemm step:
+    cuBLASLt's epilogue on CUDA, the gemm loop on the CPU, accumulating in
+    f32 and rounding once (`E` rounded the gemm's result before adding, so
+    the fused result is as close to the program's value or closer).
+
+    Blocks with other inputs, other functions (GELU's erf form, which
+    cuBLASLt's epilogue does not compute), `ein.index`, gemms whose result
+    is read twice or on another GPU, and result types a CUDA gemm cannot
+    write are left alone.
+
+    ```
+    ein-opt examples/mlp.mlir --ein-attach-target=devices=2 --ein-plan \
+      --ein-synthesize-exchanges --ein-fuse-blocks --ein-fuse-gemm-epilogues
+    ```
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect"];
+}
+
 def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
   let summary = "Write a device-level program as a bundle";
   let description = [{

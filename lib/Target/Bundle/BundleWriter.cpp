@@ -525,6 +525,45 @@ private:
     return success();
   }
 
+  /// An ein.gemm: one gemm step with its epilogue's operands.
+  LogicalResult gemmWithEpilogue(GemmOp gemm) {
+    SmallVector<int> reads;
+    for (Value operand : gemm->getOperands()) {
+      reads.push_back(bufferFor(gemm, operand));
+      if (reads.back() < 0)
+        return failure();
+    }
+    FailureOr<int> c = allocate(gemm, gemm.getResult(), gemm.getDevice());
+    if (failed(c))
+      return failure();
+    ::ein::Step step;
+    step.kind = ::ein::StepKind::Library;
+    step.device = static_cast<int>(gemm.getDevice());
+    step.call = "gemm";
+    step.a = reads[0];
+    step.b = reads[1];
+    step.c = *c;
+    step.transposeA = gemm.getTransposeA();
+    step.transposeB = gemm.getTransposeB();
+    if (gemm.getBias())
+      step.bias = reads[2];
+    if (gemm.getAddend())
+      step.addend = reads[gemm.getBias() ? 3 : 2];
+    switch (gemm.getActivation()) {
+    case GemmActivation::None:
+      step.activation = ::ein::Activation::None;
+      break;
+    case GemmActivation::Relu:
+      step.activation = ::ein::Activation::Relu;
+      break;
+    case GemmActivation::GeluTanh:
+      step.activation = ::ein::Activation::GeluTanh;
+      break;
+    }
+    addStep(std::move(step), reads, {*c});
+    return success();
+  }
+
   /// The dense tensor constant `v` is, or null.
   static arith::ConstantOp denseConstant(Value v) {
     auto constant = v.getDefiningOp<arith::ConstantOp>();
@@ -643,6 +682,8 @@ private:
     }
     if (op->hasTrait<BlockKernel>())
       return block(op);
+    if (auto gemm = dyn_cast<GemmOp>(op))
+      return gemmWithEpilogue(gemm);
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       // Row-major blocks reshape in place: the same bytes, another shape.
       int source = bufferFor(op, reshape.getSource());

@@ -64,6 +64,9 @@ struct TensorLayout {
 };
 
 enum class StepKind { Kernel, Library, Transfer, Aggregate };
+
+/// The pointwise function a gemm step's epilogue applies last.
+enum class Activation { None, Relu, GeluTanh };
 enum class Access { Read, Write, ReadWrite };
 
 struct KernelArg {
@@ -102,13 +105,19 @@ struct Step {
   std::vector<int64_t> scalars;
   LaunchDims launch;
 
-  // kind == Library, call == "gemm": c = alpha * op(a) op(b) + beta * c over
-  // the last two dimensions, batched over c's leading ones (an operand of
-  // rank 2 is shared by every batch), accumulating in f32.
+  // kind == Library, call == "gemm": c = act(alpha * op(a) op(b) + beta * c
+  // + bias + addend) over the last two dimensions, batched over c's leading
+  // ones (an operand of rank 2 is shared by every batch), accumulating in
+  // f32 and rounding once. The epilogue is optional: `bias` (-1: none) a
+  // vector of c's last extent and type added to every row, `addend` (-1:
+  // none; only with beta 0) a buffer of c's shape and type added element by
+  // element, `activation` applied last.
   std::string call;
   int a = 0, b = 0, c = 0;
   bool transposeA = false, transposeB = false;
   double alpha = 1, beta = 0;
+  int bias = -1, addend = -1;
+  Activation activation = Activation::None;
 
   // kind == Library, call == "attention": o = softmax(scale q k^T) v, fused,
   // on q [b, h, s, d], k [b, hk, t, d], v [b, hk, t, dv], o [b, h, s, dv]
@@ -247,6 +256,14 @@ bool readKernelLibrary(const Bundle &bundle, size_t index, std::string &bytes,
                        std::string &error);
 
 const char *stepKindName(StepKind kind);
+
+/// The manifest's spelling of `a`: "none", "relu", "gelu_tanh".
+const char *activationName(Activation a);
+
+/// `x` through `a`: max(x, 0), or GELU's tanh approximation
+/// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), the one cuBLASLt's
+/// epilogue computes and front ends write as `gelu(approximate="tanh")`.
+double applyActivation(Activation a, double x);
 
 } // namespace ein
 

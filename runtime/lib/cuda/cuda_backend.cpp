@@ -152,7 +152,8 @@ public:
       for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
         lt.cublasLtMatrixLayoutDestroy(l);
       cudaSetDevice(m.steps[step].device);
-      for (const PaddedOperand *p : {&plan.padA, &plan.padB, &plan.padC})
+      for (const PaddedOperand *p :
+           {&plan.padA, &plan.padB, &plan.padC, &plan.padBias})
         cudaFree(p->buffer);
     }
     for (int d = 0; d < int(handles.size()); ++d)
@@ -345,7 +346,8 @@ private:
     std::vector<int64_t> shape;
   };
   struct GemmPlan {
-    PaddedOperand padA, padB, padC;
+    /// padBias: the bias vector padded to the padded columns.
+    PaddedOperand padA, padB, padC, padBias;
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo;
@@ -723,6 +725,14 @@ private:
         lt.cublasLtMatrixLayoutDestroy(l);
       plan = planGemmAs(index, s, dims);
     }
+    if (s.bias >= 0) {
+      // Its address is fixed now: the arena's, or its padded copy's.
+      void *bias = plan.padBias.buffer ? plan.padBias.buffer : address(s.bias);
+      ltCheck(
+          lt.cublasLtMatmulDescSetAttribute(
+              plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+          "gemm step " + std::to_string(index));
+    }
     if (gemmTune)
       tuneGemm(plan, s, index);
     return plan;
@@ -735,6 +745,8 @@ private:
     std::string where = "gemm step " + std::to_string(index);
     std::vector<std::pair<PaddedOperand *, int>> operands = {
         {&plan.padA, s.a}, {&plan.padB, s.b}, {&plan.padC, s.c}};
+    if (s.bias >= 0)
+      operands.push_back({&plan.padBias, s.bias});
     size_t total = 0;
     for (auto [operand, buffer] : operands) {
       const TensorType &type = m.buffers[buffer].type;
@@ -779,6 +791,7 @@ private:
         cuda::withMatrix(tb.shape, s.transposeB ? dims.cols : dims.inner,
                          s.transposeB ? dims.inner : dims.cols);
     plan.padC.shape = cuda::withMatrix(tc.shape, dims.rows, dims.cols);
+    plan.padBias.shape = {dims.cols};
     uint64_t rows = dims.rows, cols = dims.cols, inner = dims.inner;
     int64_t batch = dims.batch;
     bool aBatched = ta.shape.size() == rank, bBatched = tb.shape.size() == rank;
@@ -804,6 +817,23 @@ private:
     ltCheck(lt.cublasLtMatmulDescSetAttribute(
                 plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB),
             where);
+    // The epilogue: cuBLAS's rows are the step's columns, so its bias (one
+    // value per row of D) is the step's per-column bias, shared by every
+    // batch (bias batch stride 0). The addend is cuBLAS's C (beta 1).
+    uint32_t epilogue =
+        s.activation == Activation::Relu       ? CUBLASLT_EPILOGUE_RELU
+        : s.activation == Activation::GeluTanh ? CUBLASLT_EPILOGUE_GELU
+                                               : CUBLASLT_EPILOGUE_DEFAULT;
+    if (s.bias >= 0)
+      epilogue = epilogue == CUBLASLT_EPILOGUE_DEFAULT
+                     ? CUBLASLT_EPILOGUE_BIAS
+                     : epilogue | CUBLASLT_EPILOGUE_BIAS;
+    ltCheck(lt.cublasLtMatmulDescSetAttribute(plan.desc,
+                                              CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                              &epilogue, sizeof epilogue),
+            where);
+    if (s.addend >= 0)
+      plan.beta = 1;
     auto layout = [&](cublasLtMatrixLayout_t &l, DType t, uint64_t r,
                       uint64_t c, bool batched) {
       ltCheck(lt.cublasLtMatrixLayoutCreate(&l, libraryType(t), r, c, r),
@@ -852,6 +882,23 @@ private:
     return plan;
   }
 
+  /// Runs `plan` with `algo` on the step's operands as they sit (padded
+  /// copies where it has them, already filled): D is c, C is c too, or the
+  /// addend (its padded copy is c's).
+  cublasStatus_t matmul(const GemmPlan &plan, const Step &s,
+                        const cublasLtMatmulAlgo_t &algo, cudaStream_t stream) {
+    auto at = [&](const PaddedOperand &padded, int buffer) {
+      return padded.buffer ? padded.buffer : address(buffer);
+    };
+    void *a = at(plan.padA, s.a), *b = at(plan.padB, s.b),
+         *d = at(plan.padC, s.c);
+    void *c = s.addend >= 0 && !plan.padC.buffer ? address(s.addend) : d;
+    return lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha, b,
+                             plan.a, a, plan.b, &plan.beta, c, plan.c, d,
+                             plan.c, &algo, workspaces[s.device],
+                             kWorkspaceBytes, stream);
+  }
+
   /// With EIN_GEMM_TUNE=on: times each of `plan`'s candidates on the step's
   /// own buffers (still the cleared arena: the first run has not happened)
   /// and keeps the fastest, once per distinct problem (dimensions, types,
@@ -863,10 +910,12 @@ private:
       return;
     const TensorType &ta = m.buffers[s.a].type, &tb = m.buffers[s.b].type,
                      &tc = m.buffers[s.c].type;
-    std::string key = std::string(dtypeName(ta.dtype)) + dtypeName(tb.dtype) +
-                      dtypeName(tc.dtype) + (s.transposeA ? "T" : "N") +
-                      (s.transposeB ? "T" : "N") + std::to_string(plan.alpha) +
-                      "/" + std::to_string(plan.beta);
+    std::string key =
+        std::string(dtypeName(ta.dtype)) + dtypeName(tb.dtype) +
+        dtypeName(tc.dtype) + (s.transposeA ? "T" : "N") +
+        (s.transposeB ? "T" : "N") + std::to_string(plan.alpha) + "/" +
+        std::to_string(plan.beta) + "/" + activationName(s.activation) +
+        (s.bias >= 0 ? "+bias" : "") + (s.addend >= 0 ? "+addend" : "");
     for (const std::vector<int64_t> *shape :
          {&plan.padA.shape, &plan.padB.shape, &plan.padC.shape}) {
       key += ";";
@@ -879,9 +928,6 @@ private:
       return;
     }
     std::string where = "tuning gemm step " + std::to_string(index);
-    void *a = plan.padA.buffer ? plan.padA.buffer : address(s.a);
-    void *b = plan.padB.buffer ? plan.padB.buffer : address(s.b);
-    void *c = plan.padC.buffer ? plan.padC.buffer : address(s.c);
     cudaStream_t stream = streams[s.device];
     cudaEvent_t begin, end;
     check(cudaEventCreate(&begin), where);
@@ -889,12 +935,7 @@ private:
     size_t best = 0;
     float bestMs = std::numeric_limits<float>::infinity();
     for (size_t i = 0; i < plan.candidates.size(); ++i) {
-      auto launch = [&] {
-        return lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha, b,
-                                 plan.a, a, plan.b, &plan.beta, c, plan.c, c,
-                                 plan.c, &plan.candidates[i],
-                                 workspaces[s.device], kWorkspaceBytes, stream);
-      };
+      auto launch = [&] { return matmul(plan, s, plan.candidates[i], stream); };
       if (launch() != CUBLAS_STATUS_SUCCESS)
         continue; // a candidate that cannot run here is not chosen
       check(cudaEventRecord(begin, stream), where);
@@ -1073,25 +1114,24 @@ private:
       }
       const GemmPlan &plan = gemms.at(index);
       // The operands' padded copies where it has them: the inputs copied
-      // in, c too when the gemm accumulates into it, and c copied out.
-      auto operand = [&](const PaddedOperand &padded, int buffer,
-                         bool copyIn) -> void * {
+      // in, c too when the gemm accumulates into it (or the addend, which
+      // the padded c then holds), and c copied out.
+      auto copyIn = [&](const PaddedOperand &padded, int buffer) {
         if (!padded.buffer)
-          return address(buffer);
+          return;
         const TensorType &t = m.buffers[buffer].type;
-        if (copyIn)
-          copy(address(buffer), t.shape, padded.buffer, padded.shape, t, stream,
-               where);
-        return padded.buffer;
+        copy(address(buffer), t.shape, padded.buffer, padded.shape, t, stream,
+             where);
       };
-      void *a = operand(plan.padA, s.a, true),
-           *b = operand(plan.padB, s.b, true),
-           *c = operand(plan.padC, s.c, plan.beta != 0);
-      ltCheck(lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha, b,
-                                plan.a, a, plan.b, &plan.beta, c, plan.c, c,
-                                plan.c, &plan.algo, workspaces[s.device],
-                                kWorkspaceBytes, stream),
-              where);
+      copyIn(plan.padA, s.a);
+      copyIn(plan.padB, s.b);
+      if (s.bias >= 0)
+        copyIn(plan.padBias, s.bias);
+      if (s.addend >= 0)
+        copyIn(plan.padC, s.addend);
+      else if (plan.beta != 0)
+        copyIn(plan.padC, s.c);
+      ltCheck(matmul(plan, s, plan.algo, stream), where);
       if (plan.padC.buffer) {
         const TensorType &t = m.buffers[s.c].type;
         copy(plan.padC.buffer, plan.padC.shape, address(s.c), t.shape, t,

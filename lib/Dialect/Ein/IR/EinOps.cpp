@@ -1066,6 +1066,59 @@ static RankedTensorType blockType(RelationType relation, int64_t block) {
                                relation.getElementType());
 }
 
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<RankedTensorType>(getA().getType()),
+       b = cast<RankedTensorType>(getB().getType()),
+       out = cast<RankedTensorType>(getType());
+  Type element = a.getElementType();
+  if (b.getElementType() != element || !isa<FloatType>(element) ||
+      !isa<FloatType>(out.getElementType()))
+    return emitOpError() << "multiplies float operands of one element type "
+                            "into a float result, got "
+                         << a << ", " << b << " -> " << out;
+  int64_t rank = out.getRank();
+  if (rank < 2)
+    return emitOpError() << "needs a result of rank 2 or more, got " << out;
+  ArrayRef<int64_t> batch = out.getShape().drop_back(2);
+  for (auto [name, t] : {std::pair{"a", a}, std::pair{"b", b}})
+    if (t.getRank() != 2 &&
+        (t.getRank() != rank || t.getShape().drop_back(2) != batch))
+      return emitOpError() << "operand " << name
+                           << " must be a matrix or carry the "
+                           << "result's batch dimensions [" << batch
+                           << "], got " << t;
+  auto matrix = [](RankedTensorType t, bool transposed) {
+    ArrayRef<int64_t> s = t.getShape().take_back(2);
+    return transposed ? std::pair{s[1], s[0]} : std::pair{s[0], s[1]};
+  };
+  auto [m, ka] = matrix(a, getTransposeA());
+  auto [kb, n] = matrix(b, getTransposeB());
+  if (ka != kb || m != out.getShape()[rank - 2] ||
+      n != out.getShape()[rank - 1])
+    return emitOpError() << "multiplies " << m << "x" << ka << " by " << kb
+                         << "x" << n << " (after transposes), which does "
+                         << "not give the result's " << out.getShape()[rank - 2]
+                         << "x" << out.getShape()[rank - 1];
+  if (Value bias = getBias()) {
+    auto t = cast<RankedTensorType>(bias.getType());
+    if (t.getRank() != 1 || t.getShape()[0] != n ||
+        t.getElementType() != out.getElementType())
+      return emitOpError() << "bias must be a vector of " << n << " "
+                           << out.getElementType() << ", got " << t;
+  }
+  if (Value addend = getAddend())
+    if (addend.getType() != out)
+      return emitOpError() << "addend must have the result's type " << out
+                           << ", got " << addend.getType();
+  if (getDevice() < 0)
+    return emitOpError() << "device must not be negative, got " << getDevice();
+  return success();
+}
+
 LogicalResult ExtractBlockOp::verify() {
   RelationType source = getSource().getType();
   if (failed(verifyPlacement(*this, source)))

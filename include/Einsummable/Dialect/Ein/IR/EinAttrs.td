@@ -17,6 +17,14 @@ def Ein_AggKind : I32EnumAttr<"AggKind", "how partial outputs are aggregated", [
   let cppNamespace = "::mlir::ein";
 }
 
+def Ein_GemmActivation : I32EnumAttr<"GemmActivation",
+    "the pointwise function a gemm's epilogue applies last", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Relu", 1, "relu">,
+    I32EnumAttrCase<"GeluTanh", 2, "gelu_tanh">]> {
+  let cppNamespace = "::mlir::ein";
+}
+
 class Ein_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Ein_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

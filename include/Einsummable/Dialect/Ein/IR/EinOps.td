@@ -521,6 +521,43 @@ def Ein_RepartitionOp : Ein_Op<"repartition", [Pure]> {
 // Device level
 //===----------------------------------------------------------------------===//
 
+def Ein_GemmOp : Ein_Op<"gemm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "A library gemm on one GPU, with its epilogue";
+  let description = [{
+    `out[..., i, j] = act(sum over k of op(a)[..., i, k] op(b)[..., k, j]
+    + bias[j] + addend[..., i, j])` on device `device`, accumulating in f32
+    and rounding once to the result's element type. `op` swaps the last two
+    dimensions of an operand marked `transpose_a` or `transpose_b`; an
+    operand of rank 2 is shared by every batch of the result's leading
+    dimensions, one of the result's rank has them. `bias` (a vector of the
+    result's last extent) and `addend` (of the result's shape) are optional
+    and of the result's element type; `act` is `none`, `relu` or
+    `gelu_tanh` (GELU's tanh approximation,
+    `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`).
+
+    `ein-fuse-gemm-epilogues` makes it from a library-gemm block and the
+    elementwise block that alone reads it; the bundle runs it as one gemm
+    step (cuBLASLt's epilogue on CUDA), where the two were a gemm and a
+    kernel that read its result back.
+
+    ```mlir
+    %h = ein.gemm gelu_tanh %x, %w bias %b on 0 : (tensor<1024x768xbf16>, tensor<768x3072xbf16>, tensor<3072xbf16>) -> tensor<1024x3072xbf16>
+    %y = ein.gemm none %h, %w2 bias %b2 addend %x on 0 : (tensor<1024x3072xbf16>, tensor<3072x768xbf16>, tensor<768xbf16>, tensor<1024x768xbf16>) -> tensor<1024x768xbf16>
+    ```
+  }];
+  let arguments = (ins Ein_GemmActivation:$activation, AnyRankedTensor:$a,
+                       AnyRankedTensor:$b, Optional<AnyRankedTensor>:$bias,
+                       Optional<AnyRankedTensor>:$addend,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       I64Attr:$device);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $activation $a `,` $b (`bias` $bias^)? (`addend` $addend^)? `on` $device
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Ein_ExtractBlockOp : Ein_Op<"extract_block", [Pure]> {
   let summary = "One copy of one block of a placed relation";
   let description = [{
