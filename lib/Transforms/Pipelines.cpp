@@ -83,7 +83,8 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   synthesize.batchTransfers = options.batchTransfers;
   pm.addPass(createEinSynthesizeExchanges(synthesize));
   pm.addPass(createEinFuseBlocks());
-  pm.addPass(createEinFuseGemmEpilogues());
+  if (options.gemmEpilogues)
+    pm.addPass(createEinFuseGemmEpilogues());
   ::ein::Backend backend = ::ein::Backend::Cpu;
   std::string unused;
   ::ein::parseBackend(options.target, backend, unused);
@@ -153,6 +154,7 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
   string(options.cudaToolkit, defaults.cudaToolkit, "cuda-toolkit");
   string(options.exchange, defaults.exchange, "exchange");
   flag(options.batchTransfers, defaults.batchTransfers, "batch-transfers");
+  flag(options.gemmEpilogues, defaults.gemmEpilogues, "gemm-epilogues");
   flag(options.tieLayout, defaults.tieLayout, "tie-layout");
   flag(options.allowInexact, defaults.allowInexact, "allow-inexact");
   if (options.stateCap != defaults.stateCap)

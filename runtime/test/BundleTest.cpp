@@ -168,6 +168,76 @@ TEST(Bundle, LayoutErrors) {
   EXPECT_EQ(errorOf(replicated), "");
 }
 
+TEST(Bundle, GemmEpilogues) {
+  // C[4x3] = gelu(A[4x2] B[2x3] + Bias + R) on one device: parsed, checked
+  // and written back as it was.
+  json m = manifest(
+      1, {1280},
+      {buffer("A", 0, 0, type({4, 2})), buffer("B", 0, 256, type({2, 3})),
+       buffer("Bias", 0, 512, type({3})), buffer("R", 0, 768, type({4, 3})),
+       buffer("C", 0, 1024, type({4, 3}))},
+      {layout(type({4, 2}), {block("A", {0, 0})}),
+       layout(type({2, 3}), {block("B", {0, 0})}),
+       layout(type({3}), {block("Bias", {0})}),
+       layout(type({4, 3}), {block("R", {0, 0})})},
+      {layout(type({4, 3}), {block("C", {0, 0})})}, {gemm(0, "A", "B", "C")});
+  m["steps"][0]["bias"] = "Bias";
+  m["steps"][0]["addend"] = "R";
+  m["steps"][0]["activation"] = "gelu_tanh";
+  Manifest parsed;
+  std::string error;
+  ASSERT_TRUE(parseManifest(m.dump(), parsed, error)) << error;
+  EXPECT_EQ(parsed.steps[0].bias, 2);
+  EXPECT_EQ(parsed.steps[0].addend, 3);
+  EXPECT_EQ(parsed.steps[0].activation, Activation::GeluTanh);
+  Manifest again;
+  ASSERT_TRUE(parseManifest(writeManifest(parsed), again, error)) << error;
+  EXPECT_EQ(writeManifest(again), writeManifest(parsed));
+  EXPECT_EQ(json::parse(writeManifest(parsed))["steps"][0]["activation"],
+            "gelu_tanh");
+  // A gemm without an epilogue writes none of its keys.
+  json plain = m;
+  for (const char *key : {"bias", "addend", "activation"})
+    plain["steps"][0].erase(key);
+  plain["inputs"].erase(3);
+  plain["inputs"].erase(2);
+  ASSERT_TRUE(parseManifest(plain.dump(), parsed, error)) << error;
+  json written = json::parse(writeManifest(parsed));
+  for (const char *key : {"bias", "addend", "activation"})
+    EXPECT_FALSE(written["steps"][0].contains(key)) << key;
+
+  json act = m;
+  act["steps"][0]["activation"] = "swish";
+  EXPECT_REJECTS(act, "manifest.steps[0].activation: unknown activation "
+                      "'swish'");
+  json rows = m;
+  rows["steps"][0]["bias"] = "R";
+  EXPECT_REJECTS(rows, "manifest.steps[0].bias: a gemm's bias is a vector of "
+                       "c's last extent and type (f32 [3]), got f32 [4, 3]");
+  json half = m;
+  half["buffers"][2]["type"]["dtype"] = "bf16";
+  half["inputs"][2]["type"]["dtype"] = "bf16";
+  EXPECT_REJECTS(half, "a gemm's bias is a vector of c's last extent and "
+                       "type (f32 [3]), got bf16 [3]");
+  json addend = m;
+  addend["steps"][0]["addend"] = "B";
+  EXPECT_REJECTS(addend, "manifest.steps[0].addend: a gemm's addend has c's "
+                         "shape and type (f32 [4, 3]), got f32 [2, 3]");
+  json both = m;
+  both["steps"][0]["beta"] = 1;
+  EXPECT_REJECTS(both, "a gemm takes an addend or accumulates into c (beta), "
+                       "not both");
+  json itself = m;
+  itself["steps"][0]["addend"] = "C";
+  EXPECT_REJECTS(itself, "a gemm's bias and addend are buffers of their own, "
+                         "not a, b or c");
+  // The epilogue's reads are reads: the schedule checks them.
+  json unwritten = m;
+  unwritten["inputs"].erase(3);
+  EXPECT_REJECTS(unwritten, "manifest.steps[0]: reads elements [0:4, 0:3] of "
+                            "buffer 'R', which no earlier step writes");
+}
+
 TEST(Bundle, StepErrors) {
   json m = splitMatmulManifest();
   json kind = m;

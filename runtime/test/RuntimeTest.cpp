@@ -379,20 +379,47 @@ TEST_P(OnEachTarget, BatchedTransfersMoveEveryRegion) {
 
 namespace {
 
-/// One gemm on one device: c = alpha op(a) op(b) + beta c, where c is also
-/// an input (its initial value), checked against a float64 product.
+/// A gemm step's epilogue: a bias, an addend, an activation ("none",
+/// "relu", "gelu_tanh").
+struct Epilogue {
+  bool bias = false, addend = false;
+  std::string activation = "none";
+};
+
+/// The activation as its formula, written here apart from the runtime's.
+double activate(const std::string &activation, double x) {
+  if (activation == "relu")
+    return x > 0 ? x : 0;
+  if (activation == "gelu_tanh")
+    return 0.5 * x *
+           (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  return x;
+}
+
+/// One gemm on one device: c = act(alpha op(a) op(b) + beta c + bias +
+/// addend), where c is also an input (its initial value), checked against
+/// a float64 product.
 void checkGemm(const std::string &target, std::vector<int64_t> aShape,
                std::vector<int64_t> bShape, std::vector<int64_t> cShape,
                bool ta, bool tb, double alpha, double beta,
-               const std::string &inType, const std::string &outType) {
-  SCOPED_TRACE(inType + " -> " + outType);
+               const std::string &inType, const std::string &outType,
+               const Epilogue &epilogue = {}) {
+  SCOPED_TRACE(inType + " -> " + outType + " " + epilogue.activation +
+               (epilogue.bias ? " +bias" : "") +
+               (epilogue.addend ? " +addend" : ""));
   // The program is only the bundle's signature here; its body is unused.
   std::vector<int64_t> loops(cShape.size());
   for (size_t i = 0; i < loops.size(); ++i)
     loops[i] = static_cast<int64_t>(i);
-  json p = program({argument("a", type(aShape, inType)),
-                    argument("b", type(bShape, inType)),
-                    argument("c", type(cShape, outType))},
+  std::vector<int64_t> biasShape = {cShape.back()};
+  std::vector<json> arguments = {argument("a", type(aShape, inType)),
+                                 argument("b", type(bShape, inType)),
+                                 argument("c", type(cShape, outType))};
+  if (epilogue.bias)
+    arguments.push_back(argument("bias", type(biasShape, outType)));
+  if (epilogue.addend)
+    arguments.push_back(argument("r", type(cShape, outType)));
+  json p = program(arguments,
                    {joinAgg("y", type(cShape, outType), {"c"}, {loops}, loops,
                             "none", "", outType)},
                    {"y"});
@@ -401,6 +428,12 @@ void checkGemm(const std::string &target, std::vector<int64_t> aShape,
   step["transpose_b"] = tb;
   step["alpha"] = alpha;
   step["beta"] = beta;
+  if (epilogue.bias)
+    step["bias"] = "Bias";
+  if (epilogue.addend)
+    step["addend"] = "R";
+  if (epilogue.activation != "none")
+    step["activation"] = epilogue.activation;
   // Buffers one after another, each on a 256-byte boundary.
   int64_t next = 0;
   auto place = [&](const std::vector<int64_t> &shape, const std::string &t) {
@@ -413,14 +446,27 @@ void checkGemm(const std::string &target, std::vector<int64_t> aShape,
       buffer("B", 0, place(bShape, inType), type(bShape, inType)),
       buffer("C", 0, place(cShape, outType), type(cShape, outType)),
       buffer("Y", 0, place(cShape, outType), type(cShape, outType))};
+  std::vector<json> layouts = {
+      layout(type(aShape, inType),
+             {block("A", std::vector<int64_t>(aShape.size(), 0))}),
+      layout(type(bShape, inType),
+             {block("B", std::vector<int64_t>(bShape.size(), 0))}),
+      layout(type(cShape, outType),
+             {block("C", std::vector<int64_t>(cShape.size(), 0))})};
+  if (epilogue.bias) {
+    buffers.push_back(
+        buffer("Bias", 0, place(biasShape, outType), type(biasShape, outType)));
+    layouts.push_back(layout(type(biasShape, outType), {block("Bias", {0})}));
+  }
+  if (epilogue.addend) {
+    buffers.push_back(
+        buffer("R", 0, place(cShape, outType), type(cShape, outType)));
+    layouts.push_back(
+        layout(type(cShape, outType),
+               {block("R", std::vector<int64_t>(cShape.size(), 0))}));
+  }
   json m =
-      manifest(1, {next}, buffers,
-               {layout(type(aShape, inType),
-                       {block("A", std::vector<int64_t>(aShape.size(), 0))}),
-                layout(type(bShape, inType),
-                       {block("B", std::vector<int64_t>(bShape.size(), 0))}),
-                layout(type(cShape, outType),
-                       {block("C", std::vector<int64_t>(cShape.size(), 0))})},
+      manifest(1, {next}, buffers, layouts,
                {layout(type(cShape, outType),
                        {block("Y", std::vector<int64_t>(cShape.size(), 0))})},
                {transfer(0, "C", "Y"), step});
@@ -457,8 +503,13 @@ void checkGemm(const std::string &target, std::vector<int64_t> aShape,
               inputs[1].data[bBase + (tb ? j * inner + k : k * colsC + j)];
           sum += x * y;
         }
-        double &c = want.data[(n * rowsC + i) * colsC + j];
-        c = alpha * sum + beta * c;
+        int64_t at = (n * rowsC + i) * colsC + j;
+        double v = alpha * sum + beta * want.data[at];
+        if (epilogue.bias)
+          v += inputs[3].data[j];
+        if (epilogue.addend)
+          v += inputs[epilogue.bias ? 4 : 3].data[at];
+        want.data[at] = activate(epilogue.activation, v);
       }
   EXPECT_LE(maxRelativeError(got, want), checkThreshold(got.dtype));
 }
@@ -498,6 +549,35 @@ TEST_P(OnEachTarget, RaggedGemmsOnPaddedCopies) {
             "f32");
   checkGemm(t, {70, 33}, {33, 17}, {70, 17}, false, false, 1, 0, "bf16",
             "bf16");
+}
+
+TEST_P(OnEachTarget, GemmEpilogues) {
+  // A bias of the columns, an addend of c's shape, each activation; f32
+  // and bf16, plain, transposed and batched over a shared b (cuBLASLt's
+  // bias broadcast over the batch's rows), and on CUDA on padded copies
+  // (the bias padded, the addend copied into the padded c).
+  std::string t = GetParam();
+  for (bool padded : {false, true}) {
+    SCOPED_TRACE(padded ? "EIN_GEMM_PAD=always" : "EIN_GEMM_PAD=auto");
+    if (padded)
+      setenv("EIN_GEMM_PAD", "always", 1);
+    for (const char *act : {"none", "relu", "gelu_tanh"}) {
+      checkGemm(t, {6, 5}, {5, 7}, {6, 7}, false, false, 1, 0, "f32", "f32",
+                {true, false, act});
+      checkGemm(t, {5, 6}, {7, 5}, {6, 7}, true, true, 1, 0, "bf16", "bf16",
+                {true, true, act});
+      checkGemm(t, {3, 4, 5}, {5, 6}, {3, 4, 6}, false, false, 1, 0, "bf16",
+                "bf16", {true, true, act});
+      checkGemm(t, {16, 24}, {24, 32}, {16, 32}, false, false, 1, 0, "bf16",
+                "f32", {false, true, act});
+    }
+    // An activation alone, and accumulating into c (beta) with a bias.
+    checkGemm(t, {6, 9}, {9, 4}, {6, 4}, false, false, 1, 0, "f16", "f16",
+              {false, false, "gelu_tanh"});
+    checkGemm(t, {6, 9}, {9, 4}, {6, 4}, false, false, 1, 1, "f32", "f32",
+              {true, false, "relu"});
+    unsetenv("EIN_GEMM_PAD");
+  }
 }
 
 TEST_P(OnEachTarget, AggregationKinds) {

@@ -78,6 +78,12 @@ static cl::opt<bool> batchTransfers(
              "between two GPUs where the step simulates no slower (default "
              "true; false to measure what batching saves)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> gemmEpilogues(
+    "gemm-epilogues",
+    cl::desc("Fold the bias add, residual add and activation that alone read "
+             "a gemm's result into its step (default true; false to measure "
+             "what folding saves)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool>
     tieLayout("tie-layout",
               cl::desc("Results leave in the layout of the first activation "
@@ -196,6 +202,7 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.cudaToolkit = toolkit;
   options.exchange = exchange;
   options.batchTransfers = batchTransfers;
+  options.gemmEpilogues = gemmEpilogues;
   options.tieLayout = tieLayout;
   options.allowInexact = allowInexact;
   options.stateCap = stateCap;

@@ -162,6 +162,12 @@ struct CompilePipelineOptions
                      "transfers between two GPUs where the step simulates no "
                      "slower"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> gemmEpilogues{
+      *this, "gemm-epilogues",
+      llvm::cl::desc("Fold the bias adds, residual adds and activations a "
+                     "library gemm's result alone feeds into its step "
+                     "(ein-fuse-gemm-epilogues)"),
+      llvm::cl::init(true)};
 };
 
 /// ein-compile-pipeline: import, attach the target, export the logical

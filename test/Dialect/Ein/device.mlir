@@ -38,3 +38,21 @@ module attributes {ein.target = #ein.target<devices = 8, topology = "dgx1-v100",
     return %c6, %c7 : tensor<16x16xf16>, tensor<16x16xf16>
   }
 }
+
+// -----
+
+// A gemm with its epilogue: GELU of the product plus a bias, and a product
+// of a transposed weight plus a bias and a residual, batched over a shared
+// matrix.
+// CHECK-LABEL: func.func @gemm_epilogues
+// CHECK: %[[H:.*]] = ein.gemm gelu_tanh %{{.*}}, %{{.*}} bias %{{.*}} on 0 : (tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<64xbf16>) -> tensor<16x64xbf16>
+// CHECK: ein.gemm none %{{.*}}, %{{.*}} bias %{{.*}} addend %{{.*}} on 1 {transpose_b} : (tensor<2x8x64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+// CHECK: ein.gemm relu %{{.*}}, %{{.*}} on 0 {transpose_a} : (tensor<32x16xf32>, tensor<32x8xf32>) -> tensor<16x8xf32>
+func.func @gemm_epilogues(%x: tensor<16x32xbf16>, %w: tensor<32x64xbf16>, %b: tensor<64xbf16>,
+                          %y: tensor<2x8x64xf32>, %v: tensor<32x64xf32>, %c: tensor<32xf32>, %r: tensor<2x8x32xf32>,
+                          %p: tensor<32x16xf32>, %q: tensor<32x8xf32>) -> (tensor<16x64xbf16>, tensor<2x8x32xf32>, tensor<16x8xf32>) {
+  %h = ein.gemm gelu_tanh %x, %w bias %b on 0 : (tensor<16x32xbf16>, tensor<32x64xbf16>, tensor<64xbf16>) -> tensor<16x64xbf16>
+  %o = ein.gemm none %y, %v bias %c addend %r on 1 {transpose_b} : (tensor<2x8x64xf32>, tensor<32x64xf32>, tensor<32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  %s = ein.gemm relu %p, %q on 0 {transpose_a} : (tensor<32x16xf32>, tensor<32x8xf32>) -> tensor<16x8xf32>
+  return %h, %o, %s : tensor<16x64xbf16>, tensor<2x8x32xf32>, tensor<16x8xf32>
+}

@@ -279,3 +279,67 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     return %s : tensor<8xf32>
   }
 }
+
+// -----
+
+func.func @gemm_mixed_operands(%a: tensor<4x8xbf16>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{multiplies float operands of one element type into a float result, got 'tensor<4x8xbf16>', 'tensor<8x4xf32>' -> 'tensor<4x4xf32>'}}
+  %c = ein.gemm none %a, %b on 0 : (tensor<4x8xbf16>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %c : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_integer_result(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xi32> {
+  // expected-error @+1 {{multiplies float operands of one element type into a float result}}
+  %c = ein.gemm none %a, %b on 0 : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xi32>
+  return %c : tensor<4x4xi32>
+}
+
+// -----
+
+func.func @gemm_vector_result(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{needs a result of rank 2 or more, got 'tensor<16xf32>'}}
+  %c = ein.gemm none %a, %b on 0 : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<16xf32>
+  return %c : tensor<16xf32>
+}
+
+// -----
+
+func.func @gemm_batch_mismatch(%a: tensor<3x4x8xf32>, %b: tensor<8x4xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{operand a must be a matrix or carry the result's batch dimensions [2], got 'tensor<3x4x8xf32>'}}
+  %c = ein.gemm none %a, %b on 0 : (tensor<3x4x8xf32>, tensor<8x4xf32>) -> tensor<2x4x4xf32>
+  return %c : tensor<2x4x4xf32>
+}
+
+// -----
+
+func.func @gemm_shapes(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{multiplies 4x8 by 4x8 (after transposes), which does not give the result's 4x4}}
+  %c = ein.gemm none %a, %b on 0 {transpose_b} : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %c : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_row_bias(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>, %bias: tensor<4xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{bias must be a vector of 6 'f32', got 'tensor<4xf32>'}}
+  %c = ein.gemm none %a, %b bias %bias on 0 : (tensor<4x8xf32>, tensor<8x6xf32>, tensor<4xf32>) -> tensor<4x6xf32>
+  return %c : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @gemm_addend_type(%a: tensor<4x8xbf16>, %b: tensor<8x6xbf16>, %r: tensor<4x6xf32>) -> tensor<4x6xbf16> {
+  // expected-error @+1 {{addend must have the result's type 'tensor<4x6xbf16>', got 'tensor<4x6xf32>'}}
+  %c = ein.gemm none %a, %b addend %r on 0 : (tensor<4x8xbf16>, tensor<8x6xbf16>, tensor<4x6xf32>) -> tensor<4x6xbf16>
+  return %c : tensor<4x6xbf16>
+}
+
+// -----
+
+func.func @gemm_device(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{device must not be negative, got -1}}
+  %c = ein.gemm none %a, %b on -1 : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+  return %c : tensor<4x6xf32>
+}

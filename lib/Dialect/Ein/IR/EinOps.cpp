@@ -1114,8 +1114,9 @@ LogicalResult GemmOp::verify() {
     if (addend.getType() != out)
       return emitOpError() << "addend must have the result's type " << out
                            << ", got " << addend.getType();
-  if (getDevice() < 0)
-    return emitOpError() << "device must not be negative, got " << getDevice();
+  if (getDeviceAttr().getInt() < 0)
+    return emitOpError() << "device must not be negative, got "
+                         << getDeviceAttr().getInt();
   return success();
 }
 
