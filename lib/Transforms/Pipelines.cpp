@@ -83,8 +83,11 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   synthesize.batchTransfers = options.batchTransfers;
   pm.addPass(createEinSynthesizeExchanges(synthesize));
   pm.addPass(createEinFuseBlocks());
-  if (options.gemmEpilogues)
-    pm.addPass(createEinFuseGemmEpilogues());
+  if (options.gemmEpilogues) {
+    EinFuseGemmEpiloguesOptions epilogues;
+    epilogues.remarks = options.remarks;
+    pm.addPass(createEinFuseGemmEpilogues(epilogues));
+  }
   ::ein::Backend backend = ::ein::Backend::Cpu;
   std::string unused;
   ::ein::parseBackend(options.target, backend, unused);

@@ -481,13 +481,20 @@ def EinFuseGemmEpilogues : Pass<"ein-fuse-gemm-epilogues", "::mlir::ModuleOp"> {
     Blocks with other inputs, other functions (GELU's erf form, which
     cuBLASLt's epilogue does not compute), `ein.index`, gemms whose result
     is read twice or on another GPU, and result types a CUDA gemm cannot
-    write are left alone.
+    write are left alone. A block with an erf GELU reading a gemm gets a
+    remark saying so: the epilogue computes the tanh form
+    (`gelu(approximate="tanh")`); `remarks=none` silences it.
 
     ```
     ein-opt examples/mlp.mlir --ein-attach-target=devices=2 --ein-plan \
       --ein-synthesize-exchanges --ein-fuse-blocks --ein-fuse-gemm-epilogues
     ```
   }];
+  let options = [
+    Option<"remarks", "remarks", "std::string", "\"missed\"",
+           "missed: remark on a GELU after a gemm that stays a kernel "
+           "because it is erf's; none">,
+  ];
   let dependentDialects = ["::mlir::ein::EinDialect"];
 }
 
