@@ -71,6 +71,24 @@ __device__ void copyUnits(const CopyParams &p) {
 
 extern "C" __global__ void ein_copy(CopyParams p) { copyUnits(p); }
 
+/// Holds its stream until the host sets `*open` (mapped host memory) or
+/// `limitNs` has passed on the GPU's global timer. ein-run --profile issues
+/// the whole schedule behind one on each stream and then opens them all, so
+/// that no step's time includes the host's issuing it; the limit keeps a
+/// host that cannot issue everything ahead (a full launch queue) from
+/// waiting on it forever.
+extern "C" __global__ void ein_gate(const volatile int *open,
+                                    unsigned long long limitNs) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  while (*open == 0) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start > limitNs)
+      return;
+    __nanosleep(1000);
+  }
+}
+
 /// A batched transfer: copy blockIdx.y of the batch, over blockIdx.x.
 extern "C" __global__ void ein_copy_batch(CopyBatchParams p) {
   if (int(blockIdx.y) < p.count)
