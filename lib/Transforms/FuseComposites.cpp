@@ -50,16 +50,6 @@ namespace {
 // Reading join regions
 //===----------------------------------------------------------------------===//
 
-/// `v` seen through float widenings and narrowings.
-Value stripCasts(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
 /// The float constant `v` holds, seen through casts (a narrowing rounds
 /// it as the program does).
 std::optional<double> constantOf(Value v) {
@@ -86,7 +76,7 @@ std::optional<double> constantOf(Value v) {
 
 /// The value a join region yields, seen through casts.
 Value yieldedValue(JoinAggOp op) {
-  return stripCasts(op.getJoin().front().getTerminator()->getOperand(0));
+  return stripFloatCasts(op.getJoin().front().getTerminator()->getOperand(0));
 }
 
 /// A scalar as a product: a constant coefficient times leaves raised to
@@ -129,7 +119,7 @@ struct Product {
 };
 
 Product productOf(Value v) {
-  v = stripCasts(v);
+  v = stripFloatCasts(v);
   Product product;
   if (std::optional<double> c = constantOf(v)) {
     product.coefficient = *c;
@@ -406,7 +396,7 @@ std::optional<ScoreEpilogue> scoreEpilogue(JoinAggOp op) {
   if (outer.factors.size() != 1 || outer.factors[0].second != 1)
     return std::nullopt;
   auto select =
-      stripCasts(outer.factors[0].first).getDefiningOp<arith::SelectOp>();
+      stripFloatCasts(outer.factors[0].first).getDefiningOp<arith::SelectOp>();
   if (!select)
     return std::nullopt;
   bool maskedWhenTrue = isMaskValue(select.getTrueValue(), outer.coefficient);
@@ -707,8 +697,8 @@ bool fuseRmsNorm(JoinAggOp op) {
         if (auto sqrt = leaf.getDefiningOp<math::SqrtOp>())
           root = sqrt.getOperand();
     }
-  auto add =
-      root ? stripCasts(root).getDefiningOp<arith::AddFOp>() : arith::AddFOp();
+  auto add = root ? stripFloatCasts(root).getDefiningOp<arith::AddFOp>()
+                  : arith::AddFOp();
   if (!add)
     return false;
   std::optional<double> eps = constantOf(add.getRhs());
@@ -797,7 +787,7 @@ bool isRowMean(Value v, JoinAggOp user, int64_t rank, int64_t width,
   JoinAggOp sum = sumOf(v, user);
   Operation *meanOp = nullptr;
   if (!sum) {
-    Value input = readFrom(stripCasts(v));
+    Value input = readFrom(stripFloatCasts(v));
     auto mean = input ? input.getDefiningOp<JoinAggOp>() : JoinAggOp();
     if (!mean || !isElementwise(mean) || mean.getInputs().size() != 1 ||
         !isIdentity(mean.getIndicesOfInput(0), rank - 1))
@@ -820,8 +810,8 @@ bool isRowMean(Value v, JoinAggOp user, int64_t rank, int64_t width,
 /// form, which ein-import keeps as a tensor when two ops read it).
 bool isDeviation(Value v, JoinAggOp user, int64_t rank, int64_t width,
                  LayerNormStats &stats) {
-  auto sub = stripCasts(v).getDefiningOp<arith::SubFOp>();
-  if (auto arg = dyn_cast<BlockArgument>(stripCasts(v));
+  auto sub = stripFloatCasts(v).getDefiningOp<arith::SubFOp>();
+  if (auto arg = dyn_cast<BlockArgument>(stripFloatCasts(v));
       arg && arg.getOwner() == &user.getJoin().front()) {
     auto dev = user.getInputs()[arg.getArgNumber()].getDefiningOp<JoinAggOp>();
     if (!dev || !isElementwise(dev) ||
@@ -835,7 +825,7 @@ bool isDeviation(Value v, JoinAggOp user, int64_t rank, int64_t width,
   }
   if (!sub)
     return false;
-  auto arg = dyn_cast<BlockArgument>(stripCasts(sub.getLhs()));
+  auto arg = dyn_cast<BlockArgument>(stripFloatCasts(sub.getLhs()));
   if (!arg || arg.getOwner() != &user.getJoin().front() ||
       !isIdentity(user.getIndicesOfInput(arg.getArgNumber()), rank) ||
       !isRowMean(sub.getRhs(), user, rank, width, stats))
@@ -859,7 +849,7 @@ bool fuseLayerNorm(JoinAggOp op) {
   // The body: [bias +] product of the deviation, the root and [the weight].
   Value top = yieldedValue(op), bias;
   auto parameter = [&](Value leaf) -> Value {
-    auto arg = dyn_cast<BlockArgument>(stripCasts(leaf));
+    auto arg = dyn_cast<BlockArgument>(stripFloatCasts(leaf));
     if (!arg || arg.getOwner() != &body ||
         op.getIndicesOfInput(arg.getArgNumber()) != ArrayRef<int64_t>{rank - 1})
       return Value();
@@ -902,7 +892,7 @@ bool fuseLayerNorm(JoinAggOp op) {
     return false;
   // root = variance + eps; variance = s2 / n (in this body or its own op)
   // with s2 the sum of squared deviations.
-  auto add = stripCasts(root).getDefiningOp<arith::AddFOp>();
+  auto add = stripFloatCasts(root).getDefiningOp<arith::AddFOp>();
   if (!add)
     return false;
   std::optional<double> eps = constantOf(add.getRhs());

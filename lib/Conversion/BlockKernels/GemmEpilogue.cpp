@@ -24,20 +24,11 @@ using namespace mlir::ein;
 
 namespace {
 
-/// `v` without the float casts around it: the epilogue computes in f32 and
-/// rounds once, where the block may round between steps.
-Value uncast(Value v) {
-  while (Operation *op = v.getDefiningOp()) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp>(op))
-      break;
-    v = op->getOperand(0);
-  }
-  return v;
-}
-
-/// The terms of the sum `v` is: its operands through every `addf`.
+/// The terms of the sum `v` is: its operands through every `addf`, float
+/// casts looked through (the epilogue computes in f32 and rounds once,
+/// where the block may round between steps).
 void sumTerms(Value v, SmallVectorImpl<Value> &terms) {
-  v = uncast(v);
+  v = stripFloatCasts(v);
   if (auto add = v.getDefiningOp<arith::AddFOp>()) {
     sumTerms(add.getLhs(), terms);
     sumTerms(add.getRhs(), terms);
@@ -136,7 +127,7 @@ public:
       : roles(roles), sum(sum) {}
 
   std::optional<Poly> eval(Value v) {
-    v = uncast(v);
+    v = stripFloatCasts(v);
     if (auto it = memo.find(v); it != memo.end())
       return it->second;
     std::optional<Poly> p = compute(v);
@@ -240,7 +231,8 @@ private:
 /// Whether `v` is the float constant 0.
 bool isZero(Value v) {
   APFloat value(0.0);
-  return matchPattern(uncast(v), m_ConstantFloat(&value)) && value.isZero();
+  return matchPattern(stripFloatCasts(v), m_ConstantFloat(&value)) &&
+         value.isZero();
 }
 
 } // namespace
@@ -256,7 +248,7 @@ FailureOr<GemmEpilogue> mlir::ein::matchGemmEpilogue(JoinAggOp block,
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().size() != 1)
     return failure();
-  Value root = uncast(yield.getValues().front());
+  Value root = stripFloatCasts(yield.getValues().front());
   GemmEpilogue epilogue;
   // Every input of the block has a role: a block reading anything else is
   // no epilogue.

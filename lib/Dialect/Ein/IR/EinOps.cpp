@@ -3,6 +3,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
 #include "ein/partition.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -1064,6 +1065,15 @@ static LogicalResult verifyPlacement(Operation *op, RelationType relation) {
 static RankedTensorType blockType(RelationType relation, int64_t block) {
   return RankedTensorType::get(relation.getBlockShape(block),
                                relation.getElementType());
+}
+
+Value mlir::ein::stripFloatCasts(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
 }
 
 //===----------------------------------------------------------------------===//

@@ -16,4 +16,13 @@
 #define GET_OP_CLASSES
 #include "Einsummable/Dialect/Ein/IR/EinOps.h.inc"
 
+namespace mlir::ein {
+
+/// `v` seen through float widenings and narrowings (arith.extf,
+/// arith.truncf): what a join region computes before its roundings, for
+/// the passes that read regions as arithmetic.
+Value stripFloatCasts(Value v);
+
+} // namespace mlir::ein
+
 #endif // EINSUMMABLE_DIALECT_EIN_IR_EINOPS_H
