@@ -23,15 +23,37 @@ using namespace mlir::ein;
 
 namespace {
 
-/// For each of `producer`'s loops, the loop of `consumer` that reads it
-/// through input `operand`, if `consumer` reads the producer one to one.
-std::optional<SmallVector<int64_t>>
-loopMap(JoinAggOp producer, JoinAggOp consumer, unsigned operand) {
+/// Whether `consumer` reads its input `operand` one to one: every loop of
+/// it indexes the input, none twice.
+bool readsOneToOne(JoinAggOp consumer, unsigned operand) {
   ArrayRef<int64_t> reads = consumer.getIndicesOfInput(operand);
   llvm::SmallDenseSet<int64_t> distinct(reads.begin(), reads.end());
-  if (distinct.size() != reads.size() ||
-      int64_t(distinct.size()) != consumer.getNumLoops())
+  return distinct.size() == reads.size() &&
+         int64_t(distinct.size()) == consumer.getNumLoops();
+}
+
+/// Whether `producer` only copies its one input (a transpose, float casts
+/// aside): a consumer reading it twice recomputes nothing but the read.
+bool isCopy(JoinAggOp producer) {
+  Block &body = producer.getJoin().front();
+  return producer.getInputs().size() == 1 &&
+         llvm::all_of(body.without_terminator(),
+                      [](Operation &op) {
+                        return isa<arith::ExtFOp, arith::TruncFOp>(op);
+                      }) &&
+         stripFloatCasts(
+             cast<YieldOp>(body.getTerminator()).getValues().front()) ==
+             body.getArgument(0);
+}
+
+/// For each of `producer`'s loops, the loop of `consumer` that reads it
+/// through input `operand`, if `consumer` reads the producer one to one or
+/// the producer is a copy.
+std::optional<SmallVector<int64_t>>
+loopMap(JoinAggOp producer, JoinAggOp consumer, unsigned operand) {
+  if (!readsOneToOne(consumer, operand) && !isCopy(producer))
     return std::nullopt;
+  ArrayRef<int64_t> reads = consumer.getIndicesOfInput(operand);
   SmallVector<int64_t> map(producer.getNumLoops(), -1);
   for (auto [d, loop] : llvm::enumerate(producer.getOutputIndices()))
     map[loop] = reads[d];
@@ -118,6 +140,100 @@ JoinAggOp fuse(JoinAggOp producer, JoinAggOp consumer, unsigned operand,
   return fused;
 }
 
+/// `producer`, whose one reader is `reshape`, an expansion, rebuilt to
+/// compute the reshaped result itself: each loop whose result dimension the
+/// reshape splits becomes one loop per part, and each input indexed by such
+/// a loop is reshaped the same way (a view of the same bytes). A consumer
+/// reading the reshape one to one then reads the producer one to one (a
+/// transpose before RoPE's split of the head dimension). Null where it
+/// cannot: a split loop read by ein.index, cut between blocks (a nonzero
+/// block offset), or indexing an input twice.
+JoinAggOp splitThroughReshape(JoinAggOp producer, ReshapeOp reshape) {
+  auto to = cast<RankedTensorType>(reshape.getType());
+  if (to.getRank() <= cast<ShapedType>(producer.getType()).getRank())
+    return nullptr;
+  ArrayRef<int64_t> out = producer.getOutputIndices();
+  int64_t loops = producer.getNumLoops();
+  SmallVector<int64_t> offsets = producer.getBlockOffsets();
+  // Per loop of the producer: the loops it becomes and their sizes.
+  SmallVector<SmallVector<int64_t>> becomes(loops), sizes(loops);
+  for (int64_t l = 0; l < loops; ++l)
+    becomes[l] = {l};
+  SmallVector<int64_t> newOut;
+  int64_t next = loops;
+  for (auto [d, group] : llvm::enumerate(reshape.getReassociation())) {
+    auto dims = cast<ArrayAttr>(group);
+    int64_t loop = out[d];
+    if (dims.size() > 1) {
+      if (offsets[loop] != 0)
+        return nullptr;
+      becomes[loop].clear();
+      for (auto [k, dim] : llvm::enumerate(dims)) {
+        becomes[loop].push_back(k == 0 ? loop : next++);
+        sizes[loop].push_back(to.getShape()[cast<IntegerAttr>(dim).getInt()]);
+      }
+    }
+    llvm::append_range(newOut, becomes[loop]);
+  }
+  WalkResult indexed = producer.getJoin().walk([&](IndexOp index) {
+    return becomes[index.getDim()].size() > 1 ? WalkResult::interrupt()
+                                              : WalkResult::advance();
+  });
+  if (indexed.wasInterrupted())
+    return nullptr;
+
+  OpBuilder b(producer);
+  SmallVector<Value> inputs;
+  SmallVector<Attribute> lists;
+  for (auto [j, input] : llvm::enumerate(producer.getInputs())) {
+    ArrayRef<int64_t> indices = producer.getIndicesOfInput(j);
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<int64_t> newIndices, shape;
+    SmallVector<Attribute> groups;
+    llvm::SmallDenseSet<int64_t> seen;
+    for (auto [e, loop] : llvm::enumerate(indices)) {
+      if (!seen.insert(loop).second && becomes[loop].size() > 1)
+        return nullptr;
+      SmallVector<int64_t> group;
+      if (becomes[loop].size() == 1) {
+        group.push_back(shape.size());
+        shape.push_back(type.getShape()[e]);
+      } else {
+        for (int64_t size : sizes[loop]) {
+          group.push_back(shape.size());
+          shape.push_back(size);
+        }
+      }
+      groups.push_back(b.getI64ArrayAttr(group));
+      llvm::append_range(newIndices, becomes[loop]);
+    }
+    if (int64_t(shape.size()) != type.getRank()) {
+      auto viewType = RankedTensorType::get(shape, type.getElementType());
+      auto view = ReshapeOp::create(b, reshape.getLoc(), viewType, input,
+                                    b.getArrayAttr(groups), SpecAttr());
+      if (Attribute device = reshape->getAttr("device"))
+        view->setAttr("device", device);
+      input = view.getResult();
+    }
+    inputs.push_back(input);
+    lists.push_back(b.getDenseI64ArrayAttr(newIndices));
+  }
+  auto split = cast<JoinAggOp>(b.clone(*producer));
+  split->setOperands(inputs);
+  split.setInputIndicesAttr(b.getArrayAttr(lists));
+  split.setOutputIndices(newOut);
+  split.getResult().setType(to);
+  if (producer->hasAttr(EinDialect::getLoopOffsetsAttrName())) {
+    offsets.resize(next, 0);
+    split->setAttr(EinDialect::getLoopOffsetsAttrName(),
+                   b.getDenseI64ArrayAttr(offsets));
+  }
+  reshape.getResult().replaceAllUsesWith(split.getResult());
+  reshape->erase();
+  producer->erase();
+  return split;
+}
+
 struct EinFuseBlocksPass
     : public mlir::ein::impl::EinFuseBlocksBase<EinFuseBlocksPass> {
   using Base::Base;
@@ -141,6 +257,15 @@ struct EinFuseBlocksPass
         changed = false;
         for (auto [i, input] : llvm::enumerate(consumer.getInputs())) {
           auto producer = input.getDefiningOp<JoinAggOp>();
+          // Through an expanding reshape (a view): the producer computes
+          // the reshaped result itself.
+          if (auto reshape = input.getDefiningOp<ReshapeOp>();
+              reshape && reshape->hasOneUse()) {
+            auto source = reshape.getSource().getDefiningOp<JoinAggOp>();
+            if (fusible(source, consumer) &&
+                (readsOneToOne(consumer, i) || isCopy(source)))
+              producer = splitThroughReshape(source, reshape);
+          }
           if (!fusible(producer, consumer))
             continue;
           std::optional<SmallVector<int64_t>> map =

@@ -129,3 +129,74 @@ func.func @unfusible(%x: tensor<4xf32>, %m: tensor<3x4xf32>) -> (tensor<4xf32>, 
   }
   return %here, %sq, %rows, %neg : tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>, tensor<3xf32>
 }
+
+// -----
+
+// RoPE after the head transpose: the transpose is read through a reshape
+// that splits the head dimension, by a reduction that reads each element
+// twice (once per rotated output). A copy recomputes nothing, so it fuses:
+// its input is viewed with the head dimension split the same way (a
+// reshape, no data moved) and the rotation reads it transposed directly.
+
+// CHECK-LABEL: func.func @transpose_into_rope
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x8x4x16xbf16>, %[[T:.*]]: tensor<2x2x8x8xbf16>)
+// CHECK: %[[V:.*]] = ein.reshape %[[Q]] {{\[}}[0], [1], [2], [3, 4]] {device = 0 : i64} : tensor<1x8x4x16xbf16> -> tensor<1x8x4x2x8xbf16>
+// CHECK-NEXT: %[[R:.*]] = ein.join_agg add ins(%[[T]][d3, d5, d2, d4], %[[V]][d0, d2, d1, d5, d4] : tensor<2x2x8x8xbf16>, tensor<1x8x4x2x8xbf16>) out[d0, d1, d2, d3, d4] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0, 0, 0, 0>} : tensor<1x4x8x2x8xbf16> {
+// CHECK-NOT: ein.join_agg
+// CHECK: return %[[R]]
+func.func @transpose_into_rope(%q: tensor<1x8x4x16xbf16>, %t: tensor<2x2x8x8xbf16>) -> tensor<1x4x8x2x8xbf16> {
+  %h = ein.join_agg none ins(%q[d0, d1, d2, d3] : tensor<1x8x4x16xbf16>) out[d0, d2, d1, d3] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0, 0>} : tensor<1x4x8x16xbf16> {
+  ^bb0(%a: bf16):
+    %w = arith.extf %a : bf16 to f32
+    ein.yield %w : f32
+  }
+  %s = ein.reshape %h [[0], [1], [2], [3, 4]] {device = 0 : i64} : tensor<1x4x8x16xbf16> -> tensor<1x4x8x2x8xbf16>
+  %r = ein.join_agg add ins(%t[d3, d5, d2, d4], %s[d0, d1, d2, d5, d4] : tensor<2x2x8x8xbf16>, tensor<1x4x8x2x8xbf16>) out[d0, d1, d2, d3, d4] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0, 0, 0, 0>} : tensor<1x4x8x2x8xbf16> {
+  ^bb0(%a: bf16, %b: bf16):
+    %aw = arith.extf %a : bf16 to f32
+    %bw = arith.extf %b : bf16 to f32
+    %m = arith.mulf %aw, %bw : f32
+    ein.yield %m : f32
+  }
+  return %r : tensor<1x4x8x2x8xbf16>
+}
+
+// -----
+
+// Left alone through a reshape: a producer that computes, read twice per
+// element by a rotation (it would run twice), and one read one to one
+// whose split loop ein.index reads (the split would need its parts
+// recombined).
+
+// CHECK-LABEL: func.func @not_through_reshape
+// CHECK-COUNT-4: ein.join_agg
+// CHECK: return
+func.func @not_through_reshape(%q: tensor<4x16xf32>, %t: tensor<2x2x8xf32>) -> (tensor<4x2x8xf32>, tensor<4x2x8xf32>) {
+  %n = ein.join_agg none ins(%q[d0, d1] : tensor<4x16xf32>) out[d0, d1] attributes {device = 0 : i64} : tensor<4x16xf32> {
+  ^bb0(%a: f32):
+    %m = arith.negf %a : f32
+    ein.yield %m : f32
+  }
+  %s = ein.reshape %n [[0], [1, 2]] {device = 0 : i64} : tensor<4x16xf32> -> tensor<4x2x8xf32>
+  %r = ein.join_agg add ins(%t[d1, d3, d2], %s[d0, d3, d2] : tensor<2x2x8xf32>, tensor<4x2x8xf32>) out[d0, d1, d2] attributes {device = 0 : i64} : tensor<4x2x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %c = ein.join_agg none ins(%q[d0, d1] : tensor<4x16xf32>) out[d0, d1] attributes {device = 0 : i64} : tensor<4x16xf32> {
+  ^bb0(%a: f32):
+    %i = ein.index 1 : index
+    %z = arith.constant 0.0 : f32
+    %lo = arith.constant 8 : index
+    %keep = arith.cmpi ult, %i, %lo : index
+    %m = arith.select %keep, %a, %z : f32
+    ein.yield %m : f32
+  }
+  %s2 = ein.reshape %c [[0], [1, 2]] {device = 0 : i64} : tensor<4x16xf32> -> tensor<4x2x8xf32>
+  %r2 = ein.join_agg none ins(%s2[d0, d1, d2] : tensor<4x2x8xf32>) out[d0, d1, d2] attributes {device = 0 : i64} : tensor<4x2x8xf32> {
+  ^bb0(%a: f32):
+    %m = arith.mulf %a, %a : f32
+    ein.yield %m : f32
+  }
+  return %r, %r2 : tensor<4x2x8xf32>, tensor<4x2x8xf32>
+}

@@ -450,6 +450,14 @@ def EinFuseBlocks : Pass<"ein-fuse-blocks", "::mlir::ModuleOp"> {
     up, then the residual add become one kernel), and an elementwise
     producer fuses into a reduction that consumes it (a sum of squares).
 
+    A producer that only copies its input (a transpose) also fuses into a
+    consumer that reads it more than once (a rotation reading each element
+    twice), which recomputes nothing but the read; and a producer read
+    through an expanding `ein.reshape` (a view) first computes the reshaped
+    result itself, its inputs viewed with the split dimension split the
+    same way, unless `ein.index` reads the split loop (RoPE after the head
+    transpose: one kernel, not two).
+
     Blocks that move between GPUs, matmuls (library gemms), composites and
     values read twice are left alone. Shared by the CPU and CUDA targets:
     run it before `ein-lower-to-cpu`.
