@@ -514,15 +514,21 @@ private:
     FailureOr<int> c = allocate(op, join.getResult(), device.getInt());
     if (failed(c))
       return failure();
+    setGemm(step, reads, *c, gemm->transposeA, gemm->transposeB);
+    addStep(std::move(step), reads, {*c});
+    return success();
+  }
+
+  /// `step` a library gemm of `reads`' first two buffers into `c`.
+  static void setGemm(::ein::Step &step, ArrayRef<int> reads, int c,
+                      bool transposeA, bool transposeB) {
     step.kind = ::ein::StepKind::Library;
     step.call = "gemm";
     step.a = reads[0];
     step.b = reads[1];
-    step.c = *c;
-    step.transposeA = gemm->transposeA;
-    step.transposeB = gemm->transposeB;
-    addStep(std::move(step), reads, {*c});
-    return success();
+    step.c = c;
+    step.transposeA = transposeA;
+    step.transposeB = transposeB;
   }
 
   /// An ein.gemm: one gemm step with its epilogue's operands.
@@ -537,14 +543,8 @@ private:
     if (failed(c))
       return failure();
     ::ein::Step step;
-    step.kind = ::ein::StepKind::Library;
     step.device = static_cast<int>(gemm.getDevice());
-    step.call = "gemm";
-    step.a = reads[0];
-    step.b = reads[1];
-    step.c = *c;
-    step.transposeA = gemm.getTransposeA();
-    step.transposeB = gemm.getTransposeB();
+    setGemm(step, reads, *c, gemm.getTransposeA(), gemm.getTransposeB());
     if (gemm.getBias())
       step.bias = reads[2];
     if (gemm.getAddend())
