@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Program/ExportProgram.h"
 #include "Einsummable/Transforms/Passes.h"
@@ -46,12 +47,19 @@ bool isCopy(JoinAggOp producer) {
              body.getArgument(0);
 }
 
+/// Whether `consumer` may take `producer` in although it does not read it
+/// one to one: the producer is a copy, and the consumer no library gemm
+/// (whose operands must stay in a layout the library takes).
+bool mayReadTwice(JoinAggOp producer, JoinAggOp consumer) {
+  return isCopy(producer) && failed(matchLibraryGemm(consumer));
+}
+
 /// For each of `producer`'s loops, the loop of `consumer` that reads it
 /// through input `operand`, if `consumer` reads the producer one to one or
-/// the producer is a copy.
+/// may read it twice.
 std::optional<SmallVector<int64_t>>
 loopMap(JoinAggOp producer, JoinAggOp consumer, unsigned operand) {
-  if (!readsOneToOne(consumer, operand) && !isCopy(producer))
+  if (!readsOneToOne(consumer, operand) && !mayReadTwice(producer, consumer))
     return std::nullopt;
   ArrayRef<int64_t> reads = consumer.getIndicesOfInput(operand);
   SmallVector<int64_t> map(producer.getNumLoops(), -1);
@@ -181,6 +189,12 @@ JoinAggOp splitThroughReshape(JoinAggOp producer, ReshapeOp reshape) {
   });
   if (indexed.wasInterrupted())
     return nullptr;
+  for (unsigned j = 0, e = producer.getInputs().size(); j < e; ++j) {
+    llvm::SmallDenseSet<int64_t> seen;
+    for (int64_t loop : producer.getIndicesOfInput(j))
+      if (!seen.insert(loop).second && becomes[loop].size() > 1)
+        return nullptr;
+  }
 
   OpBuilder b(producer);
   SmallVector<Value> inputs;
@@ -190,10 +204,7 @@ JoinAggOp splitThroughReshape(JoinAggOp producer, ReshapeOp reshape) {
     auto type = cast<RankedTensorType>(input.getType());
     SmallVector<int64_t> newIndices, shape;
     SmallVector<Attribute> groups;
-    llvm::SmallDenseSet<int64_t> seen;
     for (auto [e, loop] : llvm::enumerate(indices)) {
-      if (!seen.insert(loop).second && becomes[loop].size() > 1)
-        return nullptr;
       SmallVector<int64_t> group;
       if (becomes[loop].size() == 1) {
         group.push_back(shape.size());
@@ -263,7 +274,7 @@ struct EinFuseBlocksPass
               reshape && reshape->hasOneUse()) {
             auto source = reshape.getSource().getDefiningOp<JoinAggOp>();
             if (fusible(source, consumer) &&
-                (readsOneToOne(consumer, i) || isCopy(source)))
+                (readsOneToOne(consumer, i) || mayReadTwice(source, consumer)))
               producer = splitThroughReshape(source, reshape);
           }
           if (!fusible(producer, consumer))

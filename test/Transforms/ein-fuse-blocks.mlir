@@ -200,3 +200,24 @@ func.func @not_through_reshape(%q: tensor<4x16xf32>, %t: tensor<2x2x8xf32>) -> (
   }
   return %r, %r2 : tensor<4x2x8xf32>, tensor<4x2x8xf32>
 }
+
+// -----
+
+// A transpose read by a library gemm stays its own block: fused, the gemm
+// would read its operand in a layout the library may not take.
+
+// CHECK-LABEL: func.func @copy_into_gemm
+// CHECK-COUNT-2: ein.join_agg
+// CHECK: return
+func.func @copy_into_gemm(%x: tensor<16x8xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %t = ein.join_agg none ins(%x[d0, d1] : tensor<16x8xf32>) out[d1, d0] attributes {device = 0 : i64} : tensor<8x16xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %c = ein.join_agg add ins(%t[d0, d2], %w[d2, d1] : tensor<8x16xf32>, tensor<16x4xf32>) out[d0, d1] attributes {device = 0 : i64} : tensor<8x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %c : tensor<8x4xf32>
+}
