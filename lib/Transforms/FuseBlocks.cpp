@@ -36,15 +36,8 @@ bool readsOneToOne(JoinAggOp consumer, unsigned operand) {
 /// Whether `producer` only copies its one input (a transpose, float casts
 /// aside): a consumer reading it twice recomputes nothing but the read.
 bool isCopy(JoinAggOp producer) {
-  Block &body = producer.getJoin().front();
   return producer.getInputs().size() == 1 &&
-         llvm::all_of(body.without_terminator(),
-                      [](Operation &op) {
-                        return isa<arith::ExtFOp, arith::TruncFOp>(op);
-                      }) &&
-         stripFloatCasts(
-             cast<YieldOp>(body.getTerminator()).getValues().front()) ==
-             body.getArgument(0);
+         yieldedValue(producer) == producer.getJoin().front().getArgument(0);
 }
 
 /// Whether `consumer` may take `producer` in although it does not read it

@@ -74,11 +74,6 @@ std::optional<double> constantOf(Value v) {
   return value.convertToDouble();
 }
 
-/// The value a join region yields, seen through casts.
-Value yieldedValue(JoinAggOp op) {
-  return stripFloatCasts(op.getJoin().front().getTerminator()->getOperand(0));
-}
-
 /// A scalar as a product: a constant coefficient times leaves raised to
 /// integer powers (mulf, divf, negf and powf by an integer constant are
 /// looked through; casts too).

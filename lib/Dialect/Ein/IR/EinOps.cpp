@@ -1076,6 +1076,10 @@ Value mlir::ein::stripFloatCasts(Value v) {
   return v;
 }
 
+Value mlir::ein::yieldedValue(JoinAggOp op) {
+  return stripFloatCasts(op.getJoin().front().getTerminator()->getOperand(0));
+}
+
 //===----------------------------------------------------------------------===//
 // GemmOp
 //===----------------------------------------------------------------------===//

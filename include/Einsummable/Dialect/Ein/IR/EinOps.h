@@ -23,6 +23,9 @@ namespace mlir::ein {
 /// the passes that read regions as arithmetic.
 Value stripFloatCasts(Value v);
 
+/// What `op`'s join region yields, seen through float casts.
+Value yieldedValue(JoinAggOp op);
+
 } // namespace mlir::ein
 
 #endif // EINSUMMABLE_DIALECT_EIN_IR_EINOPS_H
