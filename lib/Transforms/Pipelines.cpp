@@ -91,6 +91,11 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   ::ein::Backend backend = ::ein::Backend::Cpu;
   std::string unused;
   ::ein::parseBackend(options.target, backend, unused);
+  if (options.attentionViews) {
+    EinFoldAttentionViewsOptions views;
+    views.target = options.target;
+    pm.addPass(createEinFoldAttentionViews(views));
+  }
   if (backend == ::ein::Backend::Cuda) {
     EinLowerToCudaOptions cuda;
     cuda.toolkit = options.cudaToolkit;
@@ -158,6 +163,7 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
   string(options.exchange, defaults.exchange, "exchange");
   flag(options.batchTransfers, defaults.batchTransfers, "batch-transfers");
   flag(options.gemmEpilogues, defaults.gemmEpilogues, "gemm-epilogues");
+  flag(options.attentionViews, defaults.attentionViews, "attention-views");
   flag(options.tieLayout, defaults.tieLayout, "tie-layout");
   flag(options.allowInexact, defaults.allowInexact, "allow-inexact");
   if (options.stateCap != defaults.stateCap)

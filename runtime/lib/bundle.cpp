@@ -64,6 +64,28 @@ namespace {
 
 std::string inQuotes(const std::string &s) { return "'" + s + "'"; }
 
+/// Whether `view` holds each of `elements` elements once: its dimensions
+/// (of extent above 1), by stride, nest densely from stride 1.
+bool coversOnce(const StridedView &view, int64_t elements) {
+  std::vector<std::pair<int64_t, int64_t>> dims; // stride, extent
+  int64_t count = 1;
+  for (size_t d = 0; d < view.shape.size(); ++d) {
+    count *= view.shape[d];
+    if (view.shape[d] > 1)
+      dims.push_back({view.strides[d], view.shape[d]});
+  }
+  if (view.offset != 0 || count != elements)
+    return false;
+  std::sort(dims.begin(), dims.end());
+  int64_t next = 1;
+  for (auto [stride, extent] : dims) {
+    if (stride != next)
+      return false;
+    next *= extent;
+  }
+  return true;
+}
+
 bool isGemmType(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
@@ -599,11 +621,20 @@ private:
 
   void readAttention(const Node &n, Step &s) {
     n.only({"kind", "device", "deps", "label", "call", "q", "k", "v", "o",
-            "lse", "causal", "diagonal", "scale"});
+            "lse", "causal", "diagonal", "scale", "q_view", "k_view", "v_view",
+            "o_view"});
     s.q = readLocalBuffer(n.at("q"), s.device);
     s.k = readLocalBuffer(n.at("k"), s.device);
     s.v = readLocalBuffer(n.at("v"), s.device);
     s.o = readLocalBuffer(n.at("o"), s.device);
+    s.qView = readView(n, "q_view", s.q);
+    s.kView = readView(n, "k_view", s.k);
+    s.vView = readView(n, "v_view", s.v);
+    s.oView = readView(n, "o_view", s.o);
+    if (s.oView && !coversOnce(*s.oView, buffer(s.o).type.numElements()))
+      fail(n.at("o_view").path,
+           "an attention's o view must hold each element of its buffer once "
+           "(a permutation of its dimensions)");
     if (n.has("lse"))
       s.lse = readLocalBuffer(n.at("lse"), s.device);
     if (n.has("causal"))
@@ -614,9 +645,51 @@ private:
     checkAttention(n.path, s);
   }
 
+  /// The strided view of `buffer` under `key`, if the step has one: every
+  /// element it reads lies in the buffer.
+  std::optional<StridedView> readView(const Node &step, const char *key,
+                                      int id) {
+    if (!step.has(key))
+      return std::nullopt;
+    const Node &n = step.at(key);
+    n.only({"shape", "offset", "strides"});
+    StridedView view;
+    view.shape = n.at("shape").integers();
+    view.strides = n.at("strides").integers();
+    view.offset = n.at("offset").integer();
+    if (view.shape.size() != view.strides.size())
+      fail(n.path,
+           "a view has one stride per dimension: " + shapeText(view.shape) +
+               " with " + std::to_string(view.strides.size()) + " strides");
+    if (view.offset < 0 ||
+        std::any_of(
+            view.strides.begin(), view.strides.end(),
+            [](int64_t x) { return x < 0; }) ||
+        std::any_of(
+            view.shape.begin(), view.shape.end(),
+            [](int64_t x) { return x < 1; }))
+      fail(n.path, "a view's extents must be positive, its offset and "
+                   "strides not negative");
+    // Its last element, in 128 bits: crafted extents must not wrap.
+    __int128 last = view.offset;
+    for (size_t d = 0; d < view.shape.size(); ++d)
+      last += __int128(view.shape[d] - 1) * view.strides[d];
+    int64_t elements = buffer(id).type.numElements();
+    if (last >= elements)
+      fail(n.path, "the view reads past the end of buffer " +
+                       inQuotes(buffer(id).name) + " (" +
+                       std::to_string(elements) + " elements)");
+    return view;
+  }
+
   void checkAttention(const std::string &path, const Step &s) {
-    const TensorType &q = buffer(s.q).type, &k = buffer(s.k).type,
-                     &v = buffer(s.v).type, &o = buffer(s.o).type;
+    // The shapes attention sees: its views', or its buffers'.
+    TensorType q = buffer(s.q).type, k = buffer(s.k).type, v = buffer(s.v).type,
+               o = buffer(s.o).type;
+    q.shape = viewOf(m, s.q, s.qView).shape;
+    k.shape = viewOf(m, s.k, s.kView).shape;
+    v.shape = viewOf(m, s.v, s.vView).shape;
+    o.shape = viewOf(m, s.o, s.oView).shape;
     auto shapes = [&]() {
       return "q " + shapeText(q.shape) + ", k " + shapeText(k.shape) + ", v " +
              shapeText(v.shape) + ", o " + shapeText(o.shape);
@@ -1012,6 +1085,28 @@ bool parseManifest(const std::string &text, Manifest &manifest,
   return checkSchedule(manifest, error) && checkDataFlow(manifest, error);
 }
 
+StridedView viewOf(const Manifest &m, int buffer,
+                   const std::optional<StridedView> &view) {
+  if (view)
+    return *view;
+  StridedView dense;
+  dense.shape = m.buffers[buffer].type.shape;
+  dense.strides.assign(dense.shape.size(), 1);
+  for (int d = int(dense.shape.size()) - 2; d >= 0; --d)
+    dense.strides[d] = dense.strides[d + 1] * dense.shape[d + 1];
+  return dense;
+}
+
+bool isDense(const StridedView &view) {
+  int64_t stride = 1;
+  for (int d = int(view.shape.size()) - 1; d >= 0; --d) {
+    if (view.shape[d] > 1 && view.strides[d] != stride)
+      return false;
+    stride *= view.shape[d];
+  }
+  return view.offset == 0;
+}
+
 namespace {
 
 // The writer: what ein-write-bundle writes, field for field. Fields the
@@ -1062,6 +1157,13 @@ json writeStep(const Manifest &m, const Step &s) {
       // Only when there is one: the compiler asks for no log-sum-exp.
       if (s.lse >= 0)
         step["lse"] = name(s.lse);
+      for (auto [key, view] :
+           {std::pair{"q_view", &s.qView}, std::pair{"k_view", &s.kView},
+            std::pair{"v_view", &s.vView}, std::pair{"o_view", &s.oView}})
+        if (*view)
+          step[key] = {{"shape", (*view)->shape},
+                       {"offset", (*view)->offset},
+                       {"strides", (*view)->strides}};
       step["causal"] = s.causal;
       step["diagonal"] = s.diagonal;
       step["scale"] = writeNumber(s.scale);

@@ -579,14 +579,57 @@ private:
   /// The reference's float64 attention (ein/eval.h), whose diagonal is its
   /// query offset.
   void attention(const Step &step) {
-    HostTensor q = decode(step.q, step), k = decode(step.k, step),
-               v = decode(step.v, step), o, lse;
+    HostTensor q = gather(step.q, step.qView, step),
+               k = gather(step.k, step.kView, step),
+               v = gather(step.v, step.vView, step), o, lse;
     int64_t group = q.shape[1] / k.shape[1];
     ein::attention(q, k, v, step.causal, group, step.scale, step.diagonal, 0, o,
                    step.lse >= 0 ? &lse : nullptr);
+    if (step.oView) {
+      // The buffer's elements where the view puts each of o's.
+      HostTensor stored = decode(step.o, step);
+      forEachViewed(*step.oView, [&](int64_t i, int64_t at) {
+        stored.data[at] = o.data[i];
+      });
+      o = std::move(stored);
+    }
     encode(o, step.o, step);
     if (step.lse >= 0)
       encode(lse, step.lse, step);
+  }
+
+  /// `f(i, at)` for the view's elements i in row-major order, `at` where
+  /// each lies in its buffer.
+  template <typename F>
+  static void forEachViewed(const StridedView &view, F &&f) {
+    int64_t count = 1;
+    for (int64_t n : view.shape)
+      count *= n;
+    std::vector<int64_t> index(view.shape.size(), 0);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t at = view.offset;
+      for (size_t d = 0; d < index.size(); ++d)
+        at += index[d] * view.strides[d];
+      f(i, at);
+      for (int d = int(index.size()) - 1; d >= 0; --d) {
+        if (++index[d] < view.shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
+
+  /// `buffer` as `view` sees it, or the whole buffer.
+  HostTensor gather(int buffer, const std::optional<StridedView> &view,
+                    const Step &step) const {
+    HostTensor whole = decode(buffer, step);
+    if (!view)
+      return whole;
+    HostTensor t{whole.dtype, view->shape, {}};
+    t.data.reserve(size_t(t.numElements()));
+    forEachViewed(
+        *view, [&](int64_t, int64_t at) { t.data.push_back(whole.data[at]); });
+    return t;
   }
 
   void aggregate(const Step &step) {

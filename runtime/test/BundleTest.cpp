@@ -416,6 +416,41 @@ TEST(Bundle, AttentionSteps) {
   json unknown = m;
   unknown["steps"][0]["mask"] = "M";
   EXPECT_REJECTS(unknown, "mask");
+  // Views: q as its heads transposed (in bounds, accepted), and each way a
+  // view is refused.
+  json viewed = m;
+  viewed["steps"][0]["q_view"] = {
+      {"shape", {1, 4, 4, 64}}, {"offset", 0}, {"strides", {1024, 64, 256, 1}}};
+  EXPECT_EQ(errorOf(viewed), "");
+  json strides = viewed;
+  strides["steps"][0]["q_view"]["strides"] = {1024, 64, 256};
+  EXPECT_REJECTS(strides, "a view has one stride per dimension: [1, 4, 4, 64] "
+                          "with 3 strides");
+  json negative = viewed;
+  negative["steps"][0]["q_view"]["offset"] = -1;
+  EXPECT_REJECTS(negative, "its offset and strides not negative");
+  json past = viewed;
+  past["steps"][0]["q_view"]["offset"] = 1;
+  EXPECT_REJECTS(past, "manifest.steps[0].q_view: the view reads past the end "
+                       "of buffer 'Q' (1024 elements)");
+  json huge = viewed;
+  huge["steps"][0]["q_view"]["strides"] = {int64_t(1) << 62, 64, 256, 1};
+  huge["steps"][0]["q_view"]["shape"] = {3, 4, 4, 64};
+  EXPECT_REJECTS(huge, "past the end");
+  json disagree = viewed;
+  disagree["steps"][0]["q_view"]["shape"] = {1, 4, 2, 64};
+  EXPECT_REJECTS(disagree, "attention shapes do not agree: q [1, 4, 2, 64]");
+  json keys = m;
+  keys["steps"][0]["q_view"] = {{"shape", {1, 4, 4, 64}},
+                                {"offset", 0},
+                                {"strides", {1024, 64, 256, 1}},
+                                {"dims", 4}};
+  EXPECT_REJECTS(keys, "dims");
+  json gaps = m;
+  gaps["steps"][0]["o_view"] = {
+      {"shape", {1, 4, 4, 64}}, {"offset", 0}, {"strides", {1024, 32, 256, 1}}};
+  EXPECT_REJECTS(gaps, "an attention's o view must hold each element of its "
+                       "buffer once");
   json f32 = patched(m, {{"target", "cuda"}, {"chip", "sm_90"}});
   EXPECT_EQ(errorOf(f32), "");
   for (int b : {0, 1, 2, 3})

@@ -716,6 +716,84 @@ TEST_P(OnEachTarget, AttentionSteps) {
   }
 }
 
+/// GPT-2's attention without its copies: q (4 heads), k and v (2 KV heads
+/// each) read in place from one fused QKV projection [2, 16, 512] through
+/// strided views, and o written transposed to [b, s, h, d]; against the
+/// reference's slices, reshapes, transposes and attention. On CUDA both
+/// ways: cuDNN reading the views, and the runtime's own kernel (dense
+/// operands only) through gathered copies.
+TEST_P(OnEachTarget, AttentionReadsAndWritesViews) {
+  SKIP_CUDA_WITHOUT_GPUS(1);
+  json qkv = type({2, 16, 512}, "bf16"), out = type({2, 16, 4, 64}, "bf16");
+  // Inputs of standard deviation 1/sqrt(512) give scores near 0; a scale
+  // of 512 peaks the softmax, so that the result depends on q and k.
+  json step = attentionStep(0, "QKV", "QKV", "QKV", "O", true, 0, 512.0);
+  auto view = [](std::vector<int64_t> shape, int64_t offset,
+                 std::vector<int64_t> strides) {
+    return json{{"shape", shape}, {"offset", offset}, {"strides", strides}};
+  };
+  step["q_view"] = view({2, 4, 16, 64}, 0, {8192, 64, 512, 1});
+  step["k_view"] = view({2, 2, 16, 64}, 256, {8192, 64, 512, 1});
+  step["v_view"] = view({2, 2, 16, 64}, 384, {8192, 64, 512, 1});
+  step["o_view"] = view({2, 4, 16, 64}, 0, {4096, 64, 256, 1});
+  json m = manifest(1, {32768 + 16384},
+                    {buffer("QKV", 0, 0, qkv), buffer("O", 0, 32768, out)},
+                    {layout(qkv, {block("QKV", {0, 0, 0})})},
+                    {layout(out, {block("O", {0, 0, 0, 0})})}, {step});
+  // The program: slices of the projection, split into heads, transposed.
+  std::vector<json> ops;
+  auto heads = [&](const std::string &name, int64_t offset, int64_t count) {
+    ops.push_back({{"kind", "slice"},
+                   {"result", name + "s"},
+                   {"type", type({2, 16, count * 64}, "bf16")},
+                   {"inputs", {"qkv"}},
+                   {"offsets", {0, 0, offset}},
+                   {"sizes", {2, 16, count * 64}}});
+    ops.push_back({{"kind", "reshape"},
+                   {"result", name + "h"},
+                   {"type", type({2, 16, count, 64}, "bf16")},
+                   {"inputs", {name + "s"}},
+                   {"reassociation", {{0}, {1}, {2, 3}}}});
+    ops.push_back(joinAgg(name, type({2, count, 16, 64}, "bf16"), {name + "h"},
+                          {{0, 2, 1, 3}}, {0, 1, 2, 3}, "none", "", "bf16"));
+  };
+  heads("q", 0, 4);
+  heads("k", 256, 2);
+  heads("v", 384, 2);
+  ops.push_back({{"kind", "attention"},
+                 {"result", "a"},
+                 {"type", type({2, 4, 16, 64}, "bf16")},
+                 {"inputs", {"q", "k", "v"}},
+                 {"causal", true},
+                 {"group", 2},
+                 {"scale", 512.0},
+                 {"query_offset", 0},
+                 {"key_offset", 0}});
+  ops.push_back(joinAgg("o", out, {"a"}, {{0, 2, 1, 3}}, {0, 1, 2, 3}, "none",
+                        "", "bf16"));
+  json p = program({argument("qkv", qkv)}, ops, {"o"});
+  TempBundle dir(on(m), p);
+  EXPECT_LE(errorAgainstReference(dir, p, /*debug=*/true),
+            checkThreshold(DType::BF16));
+  if (GetParam() == std::string("cuda")) {
+    setenv("EIN_ATTENTION", "kernel", 1);
+    EXPECT_LE(errorAgainstReference(dir, p, /*debug=*/true),
+              checkThreshold(DType::BF16));
+    unsetenv("EIN_ATTENTION");
+  }
+
+  // A view past its buffer's end, and an o view that misses elements of
+  // its buffer, are refused when the bundle loads.
+  json past = m;
+  past["steps"][0]["v_view"]["offset"] = 448;
+  EXPECT_NE(loadError(TempBundle(on(past), p)).find("past the end"),
+            std::string::npos);
+  json gaps = m;
+  gaps["steps"][0]["o_view"]["strides"] = {4096, 32, 256, 1};
+  EXPECT_NE(loadError(TempBundle(on(gaps), p)).find("each element"),
+            std::string::npos);
+}
+
 TEST(Runtime, KernelsComeFromTheBundlesLibrary) {
   std::string so = EIN_TEST_BUNDLES_DIR "/uneven-3gpu/kernels/host.so";
   json kernel = {{"kind", "kernel"},

@@ -84,6 +84,13 @@ static cl::opt<bool> gemmEpilogues(
              "a gemm's result into its step (default true; false to measure "
              "what folding saves)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> attentionViews(
+    "attention-views",
+    cl::desc("Let fused attention read its query, key and value and write "
+             "its result in place, strided, where they are slices and "
+             "transposes of one block (default true; false to measure what "
+             "the views save)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool>
     tieLayout("tie-layout",
               cl::desc("Results leave in the layout of the first activation "
@@ -203,6 +210,7 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.exchange = exchange;
   options.batchTransfers = batchTransfers;
   options.gemmEpilogues = gemmEpilogues;
+  options.attentionViews = attentionViews;
   options.tieLayout = tieLayout;
   options.allowInexact = allowInexact;
   options.stateCap = stateCap;

@@ -168,6 +168,12 @@ struct CompilePipelineOptions
                      "library gemm's result alone feeds into its step "
                      "(ein-fuse-gemm-epilogues)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> attentionViews{
+      *this, "attention-views",
+      llvm::cl::desc("Let library attention read its query, key and value "
+                     "and write its result through strided views where they "
+                     "are copies (ein-fold-attention-views)"),
+      llvm::cl::init(true)};
 };
 
 /// ein-compile-pipeline: import, attach the target, export the logical

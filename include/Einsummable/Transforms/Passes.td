@@ -506,6 +506,38 @@ def EinFuseGemmEpilogues : Pass<"ein-fuse-gemm-epilogues", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::ein::EinDialect"];
 }
 
+def EinFoldAttentionViews : Pass<"ein-fold-attention-views", "::mlir::ModuleOp"> {
+  let summary = "Let library attention read and write its operands strided, in place";
+  let description = [{
+    On device-level ein (after `ein-fuse-blocks`), a library attention (one
+    the bundle runs as an `attention` step on `target`) that reads its query,
+    key or value through copies on its GPU, a static `tensor.extract_slice`
+    (the QKV split of one projection), an `ein.reshape` that splits the
+    model dimension into heads, a block that only transposes (`[b, s, h, d]`
+    to `[b, h, s, d]`), reads one `ein.view` of the value those copies start
+    from instead: one offset and one stride per dimension. A block that only
+    transposes the attention's result, and is its one reader, becomes an
+    `ein.view` of it, which the attention step writes directly (its result
+    stored permuted). The copies nothing else reads go.
+
+    The bundle's attention step carries the views (`q_view` ... `o_view`,
+    docs/bundle-format.md): cuDNN's fused attention reads and writes them in
+    place on CUDA; the CPU backend and the runtime's own attention kernel
+    gather and scatter them.
+
+    ```
+    ein-opt gpt2.mlir --ein-attach-target=devices=1 --ein-plan \
+      --ein-synthesize-exchanges --ein-fuse-blocks \
+      --ein-fold-attention-views=target=cuda
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"cuda\"",
+           "cpu or cuda: which attentions are library steps there">,
+  ];
+  let dependentDialects = ["::mlir::ein::EinDialect"];
+}
+
 def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
   let summary = "Write a device-level program as a bundle";
   let description = [{

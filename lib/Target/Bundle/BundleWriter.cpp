@@ -12,6 +12,7 @@
 
 #include "Einsummable/Target/Bundle/BundleWriter.h"
 #include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
+#include "Einsummable/Conversion/BlockKernels/StridedView.h"
 #include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
 #include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
@@ -170,6 +171,9 @@ private:
   std::vector<int64_t> arenas;
   std::vector<Buffer> bufferList;
   llvm::DenseMap<Value, int> bufferOf;
+  /// Values ein.view reads in place: the view of their buffer (bufferOf
+  /// holds the buffer) a library step takes.
+  llvm::DenseMap<Value, ::ein::StridedView> views;
   /// Steps that wrote each buffer, and the steps that read it since.
   std::map<int, std::vector<int>> writers, readers;
   std::vector<::ein::Step> stepList;
@@ -469,7 +473,19 @@ private:
     }
     if (auto attention = dyn_cast<AttentionOp>(op);
         attention && isLibraryAttention(attention, backend)) {
-      FailureOr<int> o = allocate(op, attention.getResult(), device.getInt());
+      // A result only transposed (ein-fold-attention-views) is written
+      // transposed, into the transpose's buffer.
+      Value result = attention.getResult();
+      std::optional<::ein::StridedView> oView;
+      if (result.hasOneUse())
+        if (auto view = dyn_cast<ViewOp>(*result.getUsers().begin()))
+          if (FailureOr<SmallVector<int64_t>> placed = permutationStrides(view);
+              succeeded(placed)) {
+            result = view.getResult();
+            auto shape = cast<RankedTensorType>(attention.getType()).getShape();
+            oView = ::ein::StridedView{integers(shape), integers(*placed), 0};
+          }
+      FailureOr<int> o = allocate(op, result, device.getInt());
       if (failed(o))
         return failure();
       step.kind = ::ein::StepKind::Library;
@@ -478,6 +494,10 @@ private:
       step.k = reads[1];
       step.v = reads[2];
       step.o = *o;
+      step.qView = viewRead(attention.getQuery());
+      step.kView = viewRead(attention.getKey());
+      step.vView = viewRead(attention.getValue());
+      step.oView = oView;
       step.causal = attention.getCausal();
       step.diagonal = attention.getQueryOffset() - attention.getKeyOffset();
       step.scale = attention.getScaleOrDefault();
@@ -517,6 +537,39 @@ private:
     setGemm(step, reads, *c, gemm->transposeA, gemm->transposeB);
     addStep(std::move(step), reads, {*c});
     return success();
+  }
+
+  /// An ein.view: no step. Written by the attention whose result it
+  /// transposes (its buffer is that step's o), or read in place by the
+  /// library attention steps that alone read it (their q, k or v views).
+  LogicalResult readInPlace(ViewOp view) {
+    if (bufferOf.count(view.getResult()))
+      return success();
+    for (Operation *user : view->getUsers()) {
+      auto attention = dyn_cast<AttentionOp>(user);
+      if (!attention || !isLibraryAttention(attention, backend))
+        return view.emitOpError()
+               << "has no bundle form: a view is read in place by library "
+                  "attention steps alone, or written by the one attention "
+                  "whose result it transposes";
+    }
+    int source = bufferFor(view, view.getSource());
+    if (source < 0)
+      return failure();
+    bufferOf[view.getResult()] = source;
+    auto shape = cast<RankedTensorType>(view.getType()).getShape();
+    views[view.getResult()] =
+        ::ein::StridedView{integers(shape), integers(view.getStrides()),
+                           view.getOffsetAttr().getInt()};
+    return success();
+  }
+
+  /// The view through which a library step reads `operand`, if any.
+  std::optional<::ein::StridedView> viewRead(Value operand) const {
+    auto it = views.find(operand);
+    if (it == views.end())
+      return std::nullopt;
+    return it->second;
   }
 
   /// `step` a library gemm of `reads`' first two buffers into `c`.
@@ -680,6 +733,8 @@ private:
            dest, insert.getStaticOffsets(), insert.getStaticSizes(), device);
       return success();
     }
+    if (auto view = dyn_cast<ViewOp>(op))
+      return readInPlace(view);
     if (op->hasTrait<BlockKernel>())
       return block(op);
     if (auto gemm = dyn_cast<GemmOp>(op))

@@ -18,6 +18,7 @@
 #include "ein/target.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,14 @@ struct Region {
   std::vector<int64_t> extent;
 };
 
+/// Elements of a buffer seen as a tensor of `shape`: element i of the view
+/// is element `offset + sum_k i_k strides[k]` of the buffer's row-major
+/// storage (all in elements).
+struct StridedView {
+  std::vector<int64_t> shape, strides;
+  int64_t offset = 0;
+};
+
 struct Step {
   StepKind kind = StepKind::Kernel;
   /// The device whose queue runs the step: a kernel's or library call's
@@ -125,7 +134,11 @@ struct Step {
   // sees key t when t <= s + diagonal. `lse` (-1: none) receives the f32
   // log-sum-exp [b, h, s] of each query's visible scaled scores (-inf, with
   // o = 0, for a query that sees none).
+  // A `view` (absent: the buffer itself, dense) reads q, k or v, or writes
+  // o, in place, strided: q a slice of a QKV projection, o transposed. o's
+  // view holds each of its buffer's elements once.
   int q = 0, k = 0, v = 0, o = 0, lse = -1;
+  std::optional<StridedView> qView, kView, vView, oView;
   bool causal = false;
   int64_t diagonal = 0;
   double scale = 1;
@@ -151,6 +164,14 @@ struct Step {
   std::vector<int> inputs;
   int output = 0;
 };
+
+/// `buffer`'s elements as `view` sees them, or the whole buffer, dense.
+struct Manifest;
+StridedView viewOf(const Manifest &m, int buffer,
+                   const std::optional<StridedView> &view);
+/// Whether `view` reads its elements in its buffer's row-major order with
+/// no gaps (the dense view of a buffer of its shape).
+bool isDense(const StridedView &view);
 
 struct Manifest {
   Backend backend = Backend::Cpu;

@@ -16,6 +16,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +46,17 @@ struct AttentionProblem {
   bool causal = false;
   int64_t diagonal = 0;
   bool withLse = false;
+  /// Strides in elements of q, k, v and o, in the dimension order above,
+  /// where one is read or written in place as a strided view (a slice of a
+  /// QKV projection, o transposed); all zero: dense row-major. cuDNN takes
+  /// them (every dimension's last stride 1); the runtime's own kernel takes
+  /// dense tensors only.
+  std::array<int64_t, 4> qStrides{}, kStrides{}, vStrides{}, oStrides{};
+
+  /// Whether every tensor is dense row-major.
+  bool dense() const;
+  /// The strides of q, k, v or o (0-3): the given ones or dense row-major.
+  std::array<int64_t, 4> strides(int tensor) const;
 
   /// One line for errors and logs: "bf16 b=1 h=32/8 s=8192 t=8192 d=128
   /// causal(diagonal 0) lse".

@@ -392,6 +392,9 @@ private:
   std::map<size_t, GemmPlan> gemms;
   std::vector<size_t> padBytes; // per device: the gemms' padded copies
   std::map<size_t, std::unique_ptr<cuda::Attention>> attentions;
+  /// Per attention step, the bytes of the dense copies of its views at the
+  /// start of the workspace (0: the attention reads them in place).
+  std::map<size_t, size_t> attentionStagedBytes;
   std::map<size_t, std::unique_ptr<cuda::Conv>> convs;
   /// Per conv step, the bytes of its reordered filter (0: none).
   std::map<size_t, size_t> convFilterBytes;
@@ -641,30 +644,54 @@ private:
       const Step &s = m.steps[i];
       if (s.kind != StepKind::Library || s.call != "attention")
         continue;
-      const TensorType &q = m.buffers[s.q].type, &k = m.buffers[s.k].type,
-                       &v = m.buffers[s.v].type;
+      const std::vector<int64_t> &q = viewOf(m, s.q, s.qView).shape,
+                                 &k = viewOf(m, s.k, s.kView).shape,
+                                 &v = viewOf(m, s.v, s.vView).shape;
       cuda::AttentionProblem p;
-      p.batch = q.shape[0];
-      p.heads = q.shape[1];
-      p.kvHeads = k.shape[1];
-      p.queries = q.shape[2];
-      p.keys = k.shape[2];
-      p.headDim = q.shape[3];
-      p.valueDim = v.shape[3];
-      p.type = elementType(q.dtype);
+      p.batch = q[0];
+      p.heads = q[1];
+      p.kvHeads = k[1];
+      p.queries = q[2];
+      p.keys = k[2];
+      p.headDim = q[3];
+      p.valueDim = v[3];
+      p.type = elementType(m.buffers[s.q].type.dtype);
       p.scale = static_cast<float>(s.scale);
       p.causal = s.causal;
       p.diagonal = s.diagonal;
       p.withLse = s.lse >= 0;
+      std::array<std::array<int64_t, 4> *, 4> strides = {
+          &p.qStrides, &p.kStrides, &p.vStrides, &p.oStrides};
+      for (int t = 0; t < 4; ++t)
+        if (const std::optional<StridedView> &view = *attentionViews(s)[t])
+          std::copy(view->strides.begin(), view->strides.end(),
+                    strides[t]->begin());
       check(cudaSetDevice(s.device), "cudaSetDevice");
+      size_t staged = 0;
       try {
-        attentions[i] = cuda::createAttention(p, implementation);
+        try {
+          attentions[i] = cuda::createAttention(p, implementation);
+        } catch (const RuntimeError &) {
+          if (p.dense())
+            throw;
+          // Where no implementation reads the views in place, they are
+          // gathered into (and o scattered from) dense copies at the start
+          // of the workspace.
+          for (const std::optional<StridedView> *view : attentionViews(s))
+            if (*view)
+              staged += stagedBytes(**view, m.buffers[s.q].type.dtype);
+          cuda::AttentionProblem dense = p;
+          for (std::array<int64_t, 4> *given : strides)
+            *given = {};
+          attentions[i] = cuda::createAttention(dense, implementation);
+        }
       } catch (const RuntimeError &e) {
         throw RuntimeError("attention step " + std::to_string(i) + ": " +
                            e.what());
       }
-      workspace[s.device] =
-          std::max(workspace[s.device], attentions[i]->workspaceBytes());
+      attentionStagedBytes[i] = staged;
+      workspace[s.device] = std::max(workspace[s.device],
+                                     staged + attentions[i]->workspaceBytes());
     }
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
@@ -1140,10 +1167,7 @@ private:
         return;
       }
       if (s.call == "attention") {
-        attentions.at(index)->run(
-            address(s.q), address(s.k), address(s.v), address(s.o),
-            s.lse >= 0 ? reinterpret_cast<float *>(address(s.lse)) : nullptr,
-            attentionWorkspaces[s.device], stream);
+        runAttention(index, s, stream, where);
         return;
       }
       const GemmPlan &plan = gemms.at(index);
@@ -1231,6 +1255,77 @@ private:
   /// Copies the whole of a `type` tensor into the leading corner of a
   /// larger one of shape `toShape` (or back: `fromShape` the larger), on one
   /// device: a padded gemm operand.
+  /// An attention step's q, k, v and o views in that order (absent: read
+  /// or written whole).
+  static std::array<const std::optional<StridedView> *, 4>
+  attentionViews(const Step &s) {
+    return {&s.qView, &s.kView, &s.vView, &s.oView};
+  }
+
+  static size_t stagedBytes(const StridedView &view, DType dtype) {
+    return (size_t(product(view.shape)) * dtypeBytes(dtype) + 255) / 256 * 256;
+  }
+
+  /// Attention step `index`: in place, or through dense copies of its views
+  /// where its implementation reads dense tensors only.
+  void runAttention(size_t index, const Step &s, cudaStream_t stream,
+                    const std::string &where) {
+    std::array<void *, 4> at = {address(s.q), address(s.k), address(s.v),
+                                address(s.o)};
+    auto *scratch = static_cast<unsigned char *>(attentionWorkspaces[s.device]);
+    DType dtype = m.buffers[s.q].type.dtype;
+    int width = dtypeBytes(dtype);
+    std::array<void *, 4> dense = at;
+    bool staged = attentionStagedBytes.at(index) > 0;
+    for (int t = 0; t < 4; ++t) {
+      const std::optional<StridedView> &view = *attentionViews(s)[t];
+      auto *base = static_cast<unsigned char *>(at[t]);
+      if (!view)
+        continue;
+      if (!staged) {
+        at[t] = base + view->offset * width;
+        continue;
+      }
+      dense[t] = scratch;
+      scratch += stagedBytes(*view, dtype);
+      if (t < 3)
+        stridedCopy(*view, base, /*toView=*/false, dense[t], width, stream,
+                    where);
+    }
+    attentions.at(index)->run(
+        staged ? dense[0] : at[0], staged ? dense[1] : at[1],
+        staged ? dense[2] : at[2], staged ? dense[3] : at[3],
+        s.lse >= 0 ? reinterpret_cast<float *>(address(s.lse)) : nullptr,
+        scratch, stream);
+    if (staged && s.oView)
+      stridedCopy(*s.oView, static_cast<unsigned char *>(at[3]),
+                  /*toView=*/true, dense[3], width, stream, where);
+  }
+
+  /// Copies between a view of `base` and a dense tensor of its shape at
+  /// `dense`, into the view where `toView`.
+  void stridedCopy(const StridedView &view, unsigned char *base, bool toView,
+                   void *dense, int width, cudaStream_t stream,
+                   const std::string &where) {
+    cuda::CopyParams p{};
+    unsigned char *viewed = base + view.offset * width;
+    p.src = toView ? static_cast<const unsigned char *>(dense) : viewed;
+    p.dst = toView ? viewed : static_cast<unsigned char *>(dense);
+    p.rank = int32_t(view.shape.size());
+    p.width = width;
+    int64_t stride = 1;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      p.extent[d] = view.shape[d];
+      (toView ? p.srcStride : p.dstStride)[d] = stride;
+      (toView ? p.dstStride : p.srcStride)[d] = view.strides[d];
+      stride *= view.shape[d];
+    }
+    p.count = stride;
+    void *args[] = {&p};
+    launch(copyKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,
+           where);
+  }
+
   void copy(const void *from, const std::vector<int64_t> &fromShape, void *to,
             const std::vector<int64_t> &toShape, const TensorType &type,
             cudaStream_t stream, const std::string &where) {

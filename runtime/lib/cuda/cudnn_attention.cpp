@@ -323,19 +323,23 @@ private:
         p.type == F16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     const int64_t d = p.headDim, t = p.keys, kvHeads = p.kvHeads;
+    // The caller's tensors at their strides (dense or views); k is read
+    // as k^T by swapping its last two.
+    const std::array<int64_t, 4> ks = p.strides(1);
     cudnnBackendDescriptor_t q =
-        tensor(kUidQ, "q", io, rowMajor({p.batch, p.heads, p.queries, d}),
+        tensor(kUidQ, "q", io, {{p.batch, p.heads, p.queries, d}, p.strides(0)},
                Storage::Device);
     cudnnBackendDescriptor_t kT =
         tensor(kUidK, "k, read as k^T", io,
-               {{p.batch, kvHeads, d, t}, {kvHeads * t * d, t * d, 1, d}},
+               {{p.batch, kvHeads, d, t}, {ks[0], ks[1], ks[3], ks[2]}},
                Storage::Device);
-    cudnnBackendDescriptor_t v =
-        tensor(kUidV, "v", io, rowMajor({p.batch, kvHeads, t, p.valueDim}),
-               Storage::Device);
-    cudnnBackendDescriptor_t o = tensor(
-        kUidO, "o", io, rowMajor({p.batch, p.heads, p.queries, p.valueDim}),
+    cudnnBackendDescriptor_t v = tensor(
+        kUidV, "v", io, {{p.batch, kvHeads, t, p.valueDim}, p.strides(2)},
         Storage::Device);
+    cudnnBackendDescriptor_t o =
+        tensor(kUidO, "o", io,
+               {{p.batch, p.heads, p.queries, p.valueDim}, p.strides(3)},
+               Storage::Device);
     const Layout scores = rowMajor({p.batch, p.heads, p.queries, t});
     const Layout rows = rowMajor({p.batch, p.heads, p.queries, 1});
 

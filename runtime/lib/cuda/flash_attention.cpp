@@ -147,6 +147,8 @@ bool flashAttentionSupports(const AttentionProblem &problem, std::string &why) {
   };
   if (p.type != F16 && p.type != BF16)
     return unsupported("the element type is not f16 or bf16");
+  if (!p.dense())
+    return unsupported("it reads and writes dense tensors only");
   if (p.headDim != p.valueDim)
     return unsupported("value dim " + std::to_string(p.valueDim) +
                        " differs from head dim " + std::to_string(p.headDim));

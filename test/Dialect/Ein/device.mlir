@@ -56,3 +56,16 @@ func.func @gemm_epilogues(%x: tensor<16x32xbf16>, %w: tensor<32x64xbf16>, %b: te
   %s = ein.gemm relu %p, %q on 0 {transpose_a} : (tensor<32x16xf32>, tensor<32x8xf32>) -> tensor<16x8xf32>
   return %h, %o, %s : tensor<16x64xbf16>, tensor<2x8x32xf32>, tensor<16x8xf32>
 }
+
+// -----
+
+// Views: q of a fused QKV projection split into heads, and an attention
+// result stored transposed.
+// CHECK-LABEL: func.func @views
+// CHECK: ein.view %{{.*}} offset 128 strides [6144, 64, 384, 1] : tensor<2x16x384xbf16> -> tensor<2x2x16x64xbf16>
+// CHECK: ein.view %{{.*}} offset 0 strides [2048, 64, 1024, 1] : tensor<2x2x16x64xbf16> -> tensor<2x16x2x64xbf16>
+func.func @views(%qkv: tensor<2x16x384xbf16>, %o: tensor<2x2x16x64xbf16>) -> (tensor<2x2x16x64xbf16>, tensor<2x16x2x64xbf16>) {
+  %k = ein.view %qkv offset 128 strides [6144, 64, 384, 1] : tensor<2x16x384xbf16> -> tensor<2x2x16x64xbf16>
+  %t = ein.view %o offset 0 strides [2048, 64, 1024, 1] : tensor<2x2x16x64xbf16> -> tensor<2x16x2x64xbf16>
+  return %k, %t : tensor<2x2x16x64xbf16>, tensor<2x16x2x64xbf16>
+}

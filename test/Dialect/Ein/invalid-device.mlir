@@ -343,3 +343,51 @@ func.func @gemm_device(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) -> tensor<4x6xf
   %c = ein.gemm none %a, %b on -1 : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
   return %c : tensor<4x6xf32>
 }
+
+// -----
+
+func.func @view_type(%x: tensor<4x8xf32>) -> tensor<8x4xbf16> {
+  // expected-error @+1 {{views elements of one type, got 'tensor<4x8xf32>' -> 'tensor<8x4xbf16>'}}
+  %v = ein.view %x offset 0 strides [1, 8] : tensor<4x8xf32> -> tensor<8x4xbf16>
+  return %v : tensor<8x4xbf16>
+}
+
+// -----
+
+func.func @view_dynamic(%x: tensor<?x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{views static shapes, got 'tensor<?x8xf32>' -> 'tensor<8x4xf32>'}}
+  %v = ein.view %x offset 0 strides [1, 8] : tensor<?x8xf32> -> tensor<8x4xf32>
+  return %v : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @view_rank(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{has 3 strides for a result of rank 2}}
+  %v = ein.view %x offset 0 strides [1, 8, 1] : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %v : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @view_negative(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{offset and strides must not be negative}}
+  %v = ein.view %x offset 0 strides [-1, 8] : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %v : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @view_bounds(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{reads element 32 of a source of 32 elements}}
+  %v = ein.view %x offset 5 strides [8, 1] : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %v : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @view_negative_offset(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{offset and strides must not be negative}}
+  %v = ein.view %x offset -1 strides [8, 1] : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %v : tensor<4x4xf32>
+}

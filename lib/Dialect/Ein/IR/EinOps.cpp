@@ -1134,6 +1134,33 @@ LogicalResult GemmOp::verify() {
   return success();
 }
 
+LogicalResult ViewOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType()),
+       result = cast<RankedTensorType>(getType());
+  if (source.getElementType() != result.getElementType())
+    return emitOpError() << "views elements of one type, got " << source
+                         << " -> " << result;
+  if (!source.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError() << "views static shapes, got " << source << " -> "
+                         << result;
+  ArrayRef<int64_t> strides = getStrides();
+  if (static_cast<int64_t>(strides.size()) != result.getRank())
+    return emitOpError() << "has " << strides.size()
+                         << " strides for a result of rank "
+                         << result.getRank();
+  int64_t offset = getOffsetAttr().getInt();
+  if (offset < 0 || llvm::any_of(strides, [](int64_t s) { return s < 0; }))
+    return emitOpError() << "offset and strides must not be negative";
+  // The last element the view reads must be one of the source's.
+  int64_t last = offset;
+  for (auto [size, stride] : llvm::zip(result.getShape(), strides))
+    last += (size - 1) * stride;
+  if (result.getNumElements() > 0 && last >= source.getNumElements())
+    return emitOpError() << "reads element " << last << " of a source of "
+                         << source.getNumElements() << " elements";
+  return success();
+}
+
 LogicalResult ExtractBlockOp::verify() {
   RelationType source = getSource().getType();
   if (failed(verifyPlacement(*this, source)))

@@ -558,6 +558,36 @@ def Ein_GemmOp : Ein_Op<"gemm", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Ein_ViewOp : Ein_Op<"view", [Pure]> {
+  let summary = "A strided view of a block, read or written in place by a library step";
+  let description = [{
+    `result[i_0, ..., i_n] = source[offset + i_0 strides[0] + ... + i_n
+    strides[n]]`, `source` read as its elements in row-major order: a slice,
+    a split or a transpose of a block (or several of them composed) as one
+    offset and one stride per result dimension, in elements.
+
+    `ein-fold-attention-views` makes it where a library attention reads its
+    query, key or value through copies (the QKV split of one projection, a
+    head transpose) or writes its result only to be transposed: the bundle's
+    attention step then reads or writes the block in place with those strides
+    (cuDNN's fused attention takes strided tensors), and the copies are gone.
+    A view has a bundle form only there: read by library attention steps
+    alone, or as a permutation of the dimensions of the one library
+    attention's result it reads (which the step then writes permuted).
+
+    ```mlir
+    %q = ein.view %qkv offset 0 strides [1572864, 64, 2304, 1] : tensor<8x1024x2304xbf16> -> tensor<8x12x1024x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source, I64Attr:$offset,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source `offset` $offset `strides` $strides attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Ein_ExtractBlockOp : Ein_Op<"extract_block", [Pure]> {
   let summary = "One copy of one block of a placed relation";
   let description = [{
