@@ -25,29 +25,32 @@ std::string AttentionProblem::describe() const {
   return text;
 }
 
+std::array<int64_t, 4> AttentionProblem::denseStrides(int tensor) const {
+  int64_t h = tensor == 1 || tensor == 2 ? kvHeads : heads;
+  int64_t tokens = tensor == 1 || tensor == 2 ? keys : queries;
+  int64_t dim = tensor == 0 || tensor == 1 ? headDim : valueDim;
+  return {h * tokens * dim, tokens * dim, dim, 1};
+}
+
+const std::array<int64_t, 4> &AttentionProblem::givenStrides(int tensor) const {
+  return tensor == 0   ? qStrides
+         : tensor == 1 ? kStrides
+         : tensor == 2 ? vStrides
+                       : oStrides;
+}
+
 bool AttentionProblem::dense() const {
-  for (int t = 0; t < 4; ++t) {
-    const std::array<int64_t, 4> &given = t == 0   ? qStrides
-                                          : t == 1 ? kStrides
-                                          : t == 2 ? vStrides
-                                                   : oStrides;
-    if (given != std::array<int64_t, 4>{} && given != strides(t))
+  for (int t = 0; t < 4; ++t)
+    if (givenStrides(t) != std::array<int64_t, 4>{} &&
+        givenStrides(t) != denseStrides(t))
       return false;
-  }
   return true;
 }
 
 std::array<int64_t, 4> AttentionProblem::strides(int tensor) const {
-  const std::array<int64_t, 4> &given = tensor == 0   ? qStrides
-                                        : tensor == 1 ? kStrides
-                                        : tensor == 2 ? vStrides
-                                                      : oStrides;
-  if (given != std::array<int64_t, 4>{})
-    return given;
-  int64_t heads = tensor == 1 || tensor == 2 ? kvHeads : this->heads;
-  int64_t tokens = tensor == 1 || tensor == 2 ? keys : queries;
-  int64_t dim = tensor == 0 || tensor == 1 ? headDim : valueDim;
-  return {heads * tokens * dim, tokens * dim, dim, 1};
+  if (givenStrides(tensor) != std::array<int64_t, 4>{})
+    return givenStrides(tensor);
+  return denseStrides(tensor);
 }
 
 std::unique_ptr<Attention> createAttention(const AttentionProblem &problem,

@@ -57,6 +57,10 @@ struct AttentionProblem {
   bool dense() const;
   /// The strides of q, k, v or o (0-3): the given ones or dense row-major.
   std::array<int64_t, 4> strides(int tensor) const;
+  /// The dense row-major strides of q, k, v or o (0-3).
+  std::array<int64_t, 4> denseStrides(int tensor) const;
+  /// qStrides, kStrides, vStrides or oStrides (0-3).
+  const std::array<int64_t, 4> &givenStrides(int tensor) const;
 
   /// One line for errors and logs: "bf16 b=1 h=32/8 s=8192 t=8192 d=128
   /// causal(diagonal 0) lse".

@@ -681,8 +681,8 @@ private:
             if (*view)
               staged += stagedBytes(**view, m.buffers[s.q].type.dtype);
           cuda::AttentionProblem dense = p;
-          for (std::array<int64_t, 4> *given : strides)
-            *given = {};
+          dense.qStrides = dense.kStrides = dense.vStrides =
+              dense.oStrides = {};
           attentions[i] = cuda::createAttention(dense, implementation);
         }
       } catch (const RuntimeError &e) {
