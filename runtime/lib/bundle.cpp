@@ -3,6 +3,7 @@
 #include "ein/bundle.h"
 
 #include "ein/partition.h"
+#include "ein/region.h"
 #include "ein/sha256.h"
 #include "json_node.h"
 #include "json_write.h"
@@ -1091,20 +1092,8 @@ StridedView viewOf(const Manifest &m, int buffer,
     return *view;
   StridedView dense;
   dense.shape = m.buffers[buffer].type.shape;
-  dense.strides.assign(dense.shape.size(), 1);
-  for (int d = int(dense.shape.size()) - 2; d >= 0; --d)
-    dense.strides[d] = dense.strides[d + 1] * dense.shape[d + 1];
+  dense.strides = rowMajorStrides(dense.shape);
   return dense;
-}
-
-bool isDense(const StridedView &view) {
-  int64_t stride = 1;
-  for (int d = int(view.shape.size()) - 1; d >= 0; --d) {
-    if (view.shape[d] > 1 && view.strides[d] != stride)
-      return false;
-    stride *= view.shape[d];
-  }
-  return view.offset == 0;
 }
 
 namespace {

@@ -2,6 +2,8 @@
 
 #include "Einsummable/Conversion/BlockKernels/StridedView.h"
 
+#include "ein/region.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -11,10 +13,8 @@ using namespace mlir::ein;
 namespace {
 
 SmallVector<int64_t> denseStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
+  return llvm::to_vector(
+      ::ein::rowMajorStrides(std::vector<int64_t>(shape.begin(), shape.end())));
 }
 
 /// `strides` with each dimension of extent 1 given the stride it would

@@ -169,9 +169,6 @@ struct Step {
 struct Manifest;
 StridedView viewOf(const Manifest &m, int buffer,
                    const std::optional<StridedView> &view);
-/// Whether `view` reads its elements in its buffer's row-major order with
-/// no gaps (the dense view of a buffer of its shape).
-bool isDense(const StridedView &view);
 
 struct Manifest {
   Backend backend = Backend::Cpu;
