@@ -95,24 +95,24 @@ llvm::MaybeAlign vectorAlignment(ShapedType type, int64_t width) {
 }
 
 /// Launches `fn` on `buffers` at the builder's point: `blocks` blocks of
-/// kGpuThreadsPerBlock threads.
+/// `threads` threads.
 void launch(OpBuilder &host, Location loc, gpu::GPUFuncOp fn, int64_t blocks,
-            ValueRange buffers) {
+            ValueRange buffers, int64_t threads = kGpuThreadsPerBlock) {
   Value one = arith::ConstantIndexOp::create(host, loc, 1);
   gpu::LaunchFuncOp::create(
       host, loc, fn,
       gpu::KernelDim3{arith::ConstantIndexOp::create(host, loc, blocks), one,
                       one},
-      gpu::KernelDim3{
-          arith::ConstantIndexOp::create(host, loc, kGpuThreadsPerBlock), one,
-          one},
+      gpu::KernelDim3{arith::ConstantIndexOp::create(host, loc, threads), one,
+                      one},
       Value(), buffers);
 }
 
 /// For a kernel with a warp per row: the thread's row and lane. Leaves `b`
 /// inside `if row < rows`, which is warp-uniform (a warp is one row), so
 /// every lane of a live warp takes part in its shuffles.
-std::pair<Value, Value> enterWarpRow(OpBuilder &b, Location loc, int64_t rows) {
+std::pair<Value, Value> enterWarpRow(OpBuilder &b, Location loc, int64_t rows,
+                                     int64_t threads = kGpuThreadsPerBlock) {
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -120,7 +120,7 @@ std::pair<Value, Value> enterWarpRow(OpBuilder &b, Location loc, int64_t rows) {
       b, loc,
       arith::MulIOp::create(b, loc,
                             gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                            index(kGpuThreadsPerBlock)),
+                            index(threads)),
       gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   Value row = arith::DivUIOp::create(b, loc, linear, index(kWarp));
   Value lane = arith::RemUIOp::create(b, loc, linear, index(kWarp));
@@ -651,8 +651,26 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   if (n % width != 0)
     return false;
   int64_t rows = xType.getNumElements() / n;
-  int64_t blocks =
-      (rows * kWarp + kGpuThreadsPerBlock - 1) / kGpuThreadsPerBlock;
+  // Each lane reads every 32nd 16-byte chunk of the row. A row of few
+  // enough chunks a lane is held in registers: all its loads issued at
+  // once, read once. A longer one is read again for each statistic and for
+  // the output (from cache), 8 chunks an iteration so that many loads are in
+  // flight. A kernel of many chunks a lane (held or streamed) takes 100-160
+  // registers a thread: blocks of 2 warps let an SM fill its register file
+  // (13 warps at 154 registers, where blocks of 8 warps fit once). Measured
+  // on an H200 at 16384 x 4096 bf16 (bench/results/
+  // 2026-12-03-row-norm-kernels-h200x1.md): LayerNorm held 0.098 ms,
+  // streamed 0.075; RMSNorm held 0.088 in blocks of 8 warps, 0.074 of 2.
+  // LayerNorm's three statistics over held chunks keep more live than
+  // RMSNorm's one: it holds up to 8 chunks, RMSNorm 16.
+  int64_t chunkSpan = kWarp * width;
+  int64_t chunks = n / chunkSpan;
+  bool held = n % chunkSpan == 0 && chunks <= (centre ? 8 : 16);
+  int64_t unroll = held ? chunks : 8;
+  while (unroll > 1 && n % (unroll * chunkSpan) != 0)
+    unroll /= 2;
+  int64_t threads = chunks > 8 ? 2 * kWarp : kGpuThreadsPerBlock;
+  int64_t blocks = (rows * kWarp + threads - 1) / threads;
   if (blocks > std::numeric_limits<int32_t>::max())
     return false;
 
@@ -679,24 +697,13 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   auto widen = [&](Value v) -> Value {
     return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   };
-  auto [row, lane] = enterWarpRow(b, loc, rows);
+  auto [row, lane] = enterWarpRow(b, loc, rows, threads);
   SmallVector<Value> at(rank, Value());
   Value rest = row;
   for (int64_t d = rank - 2; d >= 0; --d) {
     at[d] = arith::RemUIOp::create(b, loc, rest, index(shape[d]));
     rest = arith::DivUIOp::create(b, loc, rest, index(shape[d]));
   }
-  // Each lane reads every 32nd 16-byte chunk of the row. A row of at most
-  // 16 chunks a lane (4096 bf16) is held in registers: all its loads issued
-  // at once, read once. A longer one is read again for each statistic and
-  // for the output (from cache), `unroll` chunks an iteration so that many
-  // loads are in flight. (One chunk at a time, read twice, ran at 58% of
-  // the copy bandwidth on an H200.)
-  int64_t chunkSpan = kWarp * width;
-  bool held = n % chunkSpan == 0 && n / chunkSpan <= 16;
-  int64_t unroll = held ? n / chunkSpan : 4;
-  while (unroll > 1 && n % (unroll * chunkSpan) != 0)
-    unroll /= 2;
   Value first = arith::MulIOp::create(b, loc, lane, index(width));
   Value step = index(unroll * chunkSpan);
   auto xVector = VectorType::get({width}, xType.getElementType());
@@ -840,7 +847,8 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
     op->erase();
   }
   OpBuilder host = OpBuilder::atBlockBegin(&body);
-  launch(host, loc, fn, blocks, body.getArguments().take_front(numParams + 2));
+  launch(host, loc, fn, blocks, body.getArguments().take_front(numParams + 2),
+         threads);
   return true;
 }
 

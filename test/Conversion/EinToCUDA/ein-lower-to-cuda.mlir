@@ -171,16 +171,18 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // -----
 
-// Without a weight or a bias, rows of 8192 f32 read three times (the sum,
-// the squared deviations, the output), 4 chunks an iteration: two
-// reductions over the row, then the output loop, which loads x alone.
+// Without a weight or a bias, rows of 8192 f32 (64 chunks a lane) read
+// three times (the sum, the squared deviations, the output), 8 chunks an
+// iteration: two reductions over the row, then the output loop, which
+// loads x alone. Many chunks a lane take many registers: blocks of 2 warps.
 // CHECK-LABEL: func.func @bare_layer_norm
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_layer_norm blocks in (%{{.*}}) threads in (%c64,
 // CHECK: gpu.func @ein_kernel_0_layer_norm(%[[XA:.*]]: memref<2x8192xf32>, %[[OA:.*]]: memref<2x8192xf32>) kernel
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: math.rsqrt
 // CHECK: scf.for
-// CHECK-COUNT-4: vector.load %[[XA]]
+// CHECK-COUNT-8: vector.load %[[XA]]
 // CHECK-NOT: vector.load
 // CHECK: vector.store %{{.*}}, %[[OA]]
 module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
@@ -237,23 +239,24 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // -----
 
-// Rows of 8192 bf16 (32 chunks a lane) are read twice, 4 chunks an
-// iteration (step 4 x 32 lanes x 8): 4 loads in flight, then 4 x 8
-// squares; the second loop loads 4 chunks and their weights before its 4
-// stores.
+// Rows of 8192 bf16 (32 chunks a lane) are read twice, 8 chunks an
+// iteration (step 8 x 32 lanes x 8): 8 loads in flight, then 8 x 8
+// squares; the second loop loads 8 chunks and their weights before its 8
+// stores. Blocks of 2 warps.
 // CHECK-LABEL: func.func @wide_norm
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_rms_norm blocks in (%{{.*}}) threads in (%c64,
 // CHECK: gpu.func @ein_kernel_0_rms_norm(%[[XA:.*]]: memref<2x8192xbf16>, %[[WA:.*]]: memref<8192xbf16>, %[[OA:.*]]: memref<2x8192xbf16>) kernel
-// CHECK-DAG: %[[STEP:.*]] = arith.constant 1024 : index
+// CHECK-DAG: %[[STEP:.*]] = arith.constant 2048 : index
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[STEP]] iter_args
-// CHECK-COUNT-4: vector.load %[[XA]]
+// CHECK-COUNT-8: vector.load %[[XA]]
 // CHECK-NOT: vector.load
 // CHECK: scf.yield
 // CHECK: math.rsqrt
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STEP]] {
-// CHECK-COUNT-4: vector.load
+// CHECK-COUNT-8: vector.load
 // CHECK-NOT: vector.store
 // CHECK: vector.load %[[WA]]
-// CHECK-COUNT-4: vector.store %{{.*}}, %[[OA]]
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[OA]]
 module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
   func.func @wide_norm(%x: tensor<2x8192xbf16>, %w: tensor<8192xbf16>) -> tensor<2x8192xbf16> {
     %y = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<2x8192xbf16>, tensor<8192xbf16>
@@ -321,5 +324,29 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
   func.func @max_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x3x3x4xf32> {
     %p = ein.pool max %x {layout = "nhwc", window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, device = 0 : i64} : tensor<1x8x8x4xf32> -> tensor<1x3x3x4xf32>
     return %p : tensor<1x3x3x4xf32>
+  }
+}
+
+// -----
+
+// Rows of 4096 bf16 (16 chunks a lane): RMSNorm (one statistic) holds them
+// in registers, LayerNorm (three) streams them, 8 chunks an iteration; both
+// in blocks of 2 warps, which let an SM hold more of their rows.
+// CHECK-LABEL: func.func @norms_4096
+// CHECK: gpu.launch_func @ein_device::@[[RMS:.*_rms_norm]] blocks in (%{{.*}}) threads in (%c64,
+// CHECK: gpu.launch_func @ein_device::@[[LN:.*_layer_norm]] blocks in (%{{.*}}) threads in (%c64,
+// CHECK: gpu.func @[[RMS]](
+// CHECK-NOT: scf.for
+// CHECK-COUNT-16: vector.load %arg0
+// CHECK: gpu.return
+// CHECK: gpu.func @[[LN]](
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.load %arg0
+// CHECK: scf.yield
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @norms_4096(%x: tensor<4x4096xbf16>, %w: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> (tensor<4x4096xbf16>, tensor<4x4096xbf16>) {
+    %r = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<4x4096xbf16>, tensor<4096xbf16>
+    %l = ein.layer_norm %x weight %w bias %b eps 1.0e-05 {device = 0 : i64} : tensor<4x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>
+    return %r, %l : tensor<4x4096xbf16>, tensor<4x4096xbf16>
   }
 }
