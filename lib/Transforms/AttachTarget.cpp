@@ -33,9 +33,9 @@ struct EinAttachTargetPass
       emitError() << error;
       return signalPassFailure();
     }
-    TargetAttr target =
-        TargetAttr::getChecked(emitError, &getContext(), int64_t(devices),
-                               StringRef(spec), StringRef(chip));
+    TargetAttr target = TargetAttr::getChecked(
+        emitError, &getContext(), int64_t(devices), StringRef(spec),
+        StringRef(chip), StringRef(partials));
     if (!target)
       return signalPassFailure();
     StringRef name = EinDialect::getTargetAttrName();

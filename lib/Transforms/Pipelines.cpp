@@ -62,6 +62,7 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
     target.devices = options.devices;
     target.topology = options.topology;
     target.chip = options.chip;
+    target.partials = options.partials;
     pm.addPass(createEinAttachTarget(target));
   }
   // The logical program, the reference the bundle is checked against (of a
@@ -159,6 +160,7 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
   string(options.remarks, defaults.remarks, "remarks");
   string(options.topology, defaults.topology, "topology");
   string(options.chip, defaults.chip, "chip");
+  string(options.partials, defaults.partials, "partials");
   string(options.cudaToolkit, defaults.cudaToolkit, "cuda-toolkit");
   string(options.exchange, defaults.exchange, "exchange");
   flag(options.batchTransfers, defaults.batchTransfers, "batch-transfers");

@@ -84,6 +84,13 @@ static cl::opt<bool> gemmEpilogues(
              "a gemm's result into its step (default true; false to measure "
              "what folding saves)"),
     cl::init(true), cl::cat(category));
+static cl::opt<std::string> partials(
+    "partials",
+    cl::desc("Partial sums of a cut summed loop (a row-split matmul) move "
+             "and combine in the accumulator type (acc, the default: f32 for "
+             "bf16 and f16) or in the result's (out: half the bytes, one "
+             "more rounding a partial, as NCCL's bf16 all-reduce)"),
+    cl::value_desc("acc|out"), cl::init("acc"), cl::cat(category));
 static cl::opt<bool> attentionViews(
     "attention-views",
     cl::desc("Let fused attention read its query, key and value and write "
@@ -211,6 +218,7 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.batchTransfers = batchTransfers;
   options.gemmEpilogues = gemmEpilogues;
   options.attentionViews = attentionViews;
+  options.partials = partials;
   options.tieLayout = tieLayout;
   options.allowInexact = allowInexact;
   options.stateCap = stateCap;

@@ -168,6 +168,11 @@ struct CompilePipelineOptions
                      "library gemm's result alone feeds into its step "
                      "(ein-fuse-gemm-epilogues)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> partials{
+      *this, "partials",
+      llvm::cl::desc("Partial sums of a cut summed loop in the accumulator "
+                     "type (acc) or the result's element type (out)"),
+      llvm::cl::init("acc")};
   PassOptions::Option<bool> attentionViews{
       *this, "attention-views",
       llvm::cl::desc("Let library attention read its query, key and value "

@@ -28,6 +28,9 @@ def EinAttachTarget : Pass<"ein-attach-target", "::mlir::ModuleOp"> {
            "Topology preset, nodes=K,gpus=G, or a topology .json file">,
     Option<"chip", "chip", "std::string", "\"sm_90\"",
            "Chip: sm_<N> for CUDA, host for the CPU target">,
+    Option<"partials", "partials", "std::string", "\"acc\"",
+           "acc (partial sums in the accumulator type) or out (in the "
+           "result's element type: half the bytes for bf16)">,
   ];
 }
 

@@ -236,3 +236,8 @@ module attributes {ein.kernel_signatures = "{\"format\": \"ein-kernel-signatures
 func.func @signatures_on_func() attributes {ein.kernel_signatures = "{\"format\": \"ein-kernel-signatures\", \"kernels\": {}}"} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{#ein.target partials must be acc or out, got 'half'}}
+module attributes {ein.target = #ein.target<devices = 2, partials = "half">} {}

@@ -26,7 +26,7 @@ void EinDialect::registerAttributes() {
 
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t devices, StringRef topology,
-                                 StringRef chip) {
+                                 StringRef chip, StringRef partials) {
   // The format library's validators: the compiler and the runtime share
   // them, so they cannot disagree.
   std::string error;
@@ -37,6 +37,9 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << error;
   if (!::ein::checkChipName(chip.str(), error))
     return emitError() << error;
+  if (partials != "acc" && partials != "out")
+    return emitError() << "#ein.target partials must be acc or out, got '"
+                       << partials << "'";
   return success();
 }
 

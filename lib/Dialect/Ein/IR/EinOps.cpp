@@ -1399,6 +1399,18 @@ static OpAccesses accessesOf(Operation *op) {
   return a;
 }
 
+/// The element type `op`'s partial sums move and combine in: its
+/// accumulator, or the result's float type where the module's target asks
+/// for partials in the output precision (`partials = "out"`).
+static Type partialElement(Operation *op, Type accumulator) {
+  Type result = elementTypeOf(op->getResult(0).getType());
+  TargetAttr target = getTarget(op);
+  if (target && target.getPartials() == "out" && isa<FloatType>(result) &&
+      isa<FloatType>(accumulator))
+    return result;
+  return accumulator;
+}
+
 static int64_t resultRank(Operation *op) {
   return shapeOf(op->getResult(0).getType()).size();
 }
@@ -1414,7 +1426,7 @@ OpAccesses JoinAggOp::getAccesses() {
   for (int64_t l : getOutputIndices())
     a.result.dimLoops.push_back({l});
   a.aggregation = getAgg();
-  a.accumulator = getAccType();
+  a.accumulator = partialElement(*this, getAccType());
   return a;
 }
 
@@ -1606,7 +1618,7 @@ OpAccesses ConvOp::getAccesses() {
               weights};
   a.result = windowedResult(getLayout(), 3);
   a.aggregation = AggKind::Add;
-  a.accumulator = getAccType();
+  a.accumulator = partialElement(*this, getAccType());
   return a;
 }
 

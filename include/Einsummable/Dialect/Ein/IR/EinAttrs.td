@@ -42,6 +42,11 @@ def Ein_TargetAttr : Ein_Attr<"Target", "target"> {
       a topology JSON file (ending in `.json`). Defaults to `nvswitch`.
     * `chip`: `sm_<N>` (CUDA compute capability) or `host` for the CPU
       target. Defaults to `sm_90`.
+    * `partials`: the precision partial results of a cut summed loop move
+      and combine in: `acc` (the op's accumulator, f32 for a bf16 or f16
+      sum; the default) or `out` (the result's element type, as NCCL's
+      all-reduce of bf16 does: half the bytes between devices, one more
+      rounding a partial). Defaults to `acc`.
 
     Example:
 
@@ -52,7 +57,8 @@ def Ein_TargetAttr : Ein_Attr<"Target", "target"> {
   let parameters = (ins
     "int64_t":$devices,
     StringRefParameter<"topology preset or JSON file", "\"nvswitch\"">:$topology,
-    StringRefParameter<"chip name", "\"sm_90\"">:$chip);
+    StringRefParameter<"chip name", "\"sm_90\"">:$chip,
+    StringRefParameter<"partial sums' precision", "\"acc\"">:$partials);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
