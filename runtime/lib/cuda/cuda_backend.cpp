@@ -1139,26 +1139,14 @@ private:
             static_cast<unsigned char *>(attentionWorkspaces[s.device]);
         void *filter = address(s.b);
         if (size_t bytes = convFilterBytes.at(index)) {
-          // hwcf [r, s, c, k] to fhwc [k, r, s, c].
+          // hwcf [r, s, c, k] to fhwc [k, r, s, c]: the filter gathered
+          // through the view that reads it in fhwc order.
           const std::vector<int64_t> &w = m.buffers[s.b].type.shape;
           int64_t r = w[0], sc = w[1], c = w[2], k = w[3];
-          cuda::CopyParams p{};
-          p.src = static_cast<const unsigned char *>(filter);
-          p.dst = scratch;
-          p.rank = 4;
-          p.width = int32_t(dtypeBytes(m.buffers[s.b].type.dtype));
-          int64_t extent[4] = {k, r, sc, c};
-          int64_t dst[4] = {r * sc * c, sc * c, c, 1};
-          int64_t src[4] = {1, sc * c * k, c * k, k};
-          for (int d = 0; d < 4; ++d) {
-            p.extent[d] = extent[d];
-            p.dstStride[d] = dst[d];
-            p.srcStride[d] = src[d];
-          }
-          p.count = k * r * sc * c;
-          void *args[] = {&p};
-          launch(copyKernel, gridFor(p.count), dim3(kThreads), args, 0, stream,
-                 where);
+          StridedView fhwc{{k, r, sc, c}, {1, sc * c * k, c * k, k}, 0};
+          stridedCopy(fhwc, static_cast<unsigned char *>(filter),
+                      /*toView=*/false, scratch,
+                      dtypeBytes(m.buffers[s.b].type.dtype), stream, where);
           filter = scratch;
           scratch += bytes;
         }
