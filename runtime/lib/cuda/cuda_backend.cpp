@@ -679,7 +679,7 @@ private:
           // of the workspace.
           for (const std::optional<StridedView> *view : attentionViews(s))
             if (*view)
-              staged += stagedBytes(**view, m.buffers[s.q].type.dtype);
+              staged += stagedBytes((*view)->shape, m.buffers[s.q].type.dtype);
           cuda::AttentionProblem dense = p;
           dense.qStrides = dense.kStrides = dense.vStrides =
               dense.oStrides = {};
@@ -735,8 +735,7 @@ private:
       // of the workspace (kernels_abi.h's copy, strided), cuDNN's after it.
       size_t reordered = 0;
       if (last)
-        reordered =
-            (size_t(product(w.shape)) * dtypeBytes(w.dtype) + 255) / 256 * 256;
+        reordered = stagedBytes(w.shape, w.dtype);
       convFilterBytes[i] = reordered;
       workspace[s.device] =
           std::max(workspace[s.device], reordered + convs[i]->workspaceBytes());
@@ -1240,9 +1239,6 @@ private:
     }
   }
 
-  /// Copies the whole of a `type` tensor into the leading corner of a
-  /// larger one of shape `toShape` (or back: `fromShape` the larger), on one
-  /// device: a padded gemm operand.
   /// An attention step's q, k, v and o views in that order (absent: read
   /// or written whole).
   static std::array<const std::optional<StridedView> *, 4>
@@ -1250,8 +1246,9 @@ private:
     return {&s.qView, &s.kView, &s.vView, &s.oView};
   }
 
-  static size_t stagedBytes(const StridedView &view, DType dtype) {
-    return (size_t(product(view.shape)) * dtypeBytes(dtype) + 255) / 256 * 256;
+  /// The workspace bytes a dense copy of `shape` takes, 256-byte aligned.
+  static size_t stagedBytes(const std::vector<int64_t> &shape, DType dtype) {
+    return (size_t(product(shape)) * dtypeBytes(dtype) + 255) / 256 * 256;
   }
 
   /// Attention step `index`: in place, or through dense copies of its views
@@ -1275,7 +1272,7 @@ private:
         continue;
       }
       dense[t] = scratch;
-      scratch += stagedBytes(*view, dtype);
+      scratch += stagedBytes(view->shape, dtype);
       if (t < 3)
         stridedCopy(*view, base, /*toView=*/false, dense[t], width, stream,
                     where);
@@ -1314,6 +1311,9 @@ private:
            where);
   }
 
+  /// Copies the whole of a `type` tensor into the leading corner of a
+  /// larger one of shape `toShape` (or back: `fromShape` the larger), on one
+  /// device: a padded gemm operand.
   void copy(const void *from, const std::vector<int64_t> &fromShape, void *to,
             const std::vector<int64_t> &toShape, const TensorType &type,
             cudaStream_t stream, const std::string &where) {
