@@ -1255,36 +1255,36 @@ private:
   /// where its implementation reads dense tensors only.
   void runAttention(size_t index, const Step &s, cudaStream_t stream,
                     const std::string &where) {
-    std::array<void *, 4> at = {address(s.q), address(s.k), address(s.v),
-                                address(s.o)};
+    // What the implementation reads and writes: each buffer, at its view's
+    // offset, or (staged) a dense copy of its view in the workspace.
+    std::array<void *, 4> operand = {address(s.q), address(s.k), address(s.v),
+                                     address(s.o)};
     auto *scratch = static_cast<unsigned char *>(attentionWorkspaces[s.device]);
     DType dtype = m.buffers[s.q].type.dtype;
     int width = dtypeBytes(dtype);
-    std::array<void *, 4> dense = at;
     bool staged = attentionStagedBytes.at(index) > 0;
     for (int t = 0; t < 4; ++t) {
       const std::optional<StridedView> &view = *attentionViews(s)[t];
-      auto *base = static_cast<unsigned char *>(at[t]);
       if (!view)
         continue;
+      auto *base = static_cast<unsigned char *>(operand[t]);
       if (!staged) {
-        at[t] = base + view->offset * width;
+        operand[t] = base + view->offset * width;
         continue;
       }
-      dense[t] = scratch;
+      operand[t] = scratch;
       scratch += stagedBytes(view->shape, dtype);
       if (t < 3)
-        stridedCopy(*view, base, /*toView=*/false, dense[t], width, stream,
+        stridedCopy(*view, base, /*toView=*/false, operand[t], width, stream,
                     where);
     }
     attentions.at(index)->run(
-        staged ? dense[0] : at[0], staged ? dense[1] : at[1],
-        staged ? dense[2] : at[2], staged ? dense[3] : at[3],
+        operand[0], operand[1], operand[2], operand[3],
         s.lse >= 0 ? reinterpret_cast<float *>(address(s.lse)) : nullptr,
         scratch, stream);
     if (staged && s.oView)
-      stridedCopy(*s.oView, static_cast<unsigned char *>(at[3]),
-                  /*toView=*/true, dense[3], width, stream, where);
+      stridedCopy(*s.oView, static_cast<unsigned char *>(address(s.o)),
+                  /*toView=*/true, operand[3], width, stream, where);
   }
 
   /// Copies between a view of `base` and a dense tensor of its shape at
