@@ -14,6 +14,7 @@
 #include "ein/target.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINFOLDATTENTIONVIEWS
@@ -25,19 +26,35 @@ using namespace mlir::ein;
 
 namespace {
 
-/// Erases `value`'s producer if nothing reads it any more, and what it read
-/// from in turn: the copies a view replaced.
-void eraseDeadCopies(Value value) {
-  Operation *op = value.getDefiningOp();
+/// Whether `op` is one of the copies a view stands for.
+bool isCopy(Operation *op) {
   auto transpose = dyn_cast_or_null<JoinAggOp>(op);
-  if (!op || !op->use_empty() ||
-      !(isa<tensor::ExtractSliceOp, ReshapeOp>(op) ||
-        (transpose && isExactTranspose(transpose))))
-    return;
-  SmallVector<Value> sources(op->getOperands());
-  op->erase();
-  for (Value source : sources)
-    eraseDeadCopies(source);
+  return isa_and_nonnull<tensor::ExtractSliceOp, ReshapeOp>(op) ||
+         (transpose && isExactTranspose(transpose));
+}
+
+/// Erases the copies producing `values` (and what they copy) that nothing
+/// reads any more. The candidates are gathered first: one chain may feed
+/// another, so an op is never looked at after it is erased.
+void eraseDeadCopies(ArrayRef<Value> values) {
+  llvm::SetVector<Operation *> candidates;
+  SmallVector<Value> worklist(values);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val().getDefiningOp();
+    if (isCopy(op) && candidates.insert(op))
+      llvm::append_range(worklist, op->getOperands());
+  }
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation *op : candidates.takeVector()) {
+      if (op->use_empty()) {
+        op->erase();
+        erased = true;
+      } else {
+        candidates.insert(op);
+      }
+    }
+  }
 }
 
 /// `attention`'s operands read through views, and its result written
@@ -60,8 +77,7 @@ void foldViews(AttentionOp attention) {
     viewed[copy] = made;
     operand.set(made);
   }
-  for (auto [copy, view] : viewed)
-    eraseDeadCopies(copy);
+  eraseDeadCopies(llvm::to_vector(llvm::make_first_range(viewed)));
   Value result = attention.getResult();
   if (!result.hasOneUse())
     return;

@@ -129,3 +129,30 @@ func.func @not_views(%x: tensor<1x4x16x128xbf16>, %y: tensor<1x2x8x2x64xbf16>, %
   %o = ein.attention %qc, %k, %vv {device = 0 : i64} : tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16> -> tensor<1x4x8x64xbf16>
   return %o : tensor<1x4x8x64xbf16>
 }
+
+// -----
+
+// One chain inside another: k is a slice of a projection split into heads,
+// q the same block transposed. Both become views of the projection, and
+// every copy goes (the pass never looks at a copy it erased).
+
+// CPU-LABEL: func.func @nested
+// CPU-SAME: (%[[P:.*]]: tensor<1x8x256xf32>)
+// CPU-NEXT: %[[Q:.*]] = ein.view %[[P]] offset 0 strides [2048, 256, 64, 1] : tensor<1x8x256xf32> -> tensor<1x8x2x64xf32>
+// CPU-NEXT: %[[K:.*]] = ein.view %[[P]] offset 0 strides [128, 64, 256, 1] : tensor<1x8x256xf32> -> tensor<1x2x8x64xf32>
+// CPU-NEXT: ein.attention %[[Q]], %[[K]], %[[K]]
+// CPU-NEXT: return
+func.func @nested(%p: tensor<1x8x256xf32>) -> tensor<1x8x2x64xf32> {
+  %s = tensor.extract_slice %p[0, 0, 0] [1, 8, 128] [1, 1, 1] : tensor<1x8x256xf32> to tensor<1x8x128xf32>
+  %h = ein.reshape %s [[0], [1], [2, 3]] {device = 0 : i64} : tensor<1x8x128xf32> -> tensor<1x8x2x64xf32>
+  %k = ein.join_agg none ins(%h[d0, d2, d1, d3] : tensor<1x8x2x64xf32>) out[d0, d1, d2, d3] attributes {device = 0 : i64} : tensor<1x2x8x64xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %q = ein.join_agg none ins(%k[d0, d2, d1, d3] : tensor<1x2x8x64xf32>) out[d0, d1, d2, d3] attributes {device = 0 : i64} : tensor<1x8x2x64xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %o = ein.attention %q, %k, %k {device = 0 : i64, group = 4 : i64} : tensor<1x8x2x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32> -> tensor<1x8x2x64xf32>
+  return %o : tensor<1x8x2x64xf32>
+}
