@@ -211,7 +211,8 @@ def _install(source, destination):
 
 def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
             strategy="optimal", memory_limit=None, tie_layout=False,
-            workdir=None, chip=None, exchange=None, extra_args=()):
+            workdir=None, chip=None, exchange=None, partials=None,
+            extra_args=()):
     """Traces `model` on `example_inputs`, plans it over `devices` and
     returns a `Compiled` callable like the model. The program, the bundle
     and the plan's explanation are kept in `workdir` (a new temporary
@@ -240,6 +241,10 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
         command.append("--chip=%s" % chip)
     if exchange:
         command.append("--exchange=%s" % exchange)
+    if partials:
+        # "acc" (the default) or "out": partial sums between devices in the
+        # result's precision (docs/planner.md).
+        command.append("--partials=%s" % partials)
     command += list(extra_args)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:

@@ -103,6 +103,27 @@ class Models(unittest.TestCase):
     def test_mlp_classifier(self):
         self.check("mlp", models.MLPClassifier(), (torch.randn(6, 20),))
 
+    def test_partials_in_the_output_precision(self):
+        # Megatron's plan cuts the second linear layer's summed loop: its
+        # two partial sums move and add in bf16 with partials="out".
+        model = models.MLPClassifier().to(torch.bfloat16).eval()
+        x = torch.randn(6, 20).to(torch.bfloat16)
+        with torch.no_grad():
+            want = model(x)
+        compiled = einsummable.compile(
+            model, (x,), devices=2, strategy="megatron", partials="out",
+            workdir=os.path.join(self.dir.name, "partials"))
+        self.assertLess(error(compiled(x), want), TOLERANCE[torch.bfloat16])
+        import json
+        with open(os.path.join(self.dir.name, "partials", "bundle",
+                               "manifest.json")) as f:
+            manifest = json.load(f)
+        dtype = {b["name"]: b["type"]["dtype"] for b in manifest["buffers"]}
+        inputs = {dtype[i] for s in manifest["steps"]
+                  if s["kind"] == "aggregate" for i in s["inputs"]}
+        self.assertEqual(inputs, {"bf16"})
+        compiled.close()
+
     def test_gpt2_block_bf16(self):
         self.check("gpt2-bf16", models.GPT2Block(),
                    (torch.randn(2, 16, 64),), devices=(1, 2, 4),
