@@ -671,11 +671,20 @@ private:
             [](int64_t x) { return x < 1; }))
       fail(n.path, "a view's extents must be positive, its offset and "
                    "strides not negative");
-    // Its last element, in 128 bits: crafted extents must not wrap.
-    __int128 last = view.offset;
-    for (size_t d = 0; d < view.shape.size(); ++d)
+    // Its last element and its element count, in 128 bits: crafted
+    // extents must not wrap. A view never holds more elements than its
+    // buffer (the compiler's views read each element once at most), which
+    // bounds what a backend gathers.
+    __int128 last = view.offset, count = 1;
+    for (size_t d = 0; d < view.shape.size(); ++d) {
       last += __int128(view.shape[d] - 1) * view.strides[d];
+      count = std::min<__int128>(count * view.shape[d], __int128(1) << 64);
+    }
     int64_t elements = buffer(id).type.numElements();
+    if (count > elements)
+      fail(n.path, "the view holds more elements than buffer " +
+                       inQuotes(buffer(id).name) + " (" +
+                       std::to_string(elements) + ")");
     if (last >= elements)
       fail(n.path, "the view reads past the end of buffer " +
                        inQuotes(buffer(id).name) + " (" +

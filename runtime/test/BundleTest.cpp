@@ -434,9 +434,13 @@ TEST(Bundle, AttentionSteps) {
   EXPECT_REJECTS(past, "manifest.steps[0].q_view: the view reads past the end "
                        "of buffer 'Q' (1024 elements)");
   json huge = viewed;
-  huge["steps"][0]["q_view"]["strides"] = {int64_t(1) << 62, 64, 256, 1};
-  huge["steps"][0]["q_view"]["shape"] = {3, 4, 4, 64};
+  huge["steps"][0]["q_view"]["strides"] = {1024, int64_t(1) << 62, 256, 1};
   EXPECT_REJECTS(huge, "past the end");
+  json broadcast = viewed;
+  broadcast["steps"][0]["q_view"]["shape"] = {int64_t(1) << 40, 4, 4, 64};
+  broadcast["steps"][0]["q_view"]["strides"] = {0, 64, 256, 1};
+  EXPECT_REJECTS(broadcast, "manifest.steps[0].q_view: the view holds more "
+                            "elements than buffer 'Q' (1024)");
   json disagree = viewed;
   disagree["steps"][0]["q_view"]["shape"] = {1, 4, 2, 64};
   EXPECT_REJECTS(disagree, "attention shapes do not agree: q [1, 4, 2, 64]");

@@ -391,3 +391,11 @@ func.func @view_negative_offset(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
   %v = ein.view %x offset -1 strides [8, 1] : tensor<4x8xf32> -> tensor<4x4xf32>
   return %v : tensor<4x4xf32>
 }
+
+// -----
+
+func.func @view_wraps(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{reads past the end of a source of 32 elements}}
+  %v = ein.view %x offset 0 strides [9223372036854775807, 1] : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %v : tensor<4x4xf32>
+}

@@ -8,6 +8,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <array>
 #include <cmath>
@@ -1151,11 +1152,17 @@ LogicalResult ViewOp::verify() {
   int64_t offset = getOffsetAttr().getInt();
   if (offset < 0 || llvm::any_of(strides, [](int64_t s) { return s < 0; }))
     return emitOpError() << "offset and strides must not be negative";
-  // The last element the view reads must be one of the source's.
-  int64_t last = offset;
+  // The last element the view reads must be one of the source's (summed
+  // saturating: crafted strides must not wrap).
+  uint64_t last = offset;
+  bool overflow = false;
   for (auto [size, stride] : llvm::zip(result.getShape(), strides))
-    last += (size - 1) * stride;
-  if (result.getNumElements() > 0 && last >= source.getNumElements())
+    last = llvm::SaturatingMultiplyAdd<uint64_t>(size - 1, stride, last,
+                                                 &overflow);
+  if (result.getNumElements() > 0 && overflow)
+    return emitOpError() << "reads past the end of a source of "
+                         << source.getNumElements() << " elements";
+  if (result.getNumElements() > 0 && last >= uint64_t(source.getNumElements()))
     return emitOpError() << "reads element " << last << " of a source of "
                          << source.getNumElements() << " elements";
   return success();
