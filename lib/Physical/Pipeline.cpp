@@ -308,6 +308,9 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   std::vector<int> specOf(graph.ops.size(), -1);
   for (size_t o = 0; o < one.graph.ops.size(); ++o)
     specOf[one.origin[o]] = static_cast<int>(o);
+  staged.stageDevices = stageDevices;
+  for (size_t o = 0; o < graph.ops.size(); ++o)
+    staged.specs.push_back(perStage.specs[specOf[o]]);
   std::vector<Spec> specs;
   for (int origin : all.origin)
     specs.push_back(perStage.specs[specOf[origin]]);

@@ -10,6 +10,7 @@
 #include "Einsummable/Planner/Strategy.h"
 #include "Einsummable/Transforms/Passes.h"
 #include "Einsummable/Transforms/PlanReport.h"
+#include "Einsummable/Transforms/StagedPlan.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
@@ -178,6 +179,42 @@ struct EinDecomposePass
         return signalPassFailure();
       }
     }
+    // stages: off, auto, or SxM.
+    int64_t askedStages = 0, askedMicroBatches = 0;
+    StringRef stagesText = stages;
+    bool autoStages = stagesText == "auto";
+    if (!autoStages && stagesText != "off") {
+      auto [s, m] = stagesText.split('x');
+      if (s.getAsInteger(10, askedStages) ||
+          m.getAsInteger(10, askedMicroBatches) || askedStages < 2 ||
+          askedMicroBatches < 1) {
+        module.emitError() << "stages must be off, auto, or SxM (S >= 2 "
+                              "stages over M >= 1 micro-batches, e.g. 2x4), "
+                              "got '"
+                           << stagesText << "'";
+        return signalPassFailure();
+      }
+    }
+    bool staging = autoStages || askedStages > 0;
+    if (staging) {
+      std::string why;
+      if (topology.nodes < 2)
+        why = "needs a topology of several nodes (topology=nodes=K,gpus=G); "
+              "stages run on node groups";
+      else if (*kind != planner::Strategy::Optimal &&
+               *kind != planner::Strategy::Megatron)
+        why = "cuts a stage's ops with the optimal or megatron strategy, not "
+              "'" +
+              std::string(strategy) + "'";
+      else if (tieLayout)
+        why = "cannot tie results to their arguments' layouts (tie-layout)";
+      else if (memoryLimit > 0)
+        why = "is not yet checked against a memory limit (memory-limit)";
+      if (!why.empty()) {
+        module.emitError() << "stages=" << stagesText << " " << why;
+        return signalPassFailure();
+      }
+    }
     PlanExplanation explanation;
 
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -247,6 +284,47 @@ struct EinDecomposePass
         diag << "the plan may not be optimal; raise state-cap "
                 "(ein-compile --state-cap=N)";
       }
+      // The staged plans priced (for the explanation or stages=auto) and the
+      // one lowered, if any.
+      planner::SearchOptions stagedOptions = options;
+      stagedOptions.stateCap = restricted.stateCap;
+      bool pricing = pipeline && !explainTo.empty() && topology.nodes > 1 &&
+                     (*kind == planner::Strategy::Optimal ||
+                      *kind == planner::Strategy::Megatron);
+      std::vector<physical::StagedPlan> priced;
+      if (pricing || autoStages)
+        priced = physical::stagedPlans(graph->graph, stagedOptions, topology,
+                                       maxMicroBatches, *kind);
+      std::optional<physical::StagedPlan> lowered;
+      if (askedStages > 0) {
+        lowered = physical::stagedPlan(graph->graph, stagedOptions, topology,
+                                       askedStages, askedMicroBatches, *kind);
+        if (!lowered->feasible) {
+          atNamedOp(*graph, func, lowered->error)->emitOpError()
+              << "has no plan of " << askedStages << " stages over "
+              << askedMicroBatches
+              << (askedMicroBatches == 1 ? " micro-batch: "
+                                         : " micro-batches: ")
+              << lowered->error;
+          return signalPassFailure();
+        }
+      } else if (autoStages) {
+        std::vector<bool> unusedSynthesized;
+        physical::Placement unusedPlacement;
+        double intraOp =
+            physical::simulate(topology,
+                               physical::placedBestProgram(
+                                   graph->graph, plan, options, topology,
+                                   keptForTies(graph->graph, options),
+                                   unusedSynthesized, unusedPlacement,
+                                   batchTransfers)
+                                   .tasks)
+                .seconds;
+        for (const physical::StagedPlan &p : priced)
+          if (p.feasible && p.seconds < intraOp &&
+              (!lowered || p.seconds < lowered->seconds))
+            lowered = p;
+      }
       if (!explainTo.empty()) {
         std::vector<std::string> locations;
         for (Operation *op : graph->ops)
@@ -264,16 +342,9 @@ struct EinDecomposePass
                         locations, program, topology);
         // Several nodes: what pipeline stages would give instead, each
         // stage cut as this run's strategy cuts (docs/distributed.md).
-        if (pipeline && topology.nodes > 1 &&
-            (*kind == planner::Strategy::Optimal ||
-             *kind == planner::Strategy::Megatron)) {
-          planner::SearchOptions staged = options;
-          staged.stateCap = restricted.stateCap;
-          explanation.addPipeline(
-              func.getSymName(),
-              physical::stagedPlans(graph->graph, staged, topology,
-                                    maxMicroBatches, *kind));
-        }
+        if (pricing || lowered)
+          explanation.addPipeline(func.getSymName(), priced,
+                                  lowered ? &*lowered : nullptr);
       }
       for (size_t i = 0; i < graph->ops.size(); ++i) {
         Operation *op = graph->ops[i];
@@ -296,6 +367,10 @@ struct EinDecomposePass
       if (remarks &&
           failed(emitPlanRemarks(func, target, graph->ops, graph->graph, plan,
                                  options, batchTransfers)))
+        return signalPassFailure();
+      // Last, as it replaces the ops `graph` names.
+      if (lowered &&
+          failed(applyStagedPlan(func, *graph, *lowered, *info, stagedOptions)))
         return signalPassFailure();
     }
     if (explainTo.empty())

@@ -24,6 +24,7 @@ static void copyPlannerOptions(const PlannerOptionFields &from, To &to) {
   to.seed = from.seed;
   to.memoryLimit = from.memoryLimit;
   to.explain = from.explain;
+  to.stages = from.stages;
 }
 
 void mlir::ein::buildPlanPipeline(OpPassManager &pm,
@@ -171,6 +172,7 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
   if (options.stateCap != defaults.stateCap)
     os << " state-cap=" << options.stateCap;
   string(options.strategy, defaults.strategy, "strategy");
+  string(options.stages, defaults.stages, "stages");
   if (options.seed != defaults.seed)
     os << " seed=" << options.seed;
   if (options.memoryLimit != defaults.memoryLimit)

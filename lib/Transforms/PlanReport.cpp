@@ -359,12 +359,6 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
     memoryBytes[d] = std::max(memoryBytes[d], memory.peak[d]);
 }
 
-void mlir::ein::PlanExplanation::addPipeline(
-    llvm::StringRef function, const std::vector<physical::StagedPlan> &plans) {
-  if (!plans.empty())
-    pipelines.emplace_back(function.str(), plans);
-}
-
 namespace {
 
 std::string stagedName(const physical::StagedPlan &plan) {
@@ -374,6 +368,23 @@ std::string stagedName(const physical::StagedPlan &plan) {
 }
 
 } // namespace
+
+void mlir::ein::PlanExplanation::addPipeline(
+    llvm::StringRef function, const std::vector<physical::StagedPlan> &plans,
+    const physical::StagedPlan *lowered) {
+  if (plans.empty() && !lowered)
+    return;
+  pipelines.push_back({function.str(), plans,
+                       lowered ? std::to_string(lowered->stages) + "x" +
+                                     std::to_string(lowered->microBatches)
+                               : std::string()});
+  // A plan lowered as asked but not among those priced is listed too.
+  if (lowered && llvm::none_of(plans, [&](const physical::StagedPlan &p) {
+        return p.stages == lowered->stages &&
+               p.microBatches == lowered->microBatches;
+      }))
+    pipelines.back().plans.push_back(*lowered);
+}
 
 LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                                                 const Header &header,
@@ -394,7 +405,7 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
     if (nodes > 1)
       llvm::outs() << "between nodes: " << humanBytes(bytesBetweenNodes)
                    << "\n";
-    for (const auto &[function, plans] : pipelines) {
+    for (const auto &[function, plans, lowered] : pipelines) {
       llvm::outs() << "pipeline stages for @" << function
                    << " (simulated; the plan above: "
                    << llvm::formatv("{0:F3}", simulatedMs).str() << " ms):\n";
@@ -418,10 +429,15 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                      << llvm::formatv("{0:F2}",
                                       simulatedMs / (best->seconds * 1e3))
                             .str()
-                     << "x (staged plans are priced, not yet compiled: "
-                        "docs/distributed.md)\n";
+                     << "x\n";
       else if (best)
         llvm::outs() << "  faster by the simulator: the plan above\n";
+      llvm::outs() << "  lowered: "
+                   << (lowered.empty() ? "the plan above (stages=off; "
+                                         "stages=auto or SxM lowers a "
+                                         "staged plan)"
+                                       : lowered + " (stages x micro-batches)")
+                   << "\n";
     }
     printExplainTable(llvm::outs(), explained);
     return success();
@@ -466,7 +482,7 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
     root["bytes_between_nodes"] = bytesBetweenNodes;
   if (!pipelines.empty()) {
     llvm::json::Array staged;
-    for (const auto &[function, plans] : pipelines)
+    for (const auto &[function, plans, lowered] : pipelines)
       for (const physical::StagedPlan &p : plans) {
         llvm::json::Object entry{{"function", function},
                                  {"feasible", p.feasible}};
@@ -480,6 +496,8 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
           entry["transfers_between_nodes"] = p.transfersBetweenNodes;
           entry["bytes"] = p.bytes;
           entry["stage_of"] = llvm::json::Array(p.stageOf);
+          entry["lowered"] = lowered == std::to_string(p.stages) + "x" +
+                                            std::to_string(p.microBatches);
         }
         staged.push_back(std::move(entry));
       }

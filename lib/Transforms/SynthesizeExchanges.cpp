@@ -121,13 +121,21 @@ public:
           isa<SpecOpInterface>(op))
         irValue[next++] = op.getResult(0);
     }
-    if (failed(rebuildPlan()))
+    if (failed(readPlacement()) || failed(rebuildPlan()))
       return failure();
     // Synthesized: blocks placed for the machine, then whichever of the two
     // forms simulates faster, so synthesis never makes a step slower (trees
     // pay a latency a level). A function whose results are tied to its
     // arguments' layouts keeps those layouts' ops canonical.
-    if (topology && placeBlocks) {
+    if (pinned) {
+      // Blocks where `ein.place` puts them (a staged plan's stages).
+      bool synthesized = false;
+      program = topology ? physical::bestProgram(g, plan, options, *topology,
+                                                 synthesized, placement, batch)
+                         : physical::naiveProgram(g, plan, options, placement);
+      synthesizedOps.assign(g.ops.size(), synthesized);
+      plan = physical::placedPlan(g, plan, placement);
+    } else if (topology && placeBlocks) {
       std::vector<bool> keep;
       if (func->hasAttr(EinDialect::getTieLayoutAttrName()))
         keep = physical::opsKeptForTies(g, options);
@@ -223,9 +231,12 @@ private:
                << "has no spec; ein-synthesize-exchanges lowers the planned "
                   "form (run ein-plan first)";
       planner::Spec parts(spec.getParts().begin(), spec.getParts().end());
-      if (!planner::isLegalSpec(g.ops[o], parts, options.devices))
+      // A placed op is cut for the GPUs it is placed on (a stage's).
+      int64_t devices =
+          pinned ? int64_t(placement.device[o].size()) : options.devices;
+      if (!planner::isLegalSpec(g.ops[o], parts, devices))
         return op->emitOpError() << "spec " << spec << " is not legal on "
-                                 << options.devices << " devices";
+                                 << devices << " devices";
       plan.specs.push_back(parts);
       planner::OpPlan opPlan = planner::planOp(g, g.ops[o], parts, options);
       plan.layouts[g.ops[o].output.value] = opPlan.holds;
@@ -262,6 +273,41 @@ private:
     }
     return success();
   }
+
+  /// The GPUs ops' `ein.place` pins their join blocks to: all of them or
+  /// none (a staged plan places every op; the placement search places a
+  /// program whose ops carry none).
+  LogicalResult readPlacement() {
+    size_t placed = 0;
+    placement.device.assign(g.ops.size(), {});
+    for (size_t o = 0; o < g.ops.size(); ++o) {
+      auto devices = pg.ops[o]->getAttrOfType<DenseI64ArrayAttr>(
+          EinDialect::getPlaceAttrName());
+      if (!devices)
+        continue;
+      ++placed;
+      for (int64_t device : devices.asArrayRef()) {
+        if (device >= options.devices)
+          return pg.ops[o]->emitOpError()
+                 << "is placed on GPU " << device << " of a target of "
+                 << options.devices << " devices";
+        placement.device[o].push_back(device);
+      }
+    }
+    if (placed != 0 && placed != g.ops.size()) {
+      auto unplaced = llvm::find_if(pg.ops, [](Operation *op) {
+        return !op->hasAttr(EinDialect::getPlaceAttrName());
+      });
+      return (*unplaced)->emitOpError()
+             << "has no '" << EinDialect::getPlaceAttrName()
+             << "' where other ops have one: place every op or none";
+    }
+    pinned = placed != 0;
+    if (!pinned)
+      placement.device.clear();
+    return success();
+  }
+  bool pinned = false;
 
   /// Per argument or constant that moves with the plan, what each of its
   /// readers needs, in program order.
@@ -649,6 +695,7 @@ private:
           blockType(k.output, partial ? accElement : resultElement));
       kernel->removeAttr("spec");
       kernel->removeAttr(EinDialect::getCandidatesAttrName());
+      kernel->removeAttr(EinDialect::getPlaceAttrName());
       kernel->setAttr("device", builder.getI64IntegerAttr(k.device));
       std::vector<int64_t> offsets;
       for (size_t l = 0; l < node.loopSizes.size(); ++l)

@@ -124,6 +124,12 @@ static cl::opt<std::string>
              cl::init("optimal"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("The seed of --strategy=random"),
                               cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    stages("stages",
+           cl::desc("On a topology of several nodes: off (the intra-op "
+                    "plan), auto (pipeline stages where the simulator finds "
+                    "them faster) or SxM (S stages over M micro-batches)"),
+           cl::init("off"), cl::cat(category));
 static cl::opt<std::string> memoryLimit(
     "memory-limit",
     cl::desc("What a GPU may hold: the plan (weights plus peak live "
@@ -224,6 +230,7 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.stateCap = stateCap;
   options.strategy = strategy;
   options.seed = seed;
+  options.stages = stages;
   options.memoryLimit = memoryBytes;
   options.explain = explainTo;
   options.weights = std::vector<std::string>(weights.begin(), weights.end());
@@ -397,6 +404,7 @@ int main(int argc, char **argv) {
     cl::Option *plannerOptions[] = {std::addressof(weights),
                                     &strategy,
                                     &seed,
+                                    &stages,
                                     &tieLayout,
                                     &stateCap,
                                     &explain,
@@ -415,6 +423,8 @@ int main(int argc, char **argv) {
                   " devices, not --devices=" + Twine(int64_t(devices)));
     options.planned = true;
     options.devices = planned.getDevices();
+    // The summary names the topology the program was planned for.
+    topology = planned.getTopology().str();
   }
   if (!emitShard.empty() && options.planned)
     return fail("--emit-shard annotates the logical program a plan is made "

@@ -69,8 +69,11 @@ struct StagedPlan {
   bool feasible = false;
   std::string error;
   int64_t stages = 1, microBatches = 1;
-  /// Per op of the original graph, its stage.
+  /// Per op of the original graph, its stage and its spec (cut for one
+  /// micro-batch on a stage's `stageDevices` devices; every copy takes it).
   std::vector<int> stageOf;
+  std::vector<planner::Spec> specs;
+  int64_t stageDevices = 0;
   /// The simulated step on the topology, bytes moved between nodes and in
   /// all, and how many transfers cross nodes.
   double seconds = 0, bytesBetweenNodes = 0, bytes = 0;

@@ -55,7 +55,13 @@ struct PlannerOptionFields {
         explain(owner, "explain",
                 llvm::cl::desc("Explain the plan: a JSON file, a .dot file, "
                                "or - for a table"),
-                llvm::cl::init("")) {}
+                llvm::cl::init("")),
+        stages(owner, "stages",
+               llvm::cl::desc("On a topology of several nodes: off (intra-op "
+                              "plans), auto (pipeline stages where the "
+                              "simulator finds them faster) or SxM (S stages "
+                              "over M micro-batches)"),
+               llvm::cl::init("off")) {}
 
   ::mlir::detail::PassOptions::Option<bool> tieLayout;
   ::mlir::detail::PassOptions::Option<bool> allowInexact;
@@ -64,6 +70,7 @@ struct PlannerOptionFields {
   ::mlir::detail::PassOptions::Option<uint64_t> seed;
   ::mlir::detail::PassOptions::Option<int64_t> memoryLimit;
   ::mlir::detail::PassOptions::Option<std::string> explain;
+  ::mlir::detail::PassOptions::Option<std::string> stages;
 };
 
 /// Options of the `ein-plan` pipeline.

@@ -275,7 +275,12 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     optimal and megatron strategies): the ops cut into stages of
     consecutive ops on node groups, the batch into micro-batches, each
     stage's ops cut by the strategy for its devices, simulated like the
-    plan, and says which is faster (`physical::stagedPlans`).
+    plan, and says which is faster (`physical::stagedPlans`). `stages`
+    lowers one: `SxM`, or `auto` for whichever simulates fastest; the
+    function is rewritten into micro-batch copies (`ein.slice` of the
+    batch, each batched op copied per micro-batch, `ein.concat` of the
+    results) and every op gets its stage's `spec` and `ein.place`
+    (applyStagedPlan, docs/distributed.md).
 
     Sets `spec` on every op and drops `ein.candidates`. With `remarks`, each
     op gets a remark with its spec and cost terms. `strategy` restricts the
@@ -340,6 +345,12 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "over the batch) against the plan (docs/distributed.md)">,
     Option<"maxMicroBatches", "max-micro-batches", "int64_t", "16",
            "The most micro-batches the priced pipelines cut the batch into">,
+    Option<"stages", "stages", "std::string", "\"off\"",
+           "On a topology of several nodes, the plan to lower: off (the "
+           "intra-op plan), auto (the fastest of it and the priced pipelines, "
+           "by the simulator) or SxM (S stages over M micro-batches); a "
+           "staged plan is rewritten into micro-batch copies with `ein.place` "
+           "on every op (docs/distributed.md)">,
     Option<"progressSeconds", "progress-seconds", "double", "3",
            "A search that runs longer prints a progress line on standard "
            "error (nodes placed, states kept, the cheapest cost so far) "

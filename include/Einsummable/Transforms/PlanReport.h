@@ -109,9 +109,11 @@ public:
            const ::ein::Topology &topology);
 
   /// Adds the staged plans priced for one function (a topology of several
-  /// nodes), next to its intra-op plan added before.
+  /// nodes), next to its intra-op plan added before, and which of them is
+  /// lowered (`lowered`: null for the intra-op plan).
   void addPipeline(llvm::StringRef function,
-                   const std::vector<::ein::physical::StagedPlan> &plans);
+                   const std::vector<::ein::physical::StagedPlan> &plans,
+                   const ::ein::physical::StagedPlan *lowered = nullptr);
 
   /// Writes the explanation to `to`; a diagnostic at `where` if it cannot.
   LogicalResult write(llvm::StringRef to, const Header &header,
@@ -134,9 +136,14 @@ private:
   double total = 0, simulatedMs = 0, bytesBetweenNodes = 0;
   int64_t nodes = 1;
   std::vector<double> memoryBytes;
-  /// Per function with staged plans: its name and the plans.
-  std::vector<std::pair<std::string, std::vector<::ein::physical::StagedPlan>>>
-      pipelines;
+  /// Per function with staged plans: its name, the plans and the one
+  /// lowered ("SxM", or empty for the intra-op plan).
+  struct Pipelines {
+    std::string function;
+    std::vector<::ein::physical::StagedPlan> plans;
+    std::string lowered;
+  };
+  std::vector<Pipelines> pipelines;
 };
 
 /// ein-decompose's remarks on one planned function: each op's spec and cost

@@ -241,3 +241,66 @@ func.func @signatures_on_func() attributes {ein.kernel_signatures = "{\"format\"
 
 // expected-error @+1 {{#ein.target partials must be acc or out, got 'half'}}
 module attributes {ein.target = #ein.target<devices = 2, partials = "half">} {}
+
+// -----
+
+// ein.place: the GPUs of an op's join blocks (a staged plan's stages).
+func.func @place_not_array(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'ein.place' must be a non-empty array<i64> of GPUs, got 3 : i64}}
+  %b = ein.join_agg none ins(%a[d0] : tensor<8xf32>) out[d0] attributes {spec = #ein.spec<[1]>, ein.place = 3 : i64} : tensor<8xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+func.func @place_negative(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'ein.place' names GPU -1; GPUs are numbered from 0}}
+  %b = ein.join_agg none ins(%a[d0] : tensor<8xf32>) out[d0] attributes {spec = #ein.spec<[2]>, ein.place = array<i64: 0, -1>} : tensor<8xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+func.func @place_twice(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'ein.place' names GPU 2 twice; each join block runs on its own GPU}}
+  %b = ein.join_agg none ins(%a[d0] : tensor<8xf32>) out[d0] attributes {spec = #ein.spec<[2]>, ein.place = array<i64: 2, 2>} : tensor<8xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+func.func @place_without_spec(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'ein.place' places the blocks of a spec; the op has no 'spec'}}
+  %b = ein.join_agg none ins(%a[d0] : tensor<8xf32>) out[d0] attributes {ein.place = array<i64: 0>} : tensor<8xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+func.func @place_count(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'ein.place' names 3 GPUs for the 2 join blocks of its spec #ein.spec<[2]>}}
+  %b = ein.join_agg none ins(%a[d0] : tensor<8xf32>) out[d0] attributes {spec = #ein.spec<[2]>, ein.place = array<i64: 0, 1, 2>} : tensor<8xf32> {
+  ^bb0(%x: f32):
+    ein.yield %x : f32
+  }
+  return %b : tensor<8xf32>
+}
+
+// -----
+
+func.func @place_not_cut(%a: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'ein.place' belongs on an op a spec can cut, not on 'func.return'}}
+  return {ein.place = array<i64: 0>} %a : tensor<8xf32>
+}

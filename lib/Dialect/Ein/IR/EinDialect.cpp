@@ -113,6 +113,41 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                              << op->getName() << "'";
     return success();
   }
+  if (attr.getName() == getPlaceAttrName()) {
+    auto devices = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!devices || devices.empty())
+      return op->emitError() << "'" << getPlaceAttrName()
+                             << "' must be a non-empty array<i64> of GPUs, got "
+                             << attr.getValue();
+    auto cut = dyn_cast<SpecOpInterface>(op);
+    if (!cut)
+      return op->emitError() << "'" << getPlaceAttrName()
+                             << "' belongs on an op a spec can cut, not on '"
+                             << op->getName() << "'";
+    llvm::SmallDenseSet<int64_t> seen;
+    for (int64_t device : devices.asArrayRef()) {
+      if (device < 0)
+        return op->emitError() << "'" << getPlaceAttrName() << "' names GPU "
+                               << device << "; GPUs are numbered from 0";
+      if (!seen.insert(device).second)
+        return op->emitError()
+               << "'" << getPlaceAttrName() << "' names GPU " << device
+               << " twice; each join block runs on its own GPU";
+    }
+    auto spec = op->getAttrOfType<SpecAttr>("spec");
+    if (!spec)
+      return op->emitError() << "'" << getPlaceAttrName()
+                             << "' places the blocks of a spec; the op has "
+                                "no 'spec'";
+    int64_t blocks = 1;
+    for (int64_t parts : spec.getParts())
+      blocks *= parts;
+    if (blocks != int64_t(devices.size()))
+      return op->emitError() << "'" << getPlaceAttrName() << "' names "
+                             << devices.size() << " GPUs for the " << blocks
+                             << " join blocks of its spec " << spec;
+    return success();
+  }
   if (attr.getName() == getTieLayoutAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError()

@@ -81,6 +81,13 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getTieLayoutAttrName() {
       return "ein.tie_layout";
     }
+    /// array<i64> on an op a spec cuts: the GPU of each of its join blocks
+    /// (in the spec's row-major block order), where
+    /// ein-synthesize-exchanges runs them instead of placing them itself.
+    /// A staged plan's ops carry their stage's GPUs (docs/distributed.md).
+    static constexpr ::llvm::StringLiteral getPlaceAttrName() {
+      return "ein.place";
+    }
     /// i64 attribute ein-decompose{memory-limit} sets on a function: the
     /// bytes its plan holds on the fullest GPU by the planner's model,
     /// which ein-write-bundle reports beside the buffers' bytes.

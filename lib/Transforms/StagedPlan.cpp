@@ -1,0 +1,191 @@
+//===- StagedPlan.cpp - A pipeline-staged plan in IR ----------------------===//
+
+#include "Einsummable/Transforms/StagedPlan.h"
+
+#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Planner/Cost.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+using namespace mlir::ein;
+namespace planner = ::ein::planner;
+namespace physical = ::ein::physical;
+
+namespace {
+
+/// An op of the staged function: the op of the original it copies (-1 for
+/// the slices and concats around the copies) and its stage.
+struct Staged {
+  int origin = -1;
+  int stage = 0;
+};
+
+RankedTensorType withBatch(Type type, int dim, int64_t rows) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[dim] = rows;
+  return RankedTensorType::get(shape, tensor.getElementType(),
+                               tensor.getEncoding());
+}
+
+} // namespace
+
+LogicalResult
+mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
+                           const physical::StagedPlan &staged,
+                           const planner::TargetInfo &info,
+                           const planner::SearchOptions &options) {
+  const planner::Graph &g = pg.graph;
+  std::vector<int> loops, dims;
+  int64_t batch = 0;
+  std::string error;
+  if (!physical::batchLoopsOf(g, loops, batch, error, &dims))
+    return func.emitOpError() << "cannot be staged: " << error;
+  int64_t microBatches = staged.microBatches;
+  if (microBatches < 1 || batch % microBatches != 0 ||
+      staged.stageOf.size() != g.ops.size() ||
+      staged.specs.size() != g.ops.size() || staged.stageDevices < 1)
+    return func.emitOpError() << "cannot be staged: the staged plan does not "
+                                 "describe this function";
+  int64_t rows = batch / microBatches;
+
+  // Refusals first, so that a refused function is left as it was.
+  std::vector<int> producer(g.values.size(), -1);
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    producer[g.ops[o].output.value] = static_cast<int>(o);
+    if (loops[o] < 0)
+      continue;
+    Operation *op = pg.ops[o];
+    if (op->getNumResults() != 1)
+      return op->emitOpError()
+             << "cannot be staged: it has " << op->getNumResults()
+             << " results, and copies per micro-batch are "
+                "made of ops of one";
+    WalkResult positional = op->walk([&](IndexOp index) {
+      return index.getDim() == loops[o] ? WalkResult::interrupt()
+                                        : WalkResult::advance();
+    });
+    if (positional.wasInterrupted())
+      return op->emitOpError()
+             << "cannot be staged: it reads its batch position (ein.index "
+             << loops[o] << "), which a micro-batch's copy would not know";
+  }
+
+  DenseMap<Operation *, Staged> stagedOps;
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    if (loops[o] < 0)
+      stagedOps[pg.ops[o]] = {static_cast<int>(o), staged.stageOf[o]};
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  OpBuilder b(ret);
+  DenseMap<Value, SmallVector<Value>> copies;
+
+  // Each batched activation argument, cut into micro-batches on the stage
+  // of its first reader.
+  for (BlockArgument arg : func.getArguments()) {
+    int dim = dims[arg.getArgNumber()];
+    if (dim < 0)
+      continue;
+    int stage = -1;
+    for (size_t o = 0; o < g.ops.size() && stage < 0; ++o)
+      for (const planner::Access &input : g.ops[o].inputs)
+        if (input.value == int(arg.getArgNumber()))
+          stage = staged.stageOf[o];
+    auto type = cast<RankedTensorType>(arg.getType());
+    SmallVector<int64_t> offsets(type.getRank(), 0);
+    SmallVector<int64_t> sizes(type.getShape());
+    sizes[dim] = rows;
+    for (int64_t i = 0; i < microBatches; ++i) {
+      offsets[dim] = i * rows;
+      auto slice = SliceOp::create(b, arg.getLoc(), withBatch(type, dim, rows),
+                                   arg, offsets, sizes, SpecAttr());
+      copies[arg].push_back(slice);
+      stagedOps[slice] = {-1, std::max(stage, 0)};
+    }
+  }
+
+  // The batched ops, micro-batch by micro-batch.
+  SmallVector<size_t> batched;
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    if (loops[o] >= 0)
+      batched.push_back(o);
+  for (int64_t i = 0; i < microBatches; ++i)
+    for (size_t o : batched) {
+      Operation *op = pg.ops[o];
+      IRMapping map;
+      for (Value operand : op->getOperands())
+        if (auto found = copies.find(operand); found != copies.end())
+          map.map(operand, found->second[i]);
+      Operation *copy = b.clone(*op, map);
+      copy->removeAttr("spec");
+      int dim = dims[g.ops[o].output.value];
+      copy->getResult(0).setType(
+          withBatch(op->getResult(0).getType(), dim, rows));
+      // A slice's sizes are its result's shape.
+      if (auto slice = dyn_cast<SliceOp>(copy)) {
+        SmallVector<int64_t> sizes(slice.getSizes());
+        sizes[dim] = rows;
+        slice.setSizes(sizes);
+      }
+      copies[op->getResult(0)].push_back(copy->getResult(0));
+      stagedOps[copy] = {static_cast<int>(o), staged.stageOf[o]};
+    }
+
+  // Batched results, put back together on their producer's stage.
+  for (OpOperand &operand : ret->getOpOperands()) {
+    auto found = copies.find(operand.get());
+    if (found == copies.end())
+      continue;
+    auto result = cast<OpResult>(operand.get());
+    auto it = llvm::find(pg.ops, result.getOwner());
+    size_t o = it - pg.ops.begin();
+    auto concat =
+        ConcatOp::create(b, ret.getLoc(), result.getType(),
+                         static_cast<uint64_t>(dims[g.ops[o].output.value]),
+                         found->second, SpecAttr());
+    stagedOps[concat] = {-1, staged.stageOf[o]};
+    operand.set(concat);
+  }
+  for (size_t o : llvm::reverse(batched)) {
+    stagedOps.erase(pg.ops[o]);
+    pg.ops[o]->erase();
+  }
+  if (failed(verify(func)))
+    return failure();
+
+  // Specs: the copies take their op's; the search cuts the slices and
+  // concats around them for a stage's devices.
+  FailureOr<PlannerGraph> graph = buildPlannerGraph(func, info);
+  if (failed(graph))
+    return failure();
+  planner::SearchOptions within = options;
+  within.devices = staged.stageDevices;
+  within.onProgress = nullptr;
+  within.allowedSpecs.clear();
+  within.restriction = "within a pipeline stage";
+  for (size_t o = 0; o < graph->ops.size(); ++o) {
+    const Staged &s = stagedOps.lookup(graph->ops[o]);
+    within.allowedSpecs.push_back(
+        s.origin >= 0 ? std::vector<planner::Spec>{staged.specs[s.origin]}
+                      : planner::enumerateSpecs(graph->graph.ops[o],
+                                                staged.stageDevices));
+  }
+  planner::Plan plan = planner::search(graph->graph, within);
+  if (!plan.feasible)
+    return func.emitOpError() << "has no staged plan: " << plan.error;
+  for (size_t o = 0; o < graph->ops.size(); ++o) {
+    Operation *op = graph->ops[o];
+    int64_t blocks = 1;
+    for (int64_t parts : plan.specs[o])
+      blocks *= parts;
+    int64_t first = stagedOps.lookup(op).stage * staged.stageDevices;
+    SmallVector<int64_t> devices;
+    for (int64_t j = 0; j < blocks; ++j)
+      devices.push_back(first + j);
+    op->setAttr("spec", SpecAttr::get(func.getContext(), plan.specs[o]));
+    op->setAttr(EinDialect::getPlaceAttrName(),
+                DenseI64ArrayAttr::get(func.getContext(), devices));
+  }
+  return success();
+}
