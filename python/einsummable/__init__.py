@@ -212,7 +212,7 @@ def _install(source, destination):
 def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
             strategy="optimal", memory_limit=None, tie_layout=False,
             workdir=None, chip=None, exchange=None, partials=None,
-            extra_args=()):
+            stages=None, extra_args=()):
     """Traces `model` on `example_inputs`, plans it over `devices` and
     returns a `Compiled` callable like the model. The program, the bundle
     and the plan's explanation are kept in `workdir` (a new temporary
@@ -245,6 +245,10 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
         # "acc" (the default) or "out": partial sums between devices in the
         # result's precision (docs/planner.md).
         command.append("--partials=%s" % partials)
+    if stages:
+        # On a topology of several nodes: "auto" or "SxM", a pipeline-staged
+        # plan of S stages over M micro-batches (docs/distributed.md).
+        command.append("--stages=%s" % stages)
     command += list(extra_args)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:

@@ -124,6 +124,26 @@ class Models(unittest.TestCase):
         self.assertEqual(inputs, {"bf16"})
         compiled.close()
 
+    def test_pipeline_stages(self):
+        # Two stages on two nodes of one device, the batch of 4 in two
+        # micro-batches: the module's output, and the bundle's ops placed
+        # on both nodes with the activations crossing between them.
+        model = models.GPT2Block().eval()
+        x = torch.randn(4, 16, 64)
+        with torch.no_grad():
+            want = model(x)
+        compiled = einsummable.compile(
+            model, (x,), devices=2, topology="nodes=2,gpus=1", stages="2x2",
+            workdir=os.path.join(self.dir.name, "stages"))
+        self.assertLess(error(compiled(x), want), TOLERANCE[torch.float32])
+        self.assertIn("between nodes", compiled.summary())
+        self.assertNotIn("0.00 MB between nodes", compiled.summary())
+        compiled.close()
+        with self.assertRaisesRegex(einsummable.CompileError,
+                                    "does not split into 3 micro-batches"):
+            einsummable.compile(model, (x,), devices=2,
+                                topology="nodes=2,gpus=1", stages="2x3")
+
     def test_gpt2_block_bf16(self):
         self.check("gpt2-bf16", models.GPT2Block(),
                    (torch.randn(2, 16, 64),), devices=(1, 2, 4),
