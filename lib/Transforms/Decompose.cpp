@@ -284,6 +284,21 @@ struct EinDecomposePass
         diag << "the plan may not be optimal; raise state-cap "
                 "(ein-compile --state-cap=N)";
       }
+      // The intra-op plan's step as ein-synthesize-exchanges lowers it
+      // (placed, synthesized), made once for the explanation and
+      // stages=auto.
+      std::optional<physical::DeviceProgram> placedProgram;
+      auto intraOpProgram = [&]() -> const physical::DeviceProgram & {
+        if (!placedProgram) {
+          std::vector<bool> synthesizedOps;
+          physical::Placement placement;
+          placedProgram = physical::placedBestProgram(
+              graph->graph, plan, options, topology,
+              keptForTies(graph->graph, options), synthesizedOps, placement,
+              batchTransfers);
+        }
+        return *placedProgram;
+      };
       // The staged plans priced (for the explanation or stages=auto) and the
       // one lowered, if any.
       planner::SearchOptions stagedOptions = options;
@@ -309,17 +324,8 @@ struct EinDecomposePass
           return signalPassFailure();
         }
       } else if (autoStages) {
-        std::vector<bool> unusedSynthesized;
-        physical::Placement unusedPlacement;
         double intraOp =
-            physical::simulate(topology,
-                               physical::placedBestProgram(
-                                   graph->graph, plan, options, topology,
-                                   keptForTies(graph->graph, options),
-                                   unusedSynthesized, unusedPlacement,
-                                   batchTransfers)
-                                   .tasks)
-                .seconds;
+            physical::simulate(topology, intraOpProgram().tasks).seconds;
         for (const physical::StagedPlan &p : priced)
           if (p.feasible && p.seconds < intraOp &&
               (!lowered || p.seconds < lowered->seconds))
@@ -329,15 +335,10 @@ struct EinDecomposePass
         std::vector<std::string> locations;
         for (Operation *op : graph->ops)
           locations.push_back(locationText(op));
-        std::vector<bool> synthesizedOps;
-        physical::Placement placement;
         physical::DeviceProgram program =
             explainExchange == "naive"
                 ? physical::naiveProgram(graph->graph, plan, options)
-                : physical::placedBestProgram(
-                      graph->graph, plan, options, topology,
-                      keptForTies(graph->graph, options), synthesizedOps,
-                      placement, batchTransfers);
+                : intraOpProgram();
         explanation.add(func.getSymName(), graph->graph, plan, restricted,
                         locations, program, topology);
         // Several nodes: what pipeline stages would give instead, each
