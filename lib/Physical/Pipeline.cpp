@@ -3,6 +3,7 @@
 #include "Einsummable/Physical/Pipeline.h"
 
 #include "Einsummable/Planner/Hierarchy.h"
+#include "ein/partition.h"
 
 #include <algorithm>
 #include <limits>
@@ -323,9 +324,7 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   staged.stageOf = balancedStages(graph, stages);
   Placement placement;
   for (size_t o = 0; o < all.graph.ops.size(); ++o) {
-    int64_t blocks = 1;
-    for (int64_t parts : specs[o])
-      blocks *= parts;
+    int64_t blocks = ::ein::numBlocks(specs[o]);
     int64_t base = staged.stageOf[all.origin[o]] * stageDevices;
     std::vector<int64_t> devices;
     for (int64_t j = 0; j < blocks; ++j)

@@ -367,6 +367,11 @@ std::string stagedName(const physical::StagedPlan &plan) {
          (plan.microBatches == 1 ? "" : "es");
 }
 
+/// "SxM": how the explanation names the staged plan it lowered.
+std::string stagedShape(const physical::StagedPlan &plan) {
+  return std::to_string(plan.stages) + "x" + std::to_string(plan.microBatches);
+}
+
 } // namespace
 
 void mlir::ein::PlanExplanation::addPipeline(
@@ -374,14 +379,11 @@ void mlir::ein::PlanExplanation::addPipeline(
     const physical::StagedPlan *lowered) {
   if (plans.empty() && !lowered)
     return;
-  pipelines.push_back({function.str(), plans,
-                       lowered ? std::to_string(lowered->stages) + "x" +
-                                     std::to_string(lowered->microBatches)
-                               : std::string()});
+  std::string shape = lowered ? stagedShape(*lowered) : std::string();
+  pipelines.push_back({function.str(), plans, shape});
   // A plan lowered as asked but not among those priced is listed too.
   if (lowered && llvm::none_of(plans, [&](const physical::StagedPlan &p) {
-        return p.stages == lowered->stages &&
-               p.microBatches == lowered->microBatches;
+        return stagedShape(p) == shape;
       }))
     pipelines.back().plans.push_back(*lowered);
 }
@@ -496,8 +498,7 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
           entry["transfers_between_nodes"] = p.transfersBetweenNodes;
           entry["bytes"] = p.bytes;
           entry["stage_of"] = llvm::json::Array(p.stageOf);
-          entry["lowered"] = lowered == std::to_string(p.stages) + "x" +
-                                            std::to_string(p.microBatches);
+          entry["lowered"] = lowered == stagedShape(p);
         }
         staged.push_back(std::move(entry));
       }

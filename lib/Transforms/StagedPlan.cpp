@@ -4,6 +4,7 @@
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Planner/Cost.h"
+#include "ein/partition.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
@@ -176,9 +177,7 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
     return func.emitOpError() << "has no staged plan: " << plan.error;
   for (size_t o = 0; o < graph->ops.size(); ++o) {
     Operation *op = graph->ops[o];
-    int64_t blocks = 1;
-    for (int64_t parts : plan.specs[o])
-      blocks *= parts;
+    int64_t blocks = ::ein::numBlocks(plan.specs[o]);
     int64_t first = stagedOps.lookup(op).stage * staged.stageDevices;
     SmallVector<int64_t> devices;
     for (int64_t j = 0; j < blocks; ++j)

@@ -3,6 +3,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
+#include "ein/partition.h"
 #include "ein/signature.h"
 #include "ein/target.h"
 
@@ -139,9 +140,7 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << getPlaceAttrName()
                              << "' places the blocks of a spec; the op has "
                                 "no 'spec'";
-    int64_t blocks = 1;
-    for (int64_t parts : spec.getParts())
-      blocks *= parts;
+    int64_t blocks = ::ein::numBlocks(spec.getParts());
     if (blocks != int64_t(devices.size()))
       return op->emitError() << "'" << getPlaceAttrName() << "' names "
                              << devices.size() << " GPUs for the " << blocks
