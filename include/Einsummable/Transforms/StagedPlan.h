@@ -32,7 +32,7 @@ namespace mlir::ein {
 /// devices around the copies' fixed ones. `options` gives the state cap and
 /// the weights' replicability. Emits an error naming the op and fails where
 /// the program cannot be staged (an op reading the batch's position through
-/// `ein.index`, an op of several results on the batch).
+/// `ein.index`).
 LogicalResult applyStagedPlan(func::FuncOp func, const PlannerGraph &graph,
                               const ::ein::physical::StagedPlan &staged,
                               const ::ein::planner::TargetInfo &info,
