@@ -53,20 +53,14 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
   int64_t rows = batch / microBatches;
 
   // Refusals first, so that a refused function is left as it was.
-  std::vector<int> producer(g.values.size(), -1);
+  // (buildPlannerGraph takes ops of one result only: each copy has one.)
   for (size_t o = 0; o < g.ops.size(); ++o) {
-    producer[g.ops[o].output.value] = static_cast<int>(o);
     if (loops[o] < 0)
       continue;
     Operation *op = pg.ops[o];
-    if (op->getNumResults() != 1)
-      return op->emitOpError()
-             << "cannot be staged: it has " << op->getNumResults()
-             << " results, and copies per micro-batch are "
-                "made of ops of one";
     WalkResult positional = op->walk([&](IndexOp index) {
-      return index.getDim() == loops[o] ? WalkResult::interrupt()
-                                        : WalkResult::advance();
+      return int64_t(index.getDim()) == loops[o] ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
     });
     if (positional.wasInterrupted())
       return op->emitOpError()
