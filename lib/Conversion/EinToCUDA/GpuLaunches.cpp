@@ -662,14 +662,18 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   // 2026-12-03-row-norm-kernels-h200x1.md): LayerNorm held 0.098 ms,
   // streamed 0.075; RMSNorm held 0.088 in blocks of 8 warps, 0.074 of 2.
   // LayerNorm's three statistics over held chunks keep more live than
-  // RMSNorm's one: it holds up to 8 chunks, RMSNorm 16.
+  // RMSNorm's one: it holds up to 8 chunks, RMSNorm 16. RMSNorm stays in
+  // blocks of 8 warps all the same: inside the LLaMA blocks (between gemms)
+  // those ran faster in three of four A/B leases (w1-w5 geomean 0.954 of the
+  // best PyTorch against 0.965; bench/results/
+  // 2026-12-03-rmsnorm-launch-ab-h200x1.md), though slower alone.
   int64_t chunkSpan = kWarp * width;
   int64_t chunks = n / chunkSpan;
   bool held = n % chunkSpan == 0 && chunks <= (centre ? 8 : 16);
   int64_t unroll = held ? chunks : 8;
   while (unroll > 1 && n % (unroll * chunkSpan) != 0)
     unroll /= 2;
-  int64_t threads = chunks > 8 ? 2 * kWarp : kGpuThreadsPerBlock;
+  int64_t threads = centre && chunks > 8 ? 2 * kWarp : kGpuThreadsPerBlock;
   int64_t blocks = (rows * kWarp + threads - 1) / threads;
   if (blocks > std::numeric_limits<int32_t>::max())
     return false;
