@@ -5,6 +5,7 @@
 #include "ein/partition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace ein::planner {
@@ -159,6 +160,52 @@ double blockFlops(const Op &op, const Spec &spec,
   return op.flopsPerPoint * points;
 }
 
+double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
+                    const std::vector<int64_t> &coords) {
+  const ChipInfo &chip = chipInfo(kReferenceChip);
+  auto size = [&](int l) {
+    return static_cast<double>(
+        blockRange(op.loopSizes[l], spec[l], coords[l]).size);
+  };
+  double flops = blockFlops(op, spec, coords), work = 0;
+  switch (op.kernel) {
+  case KernelKind::Gemm: {
+    double batch = 1, rows = size(op.gemm.m);
+    for (int l : op.gemm.batch)
+      batch *= size(l);
+    for (int l : op.gemm.rows)
+      rows *= size(l);
+    auto padded = [](double x) { return std::ceil(x / 8) * 8; };
+    work = gemmSeconds(chip, padded(rows), padded(size(op.gemm.n)),
+                       padded(size(op.gemm.k)), batch);
+    break;
+  }
+  case KernelKind::Attention: {
+    double heads = size(0) * size(1) * size(2), all = 1;
+    for (size_t l = 0; l < op.loopSizes.size(); ++l)
+      all *= size(static_cast<int>(l));
+    // A causal block does its visible share of the pairs.
+    double visible = all > 0 ? flops / (op.flopsPerPoint * all) : 0;
+    work = attentionSeconds(chip, heads, size(3), size(4), op.flopsPerPoint,
+                            visible);
+    break;
+  }
+  case KernelKind::Generated:
+    work = flops / chip.gemmFlopsPerSecond;
+    break;
+  }
+  double bytes = 0;
+  for (const Access &access : op.inputs)
+    bytes += static_cast<double>(
+        accessBox(access, graph, op, spec, coords).volume() *
+        graph.values[access.value].elementBytes);
+  bytes += static_cast<double>(
+      accessBox(op.output, graph, op, spec, coords).volume() *
+      graph.values[op.output.value].elementBytes);
+  return chip.graphLaunchSeconds +
+         std::max(work, bytes / chip.memoryBytesPerSecond);
+}
+
 namespace {
 
 /// Whether `spec` cuts `op` into exactly `blocks` join blocks by the rules.
@@ -247,6 +294,9 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
       ++it->second;
     plan.busiestFlops =
         std::max(plan.busiestFlops, blockFlops(op, spec, coords));
+    if (options.kernelTimes)
+      plan.busiestSeconds =
+          std::max(plan.busiestSeconds, blockSeconds(graph, op, spec, coords));
   }
   for (size_t i = 0; i < op.inputs.size(); ++i)
     if (!op.inputs[i].windowed())

@@ -53,7 +53,13 @@ struct Problem {
 /// sums are exact whatever order the search adds them in (ties then break
 /// on the choice, not on rounding).
 double computeBytes(const OpPlan &plan, const Options &options) {
-  return std::round(options.bytesPerFlop * plan.busiestFlops);
+  // Kernel times count as FLOPs at the gemm rate, so that the term keeps its
+  // unit (and a block of a gemm at that rate costs the same either way).
+  double flops =
+      options.kernelTimes
+          ? plan.busiestSeconds * chipInfo(kReferenceChip).gemmFlopsPerSecond
+          : plan.busiestFlops;
+  return std::round(options.bytesPerFlop * flops);
 }
 
 /// A placed block as one comparable key: device, then the box's corners.

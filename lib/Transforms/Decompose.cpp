@@ -148,6 +148,12 @@ struct EinDecomposePass
             ? double(bytesPerFlop)
             : ::ein::bytesPerFlop(::ein::chipInfo(target.getChip().str()),
                                   options.devices);
+    if (compute != "kernels" && compute != "flops") {
+      module.emitError() << "compute must be kernels or flops, got '" << compute
+                         << "'";
+      return signalPassFailure();
+    }
+    options.kernelTimes = compute == "kernels";
     auto info = planner::getTargetInfo(target.getChip().str());
     if (memoryLimit < 0) {
       module.emitError() << "memory-limit must not be negative, got "

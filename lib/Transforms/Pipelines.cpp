@@ -25,6 +25,7 @@ static void copyPlannerOptions(const PlannerOptionFields &from, To &to) {
   to.memoryLimit = from.memoryLimit;
   to.explain = from.explain;
   to.stages = from.stages;
+  to.compute = from.compute;
 }
 
 void mlir::ein::buildPlanPipeline(OpPassManager &pm,

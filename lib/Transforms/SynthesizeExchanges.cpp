@@ -10,6 +10,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Transforms/BlockKernel.h"
 #include "Einsummable/Transforms/Passes.h"
 #include "Einsummable/Transforms/PlanReport.h"
 
@@ -581,31 +582,6 @@ private:
         relationValue, grid.coords(kernel.inputs[input]), replica);
   }
 
-  /// A convolution's or pooling's block reads `region` of its input, its
-  /// rows and columns clipped to the input: what its window reaches beyond
-  /// them is its own padding, before and after.
-  void setBlockPadding(Operation *kernel, const planner::Access &input,
-                       const Box &region, const std::vector<int64_t> &offsets) {
-    SmallVector<int64_t> low, high;
-    auto outSizes = cast<ShapedType>(kernel->getResult(0).getType()).getShape();
-    bool last =
-        kernel->getAttrOfType<StringAttr>("layout").getValue() == "nhwc";
-    for (size_t d : {last ? 1 : 2, last ? 2 : 3}) {
-      int loop = input.dimLoops[d][0];
-      // The output block covers [first, first + size) of the loop; its
-      // output dimension is the input's (same layout).
-      int64_t first = offsets[loop], size = outSizes[d];
-      int64_t from = first * input.stride[d] + input.shift[d];
-      int64_t to = (first + size - 1) * input.stride[d] + input.shift[d] +
-                   input.extent[d];
-      low.push_back(region.begin[d] - from);
-      high.push_back(to - region.end[d]);
-    }
-    OpBuilder b(kernel);
-    kernel->setAttr("pad_low", b.getDenseI64ArrayAttr(low));
-    kernel->setAttr("pad_high", b.getDenseI64ArrayAttr(high));
-  }
-
   LogicalResult lowerOp(size_t o) {
     Operation *op = pg.ops[o];
     const planner::Op &node = g.ops[o];
@@ -688,46 +664,12 @@ private:
                << "spec " << op->getAttr("spec") << " leaves GPU " << k.device
                << " a block whose window reads only padding; cut its rows "
                   "or columns into fewer parts";
-      Operation *kernel = builder.clone(*op);
-      kernel->setOperands(operands);
       bool partial = fanIn[key(k.output)] > 1;
-      kernel->getResult(0).setType(
-          blockType(k.output, partial ? accElement : resultElement));
-      kernel->removeAttr("spec");
-      kernel->removeAttr(EinDialect::getCandidatesAttrName());
-      kernel->removeAttr(EinDialect::getPlaceAttrName());
+      Operation *kernel = cloneBlockKernel(
+          builder, op, node, plan.specs[o], k.coords, operands,
+          blockType(k.output, partial ? accElement : resultElement),
+          k.inputs.empty() ? Box{} : k.inputs[0]);
       kernel->setAttr("device", builder.getI64IntegerAttr(k.device));
-      std::vector<int64_t> offsets;
-      for (size_t l = 0; l < node.loopSizes.size(); ++l)
-        offsets.push_back(
-            ::ein::blockRange(node.loopSizes[l], plan.specs[o][l], k.coords[l])
-                .offset);
-      if (isa<JoinAggOp>(kernel))
-        kernel->setAttr(EinDialect::getLoopOffsetsAttrName(),
-                        builder.getDenseI64ArrayAttr(offsets));
-      if (auto gather = dyn_cast<GatherOp>(kernel)) {
-        // Loops: the indices' dimensions, then the table's rows: the block
-        // holds rows from that loop's offset on.
-        int64_t rowLoop =
-            cast<ShapedType>(op->getOperand(1).getType()).getRank();
-        gather.setRowOffset(gather.getRowOffsetAttr().getInt() +
-                            offsets[rowLoop]);
-      }
-      if (isa<ConvOp, PoolOp>(kernel))
-        setBlockPadding(kernel, node.inputs[0], k.inputs[0], offsets);
-      if (auto attention = dyn_cast<AttentionOp>(kernel)) {
-        // Loops: batch, kv_head, group, query, key. A block sees its share
-        // of each KV head's group and its place in the sequence.
-        attention.setGroup(
-            ::ein::blockRange(node.loopSizes[2], plan.specs[o][2], k.coords[2])
-                .size);
-        // Offsets place a causal mask; without one every key is visible
-        // and the block needs none.
-        if (attention.getCausal()) {
-          attention.setQueryOffset(attention.getQueryOffset() + offsets[3]);
-          attention.setKeyOffset(attention.getKeyOffset() + offsets[4]);
-        }
-      }
       kernelResult[k.device] = kernel->getResult(0);
     }
 

@@ -635,3 +635,57 @@ TEST(Strategy, MegatronDpMultipliesDpAcrossByMegatronWithin) {
   EXPECT_FALSE(
       allowedSpecs(g, Strategy::MegatronDataParallel, 4, 0, allowed, error));
 }
+
+// The chip's measured gemm times: a grid point is the table's own figure,
+// sizes below the grid cost as its smallest (launch-bound), sizes beyond it
+// grow in proportion, and more work never costs less.
+TEST(KernelTimes, GemmTableInterpolates) {
+  const ein::ChipInfo &chip = ein::chipInfo(ein::kReferenceChip);
+  double t = ein::gemmSeconds(chip, 1024, 4096, 4096);
+  // bench/results/data/2026-12-03-kernel-tables-h200x1.json: 47.2 us.
+  EXPECT_NEAR(t, 47.2e-6, 0.1e-6);
+  EXPECT_DOUBLE_EQ(ein::gemmSeconds(chip, 8, 4096, 4096),
+                   ein::gemmSeconds(chip, 64, 4096, 4096));
+  EXPECT_NEAR(ein::gemmSeconds(chip, 65536, 4096, 4096),
+              2 * ein::gemmSeconds(chip, 32768, 4096, 4096), 1e-9);
+  double between = ein::gemmSeconds(chip, 1536, 4096, 4096);
+  EXPECT_GT(between, t);
+  EXPECT_LT(between, ein::gemmSeconds(chip, 2048, 4096, 4096));
+  // A skinny block is slower per FLOP: 8192 x 4096 x 512 (the summed loop
+  // cut 8 ways) against 1024 x 4096 x 4096 (the rows cut 8 ways).
+  EXPECT_GT(ein::gemmSeconds(chip, 8192, 4096, 512), t);
+}
+
+// The compute term tells apart plans of equal FLOPs: a gemm cut along its
+// summed loop (skinny blocks, measured slower) against one cut along its
+// rows; and a causal attention's last query block from its first.
+TEST(KernelTimes, BlockSecondsByShape) {
+  Graph g;
+  int a = addValue(g, "a", {8192, 4096}, ValueKind::Activation, 2);
+  int b = addValue(g, "b", {4096, 4096}, ValueKind::Weight, 2);
+  matmul(g, a, b, "c");
+  Op &op = g.ops[0];
+  op.kernel = KernelKind::Gemm;
+  op.gemm.m = 0;
+  op.gemm.k = 1;
+  op.gemm.n = 2;
+  Spec rows = {8, 1, 1}, summed = {1, 8, 1};
+  EXPECT_DOUBLE_EQ(blockFlops(op, rows, {0, 0, 0}),
+                   blockFlops(op, summed, {0, 0, 0}));
+  EXPECT_GT(blockSeconds(g, op, summed, {0, 0, 0}),
+            blockSeconds(g, op, rows, {0, 0, 0}));
+  Options kernels, flops;
+  kernels.devices = flops.devices = 8;
+  kernels.kernelTimes = true;
+  flops.kernelTimes = false;
+  EXPECT_GT(planOp(g, op, summed, kernels).busiestSeconds,
+            planOp(g, op, rows, kernels).busiestSeconds);
+  EXPECT_EQ(planOp(g, op, rows, flops).busiestSeconds, 0);
+
+  Graph att = attentionGraph(32, 8, 8192);
+  Op &attention = att.ops[0];
+  attention.kernel = KernelKind::Attention;
+  Spec query = {1, 1, 1, 4, 1};
+  EXPECT_GT(blockSeconds(att, attention, query, {0, 0, 0, 3, 0}),
+            2 * blockSeconds(att, attention, query, {0, 0, 0, 0, 0}));
+}

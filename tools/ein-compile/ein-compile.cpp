@@ -124,6 +124,13 @@ static cl::opt<std::string>
              cl::init("optimal"), cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::desc("The seed of --strategy=random"),
                               cl::init(0), cl::cat(category));
+static cl::opt<std::string> compute(
+    "compute",
+    cl::desc("What the planner's compute term charges for each op's slowest "
+             "join block: flops, kernels (its time by the chip's measured "
+             "gemm and attention tables) or auto (kernels for --target=cuda, "
+             "flops for cpu)"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<std::string>
     stages("stages",
            cl::desc("On a topology of several nodes: off (the intra-op "
@@ -231,6 +238,8 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.strategy = strategy;
   options.seed = seed;
   options.stages = stages;
+  options.compute = compute == "auto" ? (target == "cuda" ? "kernels" : "flops")
+                                      : std::string(compute);
   options.memoryLimit = memoryBytes;
   options.explain = explainTo;
   options.weights = std::vector<std::string>(weights.begin(), weights.end());
@@ -405,6 +414,7 @@ int main(int argc, char **argv) {
                                     &strategy,
                                     &seed,
                                     &stages,
+                                    &compute,
                                     &tieLayout,
                                     &stateCap,
                                     &explain,

@@ -47,6 +47,10 @@ struct Options {
   /// default is for 8 GPUs of the reference chip; ein-decompose asks the
   /// chip table for the target's chip and device count.
   double bytesPerFlop = ::ein::bytesPerFlop(chipInfo(kReferenceChip), 8);
+  /// What the compute term charges: the slowest join block's time by the
+  /// chip's measured kernel tables (blockSeconds), as FLOPs at the gemm
+  /// rate; false: the busiest block's FLOP count.
+  bool kernelTimes = false;
 };
 
 /// How many join blocks `op`'s specs make on `devices` GPUs: `devices`,
@@ -86,6 +90,8 @@ struct OpPlan {
   double aggBytes = 0;
   /// FLOPs of the busiest join block.
   double busiestFlops = 0;
+  /// Seconds of the slowest join block (blockSeconds).
+  double busiestSeconds = 0;
 };
 
 OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
@@ -100,6 +106,16 @@ Box accessBox(const Access &access, const Graph &graph, const Op &op,
 /// counts only visible pairs).
 double blockFlops(const Op &op, const Spec &spec,
                   const std::vector<int64_t> &coords);
+
+/// Seconds join block `coords` of `op` under `spec` takes on the reference
+/// chip: a launch plus the slower of its work and its bytes at HBM bandwidth
+/// (read and written), its work priced by what runs it (Graph.h KernelKind):
+/// a gemm by the chip's measured gemm times (dimensions padded to 8, as the
+/// CUDA backend pads them), attention by its measured attention times (a
+/// causal block by its visible share), a generated kernel by its FLOPs at
+/// the gemm rate.
+double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
+                    const std::vector<int64_t> &coords);
 
 /// Bytes of `needs` that `holds` keeps on another device (what must move).
 /// Where the holds do not cover a need, the uncovered part costs nothing:

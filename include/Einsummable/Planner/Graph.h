@@ -67,6 +67,27 @@ struct CausalAttention {
   int64_t queryOffset = 0, keyOffset = 0;
 };
 
+/// What runs an op's join block, for the compute term's kernel times
+/// (blockSeconds).
+enum class KernelKind {
+  /// A generated kernel (or one priced like it): the slower of its FLOPs at
+  /// the chip's gemm rate and its bytes at HBM bandwidth.
+  Generated,
+  /// A library gemm: the chip's measured gemm times.
+  Gemm,
+  /// Fused attention (loops batch, kv_head, group, query, key): the chip's
+  /// measured attention times.
+  Attention,
+};
+
+/// A library gemm's loops: batch loops (both operands batched), loops
+/// folded into the rows (the batch of an operand the other lacks), the
+/// result's rows and columns, the summed loop.
+struct GemmLoops {
+  std::vector<int> batch, rows;
+  int m = -1, n = -1, k = -1;
+};
+
 struct Op {
   std::string name;
   std::vector<int64_t> loopSizes;
@@ -85,6 +106,9 @@ struct Op {
   /// key + keyOffset <= query + queryOffset count as work.
   bool causal = false;
   CausalAttention attention;
+  KernelKind kernel = KernelKind::Generated;
+  /// For KernelKind::Gemm.
+  GemmLoops gemm;
   /// Pins (a user's `shard.shard` annotations): per input, the parts per
   /// dimension that input must be read in (empty: free), and the parts of
   /// the result after aggregation (empty: free). Specs that cut otherwise

@@ -56,6 +56,10 @@ struct PlannerOptionFields {
                 llvm::cl::desc("Explain the plan: a JSON file, a .dot file, "
                                "or - for a table"),
                 llvm::cl::init("")),
+        compute(owner, "compute",
+                llvm::cl::desc("What the compute term charges: flops or "
+                               "kernels (measured kernel times)"),
+                llvm::cl::init("flops")),
         stages(owner, "stages",
                llvm::cl::desc("On a topology of several nodes: off (intra-op "
                               "plans), auto (pipeline stages where the "
@@ -70,6 +74,7 @@ struct PlannerOptionFields {
   ::mlir::detail::PassOptions::Option<uint64_t> seed;
   ::mlir::detail::PassOptions::Option<int64_t> memoryLimit;
   ::mlir::detail::PassOptions::Option<std::string> explain;
+  ::mlir::detail::PassOptions::Option<std::string> compute;
   ::mlir::detail::PassOptions::Option<std::string> stages;
 };
 

@@ -303,6 +303,12 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     Option<"bytesPerFlop", "bytes-per-flop", "double", "-1",
            "Bytes one FLOP of the busiest GPU is worth (default: devices x "
            "395 GB/s over 750 TFLOP/s, the H200)">,
+    Option<"compute", "compute", "std::string", "\"flops\"",
+           "What the compute term charges for the slowest join block of "
+           "each op: flops (its FLOP count at the chip's gemm rate) or "
+           "kernels (its time by the chip's measured gemm and attention "
+           "tables, the others at HBM bandwidth: planner::blockSeconds; "
+           "ein-compile --target=cuda's default)">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark per op with its spec and cost terms">,
     Option<"allowInexact", "allow-inexact", "bool", "false",
@@ -355,6 +361,44 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "A search that runs longer prints a progress line on standard "
            "error (nodes placed, states kept, the cheapest cost so far) "
            "every this many seconds; 0 prints one after every step">,
+  ];
+}
+
+def EinDeviceBlocks : Pass<"ein-device-blocks", "::mlir::ModuleOp"> {
+  let summary = "One GPU's share of a plan as a one-device program of its "
+                "join blocks";
+  let description = [{
+    Rewrites every function of a planned logical program (ein-decompose's
+    output: a `spec` on every op) into the join blocks one GPU runs, as a
+    logical program for one device, so that the compute a plan gives a GPU
+    can be compiled and timed on one GPU (`bench/device_blocks.py`):
+    `device=N` takes join block N of every op (an op cut into fewer blocks
+    leaves that GPU nothing), `device=-1` (the default) each op's slowest
+    block by `planner::blockSeconds` (of blocks predicted alike, the one of
+    most FLOPs), the block the compute term charges.
+    Each block is the op cloned onto its block's operands, told where it
+    sits as ein-synthesize-exchanges tells it (attention's causal offsets
+    and group share, a convolution's padding, a gather's rows), except a
+    join-agg's loop offsets, which a logical program does not carry: one
+    that reads its position through `ein.index` computes as if its block
+    sat at the origin (the same work, other values). It reads
+    its producer's block where that block is exactly what it reads (and not
+    a partial sum), otherwise a new argument of the block's shape; what no
+    block reads is returned. Slices and concats move data only and are left
+    out. The function gets `ein.block_flops` and `ein.block_seconds`: the
+    sums of the chosen blocks' FLOPs and predicted seconds. The module's
+    `#ein.target` is dropped (the result is compiled for one device).
+
+    ```
+    ein-opt --ein-attach-target=devices=8 --ein-import --ein-fuse-composites \
+      --ein-decompose --ein-device-blocks block.mlir
+    ```
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"device", "device", "int64_t", "-1",
+           "The GPU whose blocks to keep, or -1 for each op's slowest block">,
   ];
 }
 

@@ -2,6 +2,7 @@
 
 #include "Einsummable/Planner/BuildGraph.h"
 
+#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
 #include "Einsummable/Planner/Sharding.h"
@@ -19,6 +20,29 @@ namespace {
 
 int64_t elementBytes(Type type) {
   return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// What runs `op`'s join blocks (Graph.h KernelKind): a library gemm's
+/// loops where the CUDA backend's gemm matcher takes the join-agg (the batch
+/// of an operand that has none folded into the rows, as the runtime folds
+/// it), attention's fixed loops.
+void classifyKernel(Operation *op, planner::Op &node) {
+  if (isa<AttentionOp>(op)) {
+    node.kernel = planner::KernelKind::Attention;
+    return;
+  }
+  auto join = dyn_cast<JoinAggOp>(op);
+  if (!join || failed(matchLibraryGemm(join)))
+    return;
+  ArrayRef<int64_t> out = join.getOutputIndices();
+  node.kernel = planner::KernelKind::Gemm;
+  node.gemm.m = out[out.size() - 2];
+  node.gemm.n = out.back();
+  node.gemm.k = join.getAggregatedLoops().front();
+  bool bothBatched = join.getIndicesOfInput(0).size() > 2 &&
+                     join.getIndicesOfInput(1).size() > 2;
+  for (int64_t l : out.drop_back(2))
+    (bothBatched ? node.gemm.batch : node.gemm.rows).push_back(l);
 }
 
 std::vector<std::string> loopNames(SpecOpInterface op) {
@@ -256,6 +280,7 @@ private:
           node.cuttable[l] = node.cuttable[l] && target.canCutAttentionKeys();
     }
     node.flopsPerPoint = spec.getFlopsPerPoint();
+    classifyKernel(op, node);
     if (std::optional<CausalMask> mask = spec.getCausalMask()) {
       node.causal = true;
       node.attention = {static_cast<int>(mask->queryLoop),

@@ -60,6 +60,24 @@ const ChipInfo &chipInfo(const std::string &chip);
 /// (every GPU sending at once) over one GPU's gemm rate.
 double bytesPerFlop(const ChipInfo &chip, int64_t devices);
 
+/// Seconds one launch of `batch` bf16 gemms (m x k by k x n products)
+/// takes on `chip`: one gemm's time interpolated in log space from the
+/// chip's measured grid (runtime/lib/chip_kernel_tables.inc,
+/// bench/kernel_tables.py), the grid's launch-bound floor paid once and the
+/// time above it `batch` times. Below the grid's smallest size a dimension
+/// costs as that size; above its largest the time grows in proportion.
+double gemmSeconds(const ChipInfo &chip, double m, double n, double k,
+                   double batch = 1);
+
+/// Seconds one fused attention over `heads` query heads of `queries` by
+/// `keys` positions takes on `chip`, doing `flopsPerPoint` operations per
+/// (query, key) pair (4 x the head dim) on the `share` of the pairs a
+/// causal mask leaves: interpolated as gemmSeconds from the chip's
+/// non-causal grid (measured at head dim 128), the time above its floor
+/// scaled by the head dim and the share.
+double attentionSeconds(const ChipInfo &chip, double heads, double queries,
+                        double keys, double flopsPerPoint, double share = 1);
+
 } // namespace ein
 
 #endif // EIN_CHIP_H

@@ -71,7 +71,7 @@ func.func @g() attributes {ein.weight} {
 
 // -----
 
-// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target', 'ein.kernel_signatures', 'ein.tie_layout' or 'ein.planned_memory'}}
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target', 'ein.kernel_signatures', 'ein.tie_layout', 'ein.planned_memory', 'ein.block_flops' or 'ein.block_seconds'}}
 module attributes {ein.devices = 8} {}
 
 // -----

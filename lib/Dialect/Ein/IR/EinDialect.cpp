@@ -170,6 +170,19 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
              << "' belongs on a function, not on '" << op->getName() << "'";
     return success();
   }
+  if (attr.getName() == getBlockFlopsAttrName() ||
+      attr.getName() == getBlockSecondsAttrName()) {
+    auto value = dyn_cast<FloatAttr>(attr.getValue());
+    if (!value || !value.getType().isF64() || !(value.getValueAsDouble() >= 0))
+      return op->emitError()
+             << "'" << attr.getName().getValue()
+             << "' is a non-negative f64, got " << attr.getValue();
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError()
+             << "'" << attr.getName().getValue()
+             << "' belongs on a function, not on '" << op->getName() << "'";
+    return success();
+  }
   return op->emitError() << "unknown ein attribute '"
                          << attr.getName().getValue() << "'; expected '"
                          << getTargetAttrName() << "', '"
@@ -178,8 +191,10 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                          << getKernelAttrName() << "', '"
                          << getKernelTargetAttrName() << "', '"
                          << getKernelSignaturesAttrName() << "', '"
-                         << getTieLayoutAttrName() << "' or '"
-                         << getPlannedMemoryAttrName() << "'";
+                         << getTieLayoutAttrName() << "', '"
+                         << getPlannedMemoryAttrName() << "', '"
+                         << getBlockFlopsAttrName() << "' or '"
+                         << getBlockSecondsAttrName() << "'";
 }
 
 LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,

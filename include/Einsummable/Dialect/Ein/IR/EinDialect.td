@@ -94,6 +94,15 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPlannedMemoryAttrName() {
       return "ein.planned_memory";
     }
+    /// f64 attributes ein-device-blocks sets on the one-device program of a
+    /// GPU's share of a plan: its blocks' FLOPs and their predicted seconds
+    /// (planner::blockSeconds).
+    static constexpr ::llvm::StringLiteral getBlockFlopsAttrName() {
+      return "ein.block_flops";
+    }
+    static constexpr ::llvm::StringLiteral getBlockSecondsAttrName() {
+      return "ein.block_seconds";
+    }
 
   private:
     void registerAttributes();

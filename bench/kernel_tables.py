@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""The chip table's kernel-time grids: measure them on a GPU, emit them as C++.
+
+  python3 bench/kernel_tables.py measure OUT.json   # on the GPU machine
+  python3 bench/kernel_tables.py emit IN.json > runtime/lib/chip_kernel_tables.inc
+
+`measure` times, on one GPU in bf16:
+  - gemms `a @ b` (a: M x K, b: K x N) for M, N, K on a grid of powers of two
+    (64 .. 32768 for M, 64 .. 16384 for N and K);
+  - non-causal attention through PyTorch's cuDNN SDPA (the library ein's CUDA
+    backend calls), head dim 128, for B*H query heads (1 .. 128), query
+    lengths and key lengths on powers of two (128 .. 16384).
+Each time is the median GPU time per call of calls captured in one CUDA graph
+(as a bundle replays its steps: no host dispatch between them). `emit` makes
+the grids monotone (more work never takes less time), sets launch-bound
+entries (within 25% of the smallest) to the smallest, and writes them as the
+constexpr arrays runtime/lib/chip.cpp includes (ein::gemmSeconds and
+ein::attentionSeconds interpolate them).
+"""
+import json
+import sys
+import time
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def time_fn(torch, fn, min_total_s=0.002, rounds=5):
+    """Median GPU seconds per call: `reps` calls captured in one CUDA graph
+    (as a bundle replays its steps, without the host's per-call dispatch),
+    the graph replayed `rounds` times. Falls back to back-to-back eager calls
+    where capture fails (returned second: False)."""
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
+        enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    one = max(start.elapsed_time(end) * 1e-3, 1e-6)
+    reps = max(3, min(100, int(min_total_s / one)))
+    samples = []
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            fn()
+            fn()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(reps):
+                fn()
+        graph.replay()
+        torch.cuda.synchronize()
+        for _ in range(rounds):
+            start.record()
+            graph.replay()
+            end.record()
+            end.synchronize()
+            samples.append(start.elapsed_time(end) * 1e-3 / reps)
+        del graph
+        return median(samples), True
+    except RuntimeError:
+        torch.cuda.synchronize()
+    for _ in range(rounds):
+        start.record()
+        for _ in range(reps):
+            fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e-3 / reps)
+    return median(samples), False
+
+
+GEMM_M = [64 << i for i in range(10)]  # 64 .. 32768
+GEMM_NK = [64 << i for i in range(9)]  # 64 .. 16384
+ATT_BH = [1, 4, 16, 64, 128]
+ATT_LEN = [128 << i for i in range(8)]  # 128 .. 16384
+HEAD_DIM = 128
+
+
+def measure(path):
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+
+    dev = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
+    big_a = torch.randn(max(GEMM_M) * max(GEMM_NK), dtype=torch.bfloat16,
+                        device=dev)
+    big_b = torch.randn(max(GEMM_NK) * max(GEMM_NK), dtype=torch.bfloat16,
+                        device=dev)
+    out = torch.empty(max(GEMM_M) * max(GEMM_NK), dtype=torch.bfloat16,
+                      device=dev)
+    t0 = time.time()
+    eager = 0  # shapes timed without a CUDA graph
+    gemm = []
+    for m in GEMM_M:
+        row = []
+        for n in GEMM_NK:
+            col = []
+            for k in GEMM_NK:
+                a = big_a[:m * k].view(m, k)
+                b = big_b[:k * n].view(k, n)
+                c = out[:m * n].view(m, n)
+                t, graphed = time_fn(torch,
+                                     lambda: torch.matmul(a, b, out=c))
+                eager += not graphed
+                col.append(t)
+            row.append(col)
+        gemm.append(row)
+        print(f"gemm M={m} done ({time.time() - t0:.0f} s)", flush=True)
+    del big_a, big_b, out
+    torch.cuda.empty_cache()
+
+    attention = []
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        for bh in ATT_BH:
+            row = []
+            for q in ATT_LEN:
+                col = []
+                for k in ATT_LEN:
+                    qt = torch.randn(1, bh, q, HEAD_DIM, dtype=torch.bfloat16,
+                                     device=dev)
+                    kt = torch.randn(1, bh, k, HEAD_DIM, dtype=torch.bfloat16,
+                                     device=dev)
+                    vt = torch.randn_like(kt)
+                    t, graphed = time_fn(
+                        torch,
+                        lambda: F.scaled_dot_product_attention(qt, kt, vt))
+                    eager += not graphed
+                    col.append(t)
+                row.append(col)
+            attention.append(row)
+            print(f"attention BH={bh} done ({time.time() - t0:.0f} s)",
+                  flush=True)
+    result = {
+        "device": torch.cuda.get_device_name(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "torch": torch.__version__,
+        "timed_eagerly": eager,
+        "gemm": {"m": GEMM_M, "n": GEMM_NK, "k": GEMM_NK, "seconds": gemm},
+        "attention": {"bh": ATT_BH, "q": ATT_LEN, "k": ATT_LEN,
+                      "head_dim": HEAD_DIM, "seconds": attention},
+    }
+    with open(path, "w") as f:
+        json.dump(result, f)
+    print(f"{eager} shapes timed eagerly (capture failed)")
+    # A short table: efficiency at a few shapes.
+    peak = 790e12
+    for (m, n, k) in [(64, 4096, 4096), (1024, 4096, 4096), (8192, 4096, 4096),
+                      (8192, 512, 4096), (8192, 4096, 512), (8192, 128, 4096),
+                      (16384, 16384, 16384)]:
+        s = gemm[GEMM_M.index(m)][GEMM_NK.index(n)][GEMM_NK.index(k)]
+        print(f"gemm {m}x{n}x{k}: {s * 1e6:.1f} us, "
+              f"{2 * m * n * k / s / 1e12:.0f} TFLOP/s "
+              f"({2 * m * n * k / s / peak:.0%} of 790)")
+    for (bh, q, k) in [(32, 8192, 8192), (4, 8192, 8192), (32, 1024, 8192)]:
+        if bh in ATT_BH:
+            s = attention[ATT_BH.index(bh)][ATT_LEN.index(q)][ATT_LEN.index(k)]
+            print(f"attention bh={bh} q={q} k={k}: {s * 1e6:.1f} us, "
+                  f"{4 * bh * q * k * HEAD_DIM / s / 1e12:.0f} TFLOP/s")
+
+
+def tidy(cube, floor_band=1.25):
+    """More work never takes less time: each entry raised to the largest
+    entry at smaller or equal sizes along every axis; and entries within
+    `floor_band` of the smallest (launch-bound kernels, whose differences
+    are noise) set to it, so that blocks too small to matter cost the same."""
+    a, b, c = len(cube), len(cube[0]), len(cube[0][0])
+    t = [[[cube[i][j][k] for k in range(c)] for j in range(b)]
+         for i in range(a)]
+    for i in range(a):
+        for j in range(b):
+            for k in range(c):
+                for (di, dj, dk) in ((1, 0, 0), (0, 1, 0), (0, 0, 1)):
+                    if i >= di and j >= dj and k >= dk:
+                        t[i][j][k] = max(t[i][j][k], t[i - di][j - dj][k - dk])
+    floor = t[0][0][0]
+    return [[[floor if x < floor * floor_band else x for x in row]
+             for row in plane] for plane in t]
+
+
+def emit(path):
+    with open(path) as f:
+        r = json.load(f)
+
+    def array(name, values):
+        return (f"constexpr int64_t {name}[] = {{"
+                + ", ".join(str(v) for v in values) + "};\n")
+
+    def grid(name, cube):
+        flat = [x for plane in cube for row in plane for x in row]
+        body = ",\n    ".join(
+            ", ".join(f"{x * 1e6:.2f}" for x in flat[i:i + 8])
+            for i in range(0, len(flat), 8))
+        return f"constexpr double {name}[] = {{\n    {body}}};\n"
+
+    g, a = r["gemm"], r["attention"]
+    g["seconds"], a["seconds"] = tidy(g["seconds"]), tidy(a["seconds"])
+    print("// Generated by bench/kernel_tables.py emit from measurements on "
+          f"{r['device']}, {r['date']}, PyTorch {r['torch']}.")
+    print("// Microseconds per call, bf16; do not edit by hand.")
+    print(array("kGemmM", g["m"]) + array("kGemmN", g["n"]) +
+          array("kGemmK", g["k"]) + grid("kGemmMicros", g["seconds"]))
+    print(f"constexpr int64_t kAttentionHeadDim = {a['head_dim']};")
+    print(array("kAttentionHeads", a["bh"]) + array("kAttentionQ", a["q"]) +
+          array("kAttentionK", a["k"]) +
+          grid("kAttentionMicros", a["seconds"]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("measure", "emit"):
+        sys.exit(__doc__)
+    (measure if sys.argv[1] == "measure" else emit)(sys.argv[2])
