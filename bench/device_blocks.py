@@ -14,6 +14,8 @@ the FLOP count alone (`compute=flops`).
   # GPU machine: time every bundle (ein-run --bench, ROUNDS rounds), then report
   python3 bench/device_blocks.py run DIR EIN_RUN [--rounds 1] [--iters 30]
   python3 bench/device_blocks.py report DIR
+  # build machine: the same programs predicted again (after new tables)
+  python3 bench/device_blocks.py predict DIR
 """
 import argparse
 import json
@@ -120,6 +122,26 @@ def run(args):
     report(args)
 
 
+def predict(args):
+    """Predicts the measured one-device programs again with this build's
+    tables: each program planned whole on one device, so that every op is
+    one block, the same blocks that were timed."""
+    path = os.path.join(args.dir, "plans.json")
+    with open(path) as f:
+        meta = json.load(f)
+    for p in meta["plans"]:
+        blocks = subprocess.run(
+            [tool("ein-opt"), os.path.join(args.dir, p["name"] + ".mlir"),
+             "--ein-attach-target=devices=1 chip=sm_90", "--ein-decompose",
+             "--ein-device-blocks"], check=True, capture_output=True,
+            text=True).stdout
+        p["seconds"] = attribute(blocks, "seconds")
+        p["flops"] = attribute(blocks, "flops")
+    with open(path, "w") as f:
+        json.dump(meta, f, indent=1)
+    report(args)
+
+
 def ranks(xs):
     order = sorted(range(len(xs)), key=lambda i: xs[i])
     r = [0.0] * len(xs)
@@ -180,8 +202,11 @@ def main():
     r.add_argument("--iters", type=int, default=30)
     p = sub.add_parser("report")
     p.add_argument("dir")
+    q = sub.add_parser("predict")
+    q.add_argument("dir")
     args = ap.parse_args()
-    {"build": build, "run": run, "report": report}[args.cmd](args)
+    {"build": build, "run": run, "report": report,
+     "predict": predict}[args.cmd](args)
 
 
 if __name__ == "__main__":
