@@ -160,14 +160,34 @@ double blockFlops(const Op &op, const Spec &spec,
   return op.flopsPerPoint * points;
 }
 
+bool partialBlocks(const Op &op, const Spec &spec) {
+  std::vector<bool> kept(op.loopSizes.size(), false);
+  for (const std::vector<int> &loops : op.output.dimLoops)
+    for (int l : loops)
+      kept[l] = true;
+  for (size_t l = 0; l < spec.size(); ++l)
+    if (!kept[l] && spec[l] > 1)
+      return true;
+  return false;
+}
+
 double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
                     const std::vector<int64_t> &coords) {
+  if (op.kernel == KernelKind::InPlace)
+    return 0;
   const ChipInfo &chip = chipInfo(kReferenceChip);
   auto size = [&](int l) {
     return static_cast<double>(
         blockRange(op.loopSizes[l], spec[l], coords[l]).size);
   };
   double flops = blockFlops(op, spec, coords), work = 0;
+  // A block whose summed loop is cut writes partial sums, in the
+  // accumulator type.
+  double outVolume = static_cast<double>(
+      accessBox(op.output, graph, op, spec, coords).volume());
+  double outBytes = partialBlocks(op, spec)
+                        ? double(op.accBytes)
+                        : double(graph.values[op.output.value].elementBytes);
   switch (op.kernel) {
   case KernelKind::Gemm: {
     double batch = 1, rows = size(op.gemm.m);
@@ -178,6 +198,9 @@ double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
     auto padded = [](double x) { return std::ceil(x / 8) * 8; };
     work = gemmSeconds(chip, padded(rows), padded(size(op.gemm.n)),
                        padded(size(op.gemm.k)), batch);
+    // The table's gemms write bf16; a wider result (f32 partials) writes
+    // the rest on top.
+    work += std::max(0.0, outBytes - 2) * outVolume / chip.memoryBytesPerSecond;
     break;
   }
   case KernelKind::Attention: {
@@ -191,6 +214,7 @@ double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
     break;
   }
   case KernelKind::Generated:
+  case KernelKind::InPlace:
     work = flops / chip.gemmFlopsPerSecond;
     break;
   }
@@ -199,9 +223,7 @@ double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
     bytes += static_cast<double>(
         accessBox(access, graph, op, spec, coords).volume() *
         graph.values[access.value].elementBytes);
-  bytes += static_cast<double>(
-      accessBox(op.output, graph, op, spec, coords).volume() *
-      graph.values[op.output.value].elementBytes);
+  bytes += outVolume * outBytes;
   return chip.graphLaunchSeconds +
          std::max(work, bytes / chip.memoryBytesPerSecond);
 }

@@ -32,19 +32,6 @@ namespace {
 
 using BoxKey = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
 
-/// Whether join block results of `op` under `spec` are partial sums (a
-/// summed loop is cut).
-bool partialResults(const planner::Op &op, const planner::Spec &spec) {
-  std::vector<bool> kept(op.loopSizes.size(), false);
-  for (const std::vector<int> &loops : op.output.dimLoops)
-    for (int l : loops)
-      kept[l] = true;
-  for (size_t l = 0; l < spec.size(); ++l)
-    if (!kept[l] && spec[l] > 1)
-      return true;
-  return false;
-}
-
 /// Rewrites `func` into the blocks of `device` (-1: each op's slowest).
 LogicalResult rewrite(func::FuncOp func, const PlannerGraph &pg,
                       int64_t devices, int64_t device) {
@@ -134,7 +121,7 @@ LogicalResult rewrite(func::FuncOp func, const PlannerGraph &pg,
               : body->addArgument(typeOf(box, elementOf(access.value)),
                                   op->getLoc()));
     }
-    bool partial = partialResults(node, spec);
+    bool partial = planner::partialBlocks(node, spec);
     Type element = partial ? cast<SpecOpInterface>(op).getAccesses().accumulator
                            : elementOf(node.output.value);
     planner::Box out = planner::accessBox(node.output, g, node, spec, coords);

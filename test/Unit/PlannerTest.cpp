@@ -642,8 +642,8 @@ TEST(Strategy, MegatronDpMultipliesDpAcrossByMegatronWithin) {
 TEST(KernelTimes, GemmTableInterpolates) {
   const ein::ChipInfo &chip = ein::chipInfo(ein::kReferenceChip);
   double t = ein::gemmSeconds(chip, 1024, 4096, 4096);
-  // bench/results/data/2026-12-03-kernel-tables-h200x1.json: 47.2 us.
-  EXPECT_NEAR(t, 47.2e-6, 0.1e-6);
+  // bench/results/data/2026-12-03-kernel-tables-h200x1.json: 44.69 us.
+  EXPECT_NEAR(t, 44.69e-6, 0.01e-6);
   EXPECT_DOUBLE_EQ(ein::gemmSeconds(chip, 8, 4096, 4096),
                    ein::gemmSeconds(chip, 64, 4096, 4096));
   EXPECT_NEAR(ein::gemmSeconds(chip, 65536, 4096, 4096),

@@ -107,13 +107,18 @@ Box accessBox(const Access &access, const Graph &graph, const Op &op,
 double blockFlops(const Op &op, const Spec &spec,
                   const std::vector<int64_t> &coords);
 
+/// Whether `op`'s join blocks under `spec` hold partial sums (a loop the
+/// result does not index, summed over, is cut).
+bool partialBlocks(const Op &op, const Spec &spec);
+
 /// Seconds join block `coords` of `op` under `spec` takes on the reference
 /// chip: a launch plus the slower of its work and its bytes at HBM bandwidth
 /// (read and written), its work priced by what runs it (Graph.h KernelKind):
 /// a gemm by the chip's measured gemm times (dimensions padded to 8, as the
-/// CUDA backend pads them), attention by its measured attention times (a
-/// causal block by its visible share), a generated kernel by its FLOPs at
-/// the gemm rate.
+/// CUDA backend pads them; f32 partials write their extra bytes on top),
+/// attention by its measured attention times (a causal block by its visible
+/// share), a generated kernel by its FLOPs at the gemm rate; a reshape (in
+/// place) takes none.
 double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
                     const std::vector<int64_t> &coords);
 

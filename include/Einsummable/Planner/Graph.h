@@ -78,6 +78,8 @@ enum class KernelKind {
   /// Fused attention (loops batch, kv_head, group, query, key): the chip's
   /// measured attention times.
   Attention,
+  /// No kernel: a reshape of row-major blocks, which a bundle does in place.
+  InPlace,
 };
 
 /// A library gemm's loops: batch loops (both operands batched), loops

@@ -31,6 +31,10 @@ void classifyKernel(Operation *op, planner::Op &node) {
     node.kernel = planner::KernelKind::Attention;
     return;
   }
+  if (isa<ReshapeOp>(op)) {
+    node.kernel = planner::KernelKind::InPlace;
+    return;
+  }
   auto join = dyn_cast<JoinAggOp>(op);
   if (!join || failed(matchLibraryGemm(join)))
     return;
