@@ -212,7 +212,7 @@ def _install(source, destination):
 def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
             strategy="optimal", memory_limit=None, tie_layout=False,
             workdir=None, chip=None, exchange=None, partials=None,
-            stages=None, extra_args=()):
+            stages=None, compute=None, extra_args=()):
     """Traces `model` on `example_inputs`, plans it over `devices` and
     returns a `Compiled` callable like the model. The program, the bundle
     and the plan's explanation are kept in `workdir` (a new temporary
@@ -249,6 +249,11 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
         # On a topology of several nodes: "auto" or "SxM", a pipeline-staged
         # plan of S stages over M micro-batches (docs/distributed.md).
         command.append("--stages=%s" % stages)
+    if compute:
+        # The planner's compute term: "kernels" (measured kernel times, the
+        # default for target="cuda"), "flops" (the default for "cpu") or
+        # "auto" (docs/planner.md).
+        command.append("--compute=%s" % compute)
     command += list(extra_args)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:

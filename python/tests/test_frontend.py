@@ -144,6 +144,23 @@ class Models(unittest.TestCase):
             einsummable.compile(model, (x,), devices=2,
                                 topology="nodes=2,gpus=1", stages="2x3")
 
+    def test_compute_term(self):
+        # The planner's compute term by measured kernel times (the CUDA
+        # default) plans a CPU bundle too, whose output is still the
+        # module's; a term that does not exist is refused.
+        model = models.GPT2Block().eval()
+        x = torch.randn(2, 16, 64)
+        with torch.no_grad():
+            want = model(x)
+        compiled = einsummable.compile(
+            model, (x,), devices=4, compute="kernels",
+            workdir=os.path.join(self.dir.name, "kernels"))
+        self.assertLess(error(compiled(x), want), TOLERANCE[torch.float32])
+        compiled.close()
+        with self.assertRaisesRegex(einsummable.CompileError,
+                                    "compute must be kernels or flops"):
+            einsummable.compile(model, (x,), devices=2, compute="time")
+
     def test_gpt2_block_bf16(self):
         self.check("gpt2-bf16", models.GPT2Block(),
                    (torch.randn(2, 16, 64),), devices=(1, 2, 4),
