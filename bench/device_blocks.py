@@ -10,7 +10,7 @@ kernel-time term (planner::blockSeconds, the default `compute=kernels`) and
 the FLOP count alone (`compute=flops`).
 
   # build machine: plans and bundles under DIR
-  python3 bench/device_blocks.py build PROGRAM.mlir DIR [--devices 8] [--random 14]
+  python3 bench/device_blocks.py build PROGRAM.mlir DIR [--devices 8] [--random 14] [--first-seed 1]
   # GPU machine: time every bundle (ein-run --bench, ROUNDS rounds), then report
   python3 bench/device_blocks.py run DIR EIN_RUN [--rounds 1] [--iters 30]
   python3 bench/device_blocks.py report DIR
@@ -67,8 +67,10 @@ def build(args):
     os.makedirs(args.dir, exist_ok=True)
     plans = [("optimal", "compute=kernels"), ("optimal-flops", "compute=flops"),
              ("megatron", "strategy=megatron"), ("dp", "strategy=dp")]
+    if args.first_seed > 1:
+        plans = []  # a further sample of random plans only
     plans += [(f"random-{s}", f"strategy=random seed={s}")
-              for s in range(1, args.random + 1)]
+              for s in range(args.first_seed, args.first_seed + args.random)]
     records, seen = [], {}
     for name, decompose in plans:
         mlir = os.path.join(args.dir, f"{name}.mlir")
@@ -102,10 +104,16 @@ def build(args):
 def run(args):
     with open(os.path.join(args.dir, "plans.json")) as f:
         meta = json.load(f)
+    path = args.measured or os.path.join(args.dir, "measured.json")
     measured = {}
-    path = os.path.join(args.dir, "measured.json")
+    if args.only_missing and os.path.exists(path):
+        with open(path) as f:
+            measured = json.load(f)
+    done = set(measured)
     for r in range(args.rounds):
         for p in meta["plans"]:
+            if p["name"] in done:
+                continue
             out = subprocess.run(
                 [args.ein_run, os.path.join(args.dir, p["name"]), "--bench",
                  "--warmup=3", f"--iters={args.iters}"], capture_output=True,
@@ -147,7 +155,8 @@ def predict(args):
 def report(args):
     with open(os.path.join(args.dir, "plans.json")) as f:
         meta = json.load(f)
-    with open(os.path.join(args.dir, "measured.json")) as f:
+    with open(getattr(args, "measured", None) or
+              os.path.join(args.dir, "measured.json")) as f:
         measured = json.load(f)
     rows = [(p, min(measured[p["name"]])) for p in meta["plans"]
             if measured.get(p["name"])]
@@ -172,12 +181,19 @@ def main():
     b.add_argument("program")
     b.add_argument("dir")
     b.add_argument("--devices", type=int, default=8)
-    b.add_argument("--random", type=int, default=14)
+    b.add_argument("--random", type=int, default=14,
+                   help="how many random plans")
+    b.add_argument("--first-seed", type=int, default=1,
+                   help="their first seed; above 1, only random plans")
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("ein_run")
     r.add_argument("--rounds", type=int, default=1)
     r.add_argument("--iters", type=int, default=30)
+    r.add_argument("--measured", help="where to keep the times (default "
+                   "DIR/measured.json)")
+    r.add_argument("--only-missing", action="store_true",
+                   help="time only the plans not yet in it")
     p = sub.add_parser("report")
     p.add_argument("dir")
     q = sub.add_parser("predict")
