@@ -20,7 +20,8 @@ int64_t PlanMemory::largestDevice() const {
              : std::max_element(peak.begin(), peak.end()) - peak.begin();
 }
 
-PlanMemory planMemory(const Graph &graph, const Plan &plan, int64_t devices) {
+PlanMemory planMemory(const Graph &graph, const Plan &plan, int64_t devices,
+                      const std::vector<std::vector<int64_t>> *place) {
   PlanMemory memory;
   memory.weights.assign(devices, 0);
   memory.peak.assign(devices, 0);
@@ -41,16 +42,13 @@ PlanMemory planMemory(const Graph &graph, const Plan &plan, int64_t devices) {
     const Op &op = graph.ops[o];
     const Spec &spec = plan.specs[o];
     producer[op.output.value] = static_cast<int>(o);
-    bool aggregated = false;
-    for (size_t l = 0; l < spec.size(); ++l) {
-      bool inOutput = false;
-      for (const std::vector<int> &dim : op.output.dimLoops)
-        inOutput |= std::count(dim.begin(), dim.end(), int(l)) > 0;
-      aggregated |= !inOutput && spec[l] > 1;
-    }
+    bool aggregated = partialBlocks(op, spec);
     int64_t blocks = numBlocks(spec);
-    for (int64_t k = 0; k < blocks && k < devices; ++k) {
-      std::vector<int64_t> coords = delinearize(k, spec);
+    for (int64_t b = 0; b < blocks; ++b) {
+      int64_t k = place ? (*place)[o][b] : b;
+      if (k < 0 || k >= devices)
+        continue;
+      std::vector<int64_t> coords = delinearize(b, spec);
       for (const Access &input : op.inputs) {
         const Value &v = graph.values[input.value];
         Box box = accessBox(input, graph, op, spec, coords);

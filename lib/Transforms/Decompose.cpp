@@ -79,17 +79,16 @@ struct EinDecomposePass
 
   /// Keeps `plan` if it fits in memory-limit bytes a GPU; else, for the
   /// optimal strategy, the best plan that charges weight replicas, then the
-  /// best Megatron-style plan, whichever fits first. Fails saying how much
-  /// the leanest plan tried needs.
-  LogicalResult fitMemory(func::FuncOp func, const planner::Graph &graph,
-                          planner::Strategy kind,
-                          const planner::SearchOptions &options,
-                          planner::Plan &plan) {
+  /// best Megatron-style plan, whichever fits first. Where none does,
+  /// returns why (how much the leanest plan tried needs); else "".
+  std::string fitMemory(const planner::Graph &graph, planner::Strategy kind,
+                        const planner::SearchOptions &options,
+                        planner::Plan &plan) {
     double limit = double(int64_t(memoryLimit));
     planner::PlanMemory memory =
         planner::planMemory(graph, plan, options.devices);
     if (memory.largest() <= limit)
-      return success();
+      return "";
     double least = memory.largest();
     int64_t leastDevice = memory.largestDevice();
     std::string tried = planner::strategyName(kind);
@@ -113,7 +112,7 @@ struct EinDecomposePass
             planner::planMemory(graph, other, options.devices);
         if (m.largest() <= limit) {
           plan = std::move(other);
-          return success();
+          return "";
         }
         if (m.largest() < least) {
           least = m.largest();
@@ -121,12 +120,51 @@ struct EinDecomposePass
         }
       }
     }
-    func.emitOpError() << "has no plan within the memory limit of "
-                       << int64_t(memoryLimit)
-                       << " bytes a GPU: the leanest plan tried (" << tried
-                       << ") needs " << int64_t(least) << " bytes ("
-                       << humanBytes(least) << ") on GPU " << leastDevice;
-    return failure();
+    return "has no plan within the memory limit of " +
+           std::to_string(int64_t(memoryLimit)) +
+           " bytes a GPU: the leanest plan tried (" + tried + ") needs " +
+           std::to_string(int64_t(least)) + " bytes (" + humanBytes(least) +
+           ") on GPU " + std::to_string(leastDevice);
+  }
+
+  /// The memory model of `func` as staged (`applyStagedPlan`'s output: a
+  /// `spec` on every op and, in `ein.place`, the GPUs of its blocks).
+  FailureOr<planner::PlanMemory> placedMemory(func::FuncOp func,
+                                              const planner::TargetInfo &info,
+                                              int64_t devices) {
+    FailureOr<PlannerGraph> graph = buildPlannerGraph(func, info);
+    if (failed(graph))
+      return failure();
+    planner::Plan plan;
+    std::vector<std::vector<int64_t>> place;
+    for (Operation *op : graph->ops) {
+      auto spec = op->getAttrOfType<SpecAttr>("spec");
+      auto gpus =
+          op->getAttrOfType<DenseI64ArrayAttr>(EinDialect::getPlaceAttrName());
+      if (!spec || !gpus)
+        return op->emitOpError() << "is not staged (no spec or ein.place)";
+      plan.specs.emplace_back(spec.getParts().begin(), spec.getParts().end());
+      place.emplace_back(gpus.asArrayRef().begin(), gpus.asArrayRef().end());
+    }
+    return planner::planMemory(graph->graph, plan, devices, &place);
+  }
+
+  /// What `staged` holds on its fullest GPU, lowered onto a copy of `func`
+  /// (which stays as it was).
+  FailureOr<planner::PlanMemory>
+  stagedMemory(func::FuncOp func, const physical::StagedPlan &staged,
+               const planner::TargetInfo &info,
+               const planner::SearchOptions &options) {
+    OpBuilder builder(func);
+    auto copy = cast<func::FuncOp>(builder.clone(*func));
+    FailureOr<planner::PlanMemory> memory = failure();
+    FailureOr<PlannerGraph> graph = buildPlannerGraph(
+        copy, info, /*tieLayout=*/false, /*planned=*/false, options.devices);
+    if (succeeded(graph) &&
+        succeeded(applyStagedPlan(copy, *graph, staged, info, options)))
+      memory = placedMemory(copy, info, options.devices);
+    copy.erase();
+    return memory;
   }
 
   void runOnOperation() override {
@@ -214,8 +252,6 @@ struct EinDecomposePass
               std::string(strategy) + "'";
       else if (tieLayout)
         why = "cannot tie results to their arguments' layouts (tie-layout)";
-      else if (memoryLimit > 0)
-        why = "is not yet checked against a memory limit (memory-limit)";
       if (!why.empty()) {
         module.emitError() << "stages=" << stagesText << " " << why;
         return signalPassFailure();
@@ -272,9 +308,15 @@ struct EinDecomposePass
             << "has no plan: " << plan.error;
         return signalPassFailure();
       }
-      if (memoryLimit > 0 &&
-          failed(fitMemory(func, graph->graph, *kind, restricted, plan)))
+      // Under a memory limit the intra-op plan must fit, unless a staged
+      // plan is asked for (it is checked instead) or may be chosen.
+      std::string noFit;
+      if (memoryLimit > 0 && askedStages == 0)
+        noFit = fitMemory(graph->graph, *kind, restricted, plan);
+      if (!noFit.empty() && !autoStages) {
+        func.emitOpError() << noFit;
         return signalPassFailure();
+      }
       if (plan.capped) {
         InFlightDiagnostic diag =
             allowInexact ? func.emitWarning() : func.emitOpError();
@@ -330,12 +372,35 @@ struct EinDecomposePass
           return signalPassFailure();
         }
       } else if (autoStages) {
+        // The fastest of the intra-op plan and the pipelines; under a
+        // memory limit, the fastest that fits.
         double intraOp =
-            physical::simulate(topology, intraOpProgram().tasks).seconds;
+            noFit.empty()
+                ? physical::simulate(topology, intraOpProgram().tasks).seconds
+                : std::numeric_limits<double>::infinity();
+        std::vector<const physical::StagedPlan *> faster;
         for (const physical::StagedPlan &p : priced)
-          if (p.feasible && p.seconds < intraOp &&
-              (!lowered || p.seconds < lowered->seconds))
-            lowered = p;
+          if (p.feasible && p.seconds < intraOp)
+            faster.push_back(&p);
+        llvm::stable_sort(
+            faster, [](auto *a, auto *b) { return a->seconds < b->seconds; });
+        for (const physical::StagedPlan *p : faster) {
+          if (memoryLimit > 0) {
+            FailureOr<planner::PlanMemory> m =
+                stagedMemory(func, *p, *info, stagedOptions);
+            if (failed(m))
+              return signalPassFailure();
+            if (m->largest() > double(int64_t(memoryLimit)))
+              continue;
+          }
+          lowered = *p;
+          break;
+        }
+        if (!lowered && !noFit.empty()) {
+          func.emitOpError()
+              << noFit << "; no pipeline-staged plan fits either";
+          return signalPassFailure();
+        }
       }
       if (!explainTo.empty()) {
         std::vector<std::string> locations;
@@ -364,13 +429,14 @@ struct EinDecomposePass
       // What the model says the plan holds, for the bundle writer's check
       // against the buffers it lays out (ein-compile plans again within
       // less where they do not fit).
-      if (memoryLimit > 0)
-        func->setAttr(
-            EinDialect::getPlannedMemoryAttrName(),
-            IntegerAttr::get(
-                IntegerType::get(&getContext(), 64),
-                int64_t(planner::planMemory(graph->graph, plan, options.devices)
-                            .largest())));
+      auto setPlannedMemory = [&](double bytes) {
+        func->setAttr(EinDialect::getPlannedMemoryAttrName(),
+                      IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                       int64_t(bytes)));
+      };
+      if (memoryLimit > 0 && !lowered)
+        setPlannedMemory(
+            planner::planMemory(graph->graph, plan, options.devices).largest());
       if (remarks &&
           failed(emitPlanRemarks(func, target, graph->ops, graph->graph, plan,
                                  options, batchTransfers)))
@@ -379,6 +445,25 @@ struct EinDecomposePass
       if (lowered &&
           failed(applyStagedPlan(func, *graph, *lowered, *info, stagedOptions)))
         return signalPassFailure();
+      if (lowered && memoryLimit > 0) {
+        // The staged program as lowered: each stage's weights on its GPUs,
+        // every micro-batch copy's activations while they live.
+        FailureOr<planner::PlanMemory> m =
+            placedMemory(func, *info, options.devices);
+        if (failed(m))
+          return signalPassFailure();
+        if (m->largest() > double(int64_t(memoryLimit))) {
+          func.emitOpError()
+              << "has no plan of " << lowered->stages << " stages over "
+              << lowered->microBatches
+              << " micro-batches within the memory limit of "
+              << int64_t(memoryLimit) << " bytes a GPU: it needs "
+              << int64_t(m->largest()) << " bytes (" << humanBytes(m->largest())
+              << ") on GPU " << m->largestDevice();
+          return signalPassFailure();
+        }
+        setPlannedMemory(m->largest());
+      }
     }
     if (explainTo.empty())
       return;

@@ -439,6 +439,9 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                                          "stages=auto or SxM lowers a "
                                          "staged plan)"
                                        : lowered + " (stages x micro-batches)")
+                   << (header.memoryLimit > 0 && !lowered.empty()
+                           ? "; the fastest that fits memory-limit"
+                           : "")
                    << "\n";
     }
     printExplainTable(llvm::outs(), explained);

@@ -54,8 +54,8 @@
 // STRATEGY: error: stages=2x2 cuts a stage's ops with the optimal or megatron strategy, not 'dp'
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 tie-layout=true" 2>&1 | FileCheck %s --check-prefix=TIE
 // TIE: error: stages=2x2 cannot tie results to their arguments' layouts (tie-layout)
-// RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 memory-limit=100000000" 2>&1 | FileCheck %s --check-prefix=MEMORY
-// MEMORY: error: stages=2x2 is not yet checked against a memory limit (memory-limit)
+// RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 memory-limit=100000" 2>&1 | FileCheck %s --check-prefix=MEMORY
+// MEMORY: error: 'func.func' op has no plan of 2 stages over 2 micro-batches within the memory limit of 100000 bytes a GPU: it needs 104960 bytes (102.5 KiB) on GPU 0
 // RUN: not ein-opt %ein_src_root/examples/matrix_chain.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x1" 2>&1 | FileCheck %s --check-prefix=NOBATCH
 // NOBATCH: error: 'func.func' op has no plan of 2 stages over 1 micro-batch: the activation arguments share no batch dimension
 // An op that reads its position in the batch cannot be copied per
@@ -74,3 +74,22 @@ func.func @positional(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   return %y : tensor<4x8xf32>
 }
+
+// Under a memory limit a staged plan is held to the planner's memory model
+// as lowered: each stage's weights on its GPUs, every micro-batch copy's
+// activations while they live (GPU 0: 104960 bytes for 2x2, where the
+// intra-op plan holds 178688). stages=auto lowers the fastest plan that
+// fits: 2x1 simulates fastest but holds 117248 bytes; within 110000 the
+// next, 2x2, is lowered. Within 90000 no staged plan fits and the intra-op
+// plan does (Megatron's, found by the memory fallbacks).
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 memory-limit=200000" | FileCheck %s --check-prefix=FITS
+// FITS: ein.planned_memory = 104960
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=auto memory-limit=110000 explain=-" -o %t.fit.mlir | FileCheck %s --check-prefix=AUTOFIT
+// AUTOFIT: faster by the simulator: 2 stages x 1 micro-batch
+// AUTOFIT-NEXT: lowered: 2x2 (stages x micro-batches); the fastest that fits memory-limit
+// RUN: FileCheck %s --check-prefix=FITS < %t.fit.mlir
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=auto memory-limit=90000 explain=-" -o %t.intra.mlir | FileCheck %s --check-prefix=AUTOINTRA
+// AUTOINTRA: lowered: the plan above
+// RUN: FileCheck %s --check-prefix=INTRAMEM < %t.intra.mlir
+// INTRAMEM: ein.planned_memory = 74752
+// INTRAMEM-NOT: ein.place

@@ -495,7 +495,10 @@ int main(int argc, char **argv) {
   int64_t planLimit = memoryBytes;
   for (int attempt = 0;; ++attempt) {
     int64_t needed = 0, modelled = 0;
-    bool replan = pristine && attempt < kReplans;
+    // A staged plan asked for (--stages=SxM) is the same within any limit:
+    // its buffers are reported, not planned again.
+    bool fixedStages = stages != "off" && stages != "auto";
+    bool replan = pristine && attempt < kReplans && !fixedStages;
     ScopedDiagnosticHandler watch(&context, [&](Diagnostic &d) {
       std::string text = d.str();
       StringRef rest = text;

@@ -28,8 +28,10 @@ struct PlanMemory {
 };
 
 /// The memory `plan` (for `graph` on `devices` GPUs) holds per GPU; join
-/// block k runs on GPU k.
-PlanMemory planMemory(const Graph &graph, const Plan &plan, int64_t devices);
+/// block k of op o runs on GPU `(*place)[o][k]`, or on GPU k without
+/// `place` (a staged plan's ops run on their stage's GPUs, `ein.place`).
+PlanMemory planMemory(const Graph &graph, const Plan &plan, int64_t devices,
+                      const std::vector<std::vector<int64_t>> *place = nullptr);
 
 } // namespace ein::planner
 
