@@ -286,7 +286,9 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
   plan.arrivals.resize(op.inputs.size());
   plan.joinBytes.assign(op.inputs.size(), 0);
   std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t>
-      produced;
+      produced, holdOf;
+  // Elements of partial results that travel to their owner across nodes.
+  int64_t acrossPartials = 0;
   for (int64_t j = 0; j < blocks; ++j) {
     std::vector<int64_t> coords = delinearize(j, spec);
     for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -295,7 +297,9 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
       if (box.volume() == 0)
         continue;
       const Value &value = graph.values[access.value];
-      if (seen[i].emplace(std::make_pair(box.begin, box.end), j).second) {
+      auto [first, inserted] =
+          seen[i].emplace(std::make_pair(box.begin, box.end), j);
+      if (inserted) {
         plan.needs[i].push_back({j, box});
         if (access.windowed())
           plan.arrivals[i].push_back(
@@ -303,17 +307,26 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
       } else if (!(value.kind == ValueKind::Constant ||
                    (value.kind == ValueKind::Weight &&
                     options.weightsReplicable))) {
+        // A copy from the first block that reads it.
         plan.joinBytes[i] +=
-            static_cast<double>(box.volume() * value.elementBytes);
+            std::round(static_cast<double>(box.volume() * value.elementBytes) *
+                       byteWeight(options, first->second, j));
       }
     }
     Box out = accessBox(op.output, graph, op, spec, coords);
     auto [it, inserted] =
         produced.emplace(std::make_pair(out.begin, out.end), 1);
-    if (inserted)
+    if (inserted) {
       plan.holds.push_back({j, out});
-    else
+    } else {
       ++it->second;
+      // A partial to the block's owner (the first block that made it), on
+      // another node.
+      if (byteWeight(options, plan.holds[holdOf[it->first]].device, j) != 1)
+        acrossPartials += out.volume();
+    }
+    if (inserted)
+      holdOf[it->first] = plan.holds.size() - 1;
     plan.busiestFlops =
         std::max(plan.busiestFlops, blockFlops(op, spec, coords));
     if (options.kernelTimes)
@@ -329,17 +342,28 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
   for (int64_t d : result.shape)
     elements *= d;
   plan.aggBytes =
-      static_cast<double>((plan.fanIn - 1) * elements * op.accBytes);
+      static_cast<double>((plan.fanIn - 1) * elements * op.accBytes) +
+      std::round(static_cast<double>(acrossPartials * op.accBytes) *
+                 (options.crossNodeWeight - 1));
   return plan;
 }
 
+double byteWeight(const Options &options, int64_t from, int64_t to) {
+  if (options.gpusPerNode <= 0 ||
+      from / options.gpusPerNode == to / options.gpusPerNode)
+    return 1;
+  return options.crossNodeWeight;
+}
+
 double movedBytes(const std::vector<Placed> &holds,
-                  const std::vector<Placed> &needs, int64_t elementBytes) {
+                  const std::vector<Placed> &needs, int64_t elementBytes,
+                  const Options *options) {
   // Bytes of each need that sit in a block on another device. Holds are
   // disjoint; where they do not cover a need (an argument arriving in the
   // layout of a consumer that reads only part of it), the rest arrives where
-  // it is needed, free.
-  int64_t moved = 0;
+  // it is needed, free. Elements are summed per weight, so that a proxy of
+  // one node stays an exact integer sum.
+  int64_t moved = 0, across = 0;
   for (const Placed &n : needs)
     for (const Placed &h : holds) {
       if (h.device == n.device)
@@ -348,9 +372,14 @@ double movedBytes(const std::vector<Placed> &holds,
       for (size_t d = 0; d < n.box.begin.size() && v > 0; ++d)
         v *= std::max<int64_t>(0, std::min(n.box.end[d], h.box.end[d]) -
                                       std::max(n.box.begin[d], h.box.begin[d]));
-      moved += v;
+      if (options && byteWeight(*options, h.device, n.device) != 1)
+        across += v;
+      else
+        moved += v;
     }
-  return static_cast<double>(moved * elementBytes);
+  double weight = options ? options->crossNodeWeight : 1;
+  return static_cast<double>(moved * elementBytes) +
+         std::round(static_cast<double>(across * elementBytes) * weight);
 }
 
 } // namespace ein::planner

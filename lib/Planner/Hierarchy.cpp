@@ -45,6 +45,8 @@ bool hierarchicalSpecs(const Graph &graph, const SearchOptions &options,
   }
   SearchOptions nodeLevel = options;
   nodeLevel.devices = nodes;
+  // Every node-level move crosses nodes.
+  nodeLevel.gpusPerNode = options.gpusPerNode > 0 ? 1 : 0;
   nodeLevel.allowedSpecs.clear();
   nodeLevel.onProgress = nullptr;
   Plan across = search(graph, nodeLevel);

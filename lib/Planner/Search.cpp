@@ -260,7 +260,7 @@ Problem build(const Graph &graph, const Options &options,
       for (const std::vector<Placed> &holds : pb.nodes[producer].holds) {
         std::vector<double> row;
         for (const std::vector<Placed> &need : needs)
-          row.push_back(movedBytes(holds, need, bytes));
+          row.push_back(movedBytes(holds, need, bytes, &options));
         edge.cost.push_back(std::move(row));
       }
       pb.nodes[producer].consumers.push_back(pb.opNode[o]);
@@ -292,7 +292,7 @@ Problem build(const Graph &graph, const Options &options,
     for (const std::vector<Placed> &layout : pb.nodes[argument].holds) {
       std::vector<double> row;
       for (const std::vector<Placed> &holds : pb.nodes[producer].holds)
-        row.push_back(movedBytes(holds, layout, bytes));
+        row.push_back(movedBytes(holds, layout, bytes, &options));
       edge.cost.push_back(std::move(row));
     }
     pb.nodes[argument].consumers.push_back(producer);

@@ -223,6 +223,17 @@ struct EinDecomposePass
         return signalPassFailure();
       }
     }
+    // Several nodes: bytes between them count by how much slower their
+    // links are than a GPU's inside its node.
+    if (topology.nodes > 1 && topology.devices == options.devices) {
+      options.gpusPerNode = options.devices / topology.nodes;
+      double inside =
+          options.gpusPerNode > 1
+              ? topology.bandwidth(0, 1)
+              : ::ein::chipInfo(target.getChip().str()).linkBytesPerSecond;
+      double across = topology.bandwidth(0, options.gpusPerNode);
+      options.crossNodeWeight = across > 0 ? std::max(1.0, inside / across) : 1;
+    }
     // stages: off, auto, or SxM.
     int64_t askedStages = 0, askedMicroBatches = 0;
     StringRef stagesText = stages;

@@ -689,3 +689,32 @@ TEST(KernelTimes, BlockSecondsByShape) {
   EXPECT_GT(blockSeconds(att, attention, query, {0, 0, 0, 3, 0}),
             2 * blockSeconds(att, attention, query, {0, 0, 0, 0, 0}));
 }
+
+// Several nodes: a byte between nodes counts crossNodeWeight times, one
+// inside a node once; block k runs on GPU k, node k / gpusPerNode.
+TEST(Planner, BytesBetweenNodesCountMore) {
+  Options options;
+  options.devices = 4;
+  options.gpusPerNode = 2;
+  options.crossNodeWeight = 4;
+  EXPECT_EQ(byteWeight(options, 0, 1), 1);
+  EXPECT_EQ(byteWeight(options, 1, 2), 4);
+  Box box{{0, 0}, {2, 2}};
+  std::vector<Placed> holds = {{0, box}};
+  EXPECT_EQ(movedBytes(holds, {{1, box}}, 4, &options), 16);
+  EXPECT_EQ(movedBytes(holds, {{2, box}}, 4, &options), 64);
+  EXPECT_EQ(movedBytes(holds, {{2, box}}, 4), 16);
+
+  // A matmul with its summed loop cut 4 ways: three partials go to the
+  // owner (block 0), two of them from the other node.
+  Graph g;
+  int a = addValue(g, "a", {8, 8}, ValueKind::Activation);
+  int b = addValue(g, "b", {8, 8}, ValueKind::Weight);
+  matmul(g, a, b, "c");
+  Options one = options;
+  one.gpusPerNode = 0;
+  double flat = planOp(g, g.ops[0], {1, 4, 1}, one).aggBytes;
+  EXPECT_EQ(flat, 3 * 64 * 4);
+  EXPECT_EQ(planOp(g, g.ops[0], {1, 4, 1}, options).aggBytes,
+            flat + 2 * 64 * 4 * (4 - 1));
+}

@@ -51,7 +51,18 @@ struct Options {
   /// chip's measured kernel tables (blockSeconds), as FLOPs at the gemm
   /// rate; false: the busiest block's FLOP count.
   bool kernelTimes = false;
+  /// On a topology of several nodes: GPUs per node (block k runs on GPU k,
+  /// so node k / gpusPerNode; 0: one node), and what a byte moved between
+  /// nodes counts for against one moved inside a node (the ratio of a GPU's
+  /// bandwidth inside its node to its bandwidth across nodes), so that
+  /// plans keep heavy exchanges inside nodes.
+  int64_t gpusPerNode = 0;
+  double crossNodeWeight = 1;
 };
+
+/// What one byte moved from GPU `from` to GPU `to` counts for in the proxy:
+/// options.crossNodeWeight between nodes, else 1.
+double byteWeight(const Options &options, int64_t from, int64_t to);
 
 /// How many join blocks `op`'s specs make on `devices` GPUs: `devices`,
 /// unless the op is too small to be cut that many ways (fewer elements
@@ -122,11 +133,13 @@ bool partialBlocks(const Op &op, const Spec &spec);
 double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
                     const std::vector<int64_t> &coords);
 
-/// Bytes of `needs` that `holds` keeps on another device (what must move).
-/// Where the holds do not cover a need, the uncovered part costs nothing:
-/// it can arrive where it is needed.
+/// Bytes of `needs` that `holds` keeps on another device (what must move),
+/// each weighted by byteWeight where `options` is given. Where the holds do
+/// not cover a need, the uncovered part costs nothing: it can arrive where
+/// it is needed.
 double movedBytes(const std::vector<Placed> &holds,
-                  const std::vector<Placed> &needs, int64_t elementBytes);
+                  const std::vector<Placed> &needs, int64_t elementBytes,
+                  const Options *options = nullptr);
 
 } // namespace ein::planner
 
