@@ -225,7 +225,8 @@ struct EinDecomposePass
     }
     // Several nodes: bytes between them count by how much slower their
     // links are than a GPU's inside its node.
-    if (topology.nodes > 1 && topology.devices == options.devices) {
+    if (weighNodes && topology.nodes > 1 &&
+        topology.devices == options.devices) {
       options.gpusPerNode = options.devices / topology.nodes;
       double inside =
           options.gpusPerNode > 1

@@ -300,6 +300,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "On a topology of several nodes, plan the cut across nodes first "
            "and refine it within nodes (false: one flat search over every "
            "device)">,
+    Option<"weighNodes", "weigh-nodes", "bool", "true",
+           "On a topology of several nodes, count a byte moved between nodes "
+           "by how much slower their links are than a GPU's inside its node "
+           "(false: every byte alike)">,
     Option<"bytesPerFlop", "bytes-per-flop", "double", "-1",
            "Bytes one FLOP of the busiest GPU is worth (default: devices x "
            "395 GB/s over 750 TFLOP/s, the H200)">,
