@@ -281,44 +281,73 @@ struct EinDecomposePass
       if (tieLayout)
         func->setAttr(EinDialect::getTieLayoutAttrName(),
                       UnitAttr::get(func.getContext()));
-      planner::SearchOptions restricted = options;
+      // The search's plan under `base`: restricted as the strategy says,
+      // and on several nodes hierarchical (what crosses nodes first, then
+      // within them). Infeasible, with `why`, where there is none.
+      auto planUnder = [&](const planner::SearchOptions &base,
+                           planner::SearchOptions &used,
+                           std::string &why) -> planner::Plan {
+        used = base;
+        if (!restrictTo(graph->graph, *kind, seed, topology.nodes, used, why))
+          return {};
+        if (hierarchical && *kind == planner::Strategy::Optimal &&
+            topology.nodes > 1 && topology.nodes < options.devices) {
+          used.restriction = "under the hierarchical search (a plan for " +
+                             std::to_string(topology.nodes) +
+                             " nodes, refined within each)";
+          if (!planner::hierarchicalSpecs(graph->graph, used, topology.nodes,
+                                          used.allowedSpecs, why))
+            return {};
+        }
+        // A long search says how far it has come (on stderr, every few
+        // seconds), so that a big program is not a silent wait.
+        used.onProgress = [&](const planner::SearchProgress &p) {
+          std::string at = p.op >= 0 ? opAtSource(graph->ops[p.op]) : "";
+          llvm::errs() << "ein-decompose: planning @" << func.getSymName()
+                       << ": " << p.step << " of " << p.steps << " nodes placed"
+                       << (at.empty() ? "" : " (" + at + ")") << ", "
+                       << p.states << " states, cheapest "
+                       << humanBytes(p.cheapest) << " so far, "
+                       << llvm::format("%.1f", p.seconds) << " s\n";
+        };
+        used.progressSeconds = std::max(0.0, double(progressSeconds));
+        planner::Plan found = planner::search(graph->graph, used);
+        used.onProgress = nullptr;
+        if (!found.feasible)
+          why = found.error;
+        return found;
+      };
+      planner::SearchOptions restricted;
       std::string why;
-      if (!restrictTo(graph->graph, *kind, seed, topology.nodes, restricted,
-                      why)) {
+      planner::Plan plan = planUnder(options, restricted, why);
+      if (!plan.feasible) {
         atNamedOp(*graph, func, why)->emitOpError() << "has no plan: " << why;
         return signalPassFailure();
       }
-      // Several nodes: what crosses nodes first, then within them.
-      if (hierarchical && *kind == planner::Strategy::Optimal &&
-          topology.nodes > 1 && topology.nodes < options.devices) {
-        restricted.restriction = "under the hierarchical search (a plan for " +
-                                 std::to_string(topology.nodes) +
-                                 " nodes, refined within each)";
-        if (!planner::hierarchicalSpecs(graph->graph, restricted,
-                                        topology.nodes, restricted.allowedSpecs,
-                                        why)) {
-          atNamedOp(*graph, func, why)->emitOpError() << "has no plan: " << why;
-          return signalPassFailure();
+      // The proxy prices the bytes between nodes, not the contention on
+      // their ports: where the plan that counts every byte alike simulates
+      // faster, it is the plan.
+      if (options.gpusPerNode > 0) {
+        planner::SearchOptions evenOptions = options, evenUsed;
+        evenOptions.gpusPerNode = 0;
+        std::string unused;
+        planner::Plan even = planUnder(evenOptions, evenUsed, unused);
+        auto simulated = [&](const planner::Plan &p) {
+          std::vector<bool> synthesizedOps;
+          physical::Placement placement;
+          return physical::simulate(
+                     topology, physical::placedBestProgram(
+                                   graph->graph, p, options, topology,
+                                   keptForTies(graph->graph, options),
+                                   synthesizedOps, placement, batchTransfers)
+                                   .tasks)
+              .seconds;
+        };
+        if (even.feasible && even.specs != plan.specs &&
+            simulated(even) < simulated(plan)) {
+          plan = std::move(even);
+          restricted = evenUsed;
         }
-      }
-      // A long search says how far it has come (on stderr, every few
-      // seconds), so that a big program is not a silent wait.
-      restricted.onProgress = [&](const planner::SearchProgress &p) {
-        std::string at = p.op >= 0 ? opAtSource(graph->ops[p.op]) : "";
-        llvm::errs() << "ein-decompose: planning @" << func.getSymName() << ": "
-                     << p.step << " of " << p.steps << " nodes placed"
-                     << (at.empty() ? "" : " (" + at + ")") << ", " << p.states
-                     << " states, cheapest " << humanBytes(p.cheapest)
-                     << " so far, " << llvm::format("%.1f", p.seconds)
-                     << " s\n";
-      };
-      restricted.progressSeconds = std::max(0.0, double(progressSeconds));
-      planner::Plan plan = planner::search(graph->graph, restricted);
-      restricted.onProgress = nullptr;
-      if (!plan.feasible) {
-        atNamedOp(*graph, func, plan.error)->emitOpError()
-            << "has no plan: " << plan.error;
-        return signalPassFailure();
       }
       // Under a memory limit the intra-op plan must fit, unless a staged
       // plan is asked for (it is checked instead) or may be chosen.

@@ -348,6 +348,8 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
   simulatedMs += *report.getNumber("simulated_ms");
   bytesBetweenNodes += physical::bytesBetweenNodes(program, topology);
   nodes = topology.nodes;
+  if (options.gpusPerNode > 0)
+    nodeByteWeight = std::max(nodeByteWeight, options.crossNodeWeight);
   for (llvm::json::Value &x : *report.getArray("exchanges"))
     exchanges.push_back(std::move(x));
   addTraceEvents(function, graph, locations, program, sim);
@@ -404,9 +406,14 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                                             nullptr;
                                    })
                  << " in batches)\n";
-    if (nodes > 1)
-      llvm::outs() << "between nodes: " << humanBytes(bytesBetweenNodes)
-                   << "\n";
+    if (nodes > 1) {
+      llvm::outs() << "between nodes: " << humanBytes(bytesBetweenNodes);
+      if (nodeByteWeight > 1)
+        llvm::outs() << " (the proxy counts each "
+                     << llvm::formatv("{0:F1}", nodeByteWeight).str()
+                     << " times)";
+      llvm::outs() << "\n";
+    }
     for (const auto &[function, plans, lowered] : pipelines) {
       llvm::outs() << "pipeline stages for @" << function
                    << " (simulated; the plan above: "
@@ -483,8 +490,10 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                           {"memory_bytes", llvm::json::Array(memoryBytes)},
                           {"simulated_ms", simulatedMs},
                           {"exchanges", llvm::json::Array(exchanges)}};
-  if (nodes > 1)
+  if (nodes > 1) {
     root["bytes_between_nodes"] = bytesBetweenNodes;
+    root["node_byte_weight"] = nodeByteWeight;
+  }
   if (!pipelines.empty()) {
     llvm::json::Array staged;
     for (const auto &[function, plans, lowered] : pipelines)

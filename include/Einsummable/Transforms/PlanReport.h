@@ -135,6 +135,8 @@ private:
   llvm::json::Array exchanges;
   double total = 0, simulatedMs = 0, bytesBetweenNodes = 0;
   int64_t nodes = 1;
+  /// What the proxy counted a byte between nodes for (1: every byte alike).
+  double nodeByteWeight = 1;
   std::vector<double> memoryBytes;
   /// Per function with staged plans: its name, the plans and the one
   /// lowered ("SxM", or empty for the intra-op plan).
