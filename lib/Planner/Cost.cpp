@@ -285,8 +285,11 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
   plan.needs.resize(op.inputs.size());
   plan.arrivals.resize(op.inputs.size());
   plan.joinBytes.assign(op.inputs.size(), 0);
-  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t>
-      produced, holdOf;
+  // Per result block: how many join blocks produce it, and the first (its
+  // owner, where the partials add up).
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
+           std::pair<int64_t, int64_t>>
+      produced;
   // Elements of partial results that travel to their owner across nodes.
   int64_t acrossPartials = 0;
   for (int64_t j = 0; j < blocks; ++j) {
@@ -314,19 +317,13 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
       }
     }
     Box out = accessBox(op.output, graph, op, spec, coords);
-    auto [it, inserted] =
-        produced.emplace(std::make_pair(out.begin, out.end), 1);
-    if (inserted) {
-      plan.holds.push_back({j, out});
-    } else {
-      ++it->second;
-      // A partial to the block's owner (the first block that made it), on
-      // another node.
-      if (byteWeight(options, plan.holds[holdOf[it->first]].device, j) != 1)
-        acrossPartials += out.volume();
-    }
+    auto [it, inserted] = produced.emplace(std::make_pair(out.begin, out.end),
+                                           std::make_pair(0, j));
     if (inserted)
-      holdOf[it->first] = plan.holds.size() - 1;
+      plan.holds.push_back({j, out});
+    else if (byteWeight(options, it->second.second, j) != 1)
+      acrossPartials += out.volume(); // a partial to its owner's node
+    ++it->second.first;
     plan.busiestFlops =
         std::max(plan.busiestFlops, blockFlops(op, spec, coords));
     if (options.kernelTimes)
@@ -336,7 +333,7 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
   for (size_t i = 0; i < op.inputs.size(); ++i)
     if (!op.inputs[i].windowed())
       plan.arrivals[i] = plan.needs[i];
-  plan.fanIn = produced.begin()->second;
+  plan.fanIn = produced.begin()->second.first;
   const Value &result = graph.values[op.output.value];
   int64_t elements = 1;
   for (int64_t d : result.shape)
