@@ -537,6 +537,10 @@ private:
       }
       Box out = planner::accessBox(op.output, graph, op, spec, coords);
       t.memoryBytes += double(out.volume() * op.accBytes);
+      if (options.kernelTimes)
+        t.seconds =
+            std::max(0.0, planner::blockSeconds(graph, op, spec, coords) -
+                              chipInfo(kReferenceChip).graphLaunchSeconds);
       std::sort(t.deps.begin(), t.deps.end());
       t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
       t.label = op.name + ": block " + std::to_string(j);

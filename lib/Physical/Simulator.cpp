@@ -104,9 +104,12 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
       r.start[i] = now;
       queueBusy[q] = true;
       if (t.kind == Task::Kernel) {
-        double seconds = machine.launchSeconds +
-                         std::max(t.flops / machine.flopsPerSecond,
-                                  t.memoryBytes / machine.memoryBytesPerSecond);
+        double seconds =
+            machine.launchSeconds +
+            (t.seconds >= 0
+                 ? t.seconds
+                 : std::max(t.flops / machine.flopsPerSecond,
+                            t.memoryBytes / machine.memoryBytesPerSecond));
         running.push_back({i, now + seconds, 0, false});
       } else if (t.from == t.to || t.bytes <= 0) {
         running.push_back({i, now, 0, false}); // nothing to move

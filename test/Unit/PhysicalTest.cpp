@@ -344,6 +344,46 @@ TEST(Simulator, DependencyChainAndRoofline) {
   EXPECT_NEAR(serial.seconds, 2 * k, 1e-12);
 }
 
+// A kernel whose time the chip's kernel tables predict (compute=kernels)
+// takes that time after its launch, whatever its FLOPs and bytes.
+TEST(Simulator, KernelTimeFromTheTables) {
+  Topology s = make("nvswitch", 2);
+  Machine m;
+  Task t = kernel(0, 750e9, 1e6);
+  t.seconds = 3e-3;
+  EXPECT_NEAR(simulate(s, {t}, m).seconds, m.launchSeconds + 3e-3, 1e-12);
+
+  // In a program: the search's kernel times reach the simulated step.
+  planner::Graph g;
+  int a = addValue(g, "a", {8192, 4096}, planner::ValueKind::Activation, 2);
+  int b = addValue(g, "b", {4096, 4096}, planner::ValueKind::Weight, 2);
+  matmul(g, a, b, "c");
+  g.ops[0].kernel = planner::KernelKind::Gemm;
+  g.ops[0].gemm.m = 0;
+  g.ops[0].gemm.k = 1;
+  g.ops[0].gemm.n = 2;
+  planner::SearchOptions flops, kernels;
+  flops.devices = kernels.devices = 2;
+  kernels.kernelTimes = true;
+  planner::Plan plan = planner::search(g, flops);
+  ASSERT_TRUE(plan.feasible);
+  DeviceProgram byFlops = naiveProgram(g, plan, flops);
+  DeviceProgram byTables = naiveProgram(g, plan, kernels);
+  double table = planner::blockSeconds(g, g.ops[0], plan.specs[0],
+                                       delinearize(0, plan.specs[0])) -
+                 m.launchSeconds;
+  int blocks = 0;
+  for (const Task &task : byTables.tasks)
+    if (task.kind == Task::Kernel &&
+        task.label.find(": block ") != std::string::npos) {
+      EXPECT_NEAR(task.seconds, table, 1e-12);
+      ++blocks;
+    }
+  EXPECT_EQ(blocks, 2);
+  for (const Task &task : byFlops.tasks)
+    EXPECT_LT(task.seconds, 0);
+}
+
 namespace {
 
 /// A random canonical layout of `shape`: uneven cuts, each block on a

@@ -25,8 +25,11 @@ struct Task {
   enum Kind { Kernel, Transfer } kind = Kernel;
   /// The queue (GPU stream) the task runs on.
   int64_t queue = 0;
-  /// Kernel: work and memory traffic.
+  /// Kernel: work and memory traffic; or, where `seconds` is not negative,
+  /// its time after the launch, as the chip's kernel tables predict it
+  /// (planner::blockSeconds; the search's `compute=kernels`).
   double flops = 0, memoryBytes = 0;
+  double seconds = -1;
   /// Transfer: from GPU `from` to GPU `to`, `bytes` bytes.
   int64_t from = 0, to = 0;
   double bytes = 0;
