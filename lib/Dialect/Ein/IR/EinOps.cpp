@@ -2,6 +2,8 @@
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
+#include "mlir/Interfaces/CastInterfaces.h"
+
 #include "ein/partition.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/OpImplementation.h"
@@ -1439,10 +1441,12 @@ OpAccesses JoinAggOp::getAccesses() {
 
 double JoinAggOp::getFlopsPerPoint() {
   // One operation per arithmetic op of the join, plus the aggregation's
-  // combine.
+  // combine. Constants, positions and casts (a bf16 product's operands
+  // widened to f32) do no arithmetic.
   double ops = 0;
   for (Operation &scalar : getJoin().front().without_terminator())
-    if (!scalar.hasTrait<OpTrait::ConstantLike>() && !isa<IndexOp>(scalar))
+    if (!scalar.hasTrait<OpTrait::ConstantLike>() && !isa<IndexOp>(scalar) &&
+        !isa<CastOpInterface>(scalar))
       ++ops;
   return std::max<double>(1, ops) + (getAggregatedLoops().empty() ? 0 : 1);
 }
