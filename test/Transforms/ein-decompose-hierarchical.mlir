@@ -17,7 +17,13 @@
 // HIER: "total_cost_bytes": 57395
 // RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="hierarchical=false explain=%t.f.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=FLAT2 < %t.f.json
+// FLAT2: "node_byte_weight": 7.9{{[0-9]*}},
 // FLAT2: "total_cost_bytes": 56362
+// weigh-nodes=false: every byte alike, the flat plan at its plain bytes.
+// RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="hierarchical=false weigh-nodes=false explain=%t.even.json" -o /dev/null
+// RUN: FileCheck %s --check-prefix=EVEN < %t.even.json
+// EVEN: "node_byte_weight": 1,
+// EVEN: "total_cost_bytes": 13968
 
 // One node: nothing to split, the flat search, every byte alike.
 // RUN: ein-opt %ein_src_root/examples/llama_block.mlir --ein-attach-target="devices=4 topology=nodes=1,gpus=4" --ein-decompose="explain=%t.one.json" -o /dev/null
