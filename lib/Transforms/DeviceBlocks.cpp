@@ -14,7 +14,6 @@
 
 #include "ein/partition.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <map>
@@ -36,16 +35,6 @@ using BoxKey = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
 LogicalResult rewrite(func::FuncOp func, const PlannerGraph &pg,
                       int64_t devices, int64_t device) {
   const planner::Graph &g = pg.graph;
-  // The IR value of every graph value, numbered as buildPlannerGraph does.
-  std::vector<Value> irValue;
-  for (BlockArgument arg : func.getArguments())
-    irValue.push_back(arg);
-  for (Operation &op : func.getBody().front().without_terminator()) {
-    auto constant = dyn_cast<arith::ConstantOp>(op);
-    if ((constant && isa<RankedTensorType>(constant.getType())) ||
-        isa<SpecOpInterface>(op))
-      irValue.push_back(op.getResult(0));
-  }
   std::vector<planner::Spec> specs;
   for (size_t o = 0; o < g.ops.size(); ++o) {
     Operation *op = pg.ops[o];
@@ -66,7 +55,7 @@ LogicalResult rewrite(func::FuncOp func, const PlannerGraph &pg,
   Block *body = blocks.addEntryBlock();
   builder.setInsertionPointToStart(body);
   auto elementOf = [&](int value) {
-    return cast<ShapedType>(irValue[value].getType()).getElementType();
+    return cast<ShapedType>(pg.values[value].getType()).getElementType();
   };
   auto typeOf = [](const planner::Box &box, Type element) {
     std::vector<int64_t> sizes;

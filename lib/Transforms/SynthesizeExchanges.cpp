@@ -109,19 +109,6 @@ public:
         builder(func.getContext()) {}
 
   LogicalResult run() {
-    // The IR value of every graph value (arguments, constants, op results
-    // seen through the exchanges).
-    // buildPlannerGraph numbers values in this order.
-    irValue.assign(g.values.size(), Value());
-    for (auto [i, arg] : llvm::enumerate(func.getArguments()))
-      irValue[i] = arg;
-    size_t next = func.getNumArguments();
-    for (Operation &op : func.getBody().front().without_terminator()) {
-      auto constant = dyn_cast<arith::ConstantOp>(op);
-      if ((constant && isa<RankedTensorType>(constant.getType())) ||
-          isa<SpecOpInterface>(op))
-        irValue[next++] = op.getResult(0);
-    }
     if (failed(readPlacement()) || failed(rebuildPlan()))
       return failure();
     // Synthesized: blocks placed for the machine, then whichever of the two
@@ -205,7 +192,6 @@ private:
   /// The op being lowered: each GPU's block result (its partial, where
   /// partials aggregate), for batches of partials.
   std::map<int64_t, Value> kernelResults;
-  std::vector<Value> irValue;
   /// The tensor holding block `box` of value `value` on `device`.
   std::map<std::tuple<int, int64_t, BoxKey>, Value> blocks;
 
@@ -318,7 +304,7 @@ private:
   /// partials is in the accumulator type; what its consumers (repartitions
   /// or assembles, which aggregate) produce is the logical type.
   Type elementOf(int value) {
-    Value v = irValue[value];
+    Value v = pg.values[value];
     if (auto rel = dyn_cast<RelationType>(v.getType());
         rel && rel.getPartial() != AggKind::None && !v.use_empty())
       return cast<ShapedType>(v.getUsers().begin()->getResult(0).getType())
@@ -375,7 +361,7 @@ private:
       for (const Placed &p : plan.layouts[a])
         devices[grid.index(p.box)] = p.device;
       Value rel = PartitionOp::create(
-          builder, loc(), relation(a, grid, 1, devices), irValue[a]);
+          builder, loc(), relation(a, grid, 1, devices), pg.values[a]);
       for (const Placed &p : plan.layouts[a])
         blocks[{int(a), p.device, key(p.box)}] = ExtractBlockOp::create(
             builder, loc(), blockType(p.box, elementOf(a)), rel,
@@ -572,7 +558,7 @@ private:
       }
       relationValue = PartitionOp::create(
           builder, loc(), relation(value, grid, replicas, devices),
-          irValue[value]);
+          pg.values[value]);
     }
     const std::vector<int64_t> &list = readers[key(kernel.inputs[input])];
     int64_t replica =
@@ -737,7 +723,6 @@ private:
       }
       blocks[{out, owner, key(a.box)}] = running.at(owner);
     }
-    irValue[out] = op->getResult(0);
     return success();
   }
 

@@ -17,6 +17,9 @@ namespace mlir::ein {
 struct PlannerGraph {
   ::ein::planner::Graph graph;
   std::vector<Operation *> ops;
+  /// Per graph value, the IR value it stands for (an argument, a tensor
+  /// constant, an op's result).
+  std::vector<Value> values;
 };
 
 /// Builds the graph of `func`: arguments marked ein.weight are weights, the

@@ -211,6 +211,7 @@ private:
     v.kind = kind;
     values[value] = static_cast<int>(result.graph.values.size());
     result.graph.values.push_back(std::move(v));
+    result.values.push_back(value);
     return success();
   }
 
