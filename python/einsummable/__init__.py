@@ -91,6 +91,19 @@ class Compiled:
         """The processes running the bundle together (1 without mpirun)."""
         return self._runtime.ranks
 
+    @property
+    def flops(self):
+        """The floating-point operations of one call, as the compiler
+        counts them (a multiply-add 2; docs/bundle-format.md, "FLOPs"):
+        with bench()'s milliseconds, the achieved rate."""
+        return self._runtime.flops
+
+    @property
+    def peak_flops(self):
+        """The chip table's bf16 gemm rate of all the bundle's GPUs
+        (FLOP/s; 0 on the cpu target)."""
+        return self._runtime.peak_flops
+
     def _set(self, index, tensor):
         t = tensor.detach()
         if t.device.type != "cpu":

@@ -45,6 +45,9 @@ def library():
     for name in ("ein_bundle_devices", "ein_bundle_nodes", "ein_bundle_rank",
                  "ein_bundle_ranks"):
         getattr(lib, name).argtypes = [p]
+    for name in ("ein_bundle_flops", "ein_bundle_peak_flops"):
+        getattr(lib, name).argtypes = [p]
+        getattr(lib, name).restype = ctypes.c_double
     lib.ein_bundle_describe.argtypes = [p]
     lib.ein_bundle_describe.restype = ctypes.c_char_p
     for name in ("ein_bundle_num_inputs", "ein_bundle_num_outputs",
@@ -97,6 +100,8 @@ class Bundle:
         self.nodes = self._lib.ein_bundle_nodes(self._handle)
         self.rank = self._lib.ein_bundle_rank(self._handle)
         self.ranks = self._lib.ein_bundle_ranks(self._handle)
+        self.flops = self._lib.ein_bundle_flops(self._handle)
+        self.peak_flops = self._lib.ein_bundle_peak_flops(self._handle)
         self.inputs = [self._info(self._lib.ein_bundle_input_info, i)
                        for i in range(self._lib.ein_bundle_num_inputs(
                            self._handle))]

@@ -161,6 +161,17 @@ class Models(unittest.TestCase):
                                     "compute must be kernels or flops"):
             einsummable.compile(model, (x,), devices=2, compute="time")
 
+    def test_flops(self):
+        # A bias-free linear layer of a 6x20 input into 64: 2 * 6 * 20 * 64
+        # operations whatever the plan; the cpu target has no peak rate.
+        model = nn.Linear(20, 64, bias=False).eval()
+        x = torch.randn(6, 20)
+        compiled = einsummable.compile(
+            model, (x,), devices=2, workdir=os.path.join(self.dir.name, "flops"))
+        self.assertEqual(compiled.flops, 2 * 6 * 20 * 64)
+        self.assertEqual(compiled.peak_flops, 0)
+        compiled.close()
+
     def test_gpt2_block_bf16(self):
         self.check("gpt2-bf16", models.GPT2Block(),
                    (torch.randn(2, 16, 64),), devices=(1, 2, 4),

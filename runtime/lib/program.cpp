@@ -822,6 +822,114 @@ json writeOp(const Op &op) {
 
 } // namespace
 
+namespace {
+
+/// Arithmetic operations in one evaluation of a join region.
+double regionOperations(const JoinRegion &join) {
+  double ops = 0;
+  for (const ScalarOp &op : join.ops) {
+    switch (op.kind) {
+    case ScalarKind::ExtF:
+    case ScalarKind::TruncF:
+    case ScalarKind::SIToFP:
+    case ScalarKind::UIToFP:
+    case ScalarKind::FPToSI:
+    case ScalarKind::IndexCast:
+    case ScalarKind::Constant:
+    case ScalarKind::LoopIndex:
+      break;
+    default:
+      ++ops;
+    }
+  }
+  return std::max(1.0, ops);
+}
+
+/// (query, key) pairs with key + keyOffset <= query + queryOffset.
+double visiblePairs(int64_t queries, int64_t keys, int64_t queryOffset,
+                    int64_t keyOffset) {
+  double pairs = 0;
+  for (int64_t q = 0; q < queries; ++q)
+    pairs +=
+        double(std::clamp<int64_t>(q + queryOffset - keyOffset + 1, 0, keys));
+  return pairs;
+}
+
+} // namespace
+
+double programFlops(const Program &program) {
+  std::map<std::string, const TensorType *> types;
+  for (const Argument &arg : program.arguments)
+    types[arg.name] = &arg.type;
+  double flops = 0;
+  for (const Op &op : program.ops) {
+    types[op.result] = &op.type;
+    auto input = [&](size_t i) -> const TensorType & {
+      return *types.at(op.inputs[i]);
+    };
+    double elements = double(op.type.numElements());
+    switch (op.kind) {
+    case OpKind::JoinAgg: {
+      // Each loop's extent from a dimension it indexes.
+      std::map<int64_t, int64_t> extents;
+      for (size_t i = 0; i < op.inputIndices.size(); ++i)
+        for (size_t d = 0; d < op.inputIndices[i].size(); ++d)
+          extents[op.inputIndices[i][d]] = input(i).shape[d];
+      for (size_t d = 0; d < op.outputIndices.size(); ++d)
+        extents[op.outputIndices[d]] = op.type.shape[d];
+      double points = 1;
+      for (const auto &[loop, extent] : extents)
+        points *= double(extent);
+      flops += points * (regionOperations(op.join) +
+                         (extents.size() > op.outputIndices.size() ? 1 : 0));
+      break;
+    }
+    case OpKind::Attention: {
+      const TensorType &q = input(0), &k = input(1), &v = input(2);
+      double pairs = op.causal ? visiblePairs(q.shape[2], k.shape[2],
+                                              op.queryOffset, op.keyOffset)
+                               : double(q.shape[2]) * double(k.shape[2]);
+      flops += double(q.shape[0] * q.shape[1]) * pairs * 2.0 *
+               double(q.shape[3] + v.shape[3]);
+      break;
+    }
+    case OpKind::Softmax:
+      flops += 4 * elements;
+      break;
+    case OpKind::RmsNorm:
+      flops += 3 * elements;
+      break;
+    case OpKind::LayerNorm:
+      flops += 6 * elements;
+      break;
+    case OpKind::Gather:
+      flops += elements;
+      break;
+    case OpKind::ArgReduce:
+      flops += 2 * double(input(0).numElements());
+      break;
+    case OpKind::Conv: {
+      // Filter hwcf for nhwc, fchw for nchw: a multiply-add per window
+      // element and input channel of each result element.
+      const TensorType &w = input(1);
+      bool last = op.window.layout == "nhwc";
+      double window = double(w.shape[last ? 0 : 2] * w.shape[last ? 1 : 3]);
+      flops += elements * double(w.shape[last ? 2 : 1]) * 2 * window;
+      break;
+    }
+    case OpKind::Pool:
+      flops += elements * double(op.window.sizes[0] * op.window.sizes[1]);
+      break;
+    case OpKind::Reshape:
+    case OpKind::Slice:
+    case OpKind::Concat:
+    case OpKind::Constant:
+      break;
+    }
+  }
+  return flops;
+}
+
 std::string writeProgram(const Program &program) {
   json arguments = json::array(), ops = json::array();
   for (const Argument &arg : program.arguments) {

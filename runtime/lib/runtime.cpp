@@ -3,7 +3,9 @@
 #include "ein/runtime.h"
 
 #include "backend.h"
+#include "ein/chip.h"
 #include "ein/partition.h"
+#include "ein/program.h"
 #include "ein/region.h"
 #include "ranks.h"
 
@@ -308,6 +310,17 @@ int ein_bundle_ranks(const ein_bundle *bundle) {
 const char *ein_bundle_describe(const ein_bundle *bundle) {
   bundle->description = bundle->backend->describe();
   return bundle->description.c_str();
+}
+
+double ein_bundle_flops(const ein_bundle *bundle) {
+  return ein::programFlops(bundle->bundle.program);
+}
+
+double ein_bundle_peak_flops(const ein_bundle *bundle) {
+  const ein::Manifest &m = bundle->bundle.manifest;
+  if (m.backend != ein::Backend::Cuda)
+    return 0;
+  return m.devices * ein::chipInfo(m.chip).gemmFlopsPerSecond;
 }
 
 int ein_bundle_num_inputs(const ein_bundle *bundle) {

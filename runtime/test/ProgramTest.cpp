@@ -222,3 +222,49 @@ TEST(Program, RejectsOverflowingAndUnknownFields) {
   typo["ops"][0]["causal"] = true;
   EXPECT_ERROR(typo, "program.ops[0]: unknown field 'causal'");
 }
+
+// FLOPs as the compiler counts them, each figure worked out by hand.
+TEST(Program, CountsFlops) {
+  std::string message;
+  auto flopsOf = [&](const json &text) {
+    Program p;
+    EXPECT_TRUE(parseProgram(text.dump(), p, message)) << message;
+    return programFlops(p);
+  };
+  // A bf16 gemm [6x5] x [5x7]: a multiply and the sum's add per point; its
+  // two extf widenings are free. Then ReLU-like maximumf: one per element.
+  json gemm = joinAgg("c", type({6, 7}), {"a", "b"}, {{0, 1}, {1, 2}}, {0, 2},
+                      "add", "arith.mulf", "bf16");
+  json relu = joinAgg("r", type({6, 7}), {"c", "c"}, {{0, 1}, {0, 1}}, {0, 1},
+                      "none", "arith.maximumf");
+  EXPECT_EQ(flopsOf(program({argument("a", type({6, 5}, "bf16")),
+                             argument("b", type({5, 7}, "bf16"))},
+                            {gemm, relu}, {"r"})),
+            6 * 5 * 7 * 2 + 6 * 7);
+  // Causal attention, 2 query heads on 1 KV head, 3 queries at offset 1
+  // against 5 keys: query q sees keys 0..q+1 (2, 3, 4 pairs: 9 a head);
+  // head dims 4 (Q.K) and 2 (P.V): 2 * (4 + 2) a pair.
+  json attention = {{"kind", "attention"},  {"result", "o"},
+                    {"type", type({1, 2, 3, 2})},
+                    {"inputs", {"q", "k", "v"}},
+                    {"causal", true},       {"group", 2},
+                    {"scale", 0.5},         {"query_offset", 1},
+                    {"key_offset", 0}};
+  json qkv = {argument("q", type({1, 2, 3, 4})),
+              argument("k", type({1, 1, 5, 4})),
+              argument("v", type({1, 1, 5, 2}))};
+  EXPECT_EQ(flopsOf(program(qkv, {attention}, {"o"})), 2 * 9 * 2 * (4 + 2));
+  attention["causal"] = false;
+  EXPECT_EQ(flopsOf(program(qkv, {attention}, {"o"})), 2 * 15 * 2 * (4 + 2));
+  // A 2x2 nhwc convolution of 3 input channels into 4: each of the 1x2x2x4
+  // results does 3 * 2 * 2 multiply-adds.
+  json conv = {{"kind", "conv"},       {"result", "y"},
+               {"type", type({1, 2, 2, 4})},
+               {"inputs", {"x", "w"}}, {"layout", "nhwc"},
+               {"strides", {1, 1}},    {"dilations", {1, 1}},
+               {"pad_low", {0, 0}},    {"pad_high", {0, 0}}};
+  EXPECT_EQ(flopsOf(program({argument("x", type({1, 3, 3, 3})),
+                             argument("w", type({2, 2, 3, 4}))},
+                            {conv}, {"y"})),
+            16 * 3 * 2 * 4);
+}

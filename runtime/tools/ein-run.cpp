@@ -14,8 +14,10 @@
 // output is further from the reference than its element type allows.
 // --bench prints the median milliseconds of a step, timed by the devices'
 // clock (CUDA events) or, with --timer=host, by the host's clock around a
-// blocking launch (how the JAX peer times), and then each device's memory:
-// what the plan allocated and, on CUDA, what cudaMemGetInfo saw go.
+// blocking launch (how the JAX peer times), the roofline (the program's
+// FLOPs, the rate they ran at and, on CUDA, its share of the chip table's
+// gemm rate on all the devices), and then each device's memory: what the
+// plan allocated and, on CUDA, what cudaMemGetInfo saw go.
 // --profile runs the schedule once more step by step and prints, per
 // device, the milliseconds its kernels, gemms, attention, transfers and
 // aggregations took (and, with --bench, how much of the step the device sat
@@ -430,6 +432,18 @@ int run(int argc, char **argv) {
                 ms, ein_bundle_target(bundle), ein_bundle_devices(bundle),
                 warmup, iters, timer == EIN_TIMER_HOST ? "host" : "device",
                 ein_bundle_describe(bundle));
+    // The roofline: the program's FLOPs over the step, against the chip
+    // table's gemm rate where the target has one.
+    double flops = ein_bundle_flops(bundle),
+           peak = ein_bundle_peak_flops(bundle);
+    std::printf("roofline flops=%.4g tflop_per_s=%.4g", flops,
+                ms > 0 ? flops / (ms * 1e-3) / 1e12 : 0.0);
+    if (peak > 0 && ms > 0)
+      std::printf(" of_peak=%.3f (%d x %.0f TFLOP/s, the chip table's bf16 "
+                  "gemm rate)",
+                  flops / (ms * 1e-3) / peak, ein_bundle_devices(bundle),
+                  peak / ein_bundle_devices(bundle) / 1e12);
+    std::printf("\n");
     for (int d = 0; d < ein_bundle_devices(bundle); ++d) {
       ein_memory_info memory;
       check(ein_bundle_memory(bundle, d, &memory));

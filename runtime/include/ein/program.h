@@ -205,6 +205,17 @@ bool readProgram(const std::string &path, Program &program, std::string &error);
 /// and what parseProgram reads back as `program`.
 std::string writeProgram(const Program &program);
 
+/// The floating-point operations of one run of `program`, counted as the
+/// compiler counts them (docs/bundle-format.md, "FLOPs"): per point of an
+/// op's loop space, one per arithmetic operation of a join region (casts,
+/// constants and loop indices do none) plus one for its aggregation; a
+/// multiply-add per head element of Q.K^T and P.V for each visible (query,
+/// key) pair of attention (a causal mask's hidden pairs do no work); a
+/// multiply-add per window element of a convolution; reshapes, slices,
+/// concatenations and constants none. `program` is one parseProgram
+/// accepted.
+double programFlops(const Program &program);
+
 /// Whether `name` (an MLIR op name such as "arith.mulf") is a scalar
 /// operation join regions may hold. The exporter and the reader share it.
 bool isScalarOpName(const std::string &name);

@@ -79,6 +79,14 @@ int ein_bundle_rank(const ein_bundle *bundle);
  * until the next call on this bundle. */
 const char *ein_bundle_describe(const ein_bundle *bundle);
 
+/* The floating-point operations of one step of the bundle's program (as
+ * the compiler counts them: docs/bundle-format.md, "FLOPs"), and the rate
+ * the chip table gives the bundle's devices together for dense bf16 gemms
+ * (FLOP/s; 0 for the cpu target, whose chip the table does not know): a
+ * step's achieved rate against the hardware's. */
+double ein_bundle_flops(const ein_bundle *bundle);
+double ein_bundle_peak_flops(const ein_bundle *bundle);
+
 int ein_bundle_num_inputs(const ein_bundle *bundle);
 int ein_bundle_num_outputs(const ein_bundle *bundle);
 ein_status ein_bundle_input_info(const ein_bundle *bundle, int index,
