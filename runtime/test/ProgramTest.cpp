@@ -244,11 +244,14 @@ TEST(Program, CountsFlops) {
   // Causal attention, 2 query heads on 1 KV head, 3 queries at offset 1
   // against 5 keys: query q sees keys 0..q+1 (2, 3, 4 pairs: 9 a head);
   // head dims 4 (Q.K) and 2 (P.V): 2 * (4 + 2) a pair.
-  json attention = {{"kind", "attention"},  {"result", "o"},
+  json attention = {{"kind", "attention"},
+                    {"result", "o"},
                     {"type", type({1, 2, 3, 2})},
                     {"inputs", {"q", "k", "v"}},
-                    {"causal", true},       {"group", 2},
-                    {"scale", 0.5},         {"query_offset", 1},
+                    {"causal", true},
+                    {"group", 2},
+                    {"scale", 0.5},
+                    {"query_offset", 1},
                     {"key_offset", 0}};
   json qkv = {argument("q", type({1, 2, 3, 4})),
               argument("k", type({1, 1, 5, 4})),
@@ -258,11 +261,10 @@ TEST(Program, CountsFlops) {
   EXPECT_EQ(flopsOf(program(qkv, {attention}, {"o"})), 2 * 15 * 2 * (4 + 2));
   // A 2x2 nhwc convolution of 3 input channels into 4: each of the 1x2x2x4
   // results does 3 * 2 * 2 multiply-adds.
-  json conv = {{"kind", "conv"},       {"result", "y"},
-               {"type", type({1, 2, 2, 4})},
-               {"inputs", {"x", "w"}}, {"layout", "nhwc"},
-               {"strides", {1, 1}},    {"dilations", {1, 1}},
-               {"pad_low", {0, 0}},    {"pad_high", {0, 0}}};
+  json conv = {
+      {"kind", "conv"},       {"result", "y"},     {"type", type({1, 2, 2, 4})},
+      {"inputs", {"x", "w"}}, {"layout", "nhwc"},  {"strides", {1, 1}},
+      {"dilations", {1, 1}},  {"pad_low", {0, 0}}, {"pad_high", {0, 0}}};
   EXPECT_EQ(flopsOf(program({argument("x", type({1, 3, 3, 3})),
                              argument("w", type({2, 2, 3, 4}))},
                             {conv}, {"y"})),
