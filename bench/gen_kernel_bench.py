@@ -40,6 +40,22 @@ def add(hidden=4096):
             program("add", [("x", t), ("y", t)], body, ("z", t)))
 
 
+def scale(hidden=4096):
+    # One read and one write an element, as a norm: the copy-like ceiling
+    # the norms are held to.
+    t = tensor([T, hidden])
+    body = f"""  %z = ein.join_agg none ins(%x[d0, d1] : {t}) out[d0, d1] : {t} {{
+  ^bb0(%a: bf16):
+    %af = arith.extf %a : bf16 to f32
+    %two = arith.constant 2.0 : f32
+    %s = arith.mulf %af, %two : f32
+    ein.yield %s : f32
+  }}
+"""
+    return (f"// bytes={2 * 2 * T * hidden} peer=scale\n" +
+            program("scale", [("x", t)], body, ("z", t)))
+
+
 def silu_mul(ffn=14336):
     t = tensor([T, ffn])
     body = f"""  %z = ein.join_agg none ins(%g[d0, d1], %u[d0, d1] : {t}, {t}) out[d0, d1] : {t} {{
@@ -103,7 +119,8 @@ RAGGED_GEMMS = {
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, text in [("add", add()), ("silu_mul", silu_mul()),
+    for name, text in [("add", add()), ("scale", scale()),
+                       ("silu_mul", silu_mul()),
                        ("rms_norm", rms_norm()),
                        ("layer_norm", layer_norm()),
                        ("layer_norm_768",

@@ -37,6 +37,8 @@ def main():
 
     ops = {
         "add": lambda: x + y,
+        "scale": lambda: x * 2,
+        "copy": lambda: y.copy_(x),
         "silu_mul": lambda: F.silu(g) * u,
         "rms_norm": rms,
         "rms_norm_fused": lambda: F.rms_norm(x, (4096,), w, 1e-5),
@@ -45,6 +47,11 @@ def main():
                                                1e-5),
         "gemm": lambda: x @ b,
     }
+    # What a torch.compile user gets (Inductor's Triton kernel).
+    ops["layer_norm_compiled"] = torch.compile(
+        lambda: F.layer_norm(x, (4096,), w, bias, 1e-5))
+    ops["rms_norm_compiled"] = torch.compile(
+        lambda: F.rms_norm(x, (4096,), w, 1e-5))
     for name, (m, k, n) in RAGGED_GEMMS.items():
         ga = torch.randn(m, k, device=dev, dtype=bf16)
         gb = torch.randn(k, n, device=dev, dtype=bf16)
