@@ -376,6 +376,13 @@ std::string stagedShape(const physical::StagedPlan &plan) {
 
 } // namespace
 
+void mlir::ein::PlanExplanation::addArbitration(
+    llvm::StringRef function,
+    const std::vector<std::pair<std::string, double>> &steps,
+    llvm::StringRef kept) {
+  arbitrations.push_back({function.str(), steps, kept.str()});
+}
+
 void mlir::ein::PlanExplanation::addPipeline(
     llvm::StringRef function, const std::vector<physical::StagedPlan> &plans,
     const physical::StagedPlan *lowered) {
@@ -413,6 +420,16 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
                      << llvm::formatv("{0:F1}", nodeByteWeight).str()
                      << " times)";
       llvm::outs() << "\n";
+    }
+    for (const Arbitration &a : arbitrations) {
+      llvm::outs() << "plans simulated for @" << a.function << ":";
+      for (auto [i, step] : llvm::enumerate(a.steps))
+        llvm::outs() << (i ? "," : "") << " " << step.first << " "
+                     << llvm::formatv("{0:F3}", step.second * 1e3).str()
+                     << " ms";
+      llvm::outs() << "; kept "
+                   << (a.kept.empty() ? std::string("the search's") : a.kept)
+                   << "\n";
     }
     for (const auto &[function, plans, lowered] : pipelines) {
       llvm::outs() << "pipeline stages for @" << function
@@ -515,6 +532,17 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
         staged.push_back(std::move(entry));
       }
     root["pipeline"] = std::move(staged);
+  }
+  if (!arbitrations.empty()) {
+    llvm::json::Array candidates;
+    for (const Arbitration &a : arbitrations)
+      for (auto [i, step] : llvm::enumerate(a.steps))
+        candidates.push_back(llvm::json::Object{
+            {"function", a.function},
+            {"plan", step.first},
+            {"simulated_ms", step.second * 1e3},
+            {"kept", a.kept.empty() ? i == 0 : step.first == a.kept}});
+    root["arbitration"] = std::move(candidates);
   }
   if (header.seed)
     root["seed"] = int64_t(*header.seed);

@@ -115,6 +115,13 @@ public:
                    const std::vector<::ein::physical::StagedPlan> &plans,
                    const ::ein::physical::StagedPlan *lowered = nullptr);
 
+  /// Adds the simulator's arbitration for one function: the step each
+  /// candidate plan simulates (seconds; the search's first) and the one
+  /// kept (empty: the search's).
+  void addArbitration(llvm::StringRef function,
+                      const std::vector<std::pair<std::string, double>> &steps,
+                      llvm::StringRef kept);
+
   /// Writes the explanation to `to`; a diagnostic at `where` if it cannot.
   LogicalResult write(llvm::StringRef to, const Header &header,
                       Operation *where) const;
@@ -138,6 +145,14 @@ private:
   /// What the proxy counted a byte between nodes for (1: every byte alike).
   double nodeByteWeight = 1;
   std::vector<double> memoryBytes;
+  /// Per function whose plan the simulator chose among candidates: its
+  /// name, each candidate's simulated step (seconds) and the one kept.
+  struct Arbitration {
+    std::string function;
+    std::vector<std::pair<std::string, double>> steps;
+    std::string kept;
+  };
+  std::vector<Arbitration> arbitrations;
   /// Per function with staged plans: its name, the plans and the one
   /// lowered ("SxM", or empty for the intra-op plan).
   struct Pipelines {
