@@ -84,6 +84,7 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   EinSynthesizeExchangesOptions synthesize;
   synthesize.exchange = options.exchange;
   synthesize.batchTransfers = options.batchTransfers;
+  synthesize.compute = options.compute;
   pm.addPass(createEinSynthesizeExchanges(synthesize));
   pm.addPass(createEinFuseBlocks());
   if (options.gemmEpilogues) {

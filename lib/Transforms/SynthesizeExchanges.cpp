@@ -764,9 +764,15 @@ struct EinSynthesizeExchangesPass
     TargetAttr target = requireTarget(module, "ein-synthesize-exchanges");
     if (!target)
       return signalPassFailure();
+    if (compute != "kernels" && compute != "flops") {
+      module.emitError() << "compute must be kernels or flops, got '" << compute
+                         << "'";
+      return signalPassFailure();
+    }
     planner::Options options;
     options.devices = target.getDevices();
     options.weightsReplicable = weightsReplicable;
+    options.kernelTimes = compute == "kernels";
     auto info = planner::getTargetInfo(target.getChip().str());
     ::ein::Topology topology;
     std::string error;

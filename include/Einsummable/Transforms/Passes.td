@@ -492,6 +492,11 @@ def EinSynthesizeExchanges
            "With exchange=synthesized: batch an op's small transfers between "
            "two GPUs where the step simulates no slower (false: one "
            "transfer per region, to measure what batching saves)">,
+    Option<"compute", "compute", "std::string", "\"flops\"",
+           "How the simulator that places blocks and chooses each op's "
+           "exchanges prices a join block: flops (at the chip's gemm rate) "
+           "or kernels (by the measured tables, as ein-decompose's "
+           "compute=kernels; ein-compile passes its --compute)">,
   ];
   let dependentDialects = ["::mlir::ein::EinDialect",
                            "::mlir::tensor::TensorDialect"];
