@@ -370,22 +370,20 @@ struct EinDecomposePass
       }
       std::vector<std::pair<std::string, double>> arbitration;
       std::string kept;
+      double fastest = 0;
       for (Candidate &other : alternatives) {
         if (other.plan.specs == plan.specs)
           continue;
         if (arbitration.empty()) {
           placedProgram = placedStep(plan);
-          arbitration.push_back(
-              {"the search's",
-               physical::simulate(topology, placedProgram->tasks).seconds});
+          fastest = physical::simulate(topology, placedProgram->tasks).seconds;
+          arbitration.push_back({"the search's", fastest});
         }
         physical::DeviceProgram step = placedStep(other.plan);
         double seconds = physical::simulate(topology, step.tasks).seconds;
         arbitration.push_back({other.name, seconds});
-        double best = llvm::min_element(arbitration, [](auto &a, auto &b) {
-                        return a.second < b.second;
-                      })->second;
-        if (seconds == best && seconds < arbitration.front().second) {
+        if (seconds < fastest) {
+          fastest = seconds;
           plan = std::move(other.plan);
           restricted = other.used;
           placedProgram = std::move(step);
