@@ -28,6 +28,8 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::ein;
 
@@ -651,7 +653,8 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   if (n % width != 0)
     return false;
   int64_t rows = xType.getNumElements() / n;
-  // Each lane reads every 32nd 16-byte chunk of the row. A row of few
+  // A row too short for a block (below) is a warp's: each lane reads every
+  // 32nd 16-byte chunk of the row. A row of few
   // enough chunks a lane is held in registers: all its loads issued at
   // once, read once. A longer one is read again for each statistic and for
   // the output (from cache), 8 chunks an iteration so that many loads are in
@@ -675,6 +678,31 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
     unroll /= 2;
   int64_t threads = centre && chunks > 8 ? 2 * kWarp : kGpuThreadsPerBlock;
   int64_t blocks = (rows * kWarp + threads - 1) / threads;
+  // A long row is a block's: T threads (256, else 128) each hold 2 to 8
+  // chunks of it, their sums meeting in shared memory. At 16384 x 4096 bf16
+  // on an H200 (bench/results/2026-12-04-norm-row-per-block-h200x1.md) a
+  // row a block of 256 threads runs LayerNorm in 0.0702 ms (90.2% of the
+  // copy bandwidth) against 0.0751 for a warp a row, RMSNorm in 0.0698
+  // against 0.0876: a warp a row kept 28% of the warps an SM can hold
+  // active (its registers), a block a row 70%. A chunk a thread (512
+  // threads) ran 0.0844, and GPT-2's 768-wide rows (a chunk each of 96
+  // threads) 0.0093 against 0.0084: short rows stay a warp's.
+  int64_t rowThreads = 0;
+  for (int64_t t : {int64_t(256), int64_t(128)})
+    if (n % (t * width) == 0 && n / (t * width) >= 2 && n / (t * width) <= 8) {
+      rowThreads = t;
+      break;
+    }
+  bool rowPerBlock =
+      rowThreads > 0 && rows <= std::numeric_limits<int32_t>::max();
+  if (rowPerBlock) {
+    chunkSpan = rowThreads * width;
+    chunks = n / chunkSpan;
+    held = true;
+    unroll = chunks;
+    threads = rowThreads;
+    blocks = rows;
+  }
   if (blocks > std::numeric_limits<int32_t>::max())
     return false;
 
@@ -685,8 +713,17 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   std::string name =
       (kernel.getSymName() + (centre ? "_layer_norm" : "_rms_norm")).str();
   SmallVector<Type> argTypes(types.begin(), types.end());
-  auto fn = gpu::GPUFuncOp::create(b, loc, name,
-                                   b.getFunctionType(argTypes, TypeRange()));
+  // A row per block sums across its warps in shared memory: one slot a
+  // warp for each statistic.
+  SmallVector<Type> shared;
+  if (rowPerBlock)
+    shared.assign(
+        centre ? 2 : 1,
+        MemRefType::get({threads / kWarp}, b.getF32Type(), AffineMap(),
+                        gpu::AddressSpaceAttr::get(
+                            ctx, gpu::GPUDialect::getWorkgroupAddressSpace())));
+  auto fn = gpu::GPUFuncOp::create(
+      b, loc, name, b.getFunctionType(argTypes, TypeRange()), shared);
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   Block &entry = fn.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -701,7 +738,13 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   auto widen = [&](Value v) -> Value {
     return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   };
-  auto [row, lane] = enterWarpRow(b, loc, rows, threads);
+  Value row, lane;
+  if (rowPerBlock) {
+    row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  } else {
+    std::tie(row, lane) = enterWarpRow(b, loc, rows, threads);
+  }
   SmallVector<Value> at(rank, Value());
   Value rest = row;
   for (int64_t d = rank - 2; d >= 0; --d) {
@@ -749,6 +792,34 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
               .getShuffleResult());
     return total;
   };
+  // The sum over the row's threads: the warp's, then (a row per block) the
+  // warps' through shared slot `slot`.
+  int reductions = 0;
+  auto rowReduce = [&](Value total) {
+    total = allReduce(total);
+    if (!rowPerBlock)
+      return total;
+    Value slots = fn.getWorkgroupAttributions()[reductions++];
+    Value warp = arith::DivUIOp::create(b, loc, lane, index(kWarp));
+    auto leader = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(b, loc, lane, index(kWarp)), index(0)),
+        /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPoint(leader.thenBlock()->getTerminator());
+      memref::StoreOp::create(b, loc, total, slots, ValueRange{warp});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value sum = f32Const(0.0);
+    for (int64_t w = 0; w < threads / kWarp; ++w)
+      sum = arith::AddFOp::create(
+          b, loc, sum,
+          memref::LoadOp::create(b, loc, slots, ValueRange{index(w)}));
+    return sum;
+  };
   SmallVector<Value> heldColumns, heldChunks;
   if (held) {
     heldColumns = chunkColumns(first);
@@ -761,7 +832,7 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
       Value total = f32Const(0.0);
       for (Value chunk : heldChunks)
         total = accumulate(chunk, total, mean, square);
-      return allReduce(total);
+      return rowReduce(total);
     }
     auto sum = scf::ForOp::create(b, loc, first, index(n), step,
                                   ValueRange{f32Const(0.0)});
@@ -863,7 +934,8 @@ void mlir::ein::dropUnusedKernelArguments(ModuleOp kernels,
     if (!fn.isKernel())
       continue;
     llvm::BitVector drop(fn.getNumArguments());
-    for (BlockArgument arg : fn.getArguments())
+    // The kernel's own arguments, not its shared-memory attributions.
+    for (BlockArgument arg : fn.getArguments().take_front(drop.size()))
       if (arg.use_empty())
         drop.set(arg.getArgNumber());
     if (drop.none())
@@ -893,7 +965,8 @@ mlir::ein::gpuKernelSignatures(gpu::GPUModuleOp device) {
     if (!fn.isKernel())
       continue;
     ::ein::KernelSignature &signature = signatures[fn.getName().str()];
-    for (BlockArgument arg : fn.getArguments()) {
+    for (BlockArgument arg :
+         fn.getArguments().take_front(fn.getNumArguments())) {
       bool reads = false, writes = false;
       // The argument and the views of it, through their users.
       SmallVector<Value> values = {arg};

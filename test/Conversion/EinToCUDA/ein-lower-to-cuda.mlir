@@ -171,13 +171,14 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // -----
 
-// Without a weight or a bias, rows of 8192 f32 (64 chunks a lane) read
-// three times (the sum, the squared deviations, the output), 8 chunks an
-// iteration: two reductions over the row, then the output loop, which
-// loads x alone. Many chunks a lane take many registers: blocks of 2 warps.
+// Without a weight or a bias, rows of 16384 f32 (128 chunks a lane: too
+// many for a block of 256 threads to hold) are a warp's, read three times
+// (the sum, the squared deviations, the output), 8 chunks an iteration: two
+// reductions over the row, then the output loop, which loads x alone. Many
+// chunks a lane take many registers: blocks of 2 warps.
 // CHECK-LABEL: func.func @bare_layer_norm
 // CHECK: gpu.launch_func @ein_device::@ein_kernel_0_layer_norm blocks in (%{{.*}}) threads in (%c64,
-// CHECK: gpu.func @ein_kernel_0_layer_norm(%[[XA:.*]]: memref<2x8192xf32>, %[[OA:.*]]: memref<2x8192xf32>) kernel
+// CHECK: gpu.func @ein_kernel_0_layer_norm(%[[XA:.*]]: memref<2x16384xf32>, %[[OA:.*]]: memref<2x16384xf32>) kernel
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: math.rsqrt
@@ -186,9 +187,43 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 // CHECK-NOT: vector.load
 // CHECK: vector.store %{{.*}}, %[[OA]]
 module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
-  func.func @bare_layer_norm(%x: tensor<2x8192xf32>) -> tensor<2x8192xf32> {
-    %y = ein.layer_norm %x eps 1.0e-05 {device = 0 : i64} : tensor<2x8192xf32>
-    return %y : tensor<2x8192xf32>
+  func.func @bare_layer_norm(%x: tensor<2x16384xf32>) -> tensor<2x16384xf32> {
+    %y = ein.layer_norm %x eps 1.0e-05 {device = 0 : i64} : tensor<2x16384xf32>
+    return %y : tensor<2x16384xf32>
+  }
+}
+
+// -----
+
+// Rows of 4096 bf16 (512 chunks of 8) are a block's: 256 threads, one
+// block a row, each thread holding 2 chunks, 256 apart (consecutive threads
+// read consecutive chunks). Each statistic is summed in the warp, the warps'
+// sums through shared memory (a slot a warp, a barrier) and added up by
+// every thread; LayerNorm's mean and squared deviations take a slot array
+// each. The row is read once and written once.
+// CHECK-LABEL: func.func @block_layer_norm
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_layer_norm blocks in (%c6, %c1, %c1) threads in (%c256, %c1, %c1)
+// CHECK: gpu.func @ein_kernel_0_layer_norm(%[[XA:.*]]: memref<6x4096xbf16>, %{{.*}}: memref<4096xbf16>, %{{.*}}: memref<4096xbf16>, %[[OA:.*]]: memref<6x4096xbf16>) workgroup(%[[MEAN:.*]] : memref<8xf32, #gpu.address_space<workgroup>>, %[[DEV:.*]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: %[[ROW:.*]] = gpu.block_id x
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK-NOT: scf.for
+// CHECK-COUNT-2: vector.load %[[XA]]
+// CHECK-NOT: vector.load %[[XA]]
+// CHECK: gpu.shuffle xor
+// CHECK: memref.store %{{.*}}, %[[MEAN]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[MEAN]]
+// CHECK: memref.store %{{.*}}, %[[DEV]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[DEV]]
+// CHECK: math.rsqrt
+// CHECK-NOT: vector.load %[[XA]]
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[OA]]
+// CHECK: gpu.return
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @block_layer_norm(%x: tensor<6x4096xbf16>, %w: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> tensor<6x4096xbf16> {
+    %y = ein.layer_norm %x weight %w bias %b eps 1.0e-05 {device = 0 : i64} : tensor<6x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>
+    return %y : tensor<6x4096xbf16>
   }
 }
 
@@ -239,13 +274,14 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // -----
 
-// Rows of 8192 bf16 (32 chunks a lane) are read twice, 8 chunks an
-// iteration (step 8 x 32 lanes x 8): 8 loads in flight, then 8 x 8
-// squares; the second loop loads 8 chunks and their weights before its 8
-// stores. RMSNorm runs in blocks of 8 warps (faster inside LLaMA blocks).
+// Rows of 65536 bf16 (too long for a block of 256 threads to hold: 256
+// chunks a lane of a warp) are read twice, 8 chunks an iteration (step 8 x
+// 32 lanes x 8): 8 loads in flight, then 8 x 8 squares; the second loop
+// loads 8 chunks and their weights before its 8 stores. RMSNorm's warps a
+// row run in blocks of 8 warps (faster inside LLaMA blocks).
 // CHECK-LABEL: func.func @wide_norm
 // CHECK: gpu.launch_func @ein_device::@ein_kernel_0_rms_norm blocks in (%{{.*}}) threads in (%c256,
-// CHECK: gpu.func @ein_kernel_0_rms_norm(%[[XA:.*]]: memref<2x8192xbf16>, %[[WA:.*]]: memref<8192xbf16>, %[[OA:.*]]: memref<2x8192xbf16>) kernel
+// CHECK: gpu.func @ein_kernel_0_rms_norm(%[[XA:.*]]: memref<2x65536xbf16>, %[[WA:.*]]: memref<65536xbf16>, %[[OA:.*]]: memref<2x65536xbf16>) kernel
 // CHECK-DAG: %[[STEP:.*]] = arith.constant 2048 : index
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[STEP]] iter_args
 // CHECK-COUNT-8: vector.load %[[XA]]
@@ -258,9 +294,9 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 // CHECK: vector.load %[[WA]]
 // CHECK-COUNT-8: vector.store %{{.*}}, %[[OA]]
 module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
-  func.func @wide_norm(%x: tensor<2x8192xbf16>, %w: tensor<8192xbf16>) -> tensor<2x8192xbf16> {
-    %y = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<2x8192xbf16>, tensor<8192xbf16>
-    return %y : tensor<2x8192xbf16>
+  func.func @wide_norm(%x: tensor<2x65536xbf16>, %w: tensor<65536xbf16>) -> tensor<2x65536xbf16> {
+    %y = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<2x65536xbf16>, tensor<65536xbf16>
+    return %y : tensor<2x65536xbf16>
   }
 }
 
@@ -329,26 +365,24 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // -----
 
-// Rows of 4096 bf16 (16 chunks a lane): RMSNorm (one statistic) holds them
-// in registers, LayerNorm (three) streams them, 8 chunks an iteration.
-// LayerNorm runs in blocks of 2 warps, which let an SM hold more of its
-// rows; RMSNorm in blocks of 8, which ran faster between the LLaMA blocks'
-// gemms.
-// CHECK-LABEL: func.func @norms_4096
-// CHECK: gpu.launch_func @ein_device::@[[RMS:.*_rms_norm]] blocks in (%{{.*}}) threads in (%c256,
-// CHECK: gpu.launch_func @ein_device::@[[LN:.*_layer_norm]] blocks in (%{{.*}}) threads in (%c64,
-// CHECK: gpu.func @[[RMS]](
+// Rows of 8192 bf16 for RMSNorm: a block's, 4 chunks a thread; its one
+// statistic takes one slot array. Rows of 1024 (half a chunk a thread of
+// 256, one of 128) stay a warp's.
+// CHECK-LABEL: func.func @norms_block_and_warp
+// CHECK: gpu.launch_func @ein_device::@[[RMS:.*_rms_norm]] blocks in (%c4, %c1, %c1) threads in (%c256,
+// CHECK: gpu.func @[[RMS]](%[[XA:.*]]: memref<4x8192xbf16>, %{{.*}}: memref<8192xbf16>, %{{.*}}: memref<4x8192xbf16>) workgroup(%[[SLOTS:.*]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK-NOT: scf.for
-// CHECK-COUNT-16: vector.load %arg0
+// CHECK-COUNT-4: vector.load %[[XA]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[SLOTS]]
 // CHECK: gpu.return
-// CHECK: gpu.func @[[LN]](
-// CHECK: scf.for
-// CHECK-COUNT-8: vector.load %arg0
-// CHECK: scf.yield
+// CHECK: gpu.func @{{.*}}_rms_norm(%{{.*}}: memref<8x1024xbf16>, %{{.*}}: memref<1024xbf16>, %{{.*}}: memref<8x1024xbf16>) kernel {
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
 module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
-  func.func @norms_4096(%x: tensor<4x4096xbf16>, %w: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> (tensor<4x4096xbf16>, tensor<4x4096xbf16>) {
-    %r = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<4x4096xbf16>, tensor<4096xbf16>
-    %l = ein.layer_norm %x weight %w bias %b eps 1.0e-05 {device = 0 : i64} : tensor<4x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>
-    return %r, %l : tensor<4x4096xbf16>, tensor<4x4096xbf16>
+  func.func @norms_block_and_warp(%x: tensor<4x8192xbf16>, %w: tensor<8192xbf16>, %y: tensor<8x1024xbf16>, %v: tensor<1024xbf16>) -> (tensor<4x8192xbf16>, tensor<8x1024xbf16>) {
+    %r = ein.rms_norm %x, %w eps 1.0e-05 {device = 0 : i64} : tensor<4x8192xbf16>, tensor<8192xbf16>
+    %s = ein.rms_norm %y, %v eps 1.0e-05 {device = 0 : i64} : tensor<8x1024xbf16>, tensor<1024xbf16>
+    return %r, %s : tensor<4x8192xbf16>, tensor<8x1024xbf16>
   }
 }
