@@ -738,6 +738,8 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
   auto widen = [&](Value v) -> Value {
     return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   };
+  // `lane`: the thread's place among its row's threads (a row per block:
+  // its index in the block).
   Value row, lane;
   if (rowPerBlock) {
     row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -793,7 +795,9 @@ FailureOr<bool> mlir::ein::launchRowNormOnGpu(func::FuncOp kernel,
     return total;
   };
   // The sum over the row's threads: the warp's, then (a row per block) the
-  // warps' through shared slot `slot`.
+  // warps', each warp's first lane writing its slot of the next shared slot
+  // array and every thread adding the slots in the same order (so all hold
+  // the same total).
   int reductions = 0;
   auto rowReduce = [&](Value total) {
     total = allReduce(total);
