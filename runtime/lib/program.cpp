@@ -663,7 +663,28 @@ std::vector<int64_t> convResultShape(const Window2d &w,
   return windowResultShape(window, input, filter[last ? 3 : 0], error);
 }
 
+namespace {
+
+/// A conversion between element types (one operand, no arithmetic).
+bool isConversion(ScalarKind kind) {
+  switch (kind) {
+  case ScalarKind::ExtF:
+  case ScalarKind::TruncF:
+  case ScalarKind::SIToFP:
+  case ScalarKind::UIToFP:
+  case ScalarKind::FPToSI:
+  case ScalarKind::IndexCast:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
 size_t scalarOperandCount(ScalarKind kind) {
+  if (isConversion(kind))
+    return 1;
   switch (kind) {
   case ScalarKind::Constant:
   case ScalarKind::LoopIndex:
@@ -681,12 +702,6 @@ size_t scalarOperandCount(ScalarKind kind) {
   case ScalarKind::Erf:
   case ScalarKind::Sin:
   case ScalarKind::Cos:
-  case ScalarKind::ExtF:
-  case ScalarKind::TruncF:
-  case ScalarKind::SIToFP:
-  case ScalarKind::UIToFP:
-  case ScalarKind::FPToSI:
-  case ScalarKind::IndexCast:
     return 1;
   case ScalarKind::Select:
   case ScalarKind::Fma:
@@ -827,21 +842,10 @@ namespace {
 /// Arithmetic operations in one evaluation of a join region.
 double regionOperations(const JoinRegion &join) {
   double ops = 0;
-  for (const ScalarOp &op : join.ops) {
-    switch (op.kind) {
-    case ScalarKind::ExtF:
-    case ScalarKind::TruncF:
-    case ScalarKind::SIToFP:
-    case ScalarKind::UIToFP:
-    case ScalarKind::FPToSI:
-    case ScalarKind::IndexCast:
-    case ScalarKind::Constant:
-    case ScalarKind::LoopIndex:
-      break;
-    default:
+  for (const ScalarOp &op : join.ops)
+    if (!isConversion(op.kind) && op.kind != ScalarKind::Constant &&
+        op.kind != ScalarKind::LoopIndex)
       ++ops;
-    }
-  }
   return std::max(1.0, ops);
 }
 
