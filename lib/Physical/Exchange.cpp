@@ -170,6 +170,7 @@ private:
   }
 
   int addTask(Task task, int movement = -1) {
+    task.unordered = options.dataflow;
     program.tasks.push_back(std::move(task));
     program.movementOf.push_back(movement);
     return static_cast<int>(program.tasks.size() - 1);
@@ -210,7 +211,7 @@ private:
     for (size_t h = 0; h + 1 < path.size(); ++h) {
       Task t;
       t.kind = Task::Transfer;
-      t.queue = path[h + 1];
+      t.queue = path[h + 1] + (options.dataflow ? options.devices : 0);
       t.from = path[h];
       t.to = path[h + 1];
       t.bytes = m.bytes;

@@ -125,7 +125,7 @@ bool batchLoopsOf(const Graph &graph, std::vector<int> &loops, int64_t &batch,
 }
 
 bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
-                std::string &error, int64_t copies) {
+                std::string &error, int64_t copies, bool opMajor) {
   std::vector<int> loops, batchDim;
   int64_t batch = 0;
   if (!batchLoopsOf(graph, loops, batch, error, &batchDim))
@@ -172,10 +172,16 @@ bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
   for (size_t o = 0; o < graph.ops.size(); ++o)
     if (loops[o] < 0)
       copyOp(o, 0);
-  for (int64_t i = 0; i < copies; ++i)
+  if (opMajor) {
     for (size_t o = 0; o < graph.ops.size(); ++o)
-      if (loops[o] >= 0)
+      for (int64_t i = 0; i < copies && loops[o] >= 0; ++i)
         copyOp(o, i);
+  } else {
+    for (int64_t i = 0; i < copies; ++i)
+      for (size_t o = 0; o < graph.ops.size(); ++o)
+        if (loops[o] >= 0)
+          copyOp(o, i);
+  }
   for (int r : graph.results) {
     if (batchDim[r] < 0) {
       g.results.push_back(copyOf[r][0]);
@@ -267,6 +273,18 @@ double bytesBetweenNodes(const DeviceProgram &program, const Topology &topology,
   return bytes;
 }
 
+/// The micro-batch counts worth pricing for `batch`: each power of two
+/// dividing it, and the batch itself, up to `most`.
+static std::vector<int64_t> microBatchCounts(int64_t batch, int64_t most) {
+  std::vector<int64_t> counts;
+  for (int64_t m = 1; m <= std::min(batch, most); m *= 2)
+    if (batch % m == 0)
+      counts.push_back(m);
+  if (batch <= most && counts.back() != batch)
+    counts.push_back(batch);
+  return counts;
+}
+
 StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
                       const Topology &topology, int64_t stages,
                       int64_t microBatches, planner::Strategy within) {
@@ -274,17 +292,19 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   staged.stages = stages;
   staged.microBatches = microBatches;
   int64_t nodes = std::max<int64_t>(1, topology.nodes);
-  if (stages < 2 || nodes % stages != 0) {
+  if (stages < 1 || nodes % stages != 0) {
     staged.error = std::to_string(stages) + " stages do not divide " +
                    std::to_string(nodes) + " nodes";
     return staged;
   }
+  // One stage: chunks, each op's back to back, transfers beside kernels.
+  staged.dataflow = stages == 1 && microBatches > 1;
   int64_t stageNodes = nodes / stages, stageDevices = topology.devices / stages;
   // The search for one micro-batch on one stage's devices; every copy then
   // takes its op's spec.
   MicroBatched one, all;
   if (!microBatch(graph, microBatches, one, staged.error, 1) ||
-      !microBatch(graph, microBatches, all, staged.error))
+      !microBatch(graph, microBatches, all, staged.error, -1, staged.dataflow))
     return staged;
   planner::SearchOptions inStage = options;
   inStage.devices = stageDevices;
@@ -316,6 +336,7 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   for (int origin : all.origin)
     specs.push_back(perStage.specs[specOf[origin]]);
   inStage.allowedSpecs.clear();
+  inStage.dataflow = staged.dataflow;
   planner::Plan plan = planner::evaluate(all.graph, specs, inStage);
   if (!plan.feasible) {
     staged.error = plan.error;
@@ -340,7 +361,10 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   staged.bytesBetweenNodes =
       bytesBetweenNodes(program, topology, &staged.transfersBetweenNodes);
   staged.stageBusy.assign(stages, 0);
-  for (size_t q = 0; q < sim.queueBusy.size(); ++q) {
+  // The GPUs' kernel queues (a dataflow program's transfers queue after
+  // them).
+  size_t gpus = std::min<size_t>(sim.queueBusy.size(), topology.devices);
+  for (size_t q = 0; q < gpus; ++q) {
     size_t s = std::min<size_t>(q / stageDevices, stages - 1);
     staged.stageBusy[s] = std::max(staged.stageBusy[s], sim.queueBusy[q]);
   }
@@ -350,34 +374,53 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   return staged;
 }
 
+/// The plans of each of `stageCounts` stages over each micro-batch count
+/// worth pricing from `fewest` to `most`; one infeasible entry saying why
+/// where the batch cannot be followed or is smaller than `fewest`.
+static std::vector<StagedPlan>
+pricedPlans(const Graph &graph, const planner::SearchOptions &options,
+            const Topology &topology, const std::vector<int64_t> &stageCounts,
+            int64_t fewest, int64_t most, planner::Strategy within) {
+  std::vector<StagedPlan> plans;
+  std::vector<int> loops;
+  int64_t batch = 0;
+  StagedPlan unusable;
+  if (!batchLoopsOf(graph, loops, batch, unusable.error) || batch < fewest) {
+    if (unusable.error.empty())
+      unusable.error = "the batch is 1: there is nothing to chunk";
+    plans.push_back(unusable);
+    return plans;
+  }
+  for (int64_t stages : stageCounts)
+    for (int64_t m : microBatchCounts(batch, most))
+      if (m >= fewest)
+        plans.push_back(
+            stagedPlan(graph, options, topology, stages, m, within));
+  return plans;
+}
+
 std::vector<StagedPlan> stagedPlans(const Graph &graph,
                                     const planner::SearchOptions &options,
                                     const Topology &topology,
                                     int64_t maxMicroBatches,
                                     planner::Strategy within) {
-  std::vector<StagedPlan> plans;
   int64_t nodes = std::max<int64_t>(1, topology.nodes);
   if (nodes < 2)
-    return plans;
-  std::vector<int> loops;
-  int64_t batch = 0;
-  StagedPlan unusable;
-  if (!batchLoopsOf(graph, loops, batch, unusable.error)) {
-    plans.push_back(unusable);
-    return plans;
-  }
-  std::vector<int64_t> counts;
-  for (int64_t m = 1; m <= std::min(batch, maxMicroBatches); m *= 2)
-    if (batch % m == 0)
-      counts.push_back(m);
-  if (batch <= maxMicroBatches && counts.back() != batch)
-    counts.push_back(batch);
+    return {};
+  std::vector<int64_t> stageCounts;
   for (int64_t stages = 2; stages <= nodes; ++stages)
     if (nodes % stages == 0)
-      for (int64_t m : counts)
-        plans.push_back(
-            stagedPlan(graph, options, topology, stages, m, within));
-  return plans;
+      stageCounts.push_back(stages);
+  return pricedPlans(graph, options, topology, stageCounts, 1, maxMicroBatches,
+                     within);
+}
+
+std::vector<StagedPlan> chunkedPlans(const Graph &graph,
+                                     const planner::SearchOptions &options,
+                                     const Topology &topology,
+                                     int64_t maxChunks,
+                                     planner::Strategy within) {
+  return pricedPlans(graph, options, topology, {1}, 2, maxChunks, within);
 }
 
 } // namespace ein::physical

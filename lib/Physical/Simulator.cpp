@@ -97,8 +97,21 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
     for (int64_t q = 0; q < queues; ++q) {
       if (queueBusy[q] || head[q] >= order[q].size())
         continue;
-      int i = order[q][head[q]];
-      if (pending[i] > 0)
+      // The queue's first task not started, or, where that waits and is
+      // unordered, the first after it that is ready.
+      int i = -1;
+      for (size_t k = head[q]; k < order[q].size(); ++k) {
+        int c = order[q][k];
+        if (r.start[c] >= 0)
+          continue;
+        if (pending[c] == 0) {
+          i = c;
+          break;
+        }
+        if (!tasks[c].unordered)
+          break;
+      }
+      if (i < 0)
         continue;
       const Task &t = tasks[i];
       r.start[i] = now;
@@ -195,7 +208,11 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
       const Task &t = tasks[i];
       queueBusy[t.queue] = false;
       r.queueBusy[t.queue] += now - r.start[i];
-      ++head[t.queue];
+      // Past every task of the queue that has run (unordered ones may have
+      // run out of turn).
+      while (head[t.queue] < order[t.queue].size() &&
+             r.end[order[t.queue][head[t.queue]]] >= 0)
+        ++head[t.queue];
       ++finished;
       for (int d : dependents[i])
         --pending[d];

@@ -24,6 +24,15 @@ using namespace mlir::ein;
 namespace planner = ::ein::planner;
 namespace physical = ::ein::physical;
 
+/// "S stages over M micro-batches", or, for one stage, "M chunks".
+static std::string stagedPlanName(const physical::StagedPlan &plan) {
+  std::string m = std::to_string(plan.microBatches);
+  if (plan.stages == 1)
+    return m + " chunks";
+  return std::to_string(plan.stages) + " stages over " + m +
+         (plan.microBatches == 1 ? " micro-batch" : " micro-batches");
+}
+
 namespace {
 
 /// `options` narrowed to the specs strategy `kind` allows on `graph`
@@ -242,10 +251,12 @@ struct EinDecomposePass
     if (!autoStages && stagesText != "off") {
       auto [s, m] = stagesText.split('x');
       if (s.getAsInteger(10, askedStages) ||
-          m.getAsInteger(10, askedMicroBatches) || askedStages < 2 ||
-          askedMicroBatches < 1) {
+          m.getAsInteger(10, askedMicroBatches) || askedStages < 1 ||
+          askedMicroBatches < 1 ||
+          (askedStages == 1 && askedMicroBatches < 2)) {
         module.emitError() << "stages must be off, auto, or SxM (S >= 2 "
-                              "stages over M >= 1 micro-batches, e.g. 2x4), "
+                              "stages over M >= 1 micro-batches, e.g. 2x4, "
+                              "or 1xM: the batch in M >= 2 chunks), "
                               "got '"
                            << stagesText << "'";
         return signalPassFailure();
@@ -254,9 +265,9 @@ struct EinDecomposePass
     bool staging = autoStages || askedStages > 0;
     if (staging) {
       std::string why;
-      if (topology.nodes < 2)
+      if (topology.nodes < 2 && askedStages > 1)
         why = "needs a topology of several nodes (topology=nodes=K,gpus=G); "
-              "stages run on node groups";
+              "stages run on node groups (1xM chunks the batch on one)";
       else if (*kind != planner::Strategy::Optimal &&
                *kind != planner::Strategy::Megatron)
         why = "cuts a stage's ops with the optimal or megatron strategy, not "
@@ -440,16 +451,19 @@ struct EinDecomposePass
       if (pricing || autoStages)
         priced = physical::stagedPlans(graph->graph, stagedOptions, topology,
                                        maxMicroBatches, *kind);
+      // stages=auto also weighs one stage over chunks of the batch, whose
+      // exchanges overlap the next chunk's compute.
+      if (autoStages && options.devices > 1)
+        for (physical::StagedPlan &p : physical::chunkedPlans(
+                 graph->graph, stagedOptions, topology, maxMicroBatches, *kind))
+          priced.push_back(std::move(p));
       std::optional<physical::StagedPlan> lowered;
       if (askedStages > 0) {
         lowered = physical::stagedPlan(graph->graph, stagedOptions, topology,
                                        askedStages, askedMicroBatches, *kind);
         if (!lowered->feasible) {
           atNamedOp(*graph, func, lowered->error)->emitOpError()
-              << "has no plan of " << askedStages << " stages over "
-              << askedMicroBatches
-              << (askedMicroBatches == 1 ? " micro-batch: "
-                                         : " micro-batches: ")
+              << "has no plan of " << stagedPlanName(*lowered) << ": "
               << lowered->error;
           return signalPassFailure();
         }
@@ -497,8 +511,9 @@ struct EinDecomposePass
         if (!arbitration.empty())
           explanation.addArbitration(func.getSymName(), arbitration, kept);
         // Several nodes: what pipeline stages would give instead, each
-        // stage cut as this run's strategy cuts (docs/distributed.md).
-        if (pricing || lowered)
+        // stage cut as this run's strategy cuts (docs/distributed.md); with
+        // stages=auto, the chunked plans too.
+        if (pricing || autoStages || lowered)
           explanation.addPipeline(func.getSymName(), priced,
                                   lowered ? &*lowered : nullptr);
       }
@@ -538,12 +553,11 @@ struct EinDecomposePass
           return signalPassFailure();
         if (m->largest() > double(int64_t(memoryLimit))) {
           func.emitOpError()
-              << "has no plan of " << lowered->stages << " stages over "
-              << lowered->microBatches
-              << " micro-batches within the memory limit of "
-              << int64_t(memoryLimit) << " bytes a GPU: it needs "
-              << int64_t(m->largest()) << " bytes (" << humanBytes(m->largest())
-              << ") on GPU " << m->largestDevice();
+              << "has no plan of " << stagedPlanName(*lowered)
+              << " within the memory limit of " << int64_t(memoryLimit)
+              << " bytes a GPU: it needs " << int64_t(m->largest())
+              << " bytes (" << humanBytes(m->largest()) << ") on GPU "
+              << m->largestDevice();
           return signalPassFailure();
         }
         setPlannedMemory(m->largest());

@@ -364,6 +364,9 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
 namespace {
 
 std::string stagedName(const physical::StagedPlan &plan) {
+  if (plan.stages == 1)
+    return "1 stage x " + std::to_string(plan.microBatches) +
+           " chunks (dataflow)";
   return std::to_string(plan.stages) + " stages x " +
          std::to_string(plan.microBatches) + " micro-batch" +
          (plan.microBatches == 1 ? "" : "es");
@@ -438,7 +441,10 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
       const physical::StagedPlan *best = nullptr;
       for (const physical::StagedPlan &p : plans) {
         if (!p.feasible) {
-          llvm::outs() << "  " << (p.stages > 1 ? stagedName(p) + ": " : "")
+          llvm::outs() << "  "
+                       << (p.stages > 1 || p.microBatches > 1
+                               ? stagedName(p) + ": "
+                               : "")
                        << "none: " << p.error << "\n";
           continue;
         }
@@ -522,6 +528,7 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
         } else {
           entry["stages"] = p.stages;
           entry["micro_batches"] = p.microBatches;
+          entry["dataflow"] = p.dataflow;
           entry["simulated_ms"] = p.seconds * 1e3;
           entry["bytes_between_nodes"] = p.bytesBetweenNodes;
           entry["transfers_between_nodes"] = p.transfersBetweenNodes;

@@ -100,32 +100,38 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
     }
   }
 
-  // The batched ops, micro-batch by micro-batch.
+  // The batched ops, micro-batch by micro-batch (a chunked plan: op by op,
+  // each op's chunks back to back, as physical::microBatch orders them).
   SmallVector<size_t> batched;
   for (size_t o = 0; o < g.ops.size(); ++o)
     if (loops[o] >= 0)
       batched.push_back(o);
+  SmallVector<std::pair<size_t, int64_t>> order;
   for (int64_t i = 0; i < microBatches; ++i)
-    for (size_t o : batched) {
-      Operation *op = pg.ops[o];
-      IRMapping map;
-      for (Value operand : op->getOperands())
-        if (auto found = copies.find(operand); found != copies.end())
-          map.map(operand, found->second[i]);
-      Operation *copy = b.clone(*op, map);
-      copy->removeAttr("spec");
-      int dim = dims[g.ops[o].output.value];
-      copy->getResult(0).setType(
-          withBatch(op->getResult(0).getType(), dim, rows));
-      // A slice's sizes are its result's shape.
-      if (auto slice = dyn_cast<SliceOp>(copy)) {
-        SmallVector<int64_t> sizes(slice.getSizes());
-        sizes[dim] = rows;
-        slice.setSizes(sizes);
-      }
-      copies[op->getResult(0)].push_back(copy->getResult(0));
-      stagedOps[copy] = {static_cast<int>(o), staged.stageOf[o]};
+    for (size_t o : batched)
+      order.push_back({o, i});
+  if (staged.dataflow)
+    llvm::stable_sort(order, [](auto a, auto b) { return a.first < b.first; });
+  for (auto [o, i] : order) {
+    Operation *op = pg.ops[o];
+    IRMapping map;
+    for (Value operand : op->getOperands())
+      if (auto found = copies.find(operand); found != copies.end())
+        map.map(operand, found->second[i]);
+    Operation *copy = b.clone(*op, map);
+    copy->removeAttr("spec");
+    int dim = dims[g.ops[o].output.value];
+    copy->getResult(0).setType(
+        withBatch(op->getResult(0).getType(), dim, rows));
+    // A slice's sizes are its result's shape.
+    if (auto slice = dyn_cast<SliceOp>(copy)) {
+      SmallVector<int64_t> sizes(slice.getSizes());
+      sizes[dim] = rows;
+      slice.setSizes(sizes);
     }
+    copies[op->getResult(0)].push_back(copy->getResult(0));
+    stagedOps[copy] = {static_cast<int>(o), staged.stageOf[o]};
+  }
 
   // Batched results, put back together on their producer's stage.
   for (OpOperand &operand : ret->getOpOperands()) {
@@ -169,6 +175,9 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
   planner::Plan plan = planner::search(graph->graph, within);
   if (!plan.feasible)
     return func.emitOpError() << "has no staged plan: " << plan.error;
+  if (staged.dataflow)
+    func->setAttr(EinDialect::getDataflowAttrName(),
+                  UnitAttr::get(func.getContext()));
   for (size_t o = 0; o < graph->ops.size(); ++o) {
     Operation *op = graph->ops[o];
     int64_t blocks = ::ein::numBlocks(plan.specs[o]);

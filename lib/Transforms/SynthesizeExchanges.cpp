@@ -797,7 +797,10 @@ struct EinSynthesizeExchangesPass
       std::vector<std::string> locations;
       for (Operation *op : graph->ops)
         locations.push_back(locationText(op));
-      Lowering lowering(func, *graph, options, synthesize ? &topology : nullptr,
+      // A chunked plan's transfers run on a second stream per GPU.
+      planner::Options within = options;
+      within.dataflow = func->hasAttr(EinDialect::getDataflowAttrName());
+      Lowering lowering(func, *graph, within, synthesize ? &topology : nullptr,
                         placeBlocks, batchTransfers);
       if (failed(lowering.run()))
         return signalPassFailure();

@@ -122,8 +122,9 @@ public:
   void read(const json &root) {
     Node top{root, "manifest"};
     top.only({"format", "version", "target", "chip", "devices", "nodes",
-              "arena_bytes", "kernel_libraries", "kernel_library_sha256",
-              "buffers", "inputs", "outputs", "constants", "steps"});
+              "dataflow", "arena_bytes", "kernel_libraries",
+              "kernel_library_sha256", "buffers", "inputs", "outputs",
+              "constants", "steps"});
     if (top.at("format").str() != kFormatName)
       fail("manifest.format", std::string("expected \"") + kFormatName + "\"");
     int64_t version = top.at("version").integer();
@@ -133,6 +134,8 @@ public:
                                    ", the bundle has version " +
                                    std::to_string(version));
     readTarget(top);
+    if (top.has("dataflow"))
+      m.dataflow = top.at("dataflow").boolean();
     readArenas(top.at("arena_bytes"));
     Node libs = top.at("kernel_libraries");
     for (size_t i = 0, e = libs.size(); i < e; ++i) {
@@ -1262,9 +1265,11 @@ std::string writeManifest(const Manifest &m) {
                {"steps", std::move(steps)}};
   if (!m.kernelLibraries.empty())
     root["kernel_library_sha256"] = m.kernelLibraryHashes;
-  // Only a bundle for several nodes says so.
+  // Only a bundle for several nodes says so; likewise a dataflow bundle.
   if (m.nodes > 1)
     root["nodes"] = m.nodes;
+  if (m.dataflow)
+    root["dataflow"] = true;
   // Only a bundle with constants says so (the others' bytes are unchanged).
   if (!m.constants.empty())
     root["constants"] = writeLayouts(m, m.constants, /*constants=*/true);

@@ -103,6 +103,24 @@ TEST(Bundle, Nodes) {
   EXPECT_REJECTS(patched(m, {{"nodes", "2"}}), "manifest.nodes");
 }
 
+TEST(Bundle, Dataflow) {
+  json m = splitMatmulManifest();
+  Manifest parsed;
+  std::string error;
+  ASSERT_TRUE(parseManifest(m.dump(), parsed, error)) << error;
+  EXPECT_FALSE(parsed.dataflow);
+  // Only a dataflow bundle says so, and it reads back as written.
+  EXPECT_EQ(writeManifest(parsed).find("\"dataflow\""), std::string::npos);
+  ASSERT_TRUE(
+      parseManifest(patched(m, {{"dataflow", true}}).dump(), parsed, error))
+      << error;
+  EXPECT_TRUE(parsed.dataflow);
+  Manifest again;
+  ASSERT_TRUE(parseManifest(writeManifest(parsed), again, error)) << error;
+  EXPECT_TRUE(again.dataflow);
+  EXPECT_REJECTS(patched(m, {{"dataflow", 1}}), "manifest.dataflow");
+}
+
 TEST(Bundle, BufferErrors) {
   json m = splitMatmulManifest();
   json misaligned = m;

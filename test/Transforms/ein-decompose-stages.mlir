@@ -47,9 +47,9 @@
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=3x1" 2>&1 | FileCheck %s --check-prefix=NODES
 // NODES: error: 'func.func' op has no plan of 3 stages over 1 micro-batch: 3 stages do not divide 2 nodes
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4" --ein-decompose="stages=2x2" 2>&1 | FileCheck %s --check-prefix=ONENODE
-// ONENODE: error: stages=2x2 needs a topology of several nodes (topology=nodes=K,gpus=G); stages run on node groups
+// ONENODE: error: stages=2x2 needs a topology of several nodes (topology=nodes=K,gpus=G); stages run on node groups (1xM chunks the batch on one)
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2" 2>&1 | FileCheck %s --check-prefix=SYNTAX
-// SYNTAX: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4), got '2'
+// SYNTAX: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch in M >= 2 chunks), got '2'
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 strategy=dp" 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // STRATEGY: error: stages=2x2 cuts a stage's ops with the optimal or megatron strategy, not 'dp'
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 tie-layout=true" 2>&1 | FileCheck %s --check-prefix=TIE
@@ -80,13 +80,14 @@ func.func @positional(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // activations while they live (GPU 0: 104960 bytes for 2x2, where the
 // intra-op plan holds 178688). stages=auto lowers the fastest plan that
 // fits: within 100000 the intra-op plan that fits (Megatron's, found by the
-// memory fallbacks) simulates slower than every pipeline, 2x1 (117248
-// bytes) and 2x2 do not fit, 2x4 (98816) does and is lowered. Within 90000
-// no staged plan fits and the intra-op plan is lowered.
+// memory fallbacks) simulates slower than every staged or chunked plan;
+// the chunked 1x2 (the fastest), 2x1 (117248 bytes) and 2x2 do not fit,
+// 2x4 (98816) does and is lowered. Within 90000 no staged plan fits and the
+// intra-op plan is lowered.
 // RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 memory-limit=200000" | FileCheck %s --check-prefix=FITS
 // FITS: ein.planned_memory = 104960
 // RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=auto memory-limit=100000 explain=-" -o %t.fit.mlir | FileCheck %s --check-prefix=AUTOFIT
-// AUTOFIT: faster by the simulator: 2 stages x 1 micro-batch
+// AUTOFIT: faster by the simulator: 1 stage x 2 chunks (dataflow)
 // AUTOFIT-NEXT: lowered: 2x4 (stages x micro-batches); the fastest that fits memory-limit
 // RUN: FileCheck %s --check-prefix=FITS24 < %t.fit.mlir
 // FITS24: ein.planned_memory = 98816

@@ -344,6 +344,28 @@ TEST(Simulator, DependencyChainAndRoofline) {
   EXPECT_NEAR(serial.seconds, 2 * k, 1e-12);
 }
 
+// In list order a queue waits for its first task; unordered (a dataflow
+// program) it runs a later task whose dependencies are done meanwhile.
+TEST(Simulator, UnorderedTasksRunOutOfTurn) {
+  Topology s = make("nvswitch", 2);
+  Machine m;
+  double k = m.launchSeconds + 1e-3, x = 5e-6 + 1e-3;
+  // GPU 1: a kernel waiting for a 1 ms transfer, then an independent one.
+  std::vector<Task> tasks = {transfer(0, 1, 395e6, 2), kernel(1, 750e9, 0, {0}),
+                             kernel(1, 750e9, 0)};
+  SimResult inOrder = simulate(s, tasks, m);
+  EXPECT_NEAR(inOrder.start[2], x + k, 1e-12);
+  EXPECT_NEAR(inOrder.seconds, x + 2 * k, 1e-12);
+  for (Task &t : tasks)
+    t.unordered = true;
+  SimResult anyOrder = simulate(s, tasks, m);
+  EXPECT_NEAR(anyOrder.start[2], 0, 1e-12);
+  // The waiting kernel starts when the transfer lands and GPU 1 is free.
+  EXPECT_NEAR(anyOrder.start[1], std::max(x, k), 1e-12);
+  EXPECT_NEAR(anyOrder.seconds, std::max(x, k) + k, 1e-12);
+  EXPECT_NEAR(anyOrder.queueBusy[1], 2 * k, 1e-12);
+}
+
 // A kernel whose time the chip's kernel tables predict (compute=kernels)
 // takes that time after its launch, whatever its FLOPs and bytes.
 TEST(Simulator, KernelTimeFromTheTables) {

@@ -307,6 +307,9 @@ static int summarize() {
                  << ", one process each under mpirun -n " << m.nodes
                  << " (or all in one without a launcher); "
                  << megabytes(nodeBytes) << " between nodes\n";
+  if (m.dataflow)
+    llvm::outs() << "dataflow: each GPU's steps over several streams, a step "
+                    "waiting for its dependencies only (a chunked plan)\n";
   llvm::outs() << "steps: " << count[::ein::StepKind::Kernel] << " kernel, "
                << count[::ein::StepKind::Library] - attentions - convs
                << " gemm, " << attentions << " attention, "

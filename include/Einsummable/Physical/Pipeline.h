@@ -53,22 +53,30 @@ bool batchLoopsOf(const planner::Graph &graph, std::vector<int> &loops,
 /// `graph` over `microBatches` micro-batches (dividing the batch): each op
 /// with a batch loop copied once per micro-batch (its batch loop of
 /// batch / microBatches rows), micro-batch-major (every op of micro-batch
-/// 0, then of 1, ...), ops without one kept once, first. Activation
-/// arguments and batched results are copied per micro-batch; ties dropped.
-/// With `copies` < microBatches, only the first `copies` micro-batches.
+/// 0, then of 1, ...; with `opMajor`, every micro-batch's copy of the first
+/// op, then of the second, ...), ops without one kept once, first.
+/// Activation arguments and batched results are copied per micro-batch;
+/// ties dropped. With `copies` < microBatches, only the first `copies`
+/// micro-batches.
 bool microBatch(const planner::Graph &graph, int64_t microBatches,
-                MicroBatched &result, std::string &error, int64_t copies = -1);
+                MicroBatched &result, std::string &error, int64_t copies = -1,
+                bool opMajor = false);
 
 /// Stage boundaries for `stages` stages of consecutive ops: per op its
 /// stage, non-decreasing, every stage non-empty, minimising the largest
 /// stage's FLOPs (ties: fewer bytes live across the boundaries).
 std::vector<int> balancedStages(const planner::Graph &graph, int64_t stages);
 
-/// One staged plan, priced.
+/// One staged plan, priced. One stage over several micro-batches is a
+/// **chunked** plan: every GPU runs every op, chunk by chunk (op-major:
+/// each op's chunks back to back), as a dataflow bundle (`dataflow`: each
+/// GPU's steps on several streams, transfers beside kernels), so that the
+/// exchange of one chunk runs while another computes (docs/physical.md).
 struct StagedPlan {
   bool feasible = false;
   std::string error;
   int64_t stages = 1, microBatches = 1;
+  bool dataflow = false;
   /// Per op of the original graph, its stage and its spec (cut for one
   /// micro-batch on a stage's `stageDevices` devices; every copy takes it).
   std::vector<int> stageOf;
@@ -83,8 +91,8 @@ struct StagedPlan {
 };
 
 /// The staged plan of `graph` on `topology` (K nodes of G GPUs): `stages`
-/// (dividing K) stages over `microBatches` (dividing the batch)
-/// micro-batches, each stage's ops cut by the search for K / stages x G
+/// (dividing K; 1: a chunked plan) stages over `microBatches` (dividing the
+/// batch) micro-batches, each stage's ops cut by the search for K / stages x G
 /// devices restricted to `within` (optimal: the exact search, hierarchical
 /// across a stage's nodes). `options` gives the state cap and the weights'
 /// replicability; its device count is the topology's.
@@ -103,6 +111,15 @@ std::vector<StagedPlan>
 stagedPlans(const planner::Graph &graph, const planner::SearchOptions &options,
             const Topology &topology, int64_t maxMicroBatches = 16,
             planner::Strategy within = planner::Strategy::Optimal);
+
+/// Every chunked plan worth pricing on `topology` (one stage, see
+/// StagedPlan): chunks over each power of two from 2 dividing the batch
+/// (and the batch itself), up to `maxChunks`. One infeasible entry saying
+/// why where the batch cannot be followed or is 1.
+std::vector<StagedPlan>
+chunkedPlans(const planner::Graph &graph, const planner::SearchOptions &options,
+             const Topology &topology, int64_t maxChunks = 16,
+             planner::Strategy within = planner::Strategy::Optimal);
 
 /// The bytes `program`'s transfers carry between nodes of `topology`, and
 /// how many such transfers there are.

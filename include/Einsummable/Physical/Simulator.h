@@ -6,7 +6,8 @@
 // then stream, sharing every link they cross max-min fairly with the other
 // transfers streaming at the time; tasks wait for their dependencies, and
 // tasks on one queue run one at a time in order (the runtime gives each GPU
-// one stream).
+// one stream), or, unordered (a dataflow bundle), the first of its queue's
+// tasks whose dependencies are done.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,11 @@ struct Task {
   double bytes = 0;
   /// Tasks (earlier in the list) that must finish first.
   std::vector<int> deps;
+  /// Whether a later task of its queue may start first while it waits for
+  /// its dependencies (a dataflow bundle's steps, which the runtime spreads
+  /// over several streams per GPU); otherwise its queue runs it in list
+  /// order, as one stream does.
+  bool unordered = false;
   std::string label;
 };
 

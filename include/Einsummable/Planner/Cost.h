@@ -58,6 +58,12 @@ struct Options {
   /// plans keep heavy exchanges inside nodes.
   int64_t gpusPerNode = 0;
   double crossNodeWeight = 1;
+  /// The program runs as a dataflow bundle (a chunked plan,
+  /// docs/physical.md): each GPU's steps spread over several streams, so a
+  /// step waits for its dependencies only. The exchange programs mark every
+  /// task unordered and queue transfers on queue `devices` + the receiving
+  /// GPU, beside its kernels.
+  bool dataflow = false;
 };
 
 /// What one byte moved from GPU `from` to GPU `to` counts for in the proxy:

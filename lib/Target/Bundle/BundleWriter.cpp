@@ -933,6 +933,8 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   manifest.backend = backend;
   manifest.chip = chip;
   manifest.devices = static_cast<int>(machine.getDevices());
+  // A chunked plan's transfers run beside its kernels.
+  manifest.dataflow = (*func)->hasAttr(EinDialect::getDataflowAttrName());
   // The target's topology says which node each device sits on; a bundle for
   // several nodes runs as one process per node.
   ::ein::Topology topology;

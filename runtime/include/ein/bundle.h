@@ -182,6 +182,11 @@ struct Manifest {
   int nodes = 1;
   int devicesPerNode() const { return devices / nodes; }
   int nodeOf(int device) const { return device / devicesPerNode(); }
+  /// A dataflow bundle (a chunked plan; the compiler's `ein.dataflow`):
+  /// each GPU's steps may spread over several streams, so a step waits for
+  /// its dependencies only. The CUDA backend honours it (EIN_CUDA_STREAMS
+  /// overrides it); the result is the same either way.
+  bool dataflow = false;
   std::vector<int64_t> arenaBytes; // one per device
   /// Paths relative to the bundle: .so files (cpu) or .cubin files (cuda).
   std::vector<std::string> kernelLibraries;

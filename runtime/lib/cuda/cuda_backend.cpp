@@ -71,6 +71,25 @@ std::string choice(const char *name,
 
 using cuda::check;
 
+/// How a GPU's steps spread over streams: all on one; transfers on a
+/// second; or, for a dataflow bundle, transfers on a second and kernels over
+/// kDataflowStreams compute streams, so a step waits for its dependencies
+/// only.
+enum class Lanes { One, Copy, Dataflow };
+constexpr int kDataflowStreams = 2;
+
+/// As the bundle says (`dataflow`), unless EIN_CUDA_STREAMS says 1, 2 or
+/// dataflow.
+Lanes lanesFor(const Manifest &m) {
+  std::string streams =
+      choice("EIN_CUDA_STREAMS", {"bundle", "1", "2", "dataflow"});
+  if (streams == "bundle")
+    return m.dataflow ? Lanes::Dataflow : Lanes::One;
+  return streams == "1"   ? Lanes::One
+         : streams == "2" ? Lanes::Copy
+                          : Lanes::Dataflow;
+}
+
 std::string mib(size_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MiB", bytes / 1048576.0);
@@ -102,12 +121,13 @@ public:
       : bundle(bundle), m(bundle.manifest), options(options),
         copyMode(choice("EIN_CUDA_COPY", {"auto", "engine", "kernel"})),
         useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on"),
-        copyLanes(choice("EIN_CUDA_STREAMS", {"1", "2"}) == "2"),
+        laneMode(lanesFor(bundle.manifest)),
         padMode(
             gemmPadMode(choice("EIN_GEMM_PAD", {"auto", "always", "never"}))),
         gemmTune(choice("EIN_GEMM_TUNE", {"off", "on"}) == "on") {
     try {
       checkMachine();
+      assignLanes();
       allocate();
       loadKernels();
       planGemms();
@@ -132,10 +152,10 @@ public:
       cudaSetDevice(d);
       cudaStreamSynchronize(streams[d]);
     }
-    for (int d = 0; d < int(copyStreams.size()); ++d) {
-      cudaSetDevice(d);
-      cudaStreamSynchronize(copyStreams[d]);
-      cudaStreamDestroy(copyStreams[d]);
+    for (size_t i = 0; i < extraStreams.size(); ++i) {
+      cudaSetDevice(int(i % m.devices));
+      cudaStreamSynchronize(extraStreams[i]);
+      cudaStreamDestroy(extraStreams[i]);
     }
     if (exec)
       cudaGraphExecDestroy(exec);
@@ -145,10 +165,10 @@ public:
       cudaEventDestroy(e);
     attentions.clear();
     convs.clear();
-    for (int d = 0; d < int(attentionWorkspaces.size()); ++d)
-      if (attentionWorkspaces[d]) {
-        cudaSetDevice(d);
-        cudaFree(attentionWorkspaces[d]);
+    for (size_t i = 0; i < attentionWorkspaces.size(); ++i)
+      if (attentionWorkspaces[i]) {
+        cudaSetDevice(int(i % m.devices));
+        cudaFree(attentionWorkspaces[i]);
       }
     for (auto &[step, plan] : gemms) {
       lt.cublasLtMatmulDescDestroy(plan.desc);
@@ -163,7 +183,11 @@ public:
       if (handles[d]) {
         cudaSetDevice(d);
         lt.cublasLtDestroy(handles[d]);
-        cudaFree(workspaces[d]);
+      }
+    for (size_t i = 0; i < workspaces.size(); ++i)
+      if (workspaces[i]) {
+        cudaSetDevice(int(i % m.devices));
+        cudaFree(workspaces[i]);
       }
     for (cudaLibrary_t library : libraries)
       cudaLibraryUnload(library);
@@ -223,8 +247,11 @@ public:
     std::string text = "cuda: " + std::to_string(m.devices) + " x " +
                        props.name + " (" + m.chip + "), one CUDA graph of " +
                        std::to_string(graphNodes) + " nodes";
-    if (copyLanes)
+    if (laneMode == Lanes::Copy)
       text += ", transfers on a second stream per GPU";
+    if (laneMode == Lanes::Dataflow)
+      text += ", dataflow: " + std::to_string(kDataflowStreams) +
+              " compute streams and a copy stream per GPU";
     if (lt.loaded())
       text += ", cuBLASLt from " + lt.path;
     std::set<std::string> names;
@@ -316,7 +343,7 @@ public:
               "cudaEventElapsedTime");
         check(cudaEventElapsedTime(&end, origins[s.device], marks[i].second),
               "cudaEventElapsedTime");
-        times.push_back({start, end, laneOf(s) == s.device ? 0 : 1});
+        times.push_back({start, end, laneOf(s) / m.devices});
       }
       destroy();
       return times;
@@ -328,9 +355,11 @@ public:
 
   ein_memory_info memory(int device) const override {
     size_t planned =
-        size_t(m.arenaBytes[device]) + attentionWorkspaceBytes[device] +
-        (device < int(workspaces.size()) && workspaces[device] ? kWorkspaceBytes
-                                                               : 0) +
+        size_t(m.arenaBytes[device]) +
+        size_t(computeStreams()) *
+            (attentionWorkspaceBytes[device] +
+             (device < int(handles.size()) && handles[device] ? kWorkspaceBytes
+                                                              : 0)) +
         (device < int(padBytes.size()) ? padBytes[device] : 0);
     check(cudaSetDevice(device), "cudaSetDevice");
     size_t free = 0, total = 0;
@@ -350,13 +379,18 @@ private:
   /// EIN_CUDA_GRAPH=off issues the schedule eagerly on every run instead of
   /// replaying a graph: for measuring what the graph saves, and debugging.
   bool useGraph;
-  /// EIN_CUDA_STREAMS=2 gives each GPU a second stream for its transfers,
-  /// so they overlap the GPU's kernels where the schedule's dependencies
-  /// allow (the bundle's race check guarantees every conflicting pair of
-  /// steps is ordered by dependencies, not by sharing a stream); 1 (the
-  /// default) runs every step of a GPU on one stream.
-  bool copyLanes;
-  std::vector<cudaStream_t> copyStreams; // per device, with copyLanes
+  /// How each GPU's steps spread over streams (Lanes): one stream; a
+  /// second for its transfers (EIN_CUDA_STREAMS=2), so they overlap the
+  /// GPU's kernels where the schedule's dependencies allow; or, for a
+  /// dataflow bundle, that and several compute streams. The bundle's race
+  /// check guarantees every conflicting pair of steps is ordered by
+  /// dependencies, not by sharing a stream.
+  Lanes laneMode;
+  /// Per step, its lane: k * devices + its device, k = 0 the device's
+  /// stream (`streams`), 1 its copy stream, 2.. its further compute streams
+  /// (`extraStreams[(k - 1) * devices + device]`).
+  std::vector<int> laneOfStep;
+  std::vector<cudaStream_t> extraStreams;
   cuda::CublasLt lt; // declared first: unloaded after everything using it
   std::vector<unsigned char *> arenas;
   std::vector<cudaStream_t> streams;
@@ -490,7 +524,8 @@ private:
       size_t free = 0, total = 0;
       check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
       freeBefore.push_back(free);
-      size_t workspace = runsGemm(d) ? kWorkspaceBytes : 0;
+      size_t workspace =
+          runsGemm(d) ? kWorkspaceBytes * size_t(computeStreams()) : 0;
       size_t need = size_t(m.arenaBytes[d]) + workspace;
       if (need > free)
         throw RuntimeError("out of memory on GPU " + std::to_string(d) +
@@ -510,11 +545,13 @@ private:
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
             "cudaStreamCreate");
       streams.push_back(stream);
-      if (copyLanes) {
-        check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-              "cudaStreamCreate");
-        copyStreams.push_back(stream);
-      }
+    }
+    for (int lane = m.devices; lane < lanes(); ++lane) {
+      check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+      cudaStream_t stream;
+      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+            "cudaStreamCreate");
+      extraStreams.push_back(stream);
     }
   }
 
@@ -620,14 +657,18 @@ private:
         lt.load();
       if (handles.empty()) {
         handles.assign(m.devices, nullptr);
-        workspaces.assign(m.devices, nullptr);
+        workspaces.assign(size_t(m.devices) * computeStreams(), nullptr);
         padBytes.assign(m.devices, 0);
       }
       check(cudaSetDevice(s.device), "cudaSetDevice");
       if (!handles[s.device]) {
         ltCheck(lt.cublasLtCreate(&handles[s.device]), "cublasLtCreate");
-        check(cudaMalloc(&workspaces[s.device], kWorkspaceBytes),
-              "allocating the cuBLASLt workspace");
+        // One workspace per compute stream: gemms on two streams may run
+        // at once.
+        for (int k = 0; k < computeStreams(); ++k)
+          check(cudaMalloc(&workspaces[k * m.devices + s.device],
+                           kWorkspaceBytes),
+                "allocating the cuBLASLt workspace");
       }
       gemms[i] = planGemm(i, s);
     }
@@ -740,13 +781,16 @@ private:
       workspace[s.device] =
           std::max(workspace[s.device], reordered + convs[i]->workspaceBytes());
     }
-    attentionWorkspaces.assign(m.devices, nullptr);
+    // One per compute stream: attention and conv steps on two streams may
+    // run at once.
+    attentionWorkspaces.assign(size_t(m.devices) * computeStreams(), nullptr);
     attentionWorkspaceBytes = workspace;
-    for (int d = 0; d < m.devices; ++d) {
+    for (size_t i = 0; i < attentionWorkspaces.size(); ++i) {
+      int d = int(i % m.devices);
       if (!workspace[d])
         continue;
       check(cudaSetDevice(d), "cudaSetDevice");
-      check(cudaMalloc(&attentionWorkspaces[d], workspace[d]),
+      check(cudaMalloc(&attentionWorkspaces[i], workspace[d]),
             "allocating GPU " + std::to_string(d) + "'s attention workspace (" +
                 mib(workspace[d]) + ")");
     }
@@ -955,7 +999,7 @@ private:
     void *c = s.addend >= 0 && !plan.padC.buffer ? address(s.addend) : d;
     return lt.cublasLtMatmul(handles[s.device], plan.desc, &plan.alpha, b,
                              plan.a, a, plan.b, &plan.beta, c, plan.c, d,
-                             plan.c, &algo, workspaces[s.device],
+                             plan.c, &algo, workspaces[workspaceOf(s)],
                              kWorkspaceBytes, stream);
   }
 
@@ -1026,16 +1070,55 @@ private:
     return e;
   }
 
-  /// The stream a step runs on: its device's, or with copyLanes, a
-  /// transfer on its device's copy stream. Lanes 0..devices-1 are the
-  /// devices' main streams, devices..2 devices-1 their copy streams.
-  int laneOf(const Step &s) const {
-    return copyLanes && s.kind == StepKind::Transfer ? m.devices + s.device
-                                                     : s.device;
+  /// The lane a step runs on (laneOfStep).
+  int laneOf(const Step &s) const { return laneOfStep[&s - m.steps.data()]; }
+  /// Streams per device that run kernels.
+  int computeStreams() const {
+    return laneMode == Lanes::Dataflow ? kDataflowStreams : 1;
   }
-  int lanes() const { return copyLanes ? 2 * m.devices : m.devices; }
+  int lanes() const {
+    return m.devices * (laneMode == Lanes::One ? 1 : 1 + computeStreams());
+  }
   cudaStream_t laneStream(int lane) const {
-    return lane < m.devices ? streams[lane] : copyStreams[lane - m.devices];
+    return lane < m.devices ? streams[lane] : extraStreams[lane - m.devices];
+  }
+  /// The workspaces (cuBLASLt's, the attention's) a kernel step uses: its
+  /// compute stream's.
+  size_t workspaceOf(const Step &s) const {
+    int k = laneOf(s) / m.devices;
+    return size_t(k == 0 ? 0 : k - 1) * m.devices + s.device;
+  }
+
+  /// Every step's lane. Transfers go to the copy stream (Copy, Dataflow).
+  /// In a dataflow bundle a kernel step follows the compute stream of its
+  /// first dependency on its device that is a kernel step, so a chain of
+  /// dependent steps stays on one stream; a step with none takes the
+  /// device's compute streams in turn, so independent chains (a chunked
+  /// plan's chunks) run on different streams and one waiting for a
+  /// transfer does not hold back the others.
+  void assignLanes() {
+    laneOfStep.assign(m.steps.size(), 0);
+    std::vector<int> next(m.devices, 0);
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const Step &s = m.steps[i];
+      int lane = s.device;
+      if (s.kind == StepKind::Transfer && laneMode != Lanes::One) {
+        lane = m.devices + s.device;
+      } else if (laneMode == Lanes::Dataflow) {
+        lane = -1;
+        for (int d : s.deps)
+          if (m.steps[d].device == s.device &&
+              m.steps[d].kind != StepKind::Transfer) {
+            lane = laneOfStep[d];
+            break;
+          }
+        if (lane < 0) {
+          int k = next[s.device]++ % kDataflowStreams;
+          lane = (k == 0 ? 0 : k + 1) * m.devices + s.device;
+        }
+      }
+      laneOfStep[i] = lane;
+    }
   }
 
   void createEvents() {
@@ -1135,7 +1218,7 @@ private:
     case StepKind::Library: {
       if (s.call == "conv") {
         auto *scratch =
-            static_cast<unsigned char *>(attentionWorkspaces[s.device]);
+            static_cast<unsigned char *>(attentionWorkspaces[workspaceOf(s)]);
         void *filter = address(s.b);
         if (size_t bytes = convFilterBytes.at(index)) {
           // hwcf [r, s, c, k] to fhwc [k, r, s, c]: the filter gathered
@@ -1259,7 +1342,8 @@ private:
     // offset, or (staged) a dense copy of its view in the workspace.
     std::array<void *, 4> operand = {address(s.q), address(s.k), address(s.v),
                                      address(s.o)};
-    auto *scratch = static_cast<unsigned char *>(attentionWorkspaces[s.device]);
+    auto *scratch =
+        static_cast<unsigned char *>(attentionWorkspaces[workspaceOf(s)]);
     DType dtype = m.buffers[s.q].type.dtype;
     int width = dtypeBytes(dtype);
     bool staged = attentionStagedBytes.at(index) > 0;

@@ -209,6 +209,20 @@ module {
 
 // -----
 
+// expected-error @+1 {{'ein.dataflow' belongs on a function, not on 'builtin.module'}}
+module attributes {ein.dataflow} {}
+
+// -----
+
+module {
+  // expected-error @+1 {{'ein.dataflow' is a unit attribute, got 1 : i64}}
+  func.func @f() attributes {ein.dataflow = 1} {
+    return
+  }
+}
+
+// -----
+
 // expected-error @+1 {{'ein.planned_memory' is a non-negative i64 byte count, got -5 : i64}}
 func.func @planned_memory_negative() attributes {ein.planned_memory = -5 : i64} {
   return

@@ -147,14 +147,15 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                              << " join blocks of its spec " << spec;
     return success();
   }
-  if (attr.getName() == getTieLayoutAttrName()) {
+  if (attr.getName() == getTieLayoutAttrName() ||
+      attr.getName() == getDataflowAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError()
-             << "'" << getTieLayoutAttrName() << "' is a unit attribute, got "
-             << attr.getValue();
+             << "'" << attr.getName().getValue()
+             << "' is a unit attribute, got " << attr.getValue();
     if (!isa<FunctionOpInterface>(op))
       return op->emitError()
-             << "'" << getTieLayoutAttrName()
+             << "'" << attr.getName().getValue()
              << "' belongs on a function, not on '" << op->getName() << "'";
     return success();
   }

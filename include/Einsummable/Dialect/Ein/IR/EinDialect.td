@@ -88,6 +88,15 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPlaceAttrName() {
       return "ein.place";
     }
+    /// Unit attribute a chunked plan (ein-decompose{stages=1xM}) sets on a
+    /// function: it runs as a dataflow bundle, each GPU's steps spread over
+    /// several streams so that a step waits for its dependencies only and
+    /// one chunk's exchange overlaps the next chunk's compute.
+    /// ein-synthesize-exchanges simulates it so and ein-write-bundle writes
+    /// it into the manifest (`dataflow`).
+    static constexpr ::llvm::StringLiteral getDataflowAttrName() {
+      return "ein.dataflow";
+    }
     /// i64 attribute ein-decompose{memory-limit} sets on a function: the
     /// bytes its plan holds on the fullest GPU by the planner's model,
     /// which ein-write-bundle reports beside the buffers' bytes.

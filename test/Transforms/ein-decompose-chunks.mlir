@@ -1,0 +1,46 @@
+// ein-decompose{stages=1xM}: a chunked plan (docs/physical.md). One stage
+// over all GPUs, the batch of 4 cut into M chunks by ein.slice, each op
+// copied per chunk and the copies of one op back to back (op-major, so one
+// chunk's exchange can run while the next chunk computes), every copy with
+// its op's spec and all the GPUs in `ein.place`, and the function marked
+// `ein.dataflow`: its bundle spreads each GPU's steps over several streams.
+// RUN: %python %ein_src_root/examples/gen_llama_block.py --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 4 --seq 16 > %t.b4.mlir
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x2" | FileCheck %s --check-prefix=IR
+// IR-LABEL: func.func @llama_block(%arg0: tensor<4x16x64xf32>
+// IR-SAME: attributes {ein.dataflow}
+// IR-NEXT: %[[X0:.*]] = ein.slice %arg0 [0, 0, 0] [2, 16, 64] {ein.place = array<i64: 0, 1>, spec = #ein.spec<[2, 1, 1]>}
+// IR-NEXT: %[[X1:.*]] = ein.slice %arg0 [2, 0, 0] [2, 16, 64] {ein.place = array<i64: 0, 1>, spec = #ein.spec<[2, 1, 1]>}
+// IR-NEXT: ein.rms_norm %[[X0]], %arg1 {{.*}}ein.place = array<i64: 0, 1>{{.*}} : tensor<2x16x64xf32>
+// IR-NEXT: ein.rms_norm %[[X1]], %arg1 {{.*}}ein.place = array<i64: 0, 1>{{.*}} : tensor<2x16x64xf32>
+// IR-NEXT: ein.join_agg
+// IR-NEXT: ^bb0
+// IR: ein.attention {{.*}}ein.place = array<i64: 0, 1>{{.*}} -> tensor<2x4x16x16xf32>
+// IR-NEXT: ein.attention {{.*}}ein.place = array<i64: 0, 1>{{.*}} -> tensor<2x4x16x16xf32>
+// IR: %[[Y:.*]] = ein.concat dim 0 %{{[0-9]+}}, %{{[0-9]+}} {ein.place = array<i64: 0, 1>, spec = #ein.spec<[2, 1, 1]>} : tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<4x16x64xf32>
+// IR-NEXT: return %[[Y]] : tensor<4x16x64xf32>
+
+// stages=auto weighs the chunked plans on one node too, each simulated as a
+// dataflow program (a step waits for its dependencies only); the JSON marks
+// them.
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="strategy=megatron stages=auto explain=-" -o /dev/null | FileCheck %s --check-prefix=AUTO
+// AUTO: pipeline stages for @llama_block (simulated; the plan above: [[MS:[0-9.]+]] ms):
+// AUTO-NEXT: 1 stage x 2 chunks (dataflow): {{[0-9.]+}} ms, 0.0 B between nodes
+// AUTO-NEXT: 1 stage x 4 chunks (dataflow): {{[0-9.]+}} ms, 0.0 B between nodes
+// AUTO-NEXT: faster by the simulator:
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="strategy=megatron stages=1x2 explain=%t.json" -o /dev/null
+// RUN: FileCheck %s --check-prefix=JSON < %t.json
+// JSON: "pipeline": [
+// JSON: "dataflow": true,
+// JSON: "lowered": true,
+// JSON-NEXT: "micro_batches": 2,
+// JSON: "stages": 1,
+
+// Refusals: a batch of 1 has nothing to chunk, chunks must divide the batch,
+// and one chunk is no chunked plan.
+// RUN: %python %ein_src_root/examples/gen_llama_block.py --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 1 --seq 16 > %t.b1.mlir
+// RUN: ein-opt %t.b1.mlir --ein-attach-target="devices=2" --ein-decompose="stages=auto explain=-" -o /dev/null | FileCheck %s --check-prefix=BATCH1
+// BATCH1: none: the batch is 1: there is nothing to chunk
+// RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// UNEVEN: error: 'func.func' op has no plan of 3 chunks: the batch (4) does not split into 3 micro-batches
+// RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x1" 2>&1 | FileCheck %s --check-prefix=ONE
+// ONE: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch in M >= 2 chunks), got '1x1'
