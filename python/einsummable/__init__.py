@@ -259,8 +259,9 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
         # result's precision (docs/planner.md).
         command.append("--partials=%s" % partials)
     if stages:
-        # On a topology of several nodes: "auto" or "SxM", a pipeline-staged
-        # plan of S stages over M micro-batches (docs/distributed.md).
+        # "auto", "SxM" (on several nodes: a pipeline-staged plan of S
+        # stages over M micro-batches, docs/distributed.md) or "1xM" (the
+        # batch in M chunks over every GPU, docs/physical.md).
         command.append("--stages=%s" % stages)
     if compute:
         # The planner's compute term: "kernels" (measured kernel times, the

@@ -63,7 +63,8 @@ public:
   /// milliseconds since the run began: its start, when it could start on
   /// its lane (its waits met, the lane's earlier steps done), and its end,
   /// so waiting for another device is not counted in end - start; and its
-  /// lane (0: the device's stream, 1: its copy stream). All zero for a step
+  /// lane (0: the device's stream, 1: its copy stream, 2..: a dataflow
+  /// bundle's further compute streams). All zero for a step
   /// of another rank's devices.
   virtual std::vector<StepTime> profile() = 0;
 };

@@ -207,9 +207,11 @@ void writeTrace(ein_bundle *bundle, const Timeline &timeline,
   const std::vector<int> &lane = timeline.lane;
   std::string text = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   int devices = ein_bundle_devices(bundle);
-  bool copyLane = false;
+  // Lanes: 0 the device's stream, 1 its copy stream, 2.. its further
+  // compute streams (a dataflow bundle).
+  int lanes = 1;
   for (int i = 0; i < steps; ++i)
-    copyLane = copyLane || lane[i] == 1;
+    lanes = std::max(lanes, lane[i] + 1);
   char line[512];
   for (int d = 0; d < devices; ++d) {
     std::snprintf(line, sizeof(line),
@@ -217,11 +219,14 @@ void writeTrace(ein_bundle *bundle, const Timeline &timeline,
                   "%d, \"tid\": 0, \"args\": {\"name\": \"device %d\"}},\n",
                   d, d);
     text += line;
-    for (int t = 0; t < (copyLane ? 2 : 1); ++t) {
+    for (int t = 0; t < lanes; ++t) {
+      std::string name = t == 0   ? "stream"
+                         : t == 1 ? "copy stream"
+                                  : "stream " + std::to_string(t);
       std::snprintf(line, sizeof(line),
                     "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": "
                     "%d, \"tid\": %d, \"args\": {\"name\": \"%s\"}},\n",
-                    d, t, t ? "copy stream" : "stream");
+                    d, t, name.c_str());
       text += line;
     }
   }

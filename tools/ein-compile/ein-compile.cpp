@@ -131,12 +131,14 @@ static cl::opt<std::string> compute(
              "gemm and attention tables) or auto (kernels for --target=cuda, "
              "flops for cpu)"),
     cl::init("auto"), cl::cat(category));
-static cl::opt<std::string>
-    stages("stages",
-           cl::desc("On a topology of several nodes: off (the intra-op "
-                    "plan), auto (pipeline stages where the simulator finds "
-                    "them faster) or SxM (S stages over M micro-batches)"),
-           cl::init("off"), cl::cat(category));
+static cl::opt<std::string> stages(
+    "stages",
+    cl::desc("On a topology of several nodes: off (the intra-op "
+             "plan), auto (pipeline stages or chunks where the simulator "
+             "finds them faster), SxM (S stages over M micro-batches) "
+             "or 1xM (the batch in M chunks over every GPU, a "
+             "dataflow bundle)"),
+    cl::init("off"), cl::cat(category));
 static cl::opt<std::string> memoryLimit(
     "memory-limit",
     cl::desc("What a GPU may hold: the plan (weights plus peak live "

@@ -61,10 +61,11 @@ struct PlannerOptionFields {
                                "kernels (measured kernel times)"),
                 llvm::cl::init("flops")),
         stages(owner, "stages",
-               llvm::cl::desc("On a topology of several nodes: off (intra-op "
-                              "plans), auto (pipeline stages where the "
-                              "simulator finds them faster) or SxM (S stages "
-                              "over M micro-batches)"),
+               llvm::cl::desc("off (intra-op plans), auto (pipeline stages "
+                              "or chunks where the simulator finds them "
+                              "faster), SxM (S stages over M micro-batches, "
+                              "on several nodes) or 1xM (the batch in M "
+                              "chunks, a dataflow program)"),
                llvm::cl::init("off")) {}
 
   ::mlir::detail::PassOptions::Option<bool> tieLayout;

@@ -276,7 +276,11 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     consecutive ops on node groups, the batch into micro-batches, each
     stage's ops cut by the strategy for its devices, simulated like the
     plan, and says which is faster (`physical::stagedPlans`). `stages`
-    lowers one: `SxM`, or `auto` for whichever simulates fastest; the
+    lowers one: `SxM`, or `auto` for whichever simulates fastest, chunked
+    plans included (`1xM`: one stage over every GPU, the batch in M chunks,
+    each op's chunks back to back, the function marked `ein.dataflow` so
+    that one chunk's exchange overlaps another's compute,
+    `physical::chunkedPlans`, docs/physical.md); the
     function is rewritten into micro-batch copies (`ein.slice` of the
     batch, each batched op copied per micro-batch, `ein.concat` of the
     results) and every op gets its stage's `spec` and `ein.place`
@@ -356,11 +360,13 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     Option<"maxMicroBatches", "max-micro-batches", "int64_t", "16",
            "The most micro-batches the priced pipelines cut the batch into">,
     Option<"stages", "stages", "std::string", "\"off\"",
-           "On a topology of several nodes, the plan to lower: off (the "
-           "intra-op plan), auto (the fastest of it and the priced pipelines, "
-           "by the simulator) or SxM (S stages over M micro-batches); a "
-           "staged plan is rewritten into micro-batch copies with `ein.place` "
-           "on every op (docs/distributed.md)">,
+           "The plan to lower: off (the intra-op plan), auto (the fastest of "
+           "it, the priced pipelines on several nodes and the chunked plans, "
+           "by the simulator), SxM (S >= 2 stages over M micro-batches, on "
+           "several nodes) or 1xM (one stage, the batch in M chunks, a "
+           "dataflow program); a staged or chunked plan is rewritten into "
+           "micro-batch copies with `ein.place` on every op "
+           "(docs/distributed.md, docs/physical.md)">,
     Option<"progressSeconds", "progress-seconds", "double", "3",
            "A search that runs longer prints a progress line on standard "
            "error (nodes placed, states kept, the cheapest cost so far) "

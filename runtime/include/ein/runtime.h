@@ -167,8 +167,9 @@ ein_status ein_bundle_profile(ein_bundle *bundle, double *step_ms,
  * began on the step's device (on CUDA each device's clock starts at an event
  * recorded while every device is idle; over ranks, at each rank's own run),
  * and lane[i]: 0 for the device's stream, 1 for its copy stream
- * (EIN_CUDA_STREAMS=2). end_ms[i] - start_ms[i] is ein_bundle_profile's
- * step_ms[i]. `count` must be the number of steps. */
+ * (EIN_CUDA_STREAMS=2 or a dataflow bundle), 2 and up for a dataflow
+ * bundle's further compute streams. end_ms[i] - start_ms[i] is
+ * ein_bundle_profile's step_ms[i]. `count` must be the number of steps. */
 ein_status ein_bundle_profile_timeline(ein_bundle *bundle, double *start_ms,
                                        double *end_ms, int *lane, size_t count);
 
