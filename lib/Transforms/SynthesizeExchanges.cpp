@@ -797,7 +797,7 @@ struct EinSynthesizeExchangesPass
       std::vector<std::string> locations;
       for (Operation *op : graph->ops)
         locations.push_back(locationText(op));
-      // A chunked plan's transfers run on a second stream per GPU.
+      // A chunked plan runs as a dataflow program (docs/physical.md).
       planner::Options within = options;
       within.dataflow = func->hasAttr(EinDialect::getDataflowAttrName());
       Lowering lowering(func, *graph, within, synthesize ? &topology : nullptr,

@@ -933,7 +933,7 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   manifest.backend = backend;
   manifest.chip = chip;
   manifest.devices = static_cast<int>(machine.getDevices());
-  // A chunked plan's transfers run beside its kernels.
+  // A chunked plan runs as a dataflow bundle (docs/physical.md).
   manifest.dataflow = (*func)->hasAttr(EinDialect::getDataflowAttrName());
   // The target's topology says which node each device sits on; a bundle for
   // several nodes runs as one process per node.
