@@ -124,8 +124,30 @@ bool batchLoopsOf(const Graph &graph, std::vector<int> &loops, int64_t &batch,
   return true;
 }
 
+/// A touch op of `rank` loops of `sizes` reading `inputs` (each whole, at
+/// its shift) into `output`: the planner's form of an ein.slice or
+/// ein.concat (EinOps.cpp), moving data only.
+static Op touchOp(std::string name, const std::vector<int64_t> &sizes,
+                  std::vector<std::pair<int, std::vector<int64_t>>> inputs,
+                  int output, int64_t elementBytes) {
+  Op op;
+  op.name = std::move(name);
+  op.loopSizes = sizes;
+  std::vector<std::vector<int>> identity;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    op.loopNames.push_back("d" + std::to_string(d));
+    identity.push_back({static_cast<int>(d)});
+  }
+  op.cuttable.assign(sizes.size(), true);
+  for (auto &[value, shift] : inputs)
+    op.inputs.push_back(Access{value, identity, std::move(shift), {}, {}});
+  op.output = Access{output, identity, {}, {}, {}};
+  op.accBytes = elementBytes;
+  return op;
+}
+
 bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
-                std::string &error, int64_t copies, bool opMajor) {
+                std::string &error, int64_t copies, bool opMajor, bool slices) {
   std::vector<int> loops, batchDim;
   int64_t batch = 0;
   if (!batchLoopsOf(graph, loops, batch, error, &batchDim))
@@ -139,8 +161,10 @@ bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
     copies = microBatches;
   result = MicroBatched();
   Graph &g = result.graph;
-  // copyOf[v][i]: value v's copy for micro-batch i (the same for unbatched).
+  // copyOf[v][i]: value v's copy for micro-batch i (the same for unbatched);
+  // whole[v]: a sliced argument's whole value.
   std::vector<std::vector<int>> copyOf(graph.values.size());
+  std::vector<int> whole(graph.values.size(), -1);
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const planner::Value &value = graph.values[v];
     if (batchDim[v] < 0) {
@@ -148,12 +172,35 @@ bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
       g.values.push_back(value);
       continue;
     }
+    // With `slices`, a batched argument stays whole, and each copy is the
+    // result of a slice of it.
+    bool sliced = slices && value.kind != ValueKind::Intermediate;
+    if (sliced) {
+      whole[v] = static_cast<int>(g.values.size());
+      g.values.push_back(value);
+    }
     for (int64_t i = 0; i < copies; ++i) {
       planner::Value copy = value;
       copy.shape[batchDim[v]] /= microBatches;
       copy.name += "@" + std::to_string(i);
+      if (sliced)
+        copy.kind = ValueKind::Intermediate;
       copyOf[v].push_back(static_cast<int>(g.values.size()));
       g.values.push_back(std::move(copy));
+    }
+  }
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    if (whole[v] < 0)
+      continue;
+    for (int64_t i = 0; i < copies; ++i) {
+      std::vector<int64_t> shift(graph.values[v].shape.size(), 0);
+      shift[batchDim[v]] = i * (batch / microBatches);
+      g.ops.push_back(
+          touchOp(graph.values[v].name + " slice@" + std::to_string(i),
+                  g.values[copyOf[v][i]].shape, {{whole[v], shift}},
+                  copyOf[v][i], graph.values[v].elementBytes));
+      result.origin.push_back(-1);
+      result.microBatch.push_back(static_cast<int>(i));
     }
   }
   auto copyOp = [&](size_t o, int64_t i) {
@@ -187,8 +234,26 @@ bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
       g.results.push_back(copyOf[r][0]);
       continue;
     }
-    for (int64_t i = 0; i < copies; ++i)
-      g.results.push_back(copyOf[r][i]);
+    if (!slices || copies < microBatches) {
+      for (int64_t i = 0; i < copies; ++i)
+        g.results.push_back(copyOf[r][i]);
+      continue;
+    }
+    // With `slices`, a batched result is put back whole by a concat.
+    std::vector<std::pair<int, std::vector<int64_t>>> parts;
+    for (int64_t i = 0; i < copies; ++i) {
+      std::vector<int64_t> shift(graph.values[r].shape.size(), 0);
+      shift[batchDim[r]] = -i * (batch / microBatches);
+      parts.push_back({copyOf[r][i], shift});
+    }
+    int out = static_cast<int>(g.values.size());
+    g.values.push_back(graph.values[r]);
+    g.ops.push_back(touchOp(graph.values[r].name + " concat",
+                            graph.values[r].shape, std::move(parts), out,
+                            graph.values[r].elementBytes));
+    result.origin.push_back(-1);
+    result.microBatch.push_back(-1);
+    g.results.push_back(out);
   }
   return true;
 }
@@ -302,9 +367,14 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   int64_t stageNodes = nodes / stages, stageDevices = topology.devices / stages;
   // The search for one micro-batch on one stage's devices; every copy then
   // takes its op's spec.
+  // A chunked plan is priced as applyStagedPlan lowers it: the slices of
+  // its arguments and the concats of its results included, since its one
+  // stage reads and writes them on the same GPUs as the chunks.
+  bool slices = staged.dataflow;
   MicroBatched one, all;
-  if (!microBatch(graph, microBatches, one, staged.error, 1) ||
-      !microBatch(graph, microBatches, all, staged.error, -1, staged.dataflow))
+  if (!microBatch(graph, microBatches, one, staged.error, 1, false, slices) ||
+      !microBatch(graph, microBatches, all, staged.error, -1, staged.dataflow,
+                  slices))
     return staged;
   planner::SearchOptions inStage = options;
   inStage.devices = stageDevices;
@@ -328,16 +398,32 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   }
   std::vector<int> specOf(graph.ops.size(), -1);
   for (size_t o = 0; o < one.graph.ops.size(); ++o)
-    specOf[one.origin[o]] = static_cast<int>(o);
+    if (one.origin[o] >= 0)
+      specOf[one.origin[o]] = static_cast<int>(o);
   staged.stageDevices = stageDevices;
   for (size_t o = 0; o < graph.ops.size(); ++o)
     staged.specs.push_back(perStage.specs[specOf[o]]);
-  std::vector<Spec> specs;
-  for (int origin : all.origin)
-    specs.push_back(perStage.specs[specOf[origin]]);
+  // Every copy takes its op's spec; slices and concats are cut by the
+  // search around them (as applyStagedPlan cuts them).
   inStage.allowedSpecs.clear();
   inStage.dataflow = staged.dataflow;
-  planner::Plan plan = planner::evaluate(all.graph, specs, inStage);
+  std::vector<Spec> specs;
+  for (size_t o = 0; o < all.graph.ops.size(); ++o)
+    inStage.allowedSpecs.push_back(
+        all.origin[o] >= 0
+            ? std::vector<Spec>{perStage.specs[specOf[all.origin[o]]]}
+            : planner::enumerateSpecs(all.graph.ops[o], stageDevices));
+  planner::Plan plan;
+  if (slices) {
+    inStage.restriction = "within a chunked plan";
+    plan = planner::search(all.graph, inStage);
+    specs = plan.specs;
+  } else {
+    for (const std::vector<Spec> &only : inStage.allowedSpecs)
+      specs.push_back(only.front());
+    inStage.allowedSpecs.clear();
+    plan = planner::evaluate(all.graph, specs, inStage);
+  }
   if (!plan.feasible) {
     staged.error = plan.error;
     return staged;
@@ -346,7 +432,9 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   Placement placement;
   for (size_t o = 0; o < all.graph.ops.size(); ++o) {
     int64_t blocks = ::ein::numBlocks(specs[o]);
-    int64_t base = staged.stageOf[all.origin[o]] * stageDevices;
+    // (Slices and concats are made for one stage only.)
+    int64_t stage = all.origin[o] >= 0 ? staged.stageOf[all.origin[o]] : 0;
+    int64_t base = stage * stageDevices;
     std::vector<int64_t> devices;
     for (int64_t j = 0; j < blocks; ++j)
       devices.push_back(base + j);

@@ -1569,6 +1569,56 @@ TEST(Pipeline, MicroBatchesCopyBatchedOpsAndShareTheRest) {
   EXPECT_NE(error.find("does not split into 3"), std::string::npos) << error;
 }
 
+// A chunked plan's graph: op-major copies, and the argument kept whole and
+// cut by a slice per chunk, the result put back by a concat (as the IR form
+// has them).
+TEST(Pipeline, ChunksAreOpMajorWithSlicesAndAConcat) {
+  planner::Graph g = layerChain(8, 16, 2);
+  std::string error;
+  MicroBatched mb;
+  ASSERT_TRUE(microBatch(g, 2, mb, error, -1, /*opMajor=*/true,
+                         /*slices=*/true))
+      << error;
+  // slice@0, slice@1, layer0@0, layer0@1, layer1@0, layer1@1, concat.
+  ASSERT_EQ(mb.graph.ops.size(), 7u);
+  EXPECT_EQ(mb.origin, (std::vector<int>{-1, -1, 0, 0, 1, 1, -1}));
+  EXPECT_EQ(mb.microBatch, (std::vector<int>{0, 1, 0, 1, 0, 1, -1}));
+  const planner::Op &slice1 = mb.graph.ops[1];
+  EXPECT_EQ(slice1.loopSizes, (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(slice1.inputs[0].shift, (std::vector<int64_t>{4, 0}));
+  const planner::Value &x = mb.graph.values[slice1.inputs[0].value];
+  EXPECT_EQ(x.shape, (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(x.kind, planner::ValueKind::Activation);
+  EXPECT_EQ(mb.graph.values[slice1.output.value].kind,
+            planner::ValueKind::Intermediate);
+  EXPECT_EQ(mb.graph.ops[3].inputs[0].value, slice1.output.value);
+  const planner::Op &concat = mb.graph.ops[6];
+  ASSERT_EQ(concat.inputs.size(), 2u);
+  EXPECT_EQ(concat.inputs[1].shift, (std::vector<int64_t>{-4, 0}));
+  EXPECT_EQ(concat.inputs[1].value, mb.graph.ops[5].output.value);
+  EXPECT_EQ(mb.graph.results, (std::vector<int>{concat.output.value}));
+  EXPECT_EQ(mb.graph.values[concat.output.value].shape,
+            (std::vector<int64_t>{8, 16}));
+
+  // Priced: every power of two from 2 dividing the batch, as dataflow
+  // programs of one stage; a batch of 1 has nothing to chunk.
+  planner::SearchOptions options;
+  options.devices = 2;
+  Topology pair = make("nvswitch", 2);
+  std::vector<StagedPlan> plans = chunkedPlans(g, options, pair);
+  ASSERT_EQ(plans.size(), 3u);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    EXPECT_TRUE(plans[i].feasible) << plans[i].error;
+    EXPECT_TRUE(plans[i].dataflow);
+    EXPECT_EQ(plans[i].stages, 1);
+    EXPECT_EQ(plans[i].microBatches, int64_t(2) << i);
+  }
+  plans = chunkedPlans(layerChain(1, 16, 2), options, pair);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_FALSE(plans[0].feasible);
+  EXPECT_EQ(plans[0].error, "the batch is 1: there is nothing to chunk");
+}
+
 TEST(Pipeline, RefusesBatchesItCannotFollow) {
   std::string error;
   std::vector<int> loops;

@@ -33,9 +33,9 @@ namespace ein::physical {
 /// A graph copied over micro-batches of its batch dimension.
 struct MicroBatched {
   planner::Graph graph;
-  /// Per op of `graph`: the op of the original it copies, and the
-  /// micro-batch it computes (-1: an op that reads no batched value, kept
-  /// once and shared by every micro-batch).
+  /// Per op of `graph`: the op of the original it copies (-1: a slice or
+  /// concat), and the micro-batch it computes (-1: an op that reads no
+  /// batched value, kept once and shared by every micro-batch, or a concat).
   std::vector<int> origin, microBatch;
 };
 
@@ -55,12 +55,15 @@ bool batchLoopsOf(const planner::Graph &graph, std::vector<int> &loops,
 /// batch / microBatches rows), micro-batch-major (every op of micro-batch
 /// 0, then of 1, ...; with `opMajor`, every micro-batch's copy of the first
 /// op, then of the second, ...), ops without one kept once, first.
-/// Activation arguments and batched results are copied per micro-batch;
-/// ties dropped. With `copies` < microBatches, only the first `copies`
-/// micro-batches.
+/// Activation arguments and batched results are copied per micro-batch
+/// (with `slices`, as the IR form has them: each argument stays whole and
+/// is cut by a slice op per micro-batch, first, and each batched result is
+/// put back whole by a concat op, last, when every micro-batch is copied;
+/// their `origin` is -1); ties dropped. With `copies` < microBatches, only
+/// the first `copies` micro-batches.
 bool microBatch(const planner::Graph &graph, int64_t microBatches,
                 MicroBatched &result, std::string &error, int64_t copies = -1,
-                bool opMajor = false);
+                bool opMajor = false, bool slices = false);
 
 /// Stage boundaries for `stages` stages of consecutive ops: per op its
 /// stage, non-decreasing, every stage non-empty, minimising the largest
