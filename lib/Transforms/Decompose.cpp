@@ -252,11 +252,11 @@ struct EinDecomposePass
       auto [s, m] = stagesText.split('x');
       if (s.getAsInteger(10, askedStages) ||
           m.getAsInteger(10, askedMicroBatches) || askedStages < 1 ||
-          askedMicroBatches < 1 ||
-          (askedStages == 1 && askedMicroBatches < 2)) {
+          askedMicroBatches < 1) {
         module.emitError() << "stages must be off, auto, or SxM (S >= 2 "
                               "stages over M >= 1 micro-batches, e.g. 2x4, "
-                              "or 1xM: the batch in M >= 2 chunks), "
+                              "or 1xM: the batch in M chunks, 1x1 the plan "
+                              "as a dataflow program), "
                               "got '"
                            << stagesText << "'";
         return signalPassFailure();
@@ -345,13 +345,14 @@ struct EinDecomposePass
       // the plan. Its step, placed and synthesized, is kept for the
       // explanation and stages=auto.
       std::optional<physical::DeviceProgram> placedProgram;
-      auto placedStep = [&](const planner::Plan &p) {
+      auto placedStep = [&](const planner::Plan &p, bool dataflow = false) {
         std::vector<bool> synthesizedOps;
         physical::Placement placement;
-        return physical::placedBestProgram(graph->graph, p, options, topology,
-                                           keptForTies(graph->graph, options),
-                                           synthesizedOps, placement,
-                                           batchTransfers);
+        planner::SearchOptions as = options;
+        as.dataflow = dataflow;
+        return physical::placedBestProgram(
+            graph->graph, p, as, topology, keptForTies(graph->graph, options),
+            synthesizedOps, placement, batchTransfers);
       };
       struct Candidate {
         std::string name;
@@ -402,9 +403,11 @@ struct EinDecomposePass
         }
       }
       // Under a memory limit the intra-op plan must fit, unless a staged
-      // plan is asked for (it is checked instead) or may be chosen.
+      // plan is asked for (it is checked instead) or may be chosen. (1x1
+      // is the intra-op plan as a dataflow program.)
+      bool asWhole = askedStages == 1 && askedMicroBatches == 1;
       std::string noFit;
-      if (memoryLimit > 0 && askedStages == 0) {
+      if (memoryLimit > 0 && (askedStages == 0 || asWhole)) {
         std::vector<planner::Spec> before = plan.specs;
         noFit = fitMemory(graph->graph, *kind, restricted, plan);
         if (plan.specs != before) {
@@ -457,8 +460,30 @@ struct EinDecomposePass
         for (physical::StagedPlan &p : physical::chunkedPlans(
                  graph->graph, stagedOptions, topology, maxMicroBatches, *kind))
           priced.push_back(std::move(p));
+      // The intra-op plan as a dataflow program (stages=1x1, or weighed by
+      // stages=auto): each GPU's steps over several streams, so exchanges
+      // that nothing waits for (a weight gathered ahead of its op) overlap
+      // the compute.
+      auto wholeDataflow = [&]() {
+        physical::StagedPlan whole;
+        whole.feasible = true;
+        whole.dataflow = true;
+        whole.stageDevices = options.devices;
+        whole.specs = plan.specs;
+        whole.stageOf.assign(graph->graph.ops.size(), 0);
+        physical::DeviceProgram step = placedStep(plan, /*dataflow=*/true);
+        whole.seconds = physical::simulate(topology, step.tasks).seconds;
+        whole.bytes = step.bytes[0] + step.bytes[1] + step.bytes[2];
+        whole.bytesBetweenNodes = physical::bytesBetweenNodes(
+            step, topology, &whole.transfersBetweenNodes);
+        return whole;
+      };
+      if (autoStages && options.devices > 1 && noFit.empty())
+        priced.insert(priced.begin(), wholeDataflow());
       std::optional<physical::StagedPlan> lowered;
-      if (askedStages > 0) {
+      if (asWhole) {
+        lowered = wholeDataflow();
+      } else if (askedStages > 0) {
         lowered = physical::stagedPlan(graph->graph, stagedOptions, topology,
                                        askedStages, askedMicroBatches, *kind);
         if (!lowered->feasible) {
@@ -481,7 +506,7 @@ struct EinDecomposePass
         llvm::stable_sort(
             faster, [](auto *a, auto *b) { return a->seconds < b->seconds; });
         for (const physical::StagedPlan *p : faster) {
-          if (memoryLimit > 0) {
+          if (memoryLimit > 0 && p->stages * p->microBatches > 1) {
             FailureOr<planner::PlanMemory> m =
                 stagedMemory(func, *p, *info, stagedOptions);
             if (failed(m))
@@ -533,7 +558,12 @@ struct EinDecomposePass
                       IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                        int64_t(bytes)));
       };
-      if (memoryLimit > 0 && !lowered)
+      // The intra-op plan as a dataflow program keeps the plan's ops.
+      bool rewritten = lowered && lowered->microBatches * lowered->stages > 1;
+      if (lowered && !rewritten)
+        func->setAttr(EinDialect::getDataflowAttrName(),
+                      UnitAttr::get(&getContext()));
+      if (memoryLimit > 0 && !rewritten)
         setPlannedMemory(
             planner::planMemory(graph->graph, plan, options.devices).largest());
       if (remarks &&
@@ -541,10 +571,10 @@ struct EinDecomposePass
                                  options, batchTransfers)))
         return signalPassFailure();
       // Last, as it replaces the ops `graph` names.
-      if (lowered &&
+      if (rewritten &&
           failed(applyStagedPlan(func, *graph, *lowered, *info, stagedOptions)))
         return signalPassFailure();
-      if (lowered && memoryLimit > 0) {
+      if (rewritten && memoryLimit > 0) {
         // The staged program as lowered: each stage's weights on its GPUs,
         // every micro-batch copy's activations while they live.
         FailureOr<planner::PlanMemory> m =

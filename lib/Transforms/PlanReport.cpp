@@ -364,6 +364,8 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
 namespace {
 
 std::string stagedName(const physical::StagedPlan &plan) {
+  if (plan.stages == 1 && plan.microBatches == 1)
+    return "the plan above as a dataflow program";
   if (plan.stages == 1)
     return "1 stage x " + std::to_string(plan.microBatches) +
            " chunks (dataflow)";

@@ -24,6 +24,7 @@
 // them.
 // RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="strategy=megatron stages=auto explain=-" -o /dev/null | FileCheck %s --check-prefix=AUTO
 // AUTO: pipeline stages for @llama_block (simulated; the plan above: [[MS:[0-9.]+]] ms):
+// AUTO-NEXT: the plan above as a dataflow program: {{[0-9.]+}} ms, 0.0 B between nodes
 // AUTO-NEXT: 1 stage x 2 chunks (dataflow): {{[0-9.]+}} ms, 0.0 B between nodes
 // AUTO-NEXT: 1 stage x 4 chunks (dataflow): {{[0-9.]+}} ms, 0.0 B between nodes
 // AUTO-NEXT: faster by the simulator:
@@ -35,12 +36,30 @@
 // JSON-NEXT: "micro_batches": 2,
 // JSON: "stages": 1,
 
+// stages=1x1: the plan itself as a dataflow program (a weight gathered
+// while earlier ops run): no slices or copies, the function marked.
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="weights-replicable=false stages=1x1 explain=-" -o %t.whole.mlir | FileCheck %s --check-prefix=WHOLE
+// WHOLE: pipeline stages for @llama_block (simulated; the plan above: {{[0-9.]+}} ms):
+// WHOLE-NEXT: the plan above as a dataflow program: {{[0-9.]+}} ms, 0.0 B between nodes
+// WHOLE: lowered: 1x1 (stages x micro-batches)
+// RUN: FileCheck %s --check-prefix=WHOLEIR < %t.whole.mlir
+// WHOLEIR: func.func @llama_block(%arg0: tensor<4x16x64xf32>
+// WHOLEIR-SAME: attributes {ein.dataflow}
+// WHOLEIR-NOT: ein.slice
+// WHOLEIR-NOT: ein.place
+// WHOLEIR: return
+// stages=auto weighs it first, with the chunked plans.
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="weights-replicable=false stages=auto explain=-" -o /dev/null | FileCheck %s --check-prefix=AUTOWHOLE
+// AUTOWHOLE: pipeline stages for @llama_block
+// AUTOWHOLE-NEXT: the plan above as a dataflow program:
+// AUTOWHOLE-NEXT: 1 stage x 2 chunks (dataflow):
+
 // Refusals: a batch of 1 has nothing to chunk, chunks must divide the batch,
-// and one chunk is no chunked plan.
+// and there is no chunked plan of no chunks.
 // RUN: %python %ein_src_root/examples/gen_llama_block.py --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 1 --seq 16 > %t.b1.mlir
 // RUN: ein-opt %t.b1.mlir --ein-attach-target="devices=2" --ein-decompose="stages=auto explain=-" -o /dev/null | FileCheck %s --check-prefix=BATCH1
 // BATCH1: none: the batch is 1: there is nothing to chunk
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // UNEVEN: error: 'func.func' op has no plan of 3 chunks: the batch (4) does not split into 3 micro-batches
-// RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x1" 2>&1 | FileCheck %s --check-prefix=ONE
-// ONE: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch in M >= 2 chunks), got '1x1'
+// RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x0" 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch in M chunks, 1x1 the plan as a dataflow program), got '1x0'

@@ -49,7 +49,7 @@
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4" --ein-decompose="stages=2x2" 2>&1 | FileCheck %s --check-prefix=ONENODE
 // ONENODE: error: stages=2x2 needs a topology of several nodes (topology=nodes=K,gpus=G); stages run on node groups (1xM chunks the batch on one)
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2" 2>&1 | FileCheck %s --check-prefix=SYNTAX
-// SYNTAX: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch in M >= 2 chunks), got '2'
+// SYNTAX: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch in M chunks, 1x1 the plan as a dataflow program), got '2'
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 strategy=dp" 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // STRATEGY: error: stages=2x2 cuts a stage's ops with the optimal or megatron strategy, not 'dp'
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 tie-layout=true" 2>&1 | FileCheck %s --check-prefix=TIE
@@ -83,7 +83,8 @@ func.func @positional(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // memory fallbacks) simulates slower than every staged or chunked plan;
 // the chunked 1x2 (the fastest), 2x1 (117248 bytes) and 2x2 do not fit,
 // 2x4 (98816) does and is lowered. Within 90000 no staged plan fits and the
-// intra-op plan is lowered.
+// intra-op plan is lowered, as a dataflow program (faster, and the same
+// memory).
 // RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 memory-limit=200000" | FileCheck %s --check-prefix=FITS
 // FITS: ein.planned_memory = 104960
 // RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=auto memory-limit=100000 explain=-" -o %t.fit.mlir | FileCheck %s --check-prefix=AUTOFIT
@@ -92,7 +93,7 @@ func.func @positional(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // RUN: FileCheck %s --check-prefix=FITS24 < %t.fit.mlir
 // FITS24: ein.planned_memory = 98816
 // RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=auto memory-limit=90000 explain=-" -o %t.intra.mlir | FileCheck %s --check-prefix=AUTOINTRA
-// AUTOINTRA: lowered: the plan above
+// AUTOINTRA: lowered: 1x1 (stages x micro-batches); the fastest that fits memory-limit
 // RUN: FileCheck %s --check-prefix=INTRAMEM < %t.intra.mlir
 // INTRAMEM: ein.planned_memory = 74752
 // INTRAMEM-NOT: ein.place
