@@ -133,11 +133,11 @@ static cl::opt<std::string> compute(
     cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> stages(
     "stages",
-    cl::desc("On a topology of several nodes: off (the intra-op "
-             "plan), auto (pipeline stages or chunks where the simulator "
-             "finds them faster), SxM (S stages over M micro-batches) "
-             "or 1xM (the batch in M chunks over every GPU, a "
-             "dataflow bundle)"),
+    cl::desc("off (the intra-op plan), auto (pipeline stages, chunks or "
+             "a dataflow bundle where the simulator finds them faster), "
+             "SxM (on several nodes, S stages over M micro-batches), 1xM "
+             "(the batch in M chunks over every GPU, a dataflow bundle) "
+             "or 1x1 (the plan as a dataflow bundle)"),
     cl::init("off"), cl::cat(category));
 static cl::opt<std::string> memoryLimit(
     "memory-limit",

@@ -65,7 +65,8 @@ struct PlannerOptionFields {
                               "or chunks where the simulator finds them "
                               "faster), SxM (S stages over M micro-batches, "
                               "on several nodes) or 1xM (the batch in M "
-                              "chunks, a dataflow program)"),
+                              "chunks, a dataflow program; 1x1: the plan "
+                              "as a dataflow program)"),
                llvm::cl::init("off")) {}
 
   ::mlir::detail::PassOptions::Option<bool> tieLayout;

@@ -280,7 +280,9 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     plans included (`1xM`: one stage over every GPU, the batch in M chunks,
     each op's chunks back to back, the function marked `ein.dataflow` so
     that one chunk's exchange overlaps another's compute,
-    `physical::chunkedPlans`, docs/physical.md); the
+    `physical::chunkedPlans`, docs/physical.md; `1x1`: the intra-op plan
+    itself marked `ein.dataflow`, so exchanges nothing waits for, such as
+    a weight gathered ahead of its op, overlap the compute); the
     function is rewritten into micro-batch copies (`ein.slice` of the
     batch, each batched op copied per micro-batch, `ein.concat` of the
     results) and every op gets its stage's `spec` and `ein.place`
@@ -364,7 +366,8 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "it, the priced pipelines on several nodes and the chunked plans, "
            "by the simulator), SxM (S >= 2 stages over M micro-batches, on "
            "several nodes) or 1xM (one stage, the batch in M chunks, a "
-           "dataflow program); a staged or chunked plan is rewritten into "
+           "dataflow program; 1x1: the plan itself as a dataflow program, "
+           "not rewritten); a staged or chunked plan is rewritten into "
            "micro-batch copies with `ein.place` on every op "
            "(docs/distributed.md, docs/physical.md)">,
     Option<"progressSeconds", "progress-seconds", "double", "3",
