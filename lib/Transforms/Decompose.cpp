@@ -262,7 +262,10 @@ struct EinDecomposePass
         return signalPassFailure();
       }
     }
-    bool staging = autoStages || askedStages > 0;
+    // 1x1 is the intra-op plan, whatever its strategy, as a dataflow
+    // program: nothing is rewritten.
+    bool asWhole = askedStages == 1 && askedMicroBatches == 1;
+    bool staging = autoStages || (askedStages > 0 && !asWhole);
     if (staging) {
       std::string why;
       if (topology.nodes < 2 && askedStages > 1)
@@ -403,9 +406,7 @@ struct EinDecomposePass
         }
       }
       // Under a memory limit the intra-op plan must fit, unless a staged
-      // plan is asked for (it is checked instead) or may be chosen. (1x1
-      // is the intra-op plan as a dataflow program.)
-      bool asWhole = askedStages == 1 && askedMicroBatches == 1;
+      // plan is asked for (it is checked instead) or may be chosen.
       std::string noFit;
       if (memoryLimit > 0 && (askedStages == 0 || asWhole)) {
         std::vector<planner::Spec> before = plan.specs;

@@ -48,6 +48,12 @@
 // WHOLEIR-NOT: ein.slice
 // WHOLEIR-NOT: ein.place
 // WHOLEIR: return
+// It rewrites nothing, so any strategy and tie-layout go with it (not so
+// with chunks).
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="strategy=dp tie-layout=true stages=1x1" | FileCheck %s --check-prefix=DP
+// DP: attributes {ein.dataflow, ein.tie_layout}
+// RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="strategy=dp stages=1x2" 2>&1 | FileCheck %s --check-prefix=DPCHUNKS
+// DPCHUNKS: error: stages=1x2 cuts a stage's ops with the optimal or megatron strategy, not 'dp'
 // stages=auto weighs it first, with the chunked plans.
 // RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="weights-replicable=false stages=auto explain=-" -o /dev/null | FileCheck %s --check-prefix=AUTOWHOLE
 // AUTOWHOLE: pipeline stages for @llama_block
