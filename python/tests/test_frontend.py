@@ -144,6 +144,21 @@ class Models(unittest.TestCase):
             einsummable.compile(model, (x,), devices=2,
                                 topology="nodes=2,gpus=1", stages="2x3")
 
+    def test_dataflow_chunks(self):
+        # The batch of 4 in two chunks over two devices, and the plan itself,
+        # as dataflow bundles: the module's output either way.
+        model = models.GPT2Block().eval()
+        x = torch.randn(4, 16, 64)
+        with torch.no_grad():
+            want = model(x)
+        for stages in ("1x2", "1x1"):
+            compiled = einsummable.compile(
+                model, (x,), devices=2, stages=stages,
+                workdir=os.path.join(self.dir.name, "dataflow" + stages))
+            self.assertLess(error(compiled(x), want), TOLERANCE[torch.float32])
+            self.assertIn("dataflow:", compiled.summary())
+            compiled.close()
+
     def test_compute_term(self):
         # The planner's compute term by measured kernel times (the CUDA
         # default) plans a CPU bundle too, whose output is still the
