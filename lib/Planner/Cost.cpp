@@ -345,6 +345,16 @@ OpPlan planOp(const Graph &graph, const Op &op, const Spec &spec,
   return plan;
 }
 
+bool parseCompute(const std::string &compute, bool &kernelTimes,
+                  std::string &error) {
+  if (compute != "kernels" && compute != "flops") {
+    error = "compute must be kernels or flops, got '" + compute + "'";
+    return false;
+  }
+  kernelTimes = compute == "kernels";
+  return true;
+}
+
 double byteWeight(const Options &options, int64_t from, int64_t to) {
   if (options.gpusPerNode <= 0 ||
       from / options.gpusPerNode == to / options.gpusPerNode)

@@ -195,12 +195,11 @@ struct EinDecomposePass
             ? double(bytesPerFlop)
             : ::ein::bytesPerFlop(::ein::chipInfo(target.getChip().str()),
                                   options.devices);
-    if (compute != "kernels" && compute != "flops") {
-      module.emitError() << "compute must be kernels or flops, got '" << compute
-                         << "'";
+    std::string computeError;
+    if (!planner::parseCompute(compute, options.kernelTimes, computeError)) {
+      module.emitError() << computeError;
       return signalPassFailure();
     }
-    options.kernelTimes = compute == "kernels";
     auto info = planner::getTargetInfo(target.getChip().str());
     if (memoryLimit < 0) {
       module.emitError() << "memory-limit must not be negative, got "

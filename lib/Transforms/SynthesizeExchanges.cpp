@@ -764,15 +764,14 @@ struct EinSynthesizeExchangesPass
     TargetAttr target = requireTarget(module, "ein-synthesize-exchanges");
     if (!target)
       return signalPassFailure();
-    if (compute != "kernels" && compute != "flops") {
-      module.emitError() << "compute must be kernels or flops, got '" << compute
-                         << "'";
-      return signalPassFailure();
-    }
     planner::Options options;
     options.devices = target.getDevices();
     options.weightsReplicable = weightsReplicable;
-    options.kernelTimes = compute == "kernels";
+    std::string computeError;
+    if (!planner::parseCompute(compute, options.kernelTimes, computeError)) {
+      module.emitError() << computeError;
+      return signalPassFailure();
+    }
     auto info = planner::getTargetInfo(target.getChip().str());
     ::ein::Topology topology;
     std::string error;

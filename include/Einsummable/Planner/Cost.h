@@ -66,6 +66,11 @@ struct Options {
   bool dataflow = false;
 };
 
+/// Sets `kernelTimes` from a pass's `compute` option: "kernels" or "flops";
+/// anything else is false with `error` saying so.
+bool parseCompute(const std::string &compute, bool &kernelTimes,
+                  std::string &error);
+
 /// What one byte moved from GPU `from` to GPU `to` counts for in the proxy:
 /// options.crossNodeWeight between nodes, else 1.
 double byteWeight(const Options &options, int64_t from, int64_t to);
