@@ -79,10 +79,12 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
       plan.memoryLimit = options.planMemoryLimit;
     plan.explainExchange = options.exchange;
     plan.batchTransfers = options.batchTransfers;
+    plan.weightsReplicable = options.weightsReplicable;
     buildPlanPipeline(pm, plan);
   }
   EinSynthesizeExchangesOptions synthesize;
   synthesize.exchange = options.exchange;
+  synthesize.weightsReplicable = options.weightsReplicable;
   synthesize.batchTransfers = options.batchTransfers;
   synthesize.compute = options.compute;
   pm.addPass(createEinSynthesizeExchanges(synthesize));
@@ -167,6 +169,8 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
   string(options.cudaToolkit, defaults.cudaToolkit, "cuda-toolkit");
   string(options.exchange, defaults.exchange, "exchange");
   flag(options.batchTransfers, defaults.batchTransfers, "batch-transfers");
+  flag(options.weightsReplicable, defaults.weightsReplicable,
+       "weights-replicable");
   flag(options.gemmEpilogues, defaults.gemmEpilogues, "gemm-epilogues");
   flag(options.attentionViews, defaults.attentionViews, "attention-views");
   flag(options.tieLayout, defaults.tieLayout, "tie-layout");

@@ -78,6 +78,13 @@ static cl::opt<bool> batchTransfers(
              "between two GPUs where the step simulates no slower (default "
              "true; false to measure what batching saves)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> weightsReplicable(
+    "weights-replicable",
+    cl::desc("Weights may be replicated for free (default true; false: each "
+             "GPU holds its share of a weight, as the plan lays it out, and "
+             "a block another GPU reads is gathered: weights split, charged "
+             "by the planner and moved by the exchange program)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> gemmEpilogues(
     "gemm-epilogues",
     cl::desc("Fold the bias add, residual add and activation that alone read "
@@ -231,6 +238,7 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.cudaToolkit = toolkit;
   options.exchange = exchange;
   options.batchTransfers = batchTransfers;
+  options.weightsReplicable = weightsReplicable;
   options.gemmEpilogues = gemmEpilogues;
   options.attentionViews = attentionViews;
   options.partials = partials;
@@ -311,7 +319,7 @@ static int summarize() {
                  << megabytes(nodeBytes) << " between nodes\n";
   if (m.dataflow)
     llvm::outs() << "dataflow: each GPU's steps over several streams, a step "
-                    "waiting for its dependencies only (a chunked plan)\n";
+                    "waiting for its dependencies only\n";
   llvm::outs() << "steps: " << count[::ein::StepKind::Kernel] << " kernel, "
                << count[::ein::StepKind::Library] - attentions - convs
                << " gemm, " << attentions << " attention, "

@@ -176,6 +176,12 @@ struct CompilePipelineOptions
                      "transfers between two GPUs where the step simulates no "
                      "slower"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> weightsReplicable{
+      *this, "weights-replicable",
+      llvm::cl::desc("Weights may be replicated for free (false: each GPU "
+                     "holds the share of a weight the plan lays out, and a "
+                     "block another GPU reads is moved, as an activation's)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> gemmEpilogues{
       *this, "gemm-epilogues",
       llvm::cl::desc("Fold the bias adds, residual adds and activations a "
