@@ -225,7 +225,8 @@ def _install(source, destination):
 def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
             strategy="optimal", memory_limit=None, tie_layout=False,
             workdir=None, chip=None, exchange=None, partials=None,
-            stages=None, compute=None, extra_args=()):
+            stages=None, compute=None, weights_replicable=True,
+            extra_args=()):
     """Traces `model` on `example_inputs`, plans it over `devices` and
     returns a `Compiled` callable like the model. The program, the bundle
     and the plan's explanation are kept in `workdir` (a new temporary
@@ -250,6 +251,10 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
         command.append("--memory-limit=%d" % int(memory_limit))
     if tie_layout:
         command.append("--tie-layout")
+    if not weights_replicable:
+        # Weights split: each device holds its share, the exchange program
+        # gathers what another reads.
+        command.append("--weights-replicable=false")
     if chip:
         command.append("--chip=%s" % chip)
     if exchange:

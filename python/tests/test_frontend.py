@@ -154,6 +154,7 @@ class Models(unittest.TestCase):
         for stages in ("1x2", "1x1"):
             compiled = einsummable.compile(
                 model, (x,), devices=2, stages=stages,
+                weights_replicable=stages != "1x1",
                 workdir=os.path.join(self.dir.name, "dataflow" + stages))
             self.assertLess(error(compiled(x), want), TOLERANCE[torch.float32])
             self.assertIn("dataflow:", compiled.summary())
