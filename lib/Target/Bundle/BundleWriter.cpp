@@ -210,6 +210,30 @@ private:
     return id;
   }
 
+  /// In a dataflow bundle, a buffer a transfer fills first is held from
+  /// the kPrefetchOps-th compute step before that transfer on its device,
+  /// so the bytes it takes were freed earlier and the transfer (a weight
+  /// gathered for the next op, say) may run while those steps compute
+  /// instead of waiting for them.
+  static constexpr int kPrefetchOps = 2;
+  void holdTransfersEarly() {
+    if (!func->hasAttr(EinDialect::getDataflowAttrName()))
+      return;
+    for (Buffer &buffer : bufferList) {
+      if (buffer.root != &buffer - bufferList.data() || buffer.firstStep < 0 ||
+          stepList[buffer.firstStep].kind != ::ein::StepKind::Transfer)
+        continue;
+      int computeSteps = 0, s = buffer.firstStep;
+      while (s > 0 && computeSteps < kPrefetchOps) {
+        --s;
+        if (stepList[s].device == buffer.device &&
+            stepList[s].kind != ::ein::StepKind::Transfer)
+          ++computeSteps;
+      }
+      buffer.first = std::min(buffer.first, s);
+    }
+  }
+
   /// Places every buffer in its device's arena, reusing the bytes of
   /// buffers whose last access came before: first fit in order of first
   /// use. Where a buffer takes bytes another held, its first step waits for
@@ -217,6 +241,7 @@ private:
   /// accesses to those bytes, which checkSchedule verifies on reading).
   /// Views take their root's offset.
   void placeBuffers() {
+    holdTransfersEarly();
     struct Held {
       int64_t begin, end;
       int buffer;
