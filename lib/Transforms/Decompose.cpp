@@ -91,8 +91,7 @@ struct EinDecomposePass
   /// best Megatron-style plan, whichever fits first. Where none does,
   /// returns why (how much the leanest plan tried needs); else "".
   std::string fitMemory(const planner::Graph &graph, planner::Strategy kind,
-                        const planner::SearchOptions &options,
-                        planner::Plan &plan) {
+                        planner::SearchOptions &options, planner::Plan &plan) {
     double limit = double(int64_t(memoryLimit));
     planner::PlanMemory memory =
         planner::planMemory(graph, plan, options.devices);
@@ -121,6 +120,7 @@ struct EinDecomposePass
             planner::planMemory(graph, other, options.devices);
         if (m.largest() <= limit) {
           plan = std::move(other);
+          options = fallback;
           return "";
         }
         if (m.largest() < least) {
@@ -560,6 +560,11 @@ struct EinDecomposePass
       };
       // The intra-op plan as a dataflow program keeps the plan's ops.
       bool rewritten = lowered && lowered->microBatches * lowered->stages > 1;
+      // A plan that charges weights where they move has each GPU hold only
+      // the weight blocks it lays out; the lowering moves the others.
+      if (!(rewritten ? stagedOptions : restricted).weightsReplicable)
+        func->setAttr(EinDialect::getWeightsMoveAttrName(),
+                      UnitAttr::get(&getContext()));
       if (lowered && !rewritten)
         func->setAttr(EinDialect::getDataflowAttrName(),
                       UnitAttr::get(&getContext()));

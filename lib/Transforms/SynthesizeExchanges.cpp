@@ -799,6 +799,10 @@ struct EinSynthesizeExchangesPass
       // A chunked plan runs as a dataflow program (docs/physical.md).
       planner::Options within = options;
       within.dataflow = func->hasAttr(EinDialect::getDataflowAttrName());
+      // A plan that moves weights says so, whatever this pass was told.
+      within.weightsReplicable =
+          options.weightsReplicable &&
+          !func->hasAttr(EinDialect::getWeightsMoveAttrName());
       Lowering lowering(func, *graph, within, synthesize ? &topology : nullptr,
                         placeBlocks, batchTransfers);
       if (failed(lowering.run()))

@@ -44,7 +44,7 @@
 // WHOLE: lowered: 1x1 (stages x micro-batches)
 // RUN: FileCheck %s --check-prefix=WHOLEIR < %t.whole.mlir
 // WHOLEIR: func.func @llama_block(%arg0: tensor<4x16x64xf32>
-// WHOLEIR-SAME: attributes {ein.dataflow}
+// WHOLEIR-SAME: attributes {ein.dataflow, ein.weights_move}
 // WHOLEIR-NOT: ein.slice
 // WHOLEIR-NOT: ein.place
 // WHOLEIR: return

@@ -209,6 +209,20 @@ module {
 
 // -----
 
+// expected-error @+1 {{'ein.weights_move' belongs on a function, not on 'builtin.module'}}
+module attributes {ein.weights_move} {}
+
+// -----
+
+module {
+  // expected-error @+1 {{'ein.weights_move' is a unit attribute, got "yes"}}
+  func.func @f() attributes {ein.weights_move = "yes"} {
+    return
+  }
+}
+
+// -----
+
 // expected-error @+1 {{'ein.dataflow' belongs on a function, not on 'builtin.module'}}
 module attributes {ein.dataflow} {}
 

@@ -148,7 +148,8 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (attr.getName() == getTieLayoutAttrName() ||
-      attr.getName() == getDataflowAttrName()) {
+      attr.getName() == getDataflowAttrName() ||
+      attr.getName() == getWeightsMoveAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError()
              << "'" << attr.getName().getValue()

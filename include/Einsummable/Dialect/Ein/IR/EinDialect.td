@@ -97,6 +97,15 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getDataflowAttrName() {
       return "ein.dataflow";
     }
+    /// Unit attribute ein-decompose sets on a function whose plan charges
+    /// weights where they move (weights-replicable=false, or the memory
+    /// limit's fallback that charges weight replicas): each GPU holds only
+    /// the weight blocks the plan lays out there, and
+    /// ein-synthesize-exchanges moves a block another GPU reads, as an
+    /// activation's, whatever its own weights-replicable says.
+    static constexpr ::llvm::StringLiteral getWeightsMoveAttrName() {
+      return "ein.weights_move";
+    }
     /// i64 attribute ein-decompose{memory-limit} sets on a function: the
     /// bytes its plan holds on the fullest GPU by the planner's model,
     /// which ein-write-bundle reports beside the buffers' bytes.
