@@ -124,6 +124,19 @@ bool batchLoopsOf(const Graph &graph, std::vector<int> &loops, int64_t &batch,
   return true;
 }
 
+std::vector<std::pair<size_t, int64_t>>
+copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor) {
+  std::vector<std::pair<size_t, int64_t>> order;
+  for (int64_t i = 0; i < copies; ++i)
+    for (size_t o = 0; o < loops.size(); ++o)
+      if (loops[o] >= 0)
+        order.push_back({o, i});
+  if (opMajor)
+    std::stable_sort(order.begin(), order.end(),
+                     [](auto a, auto b) { return a.first < b.first; });
+  return order;
+}
+
 /// A touch op of `rank` loops of `sizes` reading `inputs` (each whole, at
 /// its shift) into `output`: the planner's form of an ein.slice or
 /// ein.concat (EinOps.cpp), moving data only.
@@ -219,16 +232,8 @@ bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
   for (size_t o = 0; o < graph.ops.size(); ++o)
     if (loops[o] < 0)
       copyOp(o, 0);
-  if (opMajor) {
-    for (size_t o = 0; o < graph.ops.size(); ++o)
-      for (int64_t i = 0; i < copies && loops[o] >= 0; ++i)
-        copyOp(o, i);
-  } else {
-    for (int64_t i = 0; i < copies; ++i)
-      for (size_t o = 0; o < graph.ops.size(); ++o)
-        if (loops[o] >= 0)
-          copyOp(o, i);
-  }
+  for (auto [o, i] : copyOrder(loops, copies, opMajor))
+    copyOp(o, i);
   for (int r : graph.results) {
     if (batchDim[r] < 0) {
       g.results.push_back(copyOf[r][0]);

@@ -106,13 +106,8 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
   for (size_t o = 0; o < g.ops.size(); ++o)
     if (loops[o] >= 0)
       batched.push_back(o);
-  SmallVector<std::pair<size_t, int64_t>> order;
-  for (int64_t i = 0; i < microBatches; ++i)
-    for (size_t o : batched)
-      order.push_back({o, i});
-  if (staged.dataflow)
-    llvm::stable_sort(order, [](auto a, auto b) { return a.first < b.first; });
-  for (auto [o, i] : order) {
+  for (auto [o, i] :
+       physical::copyOrder(loops, microBatches, staged.dataflow)) {
     Operation *op = pg.ops[o];
     IRMapping map;
     for (Value operand : op->getOperands())

@@ -50,6 +50,13 @@ bool batchLoopsOf(const planner::Graph &graph, std::vector<int> &loops,
                   int64_t &batch, std::string &error,
                   std::vector<int> *dims = nullptr);
 
+/// The order of the batched ops' copies (per op with a batch loop,
+/// `loops[o] >= 0`): micro-batch-major, or with `opMajor` every
+/// micro-batch's copy of one op before the next op's. Pairs (op,
+/// micro-batch); microBatch and applyStagedPlan both copy in this order.
+std::vector<std::pair<size_t, int64_t>> copyOrder(const std::vector<int> &loops,
+                                                  int64_t copies, bool opMajor);
+
 /// `graph` over `microBatches` micro-batches (dividing the batch): each op
 /// with a batch loop copied once per micro-batch (its batch loop of
 /// batch / microBatches rows), micro-batch-major (every op of micro-batch
