@@ -408,27 +408,27 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   staged.stageDevices = stageDevices;
   for (size_t o = 0; o < graph.ops.size(); ++o)
     staged.specs.push_back(perStage.specs[specOf[o]]);
-  // Every copy takes its op's spec; slices and concats are cut by the
-  // search around them (as applyStagedPlan cuts them).
+  // Every copy takes its op's spec; slices and concats (only with
+  // `slices`) are cut by the search around them, as applyStagedPlan cuts
+  // them.
   inStage.allowedSpecs.clear();
   inStage.dataflow = staged.dataflow;
-  std::vector<Spec> specs;
-  for (size_t o = 0; o < all.graph.ops.size(); ++o)
-    inStage.allowedSpecs.push_back(
-        all.origin[o] >= 0
-            ? std::vector<Spec>{perStage.specs[specOf[all.origin[o]]]}
-            : planner::enumerateSpecs(all.graph.ops[o], stageDevices));
   planner::Plan plan;
   if (slices) {
+    for (size_t o = 0; o < all.graph.ops.size(); ++o)
+      inStage.allowedSpecs.push_back(
+          all.origin[o] >= 0
+              ? std::vector<Spec>{perStage.specs[specOf[all.origin[o]]]}
+              : planner::enumerateSpecs(all.graph.ops[o], stageDevices));
     inStage.restriction = "within a chunked plan";
     plan = planner::search(all.graph, inStage);
-    specs = plan.specs;
   } else {
-    for (const std::vector<Spec> &only : inStage.allowedSpecs)
-      specs.push_back(only.front());
-    inStage.allowedSpecs.clear();
-    plan = planner::evaluate(all.graph, specs, inStage);
+    std::vector<Spec> fixed;
+    for (int origin : all.origin)
+      fixed.push_back(perStage.specs[specOf[origin]]);
+    plan = planner::evaluate(all.graph, fixed, inStage);
   }
+  const std::vector<Spec> &specs = plan.specs;
   if (!plan.feasible) {
     staged.error = plan.error;
     return staged;
