@@ -6,7 +6,10 @@
 # round followed by torch_llama_block.py (eager, CUDA graph) and
 # torch_compile_block.py (Inductor, CUDA graph) on every workload (PEER_ROUNDS
 # of them, default ROUNDS); the best median of each side kept, single GPU.
-# Logs under $OUT; a table last, with the ratios' geometric means.
+# Logs under $OUT; a table last, with the ratios' geometric means. WARMUP and
+# ITERS (default 2 and 10) set every side's warm-up steps and timed steps:
+# short runs read the GPU's boost clock after the idle start, long ones
+# (WARMUP=30 ITERS=100) its sustained clock.
 #
 # usage: bench/run_ab.sh EIN_RUN A B [WORKLOAD ...]
 set -uo pipefail
@@ -18,6 +21,7 @@ workloads=("$@")
   w3-l2-7b-b4-s4k w4-l3-70b-b1-s4k w5-l3-8b-b32-s512)
 out=${OUT:-ab}
 rounds=${ROUNDS:-2}
+warmup=${WARMUP:-2} iters=${ITERS:-10}
 mkdir -p "$out"
 export CUDA_VISIBLE_DEVICES=0
 ein_ms() { grep -o 'median_ms=[0-9.]*' "$1" 2>/dev/null | cut -d= -f2; }
@@ -31,14 +35,14 @@ peer_rounds=${PEER_ROUNDS:-$rounds}
 declare -A as bs
 for r in $(seq "$rounds"); do
   for w in "${workloads[@]}"; do
-    timeout 300 "$run" "$a/$w-1" --bench --warmup=2 --iters=10 > "$out/$w-A$r.log" 2>&1
+    timeout 300 "$run" "$a/$w-1" --bench --warmup="$warmup" --iters="$iters" > "$out/$w-A$r.log" 2>&1
     as[$w]+=" $(ein_ms "$out/$w-A$r.log")"
-    timeout 300 "$run" "$b/$w-1" --bench --warmup=2 --iters=10 > "$out/$w-B$r.log" 2>&1
+    timeout 300 "$run" "$b/$w-1" --bench --warmup="$warmup" --iters="$iters" > "$out/$w-B$r.log" 2>&1
     bs[$w]+=" $(ein_ms "$out/$w-B$r.log")"
   done
   if [ "$r" -le "$peer_rounds" ]; then
-    timeout 300 python3 "$here/peers/torch_llama_block.py" --strategy single --workloads "$list" > "$out/torch-single-$r.txt" 2> "$out/torch-single-$r.err"
-    timeout 420 python3 "$here/peers/torch_compile_block.py" --strategy single --workloads "$list" > "$out/compile-single-$r.txt" 2> "$out/compile-single-$r.err"
+    timeout 300 python3 "$here/peers/torch_llama_block.py" --strategy single --workloads "$list" --warmup "$warmup" --iters "$iters" > "$out/torch-single-$r.txt" 2> "$out/torch-single-$r.err"
+    timeout 420 python3 "$here/peers/torch_compile_block.py" --strategy single --workloads "$list" --warmup "$warmup" --iters "$iters" > "$out/compile-single-$r.txt" 2> "$out/compile-single-$r.err"
   fi
 done
 for w in "${workloads[@]}"; do
@@ -57,7 +61,7 @@ for w in "${workloads[@]}"; do
   printf '%-18s %9s %9s %9s %9s %9s %9s\n' "$w" "${A[$w]:-fail}" "${B[$w]:-fail}" "${eager:--}" "${comp:--}" \
     "$(ratio "${A[$w]}" "$top")" "$(ratio "${B[$w]}" "$top")" | tee -a "$out/table.txt"
 done
-echo "(ms: ein the best of $rounds medians of 10 after 2 warm-ups, A and B alternating; PyTorch the best of $peer_rounds medians of 10, its rounds after ein's; one GPU; ratio = ein / best PyTorch, below 1 ein is faster)" | tee -a "$out/table.txt"
+echo "(ms: ein the best of $rounds medians of $iters after $warmup warm-ups, A and B alternating; PyTorch the best of $peer_rounds medians of $iters, its rounds after ein's; one GPU; ratio = ein / best PyTorch, below 1 ein is faster)" | tee -a "$out/table.txt"
 # The geometric mean of each ratio column.
 awk 'NR > 1 && $6 ~ /^[0-9.]+$/ && $7 ~ /^[0-9.]+$/ {la += log($6); lb += log($7); n++}
      END {if (n) printf "geomean A/best %.3f B/best %.3f over %d workloads\n", exp(la / n), exp(lb / n), n}' "$out/table.txt" | tee -a "$out/table.txt"

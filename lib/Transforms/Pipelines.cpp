@@ -106,6 +106,7 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
     EinLowerToCudaOptions cuda;
     cuda.toolkit = options.cudaToolkit;
     cuda.remarks = options.remarks;
+    cuda.approxMath = options.approxMath;
     pm.addPass(createEinLowerToCuda(cuda));
   } else {
     EinLowerToCpuOptions cpu;
@@ -173,6 +174,7 @@ mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
        "weights-replicable");
   flag(options.gemmEpilogues, defaults.gemmEpilogues, "gemm-epilogues");
   flag(options.attentionViews, defaults.attentionViews, "attention-views");
+  flag(options.approxMath, defaults.approxMath, "approx-math");
   flag(options.tieLayout, defaults.tieLayout, "tie-layout");
   flag(options.allowInexact, defaults.allowInexact, "allow-inexact");
   if (options.stateCap != defaults.stateCap)

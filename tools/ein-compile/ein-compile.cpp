@@ -105,6 +105,13 @@ static cl::opt<bool> attentionViews(
              "transposes of one block (default true; false to measure what "
              "the views save)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> approxMath(
+    "approx-math",
+    cl::desc("In GPU kernels whose results are all f16 or bf16, compute f32 "
+             "division, exp and log with the GPU's approximate instructions, "
+             "whose error the result's rounding hides (default true; false "
+             "for IEEE division and accurate exp and log everywhere)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool>
     tieLayout("tie-layout",
               cl::desc("Results leave in the layout of the first activation "
@@ -241,6 +248,7 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.weightsReplicable = weightsReplicable;
   options.gemmEpilogues = gemmEpilogues;
   options.attentionViews = attentionViews;
+  options.approxMath = approxMath;
   options.partials = partials;
   options.tieLayout = tieLayout;
   options.allowInexact = allowInexact;

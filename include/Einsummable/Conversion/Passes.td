@@ -85,6 +85,11 @@ def EinLowerToCuda : Pass<"ein-lower-to-cuda", "::mlir::ModuleOp"> {
     Option<"compile", "compile", "bool", "true",
            "Compile the GPU module to a cubin (false stops at the GPU "
            "dialect, to read the kernels)">,
+    Option<"approxMath", "approx-math", "bool", "true",
+           "In kernels whose results are all f16 or bf16, compute f32 "
+           "division, exp and log with the GPU's approximate instructions "
+           "(false: IEEE division and libdevice's accurate functions "
+           "everywhere)">,
     Option<"remarks", "remarks", "std::string", "\"missed\"",
            "missed: a remark at each attention that misses the fused "
            "attention (its dtype, its head dimension) and each product that "

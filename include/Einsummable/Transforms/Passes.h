@@ -188,6 +188,12 @@ struct CompilePipelineOptions
                      "library gemm's result alone feeds into its step "
                      "(ein-fuse-gemm-epilogues)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> approxMath{
+      *this, "approx-math",
+      llvm::cl::desc("In CUDA kernels whose results are all f16 or bf16, "
+                     "compute f32 division, exp and log with the GPU's "
+                     "approximate instructions (ein-lower-to-cuda)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> partials{
       *this, "partials",
       llvm::cl::desc("Partial sums of a cut summed loop in the accumulator "

@@ -109,6 +109,8 @@ struct EinLowerToCudaPass
       return signalPassFailure();
     embedKernelSignatures(*kernels, *signatures, device.getBody(),
                           /*addressSpace=*/1);
+    if (approxMath)
+      approximateHalfResultMath(device, *signatures);
     if (!compile)
       return;
     OpPassManager pm(ModuleOp::getOperationName());

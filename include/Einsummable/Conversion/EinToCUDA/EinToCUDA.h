@@ -62,6 +62,18 @@ void dropUnusedKernelArguments(ModuleOp kernels, gpu::GPUModuleOp device);
 /// signature cannot describe.
 FailureOr<::ein::KernelSignatures> gpuKernelSignatures(gpu::GPUModuleOp device);
 
+/// Lets the kernels of `device` whose every written argument is f16 or bf16
+/// (by `signatures`) compute f32 division, exp, exp2, log, log2 and log10
+/// with the GPU's approximate instructions: marks those ops `afn`, which
+/// the NVVM lowering turns into div.approx.f32 and libdevice's __nv_fast_*
+/// functions (relative errors near 2^-22, under the 2^-9 or 2^-12 the
+/// result's rounding adds). Kernels that write anything wider (f32 results,
+/// scratch or partials) keep IEEE division and the accurate functions, as do
+/// sines, cosines, tangents and powers everywhere. Returns how many ops it
+/// marked.
+unsigned approximateHalfResultMath(gpu::GPUModuleOp device,
+                                   const ::ein::KernelSignatures &signatures);
+
 /// nvvm-attach-target, the GPU module to NVVM (bare-pointer memref
 /// arguments: a kernel's parameters are the buffers' addresses) and to a
 /// cubin with the toolkit's ptxas and libdevice.
