@@ -12,7 +12,9 @@ the FLOP count alone (`compute=flops`).
   # build machine: plans and bundles under DIR
   python3 bench/device_blocks.py build PROGRAM.mlir DIR [--devices 8] [--random 14] [--first-seed 1]
   # GPU machine: time every bundle (ein-run --bench, ROUNDS rounds), then report
-  python3 bench/device_blocks.py run DIR EIN_RUN [--rounds 1] [--iters 30]
+  python3 bench/device_blocks.py run DIR EIN_RUN [--rounds 1] [--warmup 3] [--iters 30]
+  (--warmup 1000 --iters 300: each program timed at the GPU's sustained clock,
+  not the boost clock of the idle start while ein-run draws the inputs)
   python3 bench/device_blocks.py report DIR
   # build machine: the same programs predicted again (after new tables)
   python3 bench/device_blocks.py predict DIR
@@ -116,7 +118,7 @@ def run(args):
                 continue
             out = subprocess.run(
                 [args.ein_run, os.path.join(args.dir, p["name"]), "--bench",
-                 "--warmup=3", f"--iters={args.iters}"], capture_output=True,
+                 f"--warmup={args.warmup}", f"--iters={args.iters}"], capture_output=True,
                 text=True)
             m = re.search(r"median_ms=([0-9.]+)", out.stdout + out.stderr)
             if not m:
@@ -189,6 +191,7 @@ def main():
     r.add_argument("dir")
     r.add_argument("ein_run")
     r.add_argument("--rounds", type=int, default=1)
+    r.add_argument("--warmup", type=int, default=3)
     r.add_argument("--iters", type=int, default=30)
     r.add_argument("--measured", help="where to keep the times (default "
                    "DIR/measured.json)")
