@@ -25,6 +25,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace mlir::ein {
@@ -236,19 +237,37 @@ private:
       }
     }
     // An argument arrives as its first reader needs it when that is an even
-    // cut (a relation); one first read through a slice or a concat arrives
-    // as the first later reader that needs an even cut, or else whole on
-    // device 0, and the exchanges bring each reader its part.
+    // cut (a relation). One read only in parts (through slices or concats)
+    // arrives with each part where it is first needed when the parts tile it
+    // as an even cut (a chunked plan's argument, each chunk's slice cut as
+    // its ops are), as the planner prices it; else as the first later
+    // reader that needs an even cut, or else whole on device 0, and the
+    // exchanges bring each reader its part.
     for (auto &[value, needs] : readerNeeds) {
+      const std::vector<int64_t> &shape = g.values[value].shape;
       Grid grid;
       auto even = llvm::find_if(needs, [&](const std::vector<Placed> &n) {
         std::vector<Box> boxes;
         for (const Placed &p : n)
           boxes.push_back(p.box);
-        return evenGrid(boxes, g.values[value].shape, grid);
+        return evenGrid(boxes, shape, grid);
       });
       if (even != needs.end()) {
         plan.layouts[value] = *even;
+        continue;
+      }
+      std::vector<Placed> parts;
+      std::vector<Box> boxes;
+      std::set<BoxKey> seen;
+      for (const std::vector<Placed> &n : needs)
+        for (const Placed &p : n)
+          if (p.box.volume() > 0 && seen.insert(key(p.box)).second) {
+            parts.push_back(p);
+            boxes.push_back(p.box);
+          }
+      if (evenGrid(boxes, shape, grid) &&
+          int64_t(boxes.size()) == ::ein::product(grid.parts)) {
+        plan.layouts[value] = std::move(parts);
         continue;
       }
       Box whole;

@@ -19,6 +19,15 @@
 // IR: %[[Y:.*]] = ein.concat dim 0 %{{[0-9]+}}, %{{[0-9]+}} {ein.place = array<i64: 0, 1>, spec = #ein.spec<[2, 1, 1]>} : tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<4x16x64xf32>
 // IR-NEXT: return %[[Y]] : tensor<4x16x64xf32>
 
+// Lowered, the argument arrives in the parts its chunks' slices read, each
+// where the slice needs it (batches 0 and 2 on GPU 0, 1 and 3 on GPU 1), as
+// the plan was priced: no slice moves a byte, and the program moves exactly
+// the bytes and simulates exactly the time the explanation priced.
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="strategy=megatron stages=1x2 explain=%t.chunks.json" --ein-insert-exchanges --ein-synthesize-exchanges="exchange=synthesized report=%t.lowered.json" | FileCheck %s --check-prefix=LOWERED
+// LOWERED: ein.partition %arg0 : tensor<4x16x64xf32> -> !ein.rel<4x16x64xf32, parts = [4, 1, 1], devices = [0, 1, 0, 1]>
+// RUN: %python -c "import json, sys; p = json.load(open(sys.argv[1]))['pipeline'][0]; f = json.load(open(sys.argv[2]))['functions'][0]; print('priced', p['bytes'], round(p['simulated_ms'], 9), 'lowered', sum(f['bytes'].values()), round(f['simulated_ms'], 9), 'argument moves', sum(e['bytes'] for e in f['exchanges'] if e['value'] == 'arg0'))" %t.chunks.json %t.lowered.json | FileCheck %s --check-prefix=MATCH
+// MATCH: priced [[BYTES:[0-9]+]] [[MS:[0-9.]+]] lowered [[BYTES]] [[MS]] argument moves 0
+
 // stages=auto weighs the chunked plans on one node too, each simulated as a
 // dataflow program (a step waits for its dependencies only); the JSON marks
 // them.
