@@ -271,7 +271,7 @@ private:
         continue;
       }
       Box whole;
-      for (int64_t extent : g.values[value].shape) {
+      for (int64_t extent : shape) {
         whole.begin.push_back(0);
         whole.end.push_back(extent);
       }

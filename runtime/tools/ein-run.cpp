@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -316,10 +317,17 @@ int run(int argc, char **argv) {
   if (iters < 1)
     die("--iters must be at least 1");
 
+  // Seconds since `from` on the host's steady clock: where startup goes.
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point from) {
+    return std::chrono::duration<double>(Clock::now() - from).count();
+  };
+  Clock::time_point started = Clock::now();
   ein_load_options options = {};
   options.debug = line.flags.count("debug") ? 1 : 0;
   ein_bundle *bundle = nullptr;
   check(ein_bundle_load(line.positional[0].c_str(), &options, &bundle));
+  double loadSeconds = seconds(started);
   int rank = ein_bundle_rank(bundle), ranks = ein_bundle_ranks(bundle);
   if (ranks > 1)
     rankPrefix =
@@ -371,6 +379,7 @@ int run(int argc, char **argv) {
   int64_t maxElements = line.flags.count("check")
                             ? evalOptions.maxElements
                             : std::numeric_limits<int64_t>::max();
+  Clock::time_point drawing = Clock::now();
   std::vector<ein::HostTensor> inputs =
       loadInputs(program, inputFiles, seed, maxElements);
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -378,8 +387,11 @@ int run(int argc, char **argv) {
     check(ein_bundle_set_input(bundle, static_cast<int>(i), bytes.data(),
                                bytes.size()));
   }
+  double inputSeconds = seconds(drawing);
 
+  Clock::time_point firstRun = Clock::now();
   check(ein_bundle_run(bundle));
+  double firstRunSeconds = seconds(firstRun);
   std::vector<ein::HostTensor> outputs;
   for (int i = 0; i < ein_bundle_num_outputs(bundle); ++i) {
     ein_tensor_info info;
@@ -437,6 +449,10 @@ int run(int argc, char **argv) {
                 ms, ein_bundle_target(bundle), ein_bundle_devices(bundle),
                 warmup, iters, timer == EIN_TIMER_HOST ? "host" : "device",
                 ein_bundle_describe(bundle));
+    // Where the seconds before the timed runs went: loading (kernels,
+    // library plans), the inputs (drawn or read, then set), the first run.
+    std::printf("startup_s load=%.2f inputs=%.2f first_run=%.2f\n", loadSeconds,
+                inputSeconds, firstRunSeconds);
     // The roofline: the program's FLOPs over the step, against the chip
     // table's gemm rate where the target has one.
     double flops = ein_bundle_flops(bundle),

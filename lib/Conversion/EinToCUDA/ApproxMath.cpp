@@ -41,9 +41,8 @@ bool isF32(Type type) { return getElementTypeOrSelf(type).isF32(); }
 
 } // namespace
 
-unsigned mlir::ein::approximateHalfResultMath(
+void mlir::ein::approximateHalfResultMath(
     gpu::GPUModuleOp device, const ::ein::KernelSignatures &signatures) {
-  unsigned marked = 0;
   for (auto fn : device.getOps<gpu::GPUFuncOp>()) {
     auto signature = signatures.find(fn.getName().str());
     if (!fn.isKernel() || signature == signatures.end() ||
@@ -59,8 +58,6 @@ unsigned mlir::ein::approximateHalfResultMath(
       op->setAttr(fastmath.getFastMathAttrName(),
                   arith::FastMathFlagsAttr::get(
                       op->getContext(), flags | arith::FastMathFlags::afn));
-      ++marked;
     });
   }
-  return marked;
 }

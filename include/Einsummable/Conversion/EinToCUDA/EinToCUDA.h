@@ -69,10 +69,9 @@ FailureOr<::ein::KernelSignatures> gpuKernelSignatures(gpu::GPUModuleOp device);
 /// functions (relative errors near 2^-22, under the 2^-9 or 2^-12 the
 /// result's rounding adds). Kernels that write anything wider (f32 results,
 /// scratch or partials) keep IEEE division and the accurate functions, as do
-/// sines, cosines, tangents and powers everywhere. Returns how many ops it
-/// marked.
-unsigned approximateHalfResultMath(gpu::GPUModuleOp device,
-                                   const ::ein::KernelSignatures &signatures);
+/// sines, cosines, tangents and powers everywhere.
+void approximateHalfResultMath(gpu::GPUModuleOp device,
+                               const ::ein::KernelSignatures &signatures);
 
 /// nvvm-attach-target, the GPU module to NVVM (bare-pointer memref
 /// arguments: a kernel's parameters are the buffers' addresses) and to a
