@@ -45,6 +45,14 @@ namespace {
 using BoxKey = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
 BoxKey key(const Box &b) { return {b.begin, b.end}; }
 
+/// The boxes of a layout's blocks, in its order.
+std::vector<Box> boxesOf(const std::vector<Placed> &layout) {
+  std::vector<Box> boxes;
+  for (const Placed &p : layout)
+    boxes.push_back(p.box);
+  return boxes;
+}
+
 SmallVector<int64_t> sizesOf(const Box &b) {
   SmallVector<int64_t> sizes;
   for (size_t d = 0; d < b.begin.size(); ++d)
@@ -247,26 +255,20 @@ private:
       const std::vector<int64_t> &shape = g.values[value].shape;
       Grid grid;
       auto even = llvm::find_if(needs, [&](const std::vector<Placed> &n) {
-        std::vector<Box> boxes;
-        for (const Placed &p : n)
-          boxes.push_back(p.box);
-        return evenGrid(boxes, shape, grid);
+        return evenGrid(boxesOf(n), shape, grid);
       });
       if (even != needs.end()) {
         plan.layouts[value] = *even;
         continue;
       }
       std::vector<Placed> parts;
-      std::vector<Box> boxes;
       std::set<BoxKey> seen;
       for (const std::vector<Placed> &n : needs)
         for (const Placed &p : n)
-          if (p.box.volume() > 0 && seen.insert(key(p.box)).second) {
+          if (p.box.volume() > 0 && seen.insert(key(p.box)).second)
             parts.push_back(p);
-            boxes.push_back(p.box);
-          }
-      if (evenGrid(boxes, shape, grid) &&
-          int64_t(boxes.size()) == ::ein::product(grid.parts)) {
+      if (evenGrid(boxesOf(parts), shape, grid) &&
+          int64_t(parts.size()) == ::ein::product(grid.parts)) {
         plan.layouts[value] = std::move(parts);
         continue;
       }
@@ -366,11 +368,8 @@ private:
       if (!physical::movesWithPlan(g.values[a], options) ||
           plan.layouts[a].empty())
         continue;
-      std::vector<Box> boxes;
-      for (const Placed &p : plan.layouts[a])
-        boxes.push_back(p.box);
       Grid grid;
-      if (!evenGrid(boxes, g.values[a].shape, grid))
+      if (!evenGrid(boxesOf(plan.layouts[a]), g.values[a].shape, grid))
         return func.emitOpError()
                << "argument " << a
                << " is first read in parts that are "
@@ -747,9 +746,7 @@ private:
 
   /// A result as the placed relation of its blocks, assembled.
   Value assembleResult(int value) {
-    std::vector<Box> boxes;
-    for (const Placed &p : plan.layouts[value])
-      boxes.push_back(p.box);
+    std::vector<Box> boxes = boxesOf(plan.layouts[value]);
     Grid grid = gridOf(boxes, g.values[value].shape.size());
     std::vector<Value> ordered(boxes.size());
     std::vector<int64_t> devices(boxes.size());
