@@ -225,6 +225,19 @@ private:
     return last;
   }
 
+  /// Orders the pieces `device` receives by source, starting with the GPU
+  /// after it (as an all-to-all's rounds do): the transfers a GPU receives
+  /// run one after another, so when every receiver pulls from GPU 0 first,
+  /// GPU 0's links carry every first piece while the others' idle.
+  void rotateSources(std::vector<Movement> &moves, int64_t device) const {
+    int64_t devices = topology->devices;
+    std::stable_sort(moves.begin(), moves.end(),
+                     [&](const Movement &a, const Movement &b) {
+                       return (a.from - device + devices) % devices <
+                              (b.from - device + devices) % devices;
+                     });
+  }
+
   /// Tasks that must finish before `region` of `value` is whole on `device`
   /// from its holds there (the producer's final tasks of local blocks).
   std::vector<int> localDeps(int value, const Box &region, int64_t device) {
@@ -413,7 +426,11 @@ private:
           if (h.device == need.device && local.volume() > 0)
             n.pieces.push_back({need.device, local, -1});
         }
-        for (Movement &m : repartition(plan.layouts[value], {need}, width)) {
+        std::vector<Movement> moves =
+            repartition(plan.layouts[value], {need}, width);
+        if (synthesizing)
+          rotateSources(moves, need.device);
+        for (Movement &m : moves) {
           m.op = o;
           m.value = value;
           std::vector<int> from = localDeps(value, m.region, m.from);

@@ -732,6 +732,46 @@ TEST(Synthesis, RelaysWhereNoLinkIsFaster) {
             simulate(cube, naiveProgram(g, plan, o).tasks).seconds);
 }
 
+TEST(Synthesis, AllToAllReceiversStartWithDifferentSenders) {
+  // x arrives cut by rows (row block i on GPU i) and is read cut by
+  // columns: every GPU needs a 1 MiB piece from each of the 7 others. Each
+  // receiver's transfers run one after another, so GPU d pulls from d + 1
+  // first, then d + 2, ...: every round uses every GPU's outgoing link once.
+  // In source order (the naive program's) every receiver pulls from GPU 0
+  // first, and 7 transfers share GPU 0's link while the others idle.
+  Topology nvswitch = make("nvswitch", 8);
+  const int64_t columns = 8 * 262144;
+  planner::Graph g;
+  int x = addValue(g, "x", {8, columns}, planner::ValueKind::Activation);
+  elementwise(g, {x}, "y");
+  planner::Plan plan;
+  plan.feasible = true;
+  plan.specs = {{1, 8}};
+  plan.layouts.resize(g.values.size());
+  for (int64_t i = 0; i < 8; ++i)
+    plan.layouts[x].push_back({i, Box{{i, 0}, {i + 1, columns}}});
+  planner::Options o;
+  o.devices = 8;
+  plan.layouts[1] = planner::planOp(g, g.ops[0], plan.specs[0], o).holds;
+  DeviceProgram synth = synthesizedProgram(g, plan, o, nvswitch);
+  std::map<int64_t, std::vector<int64_t>> sendersOf;
+  for (const Task &t : synth.tasks)
+    if (t.kind == Task::Transfer)
+      sendersOf[t.to].push_back(t.from);
+  ASSERT_EQ(sendersOf.size(), 8u);
+  for (auto &[to, senders] : sendersOf) {
+    ASSERT_EQ(senders.size(), 7u) << "GPU " << to;
+    for (int64_t r = 0; r < 7; ++r)
+      EXPECT_EQ(senders[r], (to + 1 + r) % 8) << "GPU " << to << " round " << r;
+  }
+  // 7 rounds of one 1 MiB piece per link, each with its latency.
+  double piece = 4.0 * 262144, round = 8e-6 + piece / 395e9;
+  double rotated = simulate(nvswitch, synth.tasks).seconds;
+  EXPECT_LT(rotated, 7 * round * 1.1);
+  EXPECT_LT(rotated,
+            0.6 * simulate(nvswitch, naiveProgram(g, plan, o).tasks).seconds);
+}
+
 TEST(Synthesis, NeverSlowerOnBushyChainsOnTheCubeMesh) {
   Topology cube = make("dgx1-v100", 8);
   for (int64_t n : {1024, 4096, 8192}) {
