@@ -128,14 +128,16 @@ namespace {
 Placement placeGreedily(const planner::Graph &graph, const planner::Plan &plan,
                         const planner::Options &options,
                         const Topology &topology, const std::vector<bool> &keep,
-                        bool synthesized, int swaps, double &best) {
+                        bool synthesized, bool rotate, int swaps,
+                        double &best) {
   int64_t devices = options.devices;
   Placement current;
   current.device.assign(graph.ops.size(), {});
   auto simulated = [&](const Placement &placement) {
     DeviceProgram program =
         synthesized
-            ? synthesizedProgram(graph, plan, options, topology, placement)
+            ? mixedProgram(graph, plan, options, topology, placement,
+                           std::vector<bool>(graph.ops.size(), true), rotate)
             : naiveProgram(graph, plan, options, placement);
     SimResult r = simulate(topology, program.tasks);
     return r.stalled ? std::numeric_limits<double>::infinity() : r.seconds;
@@ -227,20 +229,19 @@ Placement placeGreedily(const planner::Graph &graph, const planner::Plan &plan,
 
 } // namespace
 
-Placement searchPlacement(const planner::Graph &graph,
-                          const planner::Plan &plan,
-                          const planner::Options &options,
-                          const Topology &topology,
-                          const std::vector<bool> &keep, bool synthesized) {
+Placement
+searchPlacement(const planner::Graph &graph, const planner::Plan &plan,
+                const planner::Options &options, const Topology &topology,
+                const std::vector<bool> &keep, bool synthesized, bool rotate) {
   // Swaps can lead the greedy pass away from what the matchings alone find
   // (a swap that helps an early op may cost a later one more): keep the
   // better of the two passes, the matchings-only one on a tie.
   double matched = 0, swapped = 0;
   Placement a = placeGreedily(graph, plan, options, topology, keep, synthesized,
-                              0, matched);
+                              rotate, 0, matched);
   size_t tasks = naiveProgram(graph, plan, options).tasks.size();
   Placement b = placeGreedily(graph, plan, options, topology, keep, synthesized,
-                              simulationBudget(tasks), swapped);
+                              rotate, simulationBudget(tasks), swapped);
   return swapped < matched * (1 - 1e-9) ? b : a;
 }
 

@@ -185,7 +185,8 @@ DeviceProgram naiveProgram(const planner::Graph &graph,
 /// the next op reads in parts on the producers' GPUs are aggregated there,
 /// each part where it is read (a reduce-scatter), and other partials
 /// combine in a pairwise tree ending at the owner instead of all at once
-/// there. Blocks where `placement` puts them.
+/// there. Each receiver takes its pieces starting from the GPU after it
+/// (mixedProgram). Blocks where `placement` puts them.
 DeviceProgram synthesizedProgram(const planner::Graph &graph,
                                  const planner::Plan &plan,
                                  const planner::Options &options,
@@ -202,19 +203,24 @@ DeviceProgram bestProgram(const planner::Graph &graph,
                           const Placement &placement = {}, bool batch = true);
 
 /// The program with each op's exchanges in its own form: synthesized where
-/// `synthesizedOps[op]`, naive elsewhere.
+/// `synthesizedOps[op]`, naive elsewhere. A synthesized op's receivers take
+/// their pieces starting from the GPU after them (an all-to-all's rounds:
+/// each receiver's transfers run one after another), or, without `rotate`,
+/// in source order as naive ones do.
 DeviceProgram mixedProgram(const planner::Graph &graph,
                            const planner::Plan &plan,
                            const planner::Options &options,
                            const Topology &topology, const Placement &placement,
-                           const std::vector<bool> &synthesizedOps);
+                           const std::vector<bool> &synthesizedOps,
+                           bool rotate = true);
 
 /// What `exchange=synthesized` runs: the faster uniform form (bestProgram)
 /// with the blocks placed for it (searchPlacement, each form placed for
 /// itself; ops in `keep` stay canonical), then, op by op, the other form
-/// wherever the step simulates faster, and last, with `batch`, batches
-/// transfers (batchTransfers). `synthesizedOps` and `placement` receive what
-/// was chosen.
+/// wherever the step simulates faster, then receives in source order
+/// instead of rotated if that simulates faster, and last, with `batch`,
+/// batches transfers (batchTransfers). `synthesizedOps` and `placement` receive
+/// what was chosen.
 DeviceProgram placedBestProgram(const planner::Graph &graph,
                                 const planner::Plan &plan,
                                 const planner::Options &options,

@@ -66,7 +66,8 @@ Placement searchPlacement(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
                           const Topology &topology,
-                          const std::vector<bool> &keep, bool synthesized);
+                          const std::vector<bool> &keep, bool synthesized,
+                          bool rotate = true);
 
 /// The cheapest assignment of rows to distinct columns of `cost` (rows <=
 /// columns, every row the same length): per row, its column. Exact; among
