@@ -8,9 +8,10 @@ hierarchical=true and false (allow-inexact, so a flat search that hits the
 state cap still answers): once alone, timed (the search and nothing else),
 and once with explain=FILE for the plan's proxy cost (total_cost_bytes) and
 its simulated step. Prints a Markdown table; a run past --timeout seconds is
-reported as such. Where ein-decompose's arbitration kept the plan searched
-with every byte alike (it simulated faster), the cost is that plan's in its
-own units: marked "(kept: ...)" and left out of the ratio.
+reported as such. The proxy is the search's plan's (explain's arbitration
+prices every candidate as the search does); the simulated step is the plan
+ein-decompose kept, marked "(kept: ...)" where the simulator preferred
+another candidate to the search's.
 
 usage: plan_hierarchy.py BUILD_DIR [--topologies nodes=2,gpus=4 ...]
                                    [--workloads w1-l3-8b-b1-s8k ...]
@@ -89,21 +90,24 @@ def main():
                           args.timeout * 4)
                 with open(explain) as f:
                     e = json.load(f)
-                cost = e["total_cost_bytes"]
-                # On several nodes ein-decompose also plans every byte alike
-                # and keeps the plan that simulates faster; the explanation's
-                # cost is then the kept plan's, in its own (unweighted)
-                # units, not comparable with the priced search's.
-                kept = [a["plan"] for a in e.get("arbitration", [])
-                        if a["kept"]]
-                alike = bool(kept) and kept[0] != "the search's"
-                costs.append(None if alike else cost)
+                # ein-decompose also simulates other candidates (on several
+                # nodes: every byte alike; hierarchical: node-level cuts
+                # times one node's) and keeps the fastest; the proxy column
+                # is the search's plan's, the simulated one the kept plan's.
+                arbitration = e.get("arbitration", [])
+                search = [a for a in arbitration
+                          if a["plan"] == "the search's"]
+                cost = (search[0]["cost_bytes"] if search
+                        else e["total_cost_bytes"])
+                kept = [a["plan"] for a in arbitration
+                        if a["kept"] and a["plan"] != "the search's"]
+                costs.append(cost)
                 cells += ["%.2f%s" % (seconds, "" if how == "exact" else
                                       " (capped)"),
-                          "%.4g GB%s" % (cost / 1e9,
-                                         " (kept: %s)" % kept[0] if alike
-                                         else ""),
-                          "%.3f" % e["simulated_ms"]]
+                          "%.4g GB" % (cost / 1e9),
+                          "%.3f%s" % (e["simulated_ms"],
+                                      " (kept: %s)" % kept[0] if kept
+                                      else "")]
             ratio = ("%.4f" % (costs[0] / costs[1])
                      if None not in costs else "")
             print("| %s | %s | %s | %s |" % (workload, topology,

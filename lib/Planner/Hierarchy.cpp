@@ -30,11 +30,28 @@ std::vector<Spec> productSpecs(const Op &op, const std::vector<Spec> &outers,
   return products;
 }
 
+/// Every legal spec of `op` for `devices` GPUs that cuts each loop into a
+/// multiple of `outer`'s parts, in enumerateSpecs's order. Its blocks nest
+/// in `outer`'s even where no spec for devices / outer's product makes the
+/// difference: heads spanning two loops (GQA's kv-head and group) cut 8 x 2
+/// refine a cut of 2 kv-heads, but a cut of 4 x 2 alone is not ordinary.
+std::vector<Spec> multiples(const Op &op, const Spec &outer, int64_t devices) {
+  std::vector<Spec> specs;
+  for (Spec &spec : enumerateSpecs(op, devices)) {
+    bool refines = true;
+    for (size_t l = 0; l < spec.size() && refines; ++l)
+      refines = spec[l] % outer[l] == 0;
+    if (refines)
+      specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
 } // namespace
 
 bool hierarchicalSpecs(const Graph &graph, const SearchOptions &options,
                        int64_t nodes, std::vector<std::vector<Spec>> &allowed,
-                       std::string &error) {
+                       std::string &error, Refinement refinement) {
   int64_t devices = options.devices,
           perNode = devices / std::max<int64_t>(1, nodes);
   allowed.assign(graph.ops.size(), {});
@@ -57,8 +74,10 @@ bool hierarchicalSpecs(const Graph &graph, const SearchOptions &options,
   }
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const Op &op = graph.ops[o];
-    allowed[o] = productSpecs(op, {across.specs[o]},
-                              enumerateSpecs(op, perNode), devices);
+    allowed[o] = refinement == Refinement::Product
+                     ? productSpecs(op, {across.specs[o]},
+                                    enumerateSpecs(op, perNode), devices)
+                     : multiples(op, across.specs[o], devices);
     if (allowed[o].empty())
       allowed[o] = enumerateSpecs(op, devices);
   }

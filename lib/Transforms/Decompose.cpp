@@ -297,19 +297,22 @@ struct EinDecomposePass
       // The search's plan under `base`: restricted as the strategy says,
       // and on several nodes hierarchical (what crosses nodes first, then
       // within them). Infeasible, with `why`, where there is none.
-      auto planUnder = [&](const planner::SearchOptions &base,
-                           planner::SearchOptions &used,
-                           std::string &why) -> planner::Plan {
+      bool nodesFirst = hierarchical && *kind == planner::Strategy::Optimal &&
+                        topology.nodes > 1 && topology.nodes < options.devices;
+      auto planUnder =
+          [&](const planner::SearchOptions &base, planner::SearchOptions &used,
+              std::string &why,
+              planner::Refinement refinement =
+                  planner::Refinement::Multiples) -> planner::Plan {
         used = base;
         if (!restrictTo(graph->graph, *kind, seed, topology.nodes, used, why))
           return {};
-        if (hierarchical && *kind == planner::Strategy::Optimal &&
-            topology.nodes > 1 && topology.nodes < options.devices) {
+        if (nodesFirst) {
           used.restriction = "under the hierarchical search (a plan for " +
                              std::to_string(topology.nodes) +
                              " nodes, refined within each)";
           if (!planner::hierarchicalSpecs(graph->graph, used, topology.nodes,
-                                          used.allowedSpecs, why))
+                                          used.allowedSpecs, why, refinement))
             return {};
         }
         // A long search says how far it has come (on stderr, every few
@@ -340,7 +343,9 @@ struct EinDecomposePass
       // The proxy prices bytes, not the contention on links nor how the
       // exchanges fall on the step's critical path. So the simulator
       // arbitrates: on several nodes the plan that counts every byte alike
-      // (without it, w4's weights-split plans were 1.37x slower), and on one
+      // (without it, w4's weights-split plans were 1.37x slower) and, under
+      // the hierarchical search, the one refining node-level cuts only by
+      // one node's (w1 at 4 x 8: 1.19 ms against 1.95), and on one
       // node, for the optimal strategy, Megatron's plan where its cuts apply
       // (w1 on 2 GPUs with weights split: 3.82 ms against the search's
       // 4.21) are simulated against the search's plan, and the fastest is
@@ -371,6 +376,19 @@ struct EinDecomposePass
           alternatives.push_back(
               {"the search's, every byte alike", std::move(even), evenUsed});
       }
+      if (nodesFirst) {
+        // Node-level cuts times one node's: fewer, larger exchanges across
+        // nodes, which the proxy does not price (each pays the network's
+        // latency on its receiver's queue).
+        planner::SearchOptions productUsed;
+        std::string unused;
+        planner::Plan product = planUnder(options, productUsed, unused,
+                                          planner::Refinement::Product);
+        if (product.feasible)
+          alternatives.push_back({"the search's, node-level cuts times one "
+                                  "node's",
+                                  std::move(product), productUsed});
+      }
       if (*kind == planner::Strategy::Optimal && topology.nodes <= 1 &&
           options.devices > 1) {
         planner::SearchOptions megatron = options;
@@ -382,25 +400,40 @@ struct EinDecomposePass
             alternatives.push_back({"megatron's", std::move(hand), megatron});
         }
       }
-      std::vector<std::pair<std::string, double>> arbitration;
+      // A candidate's step for the arbitration: its exchanges synthesized
+      // where faster, blocks where the plan puts them and transfers one by
+      // one (placing and batching, which refine every candidate alike and
+      // cost seconds on 32 GPUs, are left to the kept plan's step).
+      auto quickStep = [&](const planner::Plan &p) {
+        bool synthesized = false;
+        return physical::simulate(
+                   topology, physical::bestProgram(graph->graph, p, options,
+                                                   topology, synthesized, {},
+                                                   /*batch=*/false)
+                                 .tasks)
+            .seconds;
+      };
+      // Each candidate's proxy cost under the search's pricing (one that
+      // counted every byte alike is priced again), for the explanation.
+      auto pricedCost = [&](const planner::Plan &p) {
+        return planner::evaluate(graph->graph, p.specs, options).total;
+      };
+      std::vector<PlanExplanation::Candidate> arbitration;
       std::string kept;
       double fastest = 0;
       for (Candidate &other : alternatives) {
         if (other.plan.specs == plan.specs)
           continue;
         if (arbitration.empty()) {
-          placedProgram = placedStep(plan);
-          fastest = physical::simulate(topology, placedProgram->tasks).seconds;
-          arbitration.push_back({"the search's", fastest});
+          fastest = quickStep(plan);
+          arbitration.push_back({"the search's", fastest, pricedCost(plan)});
         }
-        physical::DeviceProgram step = placedStep(other.plan);
-        double seconds = physical::simulate(topology, step.tasks).seconds;
-        arbitration.push_back({other.name, seconds});
+        double seconds = quickStep(other.plan);
+        arbitration.push_back({other.name, seconds, pricedCost(other.plan)});
         if (seconds < fastest) {
           fastest = seconds;
           plan = std::move(other.plan);
           restricted = other.used;
-          placedProgram = std::move(step);
           kept = other.name;
         }
       }

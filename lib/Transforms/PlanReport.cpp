@@ -382,10 +382,9 @@ std::string stagedShape(const physical::StagedPlan &plan) {
 } // namespace
 
 void mlir::ein::PlanExplanation::addArbitration(
-    llvm::StringRef function,
-    const std::vector<std::pair<std::string, double>> &steps,
+    llvm::StringRef function, const std::vector<Candidate> &candidates,
     llvm::StringRef kept) {
-  arbitrations.push_back({function.str(), steps, kept.str()});
+  arbitrations.push_back({function.str(), candidates, kept.str()});
 }
 
 void mlir::ein::PlanExplanation::addPipeline(
@@ -428,10 +427,9 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
     }
     for (const Arbitration &a : arbitrations) {
       llvm::outs() << "plans simulated for @" << a.function << ":";
-      for (auto [i, step] : llvm::enumerate(a.steps))
-        llvm::outs() << (i ? "," : "") << " " << step.first << " "
-                     << llvm::formatv("{0:F3}", step.second * 1e3).str()
-                     << " ms";
+      for (auto [i, c] : llvm::enumerate(a.candidates))
+        llvm::outs() << (i ? "," : "") << " " << c.plan << " "
+                     << llvm::formatv("{0:F3}", c.seconds * 1e3).str() << " ms";
       llvm::outs() << "; kept "
                    << (a.kept.empty() ? std::string("the search's") : a.kept)
                    << "\n";
@@ -545,12 +543,13 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
   if (!arbitrations.empty()) {
     llvm::json::Array candidates;
     for (const Arbitration &a : arbitrations)
-      for (auto [i, step] : llvm::enumerate(a.steps))
+      for (auto [i, c] : llvm::enumerate(a.candidates))
         candidates.push_back(llvm::json::Object{
             {"function", a.function},
-            {"plan", step.first},
-            {"simulated_ms", step.second * 1e3},
-            {"kept", a.kept.empty() ? i == 0 : step.first == a.kept}});
+            {"plan", c.plan},
+            {"simulated_ms", c.seconds * 1e3},
+            {"cost_bytes", c.costBytes},
+            {"kept", a.kept.empty() ? i == 0 : c.plan == a.kept}});
     root["arbitration"] = std::move(candidates);
   }
   if (header.seed)

@@ -346,8 +346,23 @@ TEST(Planner, HierarchicalSpecsRefineTheNodeLevelPlan) {
               << "trial " << trial << " op " << op;
       }
     }
+    // The product refinement is narrower: each of its specs is one of the
+    // multiples, so its plan costs at least as much.
+    SearchOptions product = o;
+    ASSERT_TRUE(hierarchicalSpecs(g, o, shape[0], product.allowedSpecs, error,
+                                  Refinement::Product))
+        << error;
+    for (size_t op = 0; op < g.ops.size(); ++op)
+      for (const Spec &spec : product.allowedSpecs[op])
+        EXPECT_NE(std::find(hierarchical.allowedSpecs[op].begin(),
+                            hierarchical.allowedSpecs[op].end(), spec),
+                  hierarchical.allowedSpecs[op].end())
+            << "trial " << trial << " op " << op;
     Plan flat = search(g, o), refined = search(g, hierarchical);
     ASSERT_TRUE(flat.feasible && refined.feasible) << "trial " << trial;
+    Plan narrower = search(g, product);
+    ASSERT_TRUE(narrower.feasible) << "trial " << trial;
+    EXPECT_LE(refined.total, narrower.total) << "trial " << trial;
     ++graphs;
     EXPECT_GE(refined.total, flat.total);
     if (flat.total > 0)
@@ -359,6 +374,36 @@ TEST(Planner, HierarchicalSpecsRefineTheNodeLevelPlan) {
   EXPECT_GE(equal, 30);
   std::printf("hierarchical = flat on %d of %d graphs, worst ratio %.3f\n",
               equal, graphs, worst);
+}
+
+// GQA attention's heads span two loops (kv-head, group): 8 kv-heads x 2
+// of their groups is a legal cut for 16 GPUs and nests in a node-level cut
+// of 2 kv-heads, but kv-heads 4 x group 2 is no ordinary cut of the heads
+// for one node's 8 GPUs. So only the multiples refinement offers it (the
+// flat search's choice for w1 on 2 x 8 GPUs; docs/distributed.md).
+TEST(Planner, HierarchicalMultiplesRefineAcrossMergedLoops) {
+  Graph g = attentionGraph(/*heads=*/32, /*kvHeads=*/8, /*tokens=*/64);
+  const Spec headsAndGroups = {1, 8, 2, 1, 1};
+  ASSERT_TRUE(isLegalSpec(g.ops[0], headsAndGroups, 16));
+  ASSERT_FALSE(isLegalSpec(g.ops[0], {1, 4, 2, 1, 1}, 8));
+  SearchOptions o;
+  o.devices = 16;
+  // Force the node-level plan to cut kv-heads: its only spec.
+  SearchOptions nodeLevel = o;
+  nodeLevel.devices = 2;
+  ASSERT_EQ(search(g, nodeLevel).specs[0], (Spec{1, 2, 1, 1, 1}));
+  std::vector<std::vector<Spec>> multiples, products;
+  std::string error;
+  ASSERT_TRUE(hierarchicalSpecs(g, o, 2, multiples, error)) << error;
+  ASSERT_TRUE(hierarchicalSpecs(g, o, 2, products, error, Refinement::Product))
+      << error;
+  auto offers = [&](const std::vector<Spec> &specs) {
+    return std::find(specs.begin(), specs.end(), headsAndGroups) != specs.end();
+  };
+  EXPECT_TRUE(offers(multiples[0]));
+  EXPECT_FALSE(offers(products[0]));
+  for (const Spec &spec : multiples[0])
+    EXPECT_EQ(spec[1] % 2, 0);
 }
 
 TEST(Planner, TiedResultPaysToLeaveInItsArgumentsLayout) {

@@ -115,11 +115,18 @@ public:
                    const std::vector<::ein::physical::StagedPlan> &plans,
                    const ::ein::physical::StagedPlan *lowered = nullptr);
 
-  /// Adds the simulator's arbitration for one function: the step each
-  /// candidate plan simulates (seconds; the search's first) and the one
-  /// kept (empty: the search's).
+  /// One candidate plan the simulator arbitrated: its name, the step it
+  /// simulates (seconds) and its proxy cost under the search's pricing.
+  struct Candidate {
+    std::string plan;
+    double seconds = 0;
+    double costBytes = 0;
+  };
+
+  /// Adds the simulator's arbitration for one function: each candidate
+  /// (the search's first) and the one kept (empty: the search's).
   void addArbitration(llvm::StringRef function,
-                      const std::vector<std::pair<std::string, double>> &steps,
+                      const std::vector<Candidate> &candidates,
                       llvm::StringRef kept);
 
   /// Writes the explanation to `to`; a diagnostic at `where` if it cannot.
@@ -146,10 +153,10 @@ private:
   double nodeByteWeight = 1;
   std::vector<double> memoryBytes;
   /// Per function whose plan the simulator chose among candidates: its
-  /// name, each candidate's simulated step (seconds) and the one kept.
+  /// name, the candidates and the one kept.
   struct Arbitration {
     std::string function;
-    std::vector<std::pair<std::string, double>> steps;
+    std::vector<Candidate> candidates;
     std::string kept;
   };
   std::vector<Arbitration> arbitrations;
