@@ -4,6 +4,7 @@
 
 #include "ein/random.h"
 #include "ein/region.h"
+#include "parallel.h"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +12,6 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
-#include <thread>
 
 namespace ein {
 
@@ -469,17 +469,7 @@ HostTensor randomInput(const TensorType &type, uint64_t seed, int argument,
   // Each element is a function of its index alone, so threads give the
   // same values; the large weights of a benchmark draw in seconds, not
   // minutes.
-  int64_t threads = std::min<int64_t>(
-      std::max(1u, std::thread::hardware_concurrency()), count / (1 << 20));
-  if (threads <= 1) {
-    fill(0, count);
-    return t;
-  }
-  std::vector<std::thread> workers;
-  for (int64_t w = 0; w < threads; ++w)
-    workers.emplace_back(fill, count * w / threads, count * (w + 1) / threads);
-  for (std::thread &worker : workers)
-    worker.join();
+  parallelFor(count, fill);
   return t;
 }
 

@@ -4,6 +4,7 @@
 
 #include "ein/partition.h"
 #include "json_node.h"
+#include "parallel.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -84,8 +85,10 @@ bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
 std::vector<unsigned char> tensorBytes(const HostTensor &t) {
   size_t width = dtypeBytes(t.dtype);
   std::vector<unsigned char> bytes(t.data.size() * width);
-  for (size_t i = 0; i < t.data.size(); ++i)
-    encodeElement(t.dtype, t.data[i], bytes.data() + i * width);
+  parallelFor(int64_t(t.data.size()), [&](int64_t first, int64_t end) {
+    for (int64_t i = first; i < end; ++i)
+      encodeElement(t.dtype, t.data[i], bytes.data() + i * width);
+  });
   return bytes;
 }
 
@@ -93,8 +96,10 @@ std::vector<double> tensorValues(DType type, const unsigned char *bytes,
                                  size_t count) {
   size_t width = dtypeBytes(type);
   std::vector<double> values(count);
-  for (size_t i = 0; i < count; ++i)
-    values[i] = decodeElement(type, bytes + i * width);
+  parallelFor(int64_t(count), [&](int64_t first, int64_t end) {
+    for (int64_t i = first; i < end; ++i)
+      values[i] = decodeElement(type, bytes + i * width);
+  });
   return values;
 }
 
