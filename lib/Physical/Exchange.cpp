@@ -913,6 +913,15 @@ DeviceProgram bestProgram(const planner::Graph &graph,
       faster(naiveProgram(graph, plan, options, placement),
              synthesizedProgram(graph, plan, options, topology, placement),
              topology, synthesized);
+  // Synthesized with receives in source order where that is faster
+  // (placedBestProgram says when).
+  bool sourceOrder = false;
+  program = faster(std::move(program),
+                   mixedProgram(graph, plan, options, topology, placement,
+                                std::vector<bool>(graph.ops.size(), true),
+                                /*rotate=*/false),
+                   topology, sourceOrder);
+  synthesized = synthesized || sourceOrder;
   if (batch)
     batchTransfers(program, topology);
   return program;

@@ -194,7 +194,8 @@ DeviceProgram synthesizedProgram(const planner::Graph &graph,
                                  const Placement &placement = {});
 
 /// Whichever of the two simulates faster on `topology` (naive on a tie), so
-/// synthesis never makes a step slower; `synthesized` says which. With
+/// synthesis never makes a step slower, the synthesized one also tried with
+/// receives in source order (mixedProgram); `synthesized` says which. With
 /// `batch`, its transfers are then batched (batchTransfers).
 DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
