@@ -345,7 +345,7 @@ struct EinDecomposePass
       // arbitrates: on several nodes the plan that counts every byte alike
       // (without it, w4's weights-split plans were 1.37x slower) and, under
       // the hierarchical search, the one refining node-level cuts only by
-      // one node's (w1 at 4 x 8: 1.19 ms against 1.95), and on one
+      // one node's (w1 at 4 x 8, placed: 1.19 ms against 1.95), and on one
       // node, for the optimal strategy, Megatron's plan where its cuts apply
       // (w1 on 2 GPUs with weights split: 3.82 ms against the search's
       // 4.21) are simulated against the search's plan, and the fastest is

@@ -218,10 +218,10 @@ DeviceProgram mixedProgram(const planner::Graph &graph,
 /// What `exchange=synthesized` runs: the faster uniform form (bestProgram)
 /// with the blocks placed for it (searchPlacement, each form placed for
 /// itself; ops in `keep` stay canonical), then, op by op, the other form
-/// wherever the step simulates faster, then receives in source order
-/// instead of rotated if that simulates faster, and last, with `batch`,
-/// batches transfers (batchTransfers). `synthesizedOps` and `placement` receive
-/// what was chosen.
+/// wherever the step simulates faster; all of it once with receives rotated
+/// and once in source order (mixedProgram), the faster kept; and last, with
+/// `batch`, batches transfers (batchTransfers). `synthesizedOps` and
+/// `placement` receive what was chosen.
 DeviceProgram placedBestProgram(const planner::Graph &graph,
                                 const planner::Plan &plan,
                                 const planner::Options &options,
