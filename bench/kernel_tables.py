@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The chip table's kernel-time grids: measure them on a GPU, emit them as C++.
 
-  python3 bench/kernel_tables.py measure OUT.json   # on the GPU machine
-  python3 bench/kernel_tables.py emit IN.json > runtime/lib/chip_kernel_tables.inc
+  python3 bench/kernel_tables.py measure OUT.json          # on the GPU machine
+  python3 bench/kernel_tables.py measure-causal CAUSAL.json # on the GPU machine
+  python3 bench/kernel_tables.py emit IN.json CAUSAL.json > runtime/lib/chip_kernel_tables.inc
 
 `measure` times, on one GPU in bf16:
   - gemms `a @ b` (a: M x K, b: K x N) for M, N, K on a grid of powers of two
@@ -166,6 +167,65 @@ def measure(path):
                   f"{4 * bh * q * k * HEAD_DIM / s / 1e12:.0f} TFLOP/s")
 
 
+def measure_causal(path):
+    """Causal attention against non-causal at square sizes (queries = keys),
+    the same heads and lengths as the attention grid, in one run: cuDNN's
+    causal kernel does half the pairs but not in half the time."""
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+
+    dev = torch.device("cuda")
+    t0 = time.time()
+    causal, full = [], []
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        for bh in ATT_BH:
+            crow, frow = [], []
+            for n in ATT_LEN:
+                qt = torch.randn(1, bh, n, HEAD_DIM, dtype=torch.bfloat16,
+                                 device=dev)
+                kt, vt = torch.randn_like(qt), torch.randn_like(qt)
+                c, _ = time_fn(torch, lambda: F.scaled_dot_product_attention(
+                    qt, kt, vt, is_causal=True))
+                f, _ = time_fn(torch, lambda: F.scaled_dot_product_attention(
+                    qt, kt, vt))
+                crow.append(c)
+                frow.append(f)
+            causal.append(crow)
+            full.append(frow)
+            print(f"causal attention BH={bh} done ({time.time() - t0:.0f} s)",
+                  flush=True)
+    result = {
+        "device": torch.cuda.get_device_name(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "torch": torch.__version__,
+        "bh": ATT_BH, "len": ATT_LEN, "head_dim": HEAD_DIM,
+        "causal_seconds": causal, "full_seconds": full,
+    }
+    with open(path, "w") as f:
+        json.dump(result, f)
+    for i, bh in enumerate(ATT_BH):
+        print(f"BH={bh}: causal / half of non-causal " + " ".join(
+            f"{n}:{causal[i][j] / (0.5 * full[i][j]):.2f}"
+            for j, n in enumerate(ATT_LEN)))
+
+
+def causal_ratios(r):
+    """Per (heads, length): the causal kernel's time above the launch floor
+    over half the non-causal one's, between 1 (half the pairs in half the
+    time) and 2 (no faster than all of them); 1 where the non-causal kernel
+    is launch-bound (within 25% of the floor, where the grid's time is the
+    floor anyway)."""
+    floor = min(min(row) for row in r["full_seconds"])
+    ratios = []
+    for crow, frow in zip(r["causal_seconds"], r["full_seconds"]):
+        ratios.append([
+            1.0 if f < 1.25 * floor else
+            min(2.0, max(1.0, (c - floor) / (0.5 * (f - floor))))
+            for c, f in zip(crow, frow)])
+    return ratios
+
+
 def tidy(cube, floor_band=1.25):
     """More work never takes less time: each entry raised to the largest
     entry at smaller or equal sizes along every axis; and entries within
@@ -185,7 +245,7 @@ def tidy(cube, floor_band=1.25):
              for row in plane] for plane in t]
 
 
-def emit(path):
+def emit(path, causal_path=None):
     with open(path) as f:
         r = json.load(f)
 
@@ -211,9 +271,23 @@ def emit(path):
     print(array("kAttentionHeads", a["bh"]) + array("kAttentionQ", a["q"]) +
           array("kAttentionK", a["k"]) +
           grid("kAttentionMicros", a["seconds"]))
+    with open(causal_path) as f:
+        c = json.load(f)
+    assert c["bh"] == a["bh"], "causal grid's heads differ from the grid's"
+    ratios = causal_ratios(c)
+    print(f"// Causal over half of non-causal, per heads and length "
+          f"(queries = keys), measured on {c['device']}, {c['date']}.")
+    print(array("kAttentionCausalLen", c["len"]) +
+          "constexpr double kAttentionCausalRatio[] = {\n    " +
+          ",\n    ".join(", ".join(f"{x:.3f}" for x in row)
+                          for row in ratios) + "};")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("measure", "emit"):
+    commands = {"measure": measure, "measure-causal": measure_causal}
+    if len(sys.argv) == 3 and sys.argv[1] in commands:
+        commands[sys.argv[1]](sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "emit":
+        emit(sys.argv[2], sys.argv[3])
+    else:
         sys.exit(__doc__)
-    (measure if sys.argv[1] == "measure" else emit)(sys.argv[2])

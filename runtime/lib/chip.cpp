@@ -33,6 +33,28 @@ template <size_t N> Axis locate(const int64_t (&grid)[N], double x) {
   return {i, w, 1};
 }
 
+/// The causal kernel's time over half the unmasked one's at `heads` heads
+/// of `length` queries and keys: the measured grid (between 1 and 2),
+/// bilinear in log space, held at its edges.
+double causalRatio(double heads, double length) {
+  constexpr size_t n = std::size(kAttentionCausalLen);
+  static_assert(std::size(kAttentionCausalRatio) ==
+                std::size(kAttentionHeads) * n);
+  Axis a = locate(kAttentionHeads, heads),
+       b = locate(kAttentionCausalLen, length);
+  double logRatio = 0;
+  for (int da = 0; da < 2; ++da)
+    for (int db = 0; db < 2; ++db) {
+      double w =
+          (da ? a.weight : 1 - a.weight) * (db ? b.weight : 1 - b.weight);
+      if (w > 0)
+        logRatio +=
+            w *
+            std::log(kAttentionCausalRatio[(a.lower + da) * n + b.lower + db]);
+    }
+  return std::exp(logRatio);
+}
+
 /// The log-space trilinear interpolation of `cube` (row-major over three
 /// axes of sizes n1 x n2 x n3, in microseconds), in seconds.
 double interpolate(const double *cube, size_t n2, size_t n3, Axis a, Axis b,
@@ -97,8 +119,13 @@ double attentionSeconds(const ChipInfo &, double heads, double queries,
   double full =
       interpolate(kAttentionMicros, n2, n3, locate(kAttentionHeads, heads),
                   locate(kAttentionQ, queries), locate(kAttentionK, keys));
-  return floor +
-         (full - floor) * share * flopsPerPoint / double(4 * kAttentionHeadDim);
+  // A masked block does `share` of the pairs, but cuDNN's causal kernel
+  // does them slower than its unmasked one: up to 2x (as long as the whole
+  // square) on few heads and short sequences, near 1x on many heads and
+  // long ones (bench/kernel_tables.py measure-causal).
+  double slower = share < 1 ? causalRatio(heads, std::sqrt(queries * keys)) : 1;
+  return floor + (full - floor) * share * slower * flopsPerPoint /
+                     double(4 * kAttentionHeadDim);
 }
 
 } // namespace ein

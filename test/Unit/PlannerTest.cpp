@@ -701,6 +701,31 @@ TEST(KernelTimes, GemmTableInterpolates) {
   EXPECT_GT(ein::gemmSeconds(chip, 8192, 4096, 512), t);
 }
 
+// cuDNN's causal kernel does half the pairs, but not in half the time
+// (bench/results/data/2026-12-04-causal-attention-h200x1.json): on one head
+// of 2048 it takes as long as the unmasked one, on 128 heads of 8192 about
+// half; a block the mask leaves whole pays no penalty.
+TEST(KernelTimes, CausalAttentionIsSlowerPerPair) {
+  const ein::ChipInfo &chip = ein::chipInfo(ein::kReferenceChip);
+  double flopsPerPoint = 4 * 128;
+  auto ratio = [&](double heads, double length) {
+    double floor = ein::attentionSeconds(chip, 1, 1, 1, flopsPerPoint);
+    double full =
+        ein::attentionSeconds(chip, heads, length, length, flopsPerPoint);
+    double half =
+        ein::attentionSeconds(chip, heads, length, length, flopsPerPoint, 0.5);
+    return (half - floor) / (0.5 * (full - floor));
+  };
+  EXPECT_NEAR(ratio(1, 2048), 2.0, 1e-9);
+  EXPECT_NEAR(ratio(128, 8192), 1.0, 1e-9);
+  double between = ratio(32, 2048); // w2's block on 8 GPUs: 4 heads x 8
+  EXPECT_GT(between, 1.25);
+  EXPECT_LT(between, 1.875);
+  EXPECT_DOUBLE_EQ(
+      ein::attentionSeconds(chip, 32, 2048, 2048, flopsPerPoint, 1),
+      ein::attentionSeconds(chip, 32, 2048, 2048, flopsPerPoint));
+}
+
 // The compute term tells apart plans of equal FLOPs: a gemm cut along its
 // summed loop (skinny blocks, measured slower) against one cut along its
 // rows; and a causal attention's last query block from its first.

@@ -74,7 +74,9 @@ double gemmSeconds(const ChipInfo &chip, double m, double n, double k,
 /// (query, key) pair (4 x the head dim) on the `share` of the pairs a
 /// causal mask leaves: interpolated as gemmSeconds from the chip's
 /// non-causal grid (measured at head dim 128), the time above its floor
-/// scaled by the head dim and the share.
+/// scaled by the head dim and the share, and a masked block (share < 1) by
+/// how much slower the causal kernel does its pairs (a second measured
+/// grid, by heads and length: 1x to 2x).
 double attentionSeconds(const ChipInfo &chip, double heads, double queries,
                         double keys, double flopsPerPoint, double share = 1);
 
