@@ -226,7 +226,7 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
             strategy="optimal", memory_limit=None, tie_layout=False,
             workdir=None, chip=None, exchange=None, partials=None,
             stages=None, compute=None, weights_replicable=True,
-            extra_args=()):
+            approx_math=True, extra_args=()):
     """Traces `model` on `example_inputs`, plans it over `devices` and
     returns a `Compiled` callable like the model. The program, the bundle
     and the plan's explanation are kept in `workdir` (a new temporary
@@ -273,6 +273,11 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
         # default for target="cuda"), "flops" (the default for "cpu") or
         # "auto" (docs/planner.md).
         command.append("--compute=%s" % compute)
+    if not approx_math:
+        # GPU kernels with f16/bf16 results compute f32 division, exp and
+        # log with the GPU's approximate instructions unless told not to
+        # (docs/cuda-runtime.md).
+        command.append("--approx-math=false")
     command += list(extra_args)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:

@@ -177,6 +177,30 @@ class Models(unittest.TestCase):
                                     "compute must be kernels or flops"):
             einsummable.compile(model, (x,), devices=2, compute="time")
 
+    def test_approx_math(self):
+        # A bf16 SiLU (f32 exp and division inside) compiled for CUDA: the
+        # approximate instructions by default, IEEE ones with
+        # approx_math=False, so the two bundles' kernels differ; the same
+        # setting twice gives the same kernels.
+        model = nn.Sequential(nn.Linear(64, 64, bias=False),
+                              nn.SiLU()).to(torch.bfloat16).eval()
+        x = torch.randn(16, 64, dtype=torch.bfloat16)
+
+        def kernels(name, **kw):
+            workdir = os.path.join(self.dir.name, name)
+            try:
+                einsummable.compile(model, (x,), target="cuda",
+                                    workdir=workdir, **kw).close()
+            except RuntimeError:
+                pass  # no GPU here: the bundle is written, it cannot load
+            path = os.path.join(workdir, "bundle", "kernels", "device.cubin")
+            with open(path, "rb") as f:
+                return f.read()
+
+        approx = kernels("approx")
+        self.assertEqual(approx, kernels("approx-again", approx_math=True))
+        self.assertNotEqual(approx, kernels("exact", approx_math=False))
+
     def test_flops(self):
         # A bias-free linear layer of a 6x20 input into 64: 2 * 6 * 20 * 64
         # operations whatever the plan; the cpu target has no peak rate.
