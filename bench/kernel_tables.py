@@ -77,6 +77,14 @@ def time_fn(torch, fn, min_total_s=0.002, rounds=5):
     return median(samples), False
 
 
+def provenance(torch):
+    """Where and when a measurement ran: the keys every measured file
+    starts with (emit prints them)."""
+    return {"device": torch.cuda.get_device_name(),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "torch": torch.__version__}
+
+
 GEMM_M = [64 << i for i in range(10)]  # 64 .. 32768
 GEMM_NK = [64 << i for i in range(9)]  # 64 .. 16384
 ATT_BH = [1, 4, 16, 64, 128]
@@ -140,9 +148,7 @@ def measure(path):
             print(f"attention BH={bh} done ({time.time() - t0:.0f} s)",
                   flush=True)
     result = {
-        "device": torch.cuda.get_device_name(),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "torch": torch.__version__,
+        **provenance(torch),
         "timed_eagerly": eager,
         "gemm": {"m": GEMM_M, "n": GEMM_NK, "k": GEMM_NK, "seconds": gemm},
         "attention": {"bh": ATT_BH, "q": ATT_LEN, "k": ATT_LEN,
@@ -196,9 +202,7 @@ def measure_causal(path):
             print(f"causal attention BH={bh} done ({time.time() - t0:.0f} s)",
                   flush=True)
     result = {
-        "device": torch.cuda.get_device_name(),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "torch": torch.__version__,
+        **provenance(torch),
         "bh": ATT_BH, "len": ATT_LEN, "head_dim": HEAD_DIM,
         "causal_seconds": causal, "full_seconds": full,
     }
