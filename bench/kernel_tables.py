@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The chip table's kernel-time grids: measure them on a GPU, emit them as C++.
 
-  python3 bench/kernel_tables.py measure OUT.json          # on the GPU machine
-  python3 bench/kernel_tables.py measure-causal CAUSAL.json # on the GPU machine
+  python3 bench/kernel_tables.py measure OUT.json [--heated]          # on the GPU machine
+  python3 bench/kernel_tables.py measure-causal CAUSAL.json [--heated] # on the GPU machine
+  python3 bench/kernel_tables.py probe-clock      # burst, heated, long: a few shapes
   python3 bench/kernel_tables.py emit IN.json CAUSAL.json > runtime/lib/chip_kernel_tables.inc
 
 `measure` times, on one GPU in bf16:
@@ -12,7 +13,10 @@
     backend calls), head dim 128, for B*H query heads (1 .. 128), query
     lengths and key lengths on powers of two (128 .. 16384).
 Each time is the median GPU time per call of calls captured in one CUDA graph
-(as a bundle replays its steps: no host dispatch between them). `emit` makes
+(as a bundle replays its steps: no host dispatch between them). With
+`--heated`, each shape is timed right after ~20 ms of large gemms (the first
+after 5 s): at the clock a GPU running a block sustains under its power cap,
+not the boost clock of short bursts from idle (`probe-clock` compares them). `emit` makes
 the grids monotone (more work never takes less time), sets launch-bound
 entries (within 25% of the smallest) to the smallest, and writes them as the
 constexpr arrays runtime/lib/chip.cpp includes (ein::gemmSeconds and
@@ -28,11 +32,14 @@ def median(xs):
     return xs[len(xs) // 2]
 
 
-def time_fn(torch, fn, min_total_s=0.002, rounds=5):
+def time_fn(torch, fn, min_total_s=0.002, rounds=5, heat=None):
     """Median GPU seconds per call: `reps` calls captured in one CUDA graph
     (as a bundle replays its steps, without the host's per-call dispatch),
     the graph replayed `rounds` times. Falls back to back-to-back eager calls
-    where capture fails (returned second: False)."""
+    where capture fails (returned second: False). `heat`, when given, runs
+    on the GPU right before the timed rounds (after the capture, which
+    leaves the GPU idle): a Heater holds the clock where a busy GPU's power
+    cap holds it."""
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
@@ -57,6 +64,8 @@ def time_fn(torch, fn, min_total_s=0.002, rounds=5):
                 fn()
         graph.replay()
         torch.cuda.synchronize()
+        if heat:
+            heat()
         for _ in range(rounds):
             start.record()
             graph.replay()
@@ -67,6 +76,8 @@ def time_fn(torch, fn, min_total_s=0.002, rounds=5):
         return median(samples), True
     except RuntimeError:
         torch.cuda.synchronize()
+    if heat:
+        heat()
     for _ in range(rounds):
         start.record()
         for _ in range(reps):
@@ -77,12 +88,46 @@ def time_fn(torch, fn, min_total_s=0.002, rounds=5):
     return median(samples), False
 
 
-def provenance(torch):
+class Heater:
+    """Large gemms back to back for about `seconds` (a CUDA graph of them
+    replayed), enqueued before a timing so that the clock it times at is
+    the one a GPU busy with a block's gemms sustains under its power cap
+    (an H200 at 700 W: about 1.5 GHz against 1.98 idle), not the boost
+    clock of an idle start. The first call heats for `first` seconds."""
+
+    def __init__(self, torch, seconds=0.02, first=5.0, size=8192):
+        self.torch = torch
+        dev = torch.device("cuda")
+        self.a = torch.randn(size, size, dtype=torch.bfloat16, device=dev)
+        self.b = torch.randn(size, size, dtype=torch.bfloat16, device=dev)
+        self.c = torch.empty(size, size, dtype=torch.bfloat16, device=dev)
+        one, _ = time_fn(torch, lambda: torch.matmul(self.a, self.b,
+                                                     out=self.c), rounds=1)
+        self.graph = torch.cuda.CUDAGraph()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            torch.matmul(self.a, self.b, out=self.c)
+        torch.cuda.current_stream().wait_stream(side)
+        with torch.cuda.graph(self.graph):
+            for _ in range(max(1, int(seconds / one))):
+                torch.matmul(self.a, self.b, out=self.c)
+        self.replays_first = max(1, int(first / seconds))
+        self.started = False
+
+    def __call__(self):
+        for _ in range(1 if self.started else self.replays_first):
+            self.graph.replay()
+        self.started = True
+
+
+def provenance(torch, heated):
     """Where and when a measurement ran: the keys every measured file
     starts with (emit prints them)."""
     return {"device": torch.cuda.get_device_name(),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "torch": torch.__version__}
+            "torch": torch.__version__,
+            "clock": "heated" if heated else "burst"}
 
 
 GEMM_M = [64 << i for i in range(10)]  # 64 .. 32768
@@ -92,7 +137,7 @@ ATT_LEN = [128 << i for i in range(8)]  # 128 .. 16384
 HEAD_DIM = 128
 
 
-def measure(path):
+def measure(path, heated=False):
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import torch.nn.functional as F
@@ -105,6 +150,7 @@ def measure(path):
                         device=dev)
     out = torch.empty(max(GEMM_M) * max(GEMM_NK), dtype=torch.bfloat16,
                       device=dev)
+    heat = Heater(torch) if heated else None
     t0 = time.time()
     eager = 0  # shapes timed without a CUDA graph
     gemm = []
@@ -117,7 +163,8 @@ def measure(path):
                 b = big_b[:k * n].view(k, n)
                 c = out[:m * n].view(m, n)
                 t, graphed = time_fn(torch,
-                                     lambda: torch.matmul(a, b, out=c))
+                                     lambda: torch.matmul(a, b, out=c),
+                                     heat=heat)
                 eager += not graphed
                 col.append(t)
             row.append(col)
@@ -140,7 +187,8 @@ def measure(path):
                     vt = torch.randn_like(kt)
                     t, graphed = time_fn(
                         torch,
-                        lambda: F.scaled_dot_product_attention(qt, kt, vt))
+                        lambda: F.scaled_dot_product_attention(qt, kt, vt),
+                        heat=heat)
                     eager += not graphed
                     col.append(t)
                 row.append(col)
@@ -148,7 +196,7 @@ def measure(path):
             print(f"attention BH={bh} done ({time.time() - t0:.0f} s)",
                   flush=True)
     result = {
-        **provenance(torch),
+        **provenance(torch, heated),
         "timed_eagerly": eager,
         "gemm": {"m": GEMM_M, "n": GEMM_NK, "k": GEMM_NK, "seconds": gemm},
         "attention": {"bh": ATT_BH, "q": ATT_LEN, "k": ATT_LEN,
@@ -173,7 +221,7 @@ def measure(path):
                   f"{4 * bh * q * k * HEAD_DIM / s / 1e12:.0f} TFLOP/s")
 
 
-def measure_causal(path):
+def measure_causal(path, heated=False):
     """Causal attention against non-causal at square sizes (queries = keys),
     the same heads and lengths as the attention grid, in one run: cuDNN's
     causal kernel does half the pairs but not in half the time."""
@@ -182,6 +230,7 @@ def measure_causal(path):
     import torch.nn.functional as F
 
     dev = torch.device("cuda")
+    heat = Heater(torch) if heated else None
     t0 = time.time()
     causal, full = [], []
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
@@ -192,9 +241,9 @@ def measure_causal(path):
                                  device=dev)
                 kt, vt = torch.randn_like(qt), torch.randn_like(qt)
                 c, _ = time_fn(torch, lambda: F.scaled_dot_product_attention(
-                    qt, kt, vt, is_causal=True))
+                    qt, kt, vt, is_causal=True), heat=heat)
                 f, _ = time_fn(torch, lambda: F.scaled_dot_product_attention(
-                    qt, kt, vt))
+                    qt, kt, vt), heat=heat)
                 crow.append(c)
                 frow.append(f)
             causal.append(crow)
@@ -202,7 +251,7 @@ def measure_causal(path):
             print(f"causal attention BH={bh} done ({time.time() - t0:.0f} s)",
                   flush=True)
     result = {
-        **provenance(torch),
+        **provenance(torch, heated),
         "bh": ATT_BH, "len": ATT_LEN, "head_dim": HEAD_DIM,
         "causal_seconds": causal, "full_seconds": full,
     }
@@ -212,6 +261,47 @@ def measure_causal(path):
         print(f"BH={bh}: causal / half of non-causal " + " ".join(
             f"{n}:{causal[i][j] / (0.5 * full[i][j]):.2f}"
             for j, n in enumerate(ATT_LEN)))
+
+
+def probe_clock(_path=None):
+    """A few gemm and attention shapes timed three ways: in short bursts
+    from an idle GPU (`measure`), right after the Heater (`measure
+    --heated`), and in long runs of the shape alone after the Heater (the
+    clock the shape itself sustains)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    dev = torch.device("cuda")
+    shapes = [(16384, 1792, 4096), (16384, 4096, 1792), (2048, 14336, 4096),
+              (16384, 4096, 4096), (8192, 4096, 4096), (4096, 4096, 4096),
+              (1024, 4096, 4096), (256, 4096, 4096), (1024, 1024, 1024)]
+    cases = []
+    for (m, n, k) in shapes:
+        a = torch.randn(m, k, dtype=torch.bfloat16, device=dev)
+        b = torch.randn(k, n, dtype=torch.bfloat16, device=dev)
+        c = torch.empty(m, n, dtype=torch.bfloat16, device=dev)
+        cases.append((f"gemm {m}x{n}x{k}",
+                      lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)))
+    for (bh, n, causal) in [(32, 2048, True), (32, 2048, False),
+                            (4, 2048, True), (32, 8192, True)]:
+        q = torch.randn(1, bh, n, HEAD_DIM, dtype=torch.bfloat16, device=dev)
+        cases.append((f"attention {bh}x{n}{' causal' if causal else ''}",
+                      lambda q=q, causal=causal:
+                      F.scaled_dot_product_attention(q, q, q,
+                                                     is_causal=causal)))
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        time.sleep(3)  # an idle start
+        burst = [time_fn(torch, fn)[0] for _, fn in cases]
+        heat = Heater(torch)
+        heated = [time_fn(torch, fn, heat=heat)[0] for _, fn in cases]
+        long = [time_fn(torch, fn, min_total_s=0.3, heat=heat)[0]
+                for _, fn in cases]
+    print(f"{'shape':28} {'burst us':>9} {'heated':>9} {'long':>9} "
+          f"{'heated/burst':>12} {'long/burst':>10}")
+    for (name, _), b, h, l in zip(cases, burst, heated, long):
+        print(f"{name:28} {b * 1e6:9.1f} {h * 1e6:9.1f} {l * 1e6:9.1f} "
+              f"{h / b:12.3f} {l / b:10.3f}")
 
 
 def causal_ratios(r):
@@ -267,7 +357,8 @@ def emit(path, causal_path=None):
     g, a = r["gemm"], r["attention"]
     g["seconds"], a["seconds"] = tidy(g["seconds"]), tidy(a["seconds"])
     print("// Generated by bench/kernel_tables.py emit from measurements on "
-          f"{r['device']}, {r['date']}, PyTorch {r['torch']}.")
+          f"{r['device']}, {r['date']}, PyTorch {r['torch']}, "
+          f"{r.get('clock', 'burst')} clock.")
     print("// Microseconds per call, bf16; do not edit by hand.")
     print(array("kGemmM", g["m"]) + array("kGemmN", g["n"]) +
           array("kGemmK", g["k"]) + grid("kGemmMicros", g["seconds"]))
@@ -289,8 +380,12 @@ def emit(path, causal_path=None):
 
 if __name__ == "__main__":
     commands = {"measure": measure, "measure-causal": measure_causal}
-    if len(sys.argv) == 3 and sys.argv[1] in commands:
-        commands[sys.argv[1]](sys.argv[2])
+    heated = "--heated" in sys.argv[3:]
+    if sys.argv[1:2] == ["probe-clock"] and len(sys.argv) == 2:
+        probe_clock()
+    elif (len(sys.argv) in (3, 4) and sys.argv[1] in commands
+          and sys.argv[3:] in ([], ["--heated"])):
+        commands[sys.argv[1]](sys.argv[2], heated)
     elif len(sys.argv) == 4 and sys.argv[1] == "emit":
         emit(sys.argv[2], sys.argv[3])
     else:
