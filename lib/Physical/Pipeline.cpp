@@ -40,12 +40,18 @@ double opFlops(const Op &op) {
 
 } // namespace
 
-bool batchLoopsOf(const Graph &graph, std::vector<int> &loops, int64_t &batch,
-                  std::string &error, std::vector<int> *dims) {
-  loops.assign(graph.ops.size(), -1);
-  batch = 0;
-  std::vector<int> local, &batchDim = dims ? *dims : local;
-  batchDim.assign(graph.values.size(), -1);
+/// batchLoopsOf (`sequence` false: dimension 0, every op cut or kept
+/// once) and sequenceLoopsOf (`sequence`: dimension 1, weights read along
+/// the loop cut with it, whole ops) in one walk over the ops.
+static bool followLoops(const Graph &graph, bool sequence, ChunkLoops &c,
+                        std::string &error) {
+  const int dim = sequence ? 1 : 0;
+  const std::string what = sequence ? "sequence" : "batch";
+  c = ChunkLoops();
+  c.dim = dim;
+  c.loops.assign(graph.ops.size(), -1);
+  c.whole.assign(graph.ops.size(), false);
+  c.dims.assign(graph.values.size(), -1);
   std::vector<bool> read(graph.values.size(), false);
   for (const Op &op : graph.ops)
     for (const Access &input : op.inputs)
@@ -55,8 +61,9 @@ bool batchLoopsOf(const Graph &graph, std::vector<int> &loops, int64_t &batch,
     const planner::Value &value = graph.values[v];
     if (value.kind != ValueKind::Activation || !read[v])
       continue;
-    if (value.shape.empty() || (first >= 0 && value.shape[0] != batch)) {
-      error = "the activation arguments share no batch dimension ('" +
+    if (value.shape.size() <= size_t(dim) ||
+        (first >= 0 && value.shape[dim] != c.extent)) {
+      error = "the activation arguments share no " + what + " dimension ('" +
               (first >= 0 ? graph.values[first].name + "' " +
                                 shapeText(graph.values[first].shape) + " and '"
                           : std::string()) +
@@ -65,73 +72,146 @@ bool batchLoopsOf(const Graph &graph, std::vector<int> &loops, int64_t &batch,
     }
     if (first < 0) {
       first = static_cast<int>(v);
-      batch = value.shape[0];
+      c.extent = value.shape[dim];
     }
-    batchDim[v] = 0;
+    c.dims[v] = dim;
   }
   if (first < 0) {
-    error = "the program has no activation argument to cut into micro-batches";
+    error = "the program has no activation argument to cut into " +
+            std::string(sequence ? "chunks" : "micro-batches");
     return false;
   }
+  // Values an op has read whole: a weight cut later would have been read
+  // whole before.
+  std::vector<bool> readWhole(graph.values.size(), false);
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const Op &op = graph.ops[o];
     auto fail = [&](const std::string &why) {
       error = "op '" + op.name + "' " + why;
       return false;
     };
+    // The loop of each cut input; several different loops make a whole op
+    // (the sequence only).
     int loop = -1;
+    bool several = false;
     for (const Access &input : op.inputs) {
-      int d = batchDim[input.value];
+      int d = c.dims[input.value];
       if (d < 0)
         continue;
       const std::string &name = graph.values[input.value].name;
-      const std::vector<int> &dim = input.dimLoops[d];
+      const std::vector<int> &loopsOfDim = input.dimLoops[d];
       bool shifted =
           static_cast<size_t>(d) < input.shift.size() && input.shift[d] != 0;
       bool windowed = (static_cast<size_t>(d) < input.stride.size() &&
                        input.stride[d] != 1) ||
                       (static_cast<size_t>(d) < input.extent.size() &&
                        input.extent[d] != 1);
-      if (dim.empty() || shifted || windowed || op.loopSizes[dim[0]] != batch)
-        return fail("reads the batch dimension of '" + name +
+      if (loopsOfDim.empty() || shifted || windowed ||
+          op.loopSizes[loopsOfDim[0]] != c.extent)
+        return fail("reads the " + what + " dimension of '" + name +
                     "' other than through one loop of " +
-                    std::to_string(batch));
-      if (loop >= 0 && loop != dim[0])
-        return fail("reads the batch dimensions of its inputs through "
-                    "different loops");
-      loop = dim[0];
+                    std::to_string(c.extent));
+      if (loop >= 0 && loop != loopsOfDim[0]) {
+        if (!sequence)
+          return fail("reads the batch dimensions of its inputs through "
+                      "different loops");
+        several = true;
+        continue;
+      }
+      loop = loopsOfDim[0];
     }
-    if (loop < 0)
+    if (loop < 0) {
+      for (const Access &input : op.inputs)
+        readWhole[input.value] = true;
       continue;
-    for (const Access &input : op.inputs)
-      if (batchDim[input.value] < 0 && mentions(input, loop))
-        return fail("reads '" + graph.values[input.value].name +
-                    "' along its batch loop");
+    }
+    if (several) {
+      // A whole op: its result cut where its first cut input's loop writes
+      // a dimension alone.
+      c.whole[o] = true;
+      int out = -1;
+      for (size_t d = 0; d < op.output.dimLoops.size(); ++d)
+        if (op.output.dimLoops[d] == std::vector<int>{loop})
+          out = static_cast<int>(d);
+      if (out < 0)
+        return fail("reads the sequence through several loops and writes "
+                    "none of them alone");
+      c.dims[op.output.value] = out;
+      continue;
+    }
+    for (const Access &input : op.inputs) {
+      if (c.dims[input.value] >= 0 || !mentions(input, loop)) {
+        readWhole[input.value] =
+            readWhole[input.value] || (c.dims[input.value] < 0);
+        continue;
+      }
+      const planner::Value &value = graph.values[input.value];
+      // Along the sequence, a weight read through the loop alone (a
+      // table of positions) is cut with it.
+      int cut = -1;
+      if (sequence && value.kind == ValueKind::Weight &&
+          !readWhole[input.value])
+        for (size_t d = 0; d < input.dimLoops.size(); ++d) {
+          bool shifted = d < input.shift.size() && input.shift[d] != 0;
+          if (input.dimLoops[d] == std::vector<int>{loop} && !shifted &&
+              value.shape[d] == c.extent)
+            cut = static_cast<int>(d);
+        }
+      if (cut < 0)
+        return fail("reads '" + value.name + "' along its " + what + " loop");
+      c.dims[input.value] = cut;
+    }
     int out = -1;
     for (size_t d = 0; d < op.output.dimLoops.size(); ++d) {
-      const std::vector<int> &dim = op.output.dimLoops[d];
-      if (std::find(dim.begin(), dim.end(), loop) == dim.end())
+      const std::vector<int> &loopsOfDim = op.output.dimLoops[d];
+      if (std::find(loopsOfDim.begin(), loopsOfDim.end(), loop) ==
+          loopsOfDim.end())
         continue;
-      if (dim[0] != loop)
-        return fail("writes the batch inside another dimension of its result");
+      if (loopsOfDim[0] != loop)
+        return fail("writes the " + what +
+                    " inside another dimension of its result");
       out = static_cast<int>(d);
     }
     if (out < 0)
-      return fail("aggregates over the batch");
-    batchDim[op.output.value] = out;
-    loops[o] = loop;
+      return fail("aggregates over the " + what);
+    c.dims[op.output.value] = out;
+    c.loops[o] = loop;
   }
   return true;
 }
 
+bool batchLoopsOf(const Graph &graph, std::vector<int> &loops, int64_t &batch,
+                  std::string &error, std::vector<int> *dims) {
+  ChunkLoops c;
+  bool ok = followLoops(graph, /*sequence=*/false, c, error);
+  loops = c.loops;
+  batch = c.extent;
+  if (dims)
+    *dims = c.dims;
+  return ok;
+}
+
+bool sequenceLoopsOf(const Graph &graph, ChunkLoops &chunks,
+                     std::string &error) {
+  return followLoops(graph, /*sequence=*/true, chunks, error);
+}
+
 std::vector<std::pair<size_t, int64_t>>
-copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor) {
+copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor,
+          const std::vector<bool> *whole) {
   std::vector<std::pair<size_t, int64_t>> order;
   for (int64_t i = 0; i < copies; ++i)
     for (size_t o = 0; o < loops.size(); ++o)
       if (loops[o] >= 0)
         order.push_back({o, i});
-  if (opMajor)
+  bool anyWhole = false;
+  if (whole)
+    for (size_t o = 0; o < whole->size(); ++o)
+      if ((*whole)[o]) {
+        order.push_back({o, -1});
+        anyWhole = true;
+      }
+  if (opMajor || anyWhole)
     std::stable_sort(order.begin(), order.end(),
                      [](auto a, auto b) { return a.first < b.first; });
   return order;
@@ -159,42 +239,61 @@ static Op touchOp(std::string name, const std::vector<int64_t> &sizes,
   return op;
 }
 
-bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
-                std::string &error, int64_t copies, bool opMajor, bool slices) {
-  std::vector<int> loops, batchDim;
-  int64_t batch = 0;
-  if (!batchLoopsOf(graph, loops, batch, error, &batchDim))
-    return false;
-  if (microBatches < 1 || batch % microBatches != 0) {
-    error = "the batch (" + std::to_string(batch) + ") does not split into " +
-            std::to_string(microBatches) + " micro-batches";
+/// `graph` cut along `c` into `n` parts (microBatch and sequenceChunks):
+/// each op with a loop copied per part, whole ops once between concats of
+/// their inputs' parts and slices of their result.
+static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
+                      MicroBatched &result, std::string &error, int64_t copies,
+                      bool opMajor, bool slices) {
+  const std::string what = c.dim == 0 ? "batch" : "sequence";
+  const std::string parts = c.dim == 0 ? " micro-batches" : " chunks";
+  if (n < 1 || c.extent % n != 0) {
+    error = "the " + what + " (" + std::to_string(c.extent) +
+            ") does not split into " + std::to_string(n) + parts;
     return false;
   }
-  if (copies < 0 || copies > microBatches)
-    copies = microBatches;
+  int64_t rows = c.extent / n;
+  if (copies < 0 || copies > n)
+    copies = n;
+  bool anyWhole =
+      std::find(c.whole.begin(), c.whole.end(), true) != c.whole.end();
+  if (anyWhole && (!opMajor || !slices || copies < n)) {
+    error = "whole ops are only chunked op by op, every chunk, with slices";
+    return false;
+  }
   result = MicroBatched();
   Graph &g = result.graph;
-  // copyOf[v][i]: value v's copy for micro-batch i (the same for unbatched);
-  // whole[v]: a sliced argument's whole value.
+  auto push = [&](Op op, int origin, int part) {
+    g.ops.push_back(std::move(op));
+    result.origin.push_back(origin);
+    result.microBatch.push_back(part);
+  };
+  // copyOf[v][i]: value v's copy for part i (the same for uncut values);
+  // whole[v]: a sliced argument's (or a whole op's result's) whole value.
   std::vector<std::vector<int>> copyOf(graph.values.size());
   std::vector<int> whole(graph.values.size(), -1);
+  std::vector<bool> wholeResult(graph.values.size(), false);
+  for (size_t o = 0; o < graph.ops.size(); ++o)
+    if (c.whole[o])
+      wholeResult[graph.ops[o].output.value] = true;
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const planner::Value &value = graph.values[v];
-    if (batchDim[v] < 0) {
+    if (c.dims[v] < 0) {
       copyOf[v].assign(copies, static_cast<int>(g.values.size()));
       g.values.push_back(value);
       continue;
     }
-    // With `slices`, a batched argument stays whole, and each copy is the
-    // result of a slice of it.
-    bool sliced = slices && value.kind != ValueKind::Intermediate;
+    // With `slices`, a cut argument stays whole, and each copy is the
+    // result of a slice of it; so is a whole op's result.
+    bool sliced =
+        (slices && value.kind != ValueKind::Intermediate) || wholeResult[v];
     if (sliced) {
       whole[v] = static_cast<int>(g.values.size());
       g.values.push_back(value);
     }
     for (int64_t i = 0; i < copies; ++i) {
       planner::Value copy = value;
-      copy.shape[batchDim[v]] /= microBatches;
+      copy.shape[c.dims[v]] /= n;
       copy.name += "@" + std::to_string(i);
       if (sliced)
         copy.kind = ValueKind::Intermediate;
@@ -202,65 +301,100 @@ bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
       g.values.push_back(std::move(copy));
     }
   }
-  for (size_t v = 0; v < graph.values.size(); ++v) {
-    if (whole[v] < 0)
-      continue;
+  // The slices of v's whole value into its copies (arguments first; a
+  // whole op's result after the op), and the concat of v's copies into a
+  // whole value (a result, last; a whole op's input, before the op).
+  auto sliceInto = [&](size_t v) {
     for (int64_t i = 0; i < copies; ++i) {
       std::vector<int64_t> shift(graph.values[v].shape.size(), 0);
-      shift[batchDim[v]] = i * (batch / microBatches);
-      g.ops.push_back(
-          touchOp(graph.values[v].name + " slice@" + std::to_string(i),
-                  g.values[copyOf[v][i]].shape, {{whole[v], shift}},
-                  copyOf[v][i], graph.values[v].elementBytes));
-      result.origin.push_back(-1);
-      result.microBatch.push_back(static_cast<int>(i));
+      shift[c.dims[v]] = i * rows;
+      push(touchOp(graph.values[v].name + " slice@" + std::to_string(i),
+                   g.values[copyOf[v][i]].shape, {{whole[v], shift}},
+                   copyOf[v][i], graph.values[v].elementBytes),
+           -1, wholeResult[v] ? -1 : static_cast<int>(i));
     }
-  }
+  };
+  auto concatOf = [&](size_t v, int out) {
+    std::vector<std::pair<int, std::vector<int64_t>>> pieces;
+    for (int64_t i = 0; i < copies; ++i) {
+      std::vector<int64_t> shift(graph.values[v].shape.size(), 0);
+      shift[c.dims[v]] = -i * rows;
+      pieces.push_back({copyOf[v][i], shift});
+    }
+    push(touchOp(graph.values[v].name + " concat", graph.values[v].shape,
+                 std::move(pieces), out, graph.values[v].elementBytes),
+         -1, -1);
+  };
+  for (size_t v = 0; v < graph.values.size(); ++v)
+    if (whole[v] >= 0 && !wholeResult[v])
+      sliceInto(v);
+  std::vector<int> joined(graph.values.size(), -1);
   auto copyOp = [&](size_t o, int64_t i) {
     Op op = graph.ops[o];
-    if (loops[o] >= 0) {
-      op.loopSizes[loops[o]] /= microBatches;
+    if (c.whole[o]) {
+      for (Access &input : op.inputs) {
+        int v = input.value;
+        if (c.dims[v] >= 0 && joined[v] < 0) {
+          joined[v] = static_cast<int>(g.values.size());
+          g.values.push_back(graph.values[v]);
+          g.values.back().kind = ValueKind::Intermediate;
+          concatOf(v, joined[v]);
+        }
+        input.value = c.dims[v] >= 0 ? joined[v] : copyOf[v][0];
+      }
+      op.output.value = whole[op.output.value];
+      push(std::move(op), static_cast<int>(o), -1);
+      sliceInto(graph.ops[o].output.value);
+      return;
+    }
+    if (c.loops[o] >= 0) {
+      op.loopSizes[c.loops[o]] /= n;
       op.name += "@" + std::to_string(i);
     }
     for (Access &input : op.inputs)
       input.value = copyOf[input.value][i];
     op.output.value = copyOf[op.output.value][i];
-    g.ops.push_back(std::move(op));
-    result.origin.push_back(static_cast<int>(o));
-    result.microBatch.push_back(loops[o] >= 0 ? static_cast<int>(i) : -1);
+    push(std::move(op), static_cast<int>(o),
+         c.loops[o] >= 0 ? static_cast<int>(i) : -1);
   };
   for (size_t o = 0; o < graph.ops.size(); ++o)
-    if (loops[o] < 0)
+    if (c.loops[o] < 0 && !c.whole[o])
       copyOp(o, 0);
-  for (auto [o, i] : copyOrder(loops, copies, opMajor))
+  for (auto [o, i] : copyOrder(c.loops, copies, opMajor, &c.whole))
     copyOp(o, i);
   for (int r : graph.results) {
-    if (batchDim[r] < 0) {
+    if (c.dims[r] < 0) {
       g.results.push_back(copyOf[r][0]);
       continue;
     }
-    if (!slices || copies < microBatches) {
+    if (!slices || copies < n) {
       for (int64_t i = 0; i < copies; ++i)
         g.results.push_back(copyOf[r][i]);
       continue;
     }
-    // With `slices`, a batched result is put back whole by a concat.
-    std::vector<std::pair<int, std::vector<int64_t>>> parts;
-    for (int64_t i = 0; i < copies; ++i) {
-      std::vector<int64_t> shift(graph.values[r].shape.size(), 0);
-      shift[batchDim[r]] = -i * (batch / microBatches);
-      parts.push_back({copyOf[r][i], shift});
-    }
+    // With `slices`, a cut result is put back whole by a concat.
     int out = static_cast<int>(g.values.size());
     g.values.push_back(graph.values[r]);
-    g.ops.push_back(touchOp(graph.values[r].name + " concat",
-                            graph.values[r].shape, std::move(parts), out,
-                            graph.values[r].elementBytes));
-    result.origin.push_back(-1);
-    result.microBatch.push_back(-1);
+    concatOf(r, out);
     g.results.push_back(out);
   }
   return true;
+}
+
+bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
+                std::string &error, int64_t copies, bool opMajor, bool slices) {
+  ChunkLoops c;
+  return followLoops(graph, /*sequence=*/false, c, error) &&
+         copyParts(graph, c, microBatches, result, error, copies, opMajor,
+                   slices);
+}
+
+bool sequenceChunks(const Graph &graph, int64_t chunks, MicroBatched &result,
+                    std::string &error) {
+  ChunkLoops c;
+  return followLoops(graph, /*sequence=*/true, c, error) &&
+         copyParts(graph, c, chunks, result, error, -1, /*opMajor=*/true,
+                   /*slices=*/true);
 }
 
 std::vector<int> balancedStages(const Graph &graph, int64_t stages) {
@@ -376,11 +510,30 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   // its arguments and the concats of its results included, since its one
   // stage reads and writes them on the same GPUs as the chunks.
   bool slices = staged.dataflow;
+  // A program of one batch row is chunked along its sequence: its ops are
+  // cut as the plan cuts them whole (one chunk alone is no program: its
+  // whole ops read every chunk), every chunk then taking its op's spec.
+  std::vector<int> batchLoops;
+  int64_t batch = 0;
+  std::string batchError;
+  staged.chunkDim =
+      staged.dataflow && batchLoopsOf(graph, batchLoops, batch, batchError) &&
+              batch == 1
+          ? 1
+          : 0;
   MicroBatched one, all;
-  if (!microBatch(graph, microBatches, one, staged.error, 1, false, slices) ||
-      !microBatch(graph, microBatches, all, staged.error, -1, staged.dataflow,
-                  slices))
+  if (staged.chunkDim == 1) {
+    if (!sequenceChunks(graph, microBatches, all, staged.error))
+      return staged;
+    one.graph = graph;
+    for (size_t o = 0; o < graph.ops.size(); ++o)
+      one.origin.push_back(static_cast<int>(o));
+  } else if (!microBatch(graph, microBatches, one, staged.error, 1, false,
+                         slices) ||
+             !microBatch(graph, microBatches, all, staged.error, -1,
+                         staged.dataflow, slices)) {
     return staged;
+  }
   planner::SearchOptions inStage = options;
   inStage.devices = stageDevices;
   inStage.onProgress = nullptr;
@@ -415,11 +568,24 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   inStage.dataflow = staged.dataflow;
   planner::Plan plan;
   if (slices) {
-    for (size_t o = 0; o < all.graph.ops.size(); ++o)
-      inStage.allowedSpecs.push_back(
-          all.origin[o] >= 0
-              ? std::vector<Spec>{perStage.specs[specOf[all.origin[o]]]}
-              : planner::enumerateSpecs(all.graph.ops[o], stageDevices));
+    for (size_t o = 0; o < all.graph.ops.size(); ++o) {
+      if (all.origin[o] < 0) {
+        inStage.allowedSpecs.push_back(
+            planner::enumerateSpecs(all.graph.ops[o], stageDevices));
+        continue;
+      }
+      const Spec &spec = perStage.specs[specOf[all.origin[o]]];
+      const Op &copy = all.graph.ops[o];
+      for (size_t l = 0; l < spec.size(); ++l)
+        if (copy.loopSizes[l] % spec[l] != 0) {
+          staged.error = "op '" + copy.name + "' cannot take its plan's cut " +
+                         "of loop " + copy.loopNames[l] + " (" +
+                         std::to_string(spec[l]) + " parts of " +
+                         std::to_string(copy.loopSizes[l]) + ")";
+          return staged;
+        }
+      inStage.allowedSpecs.push_back({spec});
+    }
     inStage.restriction = "within a chunked plan";
     plan = planner::search(all.graph, inStage);
   } else {
@@ -478,7 +644,20 @@ pricedPlans(const Graph &graph, const planner::SearchOptions &options,
   std::vector<int> loops;
   int64_t batch = 0;
   StagedPlan unusable;
-  if (!batchLoopsOf(graph, loops, batch, unusable.error) || batch < fewest) {
+  bool followed = batchLoopsOf(graph, loops, batch, unusable.error);
+  // One stage over a batch of one row: chunks of the sequence.
+  ChunkLoops sequence;
+  if (followed && batch == 1 && fewest > 1 &&
+      stageCounts == std::vector<int64_t>{1}) {
+    if (!sequenceLoopsOf(graph, sequence, unusable.error)) {
+      unusable.error = "the batch is 1 and the sequence cannot be chunked: " +
+                       unusable.error;
+      plans.push_back(unusable);
+      return plans;
+    }
+    batch = sequence.extent;
+  }
+  if (!followed || batch < fewest) {
     if (unusable.error.empty())
       unusable.error = "the batch is 1: there is nothing to chunk";
     plans.push_back(unusable);

@@ -28,7 +28,7 @@ namespace physical = ::ein::physical;
 static std::string stagedPlanName(const physical::StagedPlan &plan) {
   std::string m = std::to_string(plan.microBatches);
   if (plan.stages == 1)
-    return m + " chunks";
+    return m + (plan.chunkDim == 1 ? " chunks of the sequence" : " chunks");
   return std::to_string(plan.stages) + " stages over " + m +
          (plan.microBatches == 1 ? " micro-batch" : " micro-batches");
 }

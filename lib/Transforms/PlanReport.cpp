@@ -368,7 +368,8 @@ std::string stagedName(const physical::StagedPlan &plan) {
     return "the plan above as a dataflow program";
   if (plan.stages == 1)
     return "1 stage x " + std::to_string(plan.microBatches) +
-           " chunks (dataflow)";
+           (plan.chunkDim == 1 ? " chunks of the sequence" : " chunks") +
+           " (dataflow)";
   return std::to_string(plan.stages) + " stages x " +
          std::to_string(plan.microBatches) + " micro-batch" +
          (plan.microBatches == 1 ? "" : "es");
@@ -528,6 +529,7 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
         } else {
           entry["stages"] = p.stages;
           entry["micro_batches"] = p.microBatches;
+          entry["cut"] = p.chunkDim == 1 ? "sequence" : "batch";
           entry["dataflow"] = p.dataflow;
           entry["simulated_ms"] = p.seconds * 1e3;
           entry["bytes_between_nodes"] = p.bytesBetweenNodes;

@@ -39,11 +39,19 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
                            const planner::TargetInfo &info,
                            const planner::SearchOptions &options) {
   const planner::Graph &g = pg.graph;
-  std::vector<int> loops, dims;
-  int64_t batch = 0;
+  physical::ChunkLoops chunks;
   std::string error;
-  if (!physical::batchLoopsOf(g, loops, batch, error, &dims))
+  if (staged.chunkDim == 1) {
+    if (!physical::sequenceLoopsOf(g, chunks, error))
+      return func.emitOpError() << "cannot be chunked: " << error;
+  } else if (!physical::batchLoopsOf(g, chunks.loops, chunks.extent, error,
+                                     &chunks.dims)) {
     return func.emitOpError() << "cannot be staged: " << error;
+  } else {
+    chunks.whole.assign(g.ops.size(), false);
+  }
+  const std::vector<int> &loops = chunks.loops, &dims = chunks.dims;
+  int64_t batch = chunks.extent;
   int64_t microBatches = staged.microBatches;
   if (microBatches < 1 || batch % microBatches != 0 ||
       staged.stageOf.size() != g.ops.size() ||
@@ -70,14 +78,39 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
 
   DenseMap<Operation *, Staged> stagedOps;
   for (size_t o = 0; o < g.ops.size(); ++o)
-    if (loops[o] < 0)
+    if (loops[o] < 0 && !chunks.whole[o])
       stagedOps[pg.ops[o]] = {static_cast<int>(o), staged.stageOf[o]};
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   OpBuilder b(ret);
   DenseMap<Value, SmallVector<Value>> copies;
 
-  // Each batched activation argument, cut into micro-batches on the stage
-  // of its first reader.
+  // The planner's value of an operand: an argument's number, or its
+  // producer's result.
+  auto valueOf = [&](Value value) -> int {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return static_cast<int>(arg.getArgNumber());
+    auto it = llvm::find(pg.ops, value.getDefiningOp());
+    return it == pg.ops.end() ? -1 : g.ops[it - pg.ops.begin()].output.value;
+  };
+  // `value` cut into micro-batches (chunks) along `dim` on `stage`.
+  auto sliceInto = [&](Value value, int dim, int stage) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> offsets(type.getRank(), 0);
+    SmallVector<int64_t> sizes(type.getShape());
+    sizes[dim] = rows;
+    for (int64_t i = 0; i < microBatches; ++i) {
+      offsets[dim] = i * rows;
+      auto slice =
+          SliceOp::create(b, value.getLoc(), withBatch(type, dim, rows), value,
+                          offsets, sizes, SpecAttr());
+      copies[value].push_back(slice);
+      stagedOps[slice] = {-1, stage};
+    }
+  };
+
+  // Each batched activation argument (and, along the sequence, each weight
+  // read along it), cut into micro-batches on the stage of its first
+  // reader.
   for (BlockArgument arg : func.getArguments()) {
     int dim = dims[arg.getArgNumber()];
     if (dim < 0)
@@ -87,28 +120,44 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
       for (const planner::Access &input : g.ops[o].inputs)
         if (input.value == int(arg.getArgNumber()))
           stage = staged.stageOf[o];
-    auto type = cast<RankedTensorType>(arg.getType());
-    SmallVector<int64_t> offsets(type.getRank(), 0);
-    SmallVector<int64_t> sizes(type.getShape());
-    sizes[dim] = rows;
-    for (int64_t i = 0; i < microBatches; ++i) {
-      offsets[dim] = i * rows;
-      auto slice = SliceOp::create(b, arg.getLoc(), withBatch(type, dim, rows),
-                                   arg, offsets, sizes, SpecAttr());
-      copies[arg].push_back(slice);
-      stagedOps[slice] = {-1, std::max(stage, 0)};
-    }
+    sliceInto(arg, dim, std::max(stage, 0));
   }
 
   // The batched ops, micro-batch by micro-batch (a chunked plan: op by op,
-  // each op's chunks back to back, as physical::microBatch orders them).
+  // each op's chunks back to back, as physical::microBatch orders them);
+  // a whole op once, on its inputs' chunks put back together, its result
+  // cut again.
   SmallVector<size_t> batched;
   for (size_t o = 0; o < g.ops.size(); ++o)
-    if (loops[o] >= 0)
+    if (loops[o] >= 0 || chunks.whole[o])
       batched.push_back(o);
-  for (auto [o, i] :
-       physical::copyOrder(loops, microBatches, staged.dataflow)) {
+  for (auto [o, i] : physical::copyOrder(loops, microBatches, staged.dataflow,
+                                         &chunks.whole)) {
     Operation *op = pg.ops[o];
+    if (i < 0) {
+      IRMapping map;
+      for (Value operand : op->getOperands()) {
+        auto found = copies.find(operand);
+        if (found == copies.end() || map.contains(operand))
+          continue;
+        auto concat =
+            ConcatOp::create(b, op->getLoc(), operand.getType(),
+                             static_cast<uint64_t>(dims[valueOf(operand)]),
+                             found->second, SpecAttr());
+        stagedOps[concat] = {-1, staged.stageOf[o]};
+        map.map(operand, concat.getResult());
+      }
+      Operation *copy = b.clone(*op, map);
+      copy->removeAttr("spec");
+      stagedOps[copy] = {static_cast<int>(o), staged.stageOf[o]};
+      // The result's chunks stand for the original's, as a copy's do.
+      sliceInto(copy->getResult(0), dims[g.ops[o].output.value],
+                staged.stageOf[o]);
+      SmallVector<Value> parts = copies.lookup(copy->getResult(0));
+      copies.erase(copy->getResult(0));
+      copies[op->getResult(0)] = std::move(parts);
+      continue;
+    }
     IRMapping map;
     for (Value operand : op->getOperands())
       if (auto found = copies.find(operand); found != copies.end())

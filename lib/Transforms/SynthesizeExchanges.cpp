@@ -549,6 +549,23 @@ private:
   /// Blocks of a replicable weight or constant where `op`'s input `input`
   /// reads them: one placed relation per reading input, every copy where
   /// its join block is.
+  /// Whether op `o` reads its `input` (a weight or constant that does not
+  /// move with the plan) in parts that are no even cut of it, and so
+  /// whole on each reading GPU: a chunk's slice of a table of positions
+  /// reads its chunk's rows only.
+  bool wholeReplicas(size_t o, size_t input) {
+    int value = g.ops[o].inputs[input].value;
+    if (!isa<SliceOp>(pg.ops[o]) ||
+        physical::movesWithPlan(g.values[value], options))
+      return false;
+    std::vector<Box> boxes;
+    for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
+      if (k.inputs[input].volume() > 0)
+        boxes.push_back(k.inputs[input]);
+    Grid unused;
+    return !evenGrid(boxes, g.values[value].shape, unused);
+  }
+
   std::map<BoxKey, std::vector<int64_t>> readersOf(size_t o, size_t input) {
     std::map<BoxKey, std::vector<int64_t>> readers;
     for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
@@ -561,6 +578,33 @@ private:
                 const physical::OpProgram::Kernel &kernel) {
     int value = g.ops[o].inputs[input].value;
     auto readers = readersOf(o, input);
+    if (wholeReplicas(o, input)) {
+      // Whole on every GPU that reads it, each reading its region.
+      std::vector<int64_t> devices;
+      for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
+        if (k.inputs[input].volume() > 0 &&
+            llvm::find(devices, k.device) == devices.end())
+          devices.push_back(k.device);
+      const planner::Value &v = g.values[value];
+      if (!relationValue)
+        relationValue = PartitionOp::create(
+            builder, loc(),
+            RelationType::get(func.getContext(), v.shape, elementOf(value),
+                              SmallVector<int64_t>(v.shape.size(), 1),
+                              static_cast<int64_t>(devices.size()),
+                              AggKind::None, devices),
+            pg.values[value]);
+      Box all{std::vector<int64_t>(v.shape.size(), 0), v.shape};
+      Value whole = ExtractBlockOp::create(
+          builder, loc(), blockType(all, elementOf(value)), relationValue,
+          SmallVector<int64_t>(v.shape.size(), 0),
+          llvm::find(devices, kernel.device) - devices.begin());
+      const Box &region = kernel.inputs[input];
+      return tensor::ExtractSliceOp::create(
+          builder, loc(), whole, folds(offsetsIn(region, all)),
+          folds(sizesOf(region)),
+          folds(SmallVector<int64_t>(region.begin.size(), 1)));
+    }
     if (!relationValue) {
       std::vector<Box> boxes;
       for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
@@ -627,7 +671,8 @@ private:
         if (k.inputs[i].volume() > 0)
           boxes.push_back(k.inputs[i]);
       Grid unused;
-      if (!evenGrid(boxes, g.values[value].shape, unused))
+      if (!evenGrid(boxes, g.values[value].shape, unused) &&
+          !wholeReplicas(o, i))
         return op->emitOpError()
                << "reads " << g.values[value].name
                << " in parts that are not an even cut of it; laying out a "

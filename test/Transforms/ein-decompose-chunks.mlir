@@ -69,11 +69,47 @@
 // AUTOWHOLE-NEXT: the plan above as a dataflow program:
 // AUTOWHOLE-NEXT: 1 stage x 2 chunks (dataflow):
 
-// Refusals: a batch of 1 has nothing to chunk, chunks must divide the batch,
-// and there is no chunked plan of no chunks.
+// A batch of 1 is chunked along its sequence (dimension 1 of the
+// activations): the ops before and after attention copied per chunk, the
+// RoPE table (a weight read along the sequence) cut with them, and causal
+// attention, which reads the sequence through its queries and its keys, run
+// whole on its inputs' chunks put back together, its result cut again.
 // RUN: %python %ein_src_root/examples/gen_llama_block.py --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 1 --seq 16 > %t.b1.mlir
+// RUN: ein-opt %t.b1.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x2" | FileCheck %s --check-prefix=SEQ
+// SEQ-LABEL: func.func @llama_block(%arg0: tensor<1x16x64xf32>
+// SEQ-SAME: attributes {ein.dataflow}
+// SEQ-NEXT: ein.slice %arg0 [0, 0, 0] [1, 8, 64] {ein.place = array<i64: 0, 1>
+// SEQ-NEXT: ein.slice %arg0 [0, 8, 0] [1, 8, 64]
+// SEQ-NEXT: ein.slice %arg10 [0, 0, 0, 0] [2, 2, 8, 8]
+// SEQ-NEXT: ein.slice %arg10 [0, 0, 8, 0] [2, 2, 8, 8]
+// SEQ-NEXT: ein.rms_norm {{.*}} : tensor<1x8x64xf32>
+// SEQ-NEXT: ein.rms_norm {{.*}} : tensor<1x8x64xf32>
+// SEQ: %[[Q:.*]] = ein.concat dim 2 {{.*}} -> tensor<1x4x16x16xf32>
+// SEQ-NEXT: %[[K:.*]] = ein.concat dim 2 {{.*}} -> tensor<1x2x16x16xf32>
+// SEQ-NEXT: %[[V:.*]] = ein.concat dim 2 {{.*}} -> tensor<1x2x16x16xf32>
+// SEQ-NEXT: %[[O:.*]] = ein.attention %[[Q]], %[[K]], %[[V]] {causal, ein.place = array<i64: 0, 1>
+// SEQ-NEXT: ein.slice %[[O]] [0, 0, 0, 0] [1, 4, 8, 16]
+// SEQ-NEXT: ein.slice %[[O]] [0, 0, 8, 0] [1, 4, 8, 16]
+// SEQ: %[[Y:.*]] = ein.concat dim 1 {{.*}} -> tensor<1x16x64xf32>
+// SEQ-NEXT: return %[[Y]]
+// stages=auto weighs them, as long as every chunk can take its op's cut;
+// the JSON says what they cut.
 // RUN: ein-opt %t.b1.mlir --ein-attach-target="devices=2" --ein-decompose="stages=auto explain=-" -o /dev/null | FileCheck %s --check-prefix=BATCH1
-// BATCH1: none: the batch is 1: there is nothing to chunk
+// BATCH1: the plan above as a dataflow program:
+// BATCH1-NEXT: 1 stage x 2 chunks of the sequence (dataflow): {{[0-9.]+}} ms
+// BATCH1: 1 stage x 16 chunks of the sequence (dataflow): none: op 'ein.rms_norm #0@0' cannot take its plan's cut of loop d1 (2 parts of 1)
+// RUN: ein-opt %t.b1.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x2 explain=%t.seq.json" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SEQJSON < %t.seq.json
+// SEQJSON: "cut": "sequence",
+// SEQJSON-NEXT: "dataflow": true,
+// SEQJSON: "lowered": true,
+// SEQJSON-NEXT: "micro_batches": 2,
+
+// Refusals: a batch of 1 whose dimension 1 is no sequence (summed), chunks
+// must divide the batch, and there is no chunked plan of no chunks.
+// RUN: sed 's/64x128/1x128/g; s/64x512/1x512/g' %ein_src_root/examples/mlp.mlir > %t.row.mlir
+// RUN: ein-opt %t.row.mlir --ein-attach-target="devices=2" --ein-decompose="stages=auto explain=-" -o /dev/null | FileCheck %s --check-prefix=ROW
+// ROW: none: the batch is 1 and the sequence cannot be chunked: op 'ein.join_agg #0' aggregates over the sequence
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // UNEVEN: error: 'func.func' op has no plan of 3 chunks: the batch (4) does not split into 3 micro-batches
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x0" 2>&1 | FileCheck %s --check-prefix=NONE

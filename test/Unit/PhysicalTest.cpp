@@ -1653,10 +1653,139 @@ TEST(Pipeline, ChunksAreOpMajorWithSlicesAndAConcat) {
     EXPECT_EQ(plans[i].stages, 1);
     EXPECT_EQ(plans[i].microBatches, int64_t(2) << i);
   }
+  // A batch of 1: its dimension 1 is no sequence (the layers sum over it).
   plans = chunkedPlans(layerChain(1, 16, 2), options, pair);
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_FALSE(plans[0].feasible);
-  EXPECT_EQ(plans[0].error, "the batch is 1: there is nothing to chunk");
+  EXPECT_EQ(plans[0].error,
+            "the batch is 1 and the sequence cannot be "
+            "chunked: op 'layer0' aggregates over the sequence");
+}
+
+namespace {
+
+/// One batch row of `tokens` tokens, 2 heads of 4: x [1, tokens, 2, 4]
+/// times a table of positions pos [tokens, 4] (as RoPE's), causal
+/// attention of the product with itself (its queries, keys and values:
+/// loops batch, kv_head, group, query, key), plus x.
+planner::Graph sequenceBlock(int64_t tokens) {
+  planner::Graph g;
+  using planner::ValueKind;
+  int x = addValue(g, "x", {1, tokens, 2, 4}, ValueKind::Activation);
+  int pos = addValue(g, "pos", {tokens, 4}, ValueKind::Weight);
+  int y = addValue(g, "y", {1, tokens, 2, 4});
+  planner::Op rope;
+  rope.name = "rope";
+  rope.loopSizes = {1, tokens, 2, 4};
+  rope.loopNames = {"d0", "d1", "d2", "d3"};
+  rope.cuttable = {true, true, true, true};
+  rope.inputs = {access(x, {{0}, {1}, {2}, {3}}), access(pos, {{1}, {3}})};
+  rope.output = access(y, {{0}, {1}, {2}, {3}});
+  rope.flopsPerPoint = 1;
+  g.ops.push_back(rope);
+  int o = addValue(g, "o", {1, tokens, 2, 4});
+  planner::Op att;
+  att.name = "attention";
+  att.loopSizes = {1, 2, 1, tokens, tokens};
+  att.loopNames = {"batch", "kv_head", "group", "query", "key"};
+  att.cuttable = {true, true, true, true, true};
+  att.inputs = {access(y, {{0}, {3}, {1, 2}, {}}),
+                access(y, {{0}, {4}, {1}, {}}), access(y, {{0}, {4}, {1}, {}})};
+  att.output = access(o, {{0}, {3}, {1, 2}, {}});
+  att.flopsPerPoint = 16;
+  att.causal = true;
+  att.attention = {3, 4, 0, 0};
+  g.ops.push_back(att);
+  planner::Op add = rope;
+  add.name = "residual";
+  add.inputs = {access(o, {{0}, {1}, {2}, {3}}),
+                access(x, {{0}, {1}, {2}, {3}})};
+  int z = addValue(g, "z", {1, tokens, 2, 4});
+  add.output = access(z, {{0}, {1}, {2}, {3}});
+  g.ops.push_back(add);
+  g.results = {z};
+  return g;
+}
+
+} // namespace
+
+// A batch of one row is chunked along its sequence: the ops that read it
+// through one loop are copied per chunk, the table of positions is cut with
+// them, and attention (queries and keys both along the sequence) runs whole
+// between a concat of its input's chunks and slices of its result.
+TEST(Pipeline, SequenceChunksRunAttentionWhole) {
+  planner::Graph g = sequenceBlock(8);
+  ChunkLoops c;
+  std::string error;
+  ASSERT_TRUE(sequenceLoopsOf(g, c, error)) << error;
+  EXPECT_EQ(c.extent, 8);
+  EXPECT_EQ(c.loops, (std::vector<int>{1, -1, 1}));
+  EXPECT_EQ(c.whole, (std::vector<bool>{false, true, false}));
+  // x, pos (its dimension 0), y, o (written along the queries), z.
+  EXPECT_EQ(c.dims, (std::vector<int>{1, 0, 1, 1, 1}));
+  // The batch alone (of 1) cannot be cut, and attention stops it anyway.
+  std::vector<int> loops;
+  int64_t batch = 0;
+  EXPECT_TRUE(batchLoopsOf(g, loops, batch, error));
+  EXPECT_EQ(batch, 1);
+
+  MicroBatched mb;
+  ASSERT_TRUE(sequenceChunks(g, 2, mb, error)) << error;
+  // x's and pos's slices, rope@0, rope@1, y's concat, attention, o's
+  // slices, residual@0, residual@1, z's concat.
+  ASSERT_EQ(mb.graph.ops.size(), 13u);
+  EXPECT_EQ(mb.origin,
+            (std::vector<int>{-1, -1, -1, -1, 0, 0, -1, 1, -1, -1, 2, 2, -1}));
+  EXPECT_EQ(mb.microBatch,
+            (std::vector<int>{0, 1, 0, 1, 0, 1, -1, -1, -1, -1, 0, 1, -1}));
+  const planner::Op &posSlice = mb.graph.ops[3];
+  EXPECT_EQ(posSlice.loopSizes, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(posSlice.inputs[0].shift, (std::vector<int64_t>{4, 0}));
+  EXPECT_EQ(mb.graph.ops[5].inputs[1].value, posSlice.output.value);
+  EXPECT_EQ(mb.graph.ops[5].loopSizes, (std::vector<int64_t>{1, 4, 2, 4}));
+  const planner::Op &concat = mb.graph.ops[6];
+  ASSERT_EQ(concat.inputs.size(), 2u);
+  EXPECT_EQ(concat.inputs[1].value, mb.graph.ops[5].output.value);
+  EXPECT_EQ(concat.inputs[1].shift, (std::vector<int64_t>{0, -4, 0, 0}));
+  const planner::Op &att = mb.graph.ops[7];
+  EXPECT_EQ(att.loopSizes, (std::vector<int64_t>{1, 2, 1, 8, 8}));
+  for (const planner::Access &input : att.inputs)
+    EXPECT_EQ(input.value, concat.output.value);
+  EXPECT_EQ(mb.graph.ops[9].inputs[0].value, att.output.value);
+  EXPECT_EQ(mb.graph.ops[9].inputs[0].shift,
+            (std::vector<int64_t>{0, 4, 0, 0}));
+  EXPECT_EQ(mb.graph.ops[11].inputs[0].value, mb.graph.ops[9].output.value);
+  EXPECT_EQ(mb.graph.values[mb.graph.results[0]].shape,
+            (std::vector<int64_t>{1, 8, 2, 4}));
+  EXPECT_FALSE(sequenceChunks(g, 3, mb, error));
+  EXPECT_EQ(error, "the sequence (8) does not split into 3 chunks");
+
+  // Priced on 2 GPUs: chunks of the sequence, each a dataflow program.
+  planner::SearchOptions options;
+  options.devices = 2;
+  Topology pair = make("nvswitch", 2);
+  std::vector<StagedPlan> plans = chunkedPlans(g, options, pair, 4);
+  ASSERT_EQ(plans.size(), 2u);
+  for (const StagedPlan &plan : plans) {
+    EXPECT_TRUE(plan.feasible) << plan.error;
+    EXPECT_EQ(plan.chunkDim, 1);
+    EXPECT_TRUE(plan.dataflow);
+  }
+
+  // A weight read whole before it is read along the sequence is not cut.
+  planner::Graph late = sequenceBlock(8);
+  planner::Op first = late.ops[0];
+  first.name = "pos_first";
+  first.loopSizes = {8, 4};
+  first.loopNames = {"d0", "d1"};
+  first.cuttable = {true, true};
+  first.inputs = {access(1, {{0}, {1}})};
+  int copy = addValue(late, "pos_copy", {8, 4});
+  first.output = access(copy, {{0}, {1}});
+  late.ops.insert(late.ops.begin(), first);
+  late.results.push_back(copy);
+  EXPECT_FALSE(sequenceLoopsOf(late, c, error));
+  EXPECT_EQ(error, "op 'rope' reads 'pos' along its sequence loop");
 }
 
 TEST(Pipeline, RefusesBatchesItCannotFollow) {

@@ -50,12 +50,42 @@ bool batchLoopsOf(const planner::Graph &graph, std::vector<int> &loops,
                   int64_t &batch, std::string &error,
                   std::vector<int> *dims = nullptr);
 
+/// How a program is followed along the dimension its chunks cut.
+struct ChunkLoops {
+  /// The activation arguments' dimension cut (0: the batch, 1: the
+  /// sequence) and its extent.
+  int dim = 0;
+  int64_t extent = 0;
+  /// Per op, its loop over the cut dimension (-1: none, or a whole op);
+  /// per value, its cut dimension (-1: none).
+  std::vector<int> loops, dims;
+  /// Per op: run whole, once (the sequence only): an op that reads the
+  /// sequence through several loops, as causal attention reads it through
+  /// its queries and its keys. Its inputs' chunks are put back together
+  /// before it and its result cut into chunks after it.
+  std::vector<bool> whole;
+};
+
+/// The sequence loops of `graph`: as batchLoopsOf, along dimension 1 of
+/// its activation arguments (which must all have it, of one size), for
+/// programs of one batch row. Unlike the batch, a weight read along the
+/// sequence loop (RoPE's table of positions) is cut with it, and an op
+/// reading the sequence through several loops is a whole op (its result
+/// cut along the dimension of its first such input's loop, which must
+/// write it alone). Returns false with `error` naming the op where the
+/// sequence cannot be followed.
+bool sequenceLoopsOf(const planner::Graph &graph, ChunkLoops &chunks,
+                     std::string &error);
+
 /// The order of the batched ops' copies (per op with a batch loop,
 /// `loops[o] >= 0`): micro-batch-major, or with `opMajor` every
 /// micro-batch's copy of one op before the next op's. Pairs (op,
 /// micro-batch); microBatch and applyStagedPlan both copy in this order.
-std::vector<std::pair<size_t, int64_t>> copyOrder(const std::vector<int> &loops,
-                                                  int64_t copies, bool opMajor);
+/// With `whole` (op-major only), each whole op comes once, as (op, -1),
+/// between its producers' copies and its readers'.
+std::vector<std::pair<size_t, int64_t>>
+copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor,
+          const std::vector<bool> *whole = nullptr);
 
 /// `graph` over `microBatches` micro-batches (dividing the batch): each op
 /// with a batch loop copied once per micro-batch (its batch loop of
@@ -72,6 +102,14 @@ bool microBatch(const planner::Graph &graph, int64_t microBatches,
                 MicroBatched &result, std::string &error, int64_t copies = -1,
                 bool opMajor = false, bool slices = false);
 
+/// `graph` over `chunks` chunks of its sequence (sequenceLoopsOf), as a
+/// chunked plan lowers it: op-major, arguments cut by slices (weights read
+/// along the sequence too), results put back by concats, each whole op
+/// after concats of its inputs' chunks and before slices of its result
+/// (whole ops' and the concats' and slices' `microBatch` is -1).
+bool sequenceChunks(const planner::Graph &graph, int64_t chunks,
+                    MicroBatched &result, std::string &error);
+
 /// Stage boundaries for `stages` stages of consecutive ops: per op its
 /// stage, non-decreasing, every stage non-empty, minimising the largest
 /// stage's FLOPs (ties: fewer bytes live across the boundaries).
@@ -87,6 +125,10 @@ struct StagedPlan {
   std::string error;
   int64_t stages = 1, microBatches = 1;
   bool dataflow = false;
+  /// The activation arguments' dimension the micro-batches or chunks cut:
+  /// 0, the batch; 1, the sequence (a chunked plan of a program of one
+  /// batch row, sequenceLoopsOf).
+  int chunkDim = 0;
   /// Per op of the original graph, its stage and its spec (cut for one
   /// micro-batch on a stage's `stageDevices` devices; every copy takes it).
   std::vector<int> stageOf;
@@ -124,8 +166,9 @@ stagedPlans(const planner::Graph &graph, const planner::SearchOptions &options,
 
 /// Every chunked plan worth pricing on `topology` (one stage, see
 /// StagedPlan): chunks over each power of two from 2 dividing the batch
-/// (and the batch itself), up to `maxChunks`. One infeasible entry saying
-/// why where the batch cannot be followed or is 1.
+/// (and the batch itself), up to `maxChunks`; where the batch is 1, chunks
+/// of the sequence (powers of two from 2 dividing it, up to `maxChunks`).
+/// One infeasible entry saying why where neither can be followed.
 std::vector<StagedPlan>
 chunkedPlans(const planner::Graph &graph, const planner::SearchOptions &options,
              const Topology &topology, int64_t maxChunks = 16,
