@@ -10,7 +10,9 @@ and 8 H200s, the H200 pair, the 8-V100 DGX-1 cube-mesh), weights split
   megatron, chunks  the same cuts over the batch in M chunks (the best M of
               2, 4, 8), op by op, as a dataflow bundle (stages=1xM: each
               GPU's steps over several streams, a step waiting for its
-              dependencies only); w1 and w4 have a batch of 1: none;
+              dependencies only); w1 and w4 have a batch of 1: chunks of
+              the sequence, attention run whole between them (since
+              2026-12-04, session 25);
   search, one stream  the search's plan with weights charged where they
               move, one stream per GPU (below);
   search, dataflow  the search's plan with weights charged where they move

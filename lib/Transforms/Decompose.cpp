@@ -254,7 +254,8 @@ struct EinDecomposePass
           askedMicroBatches < 1) {
         module.emitError() << "stages must be off, auto, or SxM (S >= 2 "
                               "stages over M >= 1 micro-batches, e.g. 2x4, "
-                              "or 1xM: the batch in M chunks, 1x1 the plan "
+                              "or 1xM: the batch (or a batch of 1's sequence) "
+                              "in M chunks, 1x1 the plan "
                               "as a dataflow program), "
                               "got '"
                            << stagesText << "'";

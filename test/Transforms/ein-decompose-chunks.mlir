@@ -113,4 +113,4 @@
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // UNEVEN: error: 'func.func' op has no plan of 3 chunks: the batch (4) does not split into 3 micro-batches
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x0" 2>&1 | FileCheck %s --check-prefix=NONE
-// NONE: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch in M chunks, 1x1 the plan as a dataflow program), got '1x0'
+// NONE: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch (or a batch of 1's sequence) in M chunks, 1x1 the plan as a dataflow program), got '1x0'

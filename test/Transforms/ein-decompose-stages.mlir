@@ -49,7 +49,7 @@
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4" --ein-decompose="stages=2x2" 2>&1 | FileCheck %s --check-prefix=ONENODE
 // ONENODE: error: stages=2x2 needs a topology of several nodes (topology=nodes=K,gpus=G); stages run on node groups (1xM chunks the batch on one)
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2" 2>&1 | FileCheck %s --check-prefix=SYNTAX
-// SYNTAX: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch in M chunks, 1x1 the plan as a dataflow program), got '2'
+// SYNTAX: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch (or a batch of 1's sequence) in M chunks, 1x1 the plan as a dataflow program), got '2'
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 strategy=dp" 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // STRATEGY: error: stages=2x2 cuts a stage's ops with the optimal or megatron strategy, not 'dp'
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=4 topology=nodes=2,gpus=2" --ein-decompose="stages=2x2 tie-layout=true" 2>&1 | FileCheck %s --check-prefix=TIE

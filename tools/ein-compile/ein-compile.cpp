@@ -150,7 +150,8 @@ static cl::opt<std::string> stages(
     cl::desc("off (the intra-op plan), auto (pipeline stages, chunks or "
              "a dataflow bundle where the simulator finds them faster), "
              "SxM (on several nodes, S stages over M micro-batches), 1xM "
-             "(the batch in M chunks over every GPU, a dataflow bundle) "
+             "(the batch, or for a batch of 1 the sequence, in M chunks "
+             "over every GPU, a dataflow bundle) "
              "or 1x1 (the plan as a dataflow bundle)"),
     cl::init("off"), cl::cat(category));
 static cl::opt<std::string> memoryLimit(

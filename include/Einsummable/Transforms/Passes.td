@@ -278,6 +278,7 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     plan, and says which is faster (`physical::stagedPlans`). `stages`
     lowers one: `SxM`, or `auto` for whichever simulates fastest, chunked
     plans included (`1xM`: one stage over every GPU, the batch in M chunks,
+    or, for a batch of 1, the sequence, attention run whole between them,
     each op's chunks back to back, the function marked `ein.dataflow` so
     that one chunk's exchange overlaps another's compute,
     `physical::chunkedPlans`, docs/physical.md; `1x1`: the intra-op plan
@@ -365,8 +366,8 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "The plan to lower: off (the intra-op plan), auto (the fastest of "
            "it, the priced pipelines on several nodes and the chunked plans, "
            "by the simulator), SxM (S >= 2 stages over M micro-batches, on "
-           "several nodes) or 1xM (one stage, the batch in M chunks, a "
-           "dataflow program; 1x1: the plan itself as a dataflow program, "
+           "several nodes) or 1xM (one stage, the batch in M chunks, or "
+           "the sequence for a batch of 1, a dataflow program; 1x1: the plan itself as a dataflow program, "
            "not rewritten); a staged or chunked plan is rewritten into "
            "micro-batch copies with `ein.place` on every op "
            "(docs/distributed.md, docs/physical.md)">,
