@@ -266,7 +266,8 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
     if stages:
         # "auto", "SxM" (on several nodes: a pipeline-staged plan of S
         # stages over M micro-batches, docs/distributed.md) or "1xM" (the
-        # batch in M chunks over every GPU, docs/physical.md).
+        # batch, or a batch of 1's sequence, in M chunks over every GPU,
+        # docs/physical.md).
         command.append("--stages=%s" % stages)
     if compute:
         # The planner's compute term: "kernels" (measured kernel times, the
