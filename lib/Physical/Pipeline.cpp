@@ -477,6 +477,26 @@ double bytesBetweenNodes(const DeviceProgram &program, const Topology &topology,
   return bytes;
 }
 
+/// Whether every activation argument the program reads has a batch of
+/// one row and a dimension after it (a chunked plan then cuts the
+/// sequence).
+static bool oneBatchRow(const Graph &graph) {
+  std::vector<bool> read(graph.values.size(), false);
+  for (const Op &op : graph.ops)
+    for (const Access &input : op.inputs)
+      read[input.value] = true;
+  bool any = false;
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    const planner::Value &value = graph.values[v];
+    if (value.kind != ValueKind::Activation || !read[v])
+      continue;
+    if (value.shape.size() < 2 || value.shape[0] != 1)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 /// The micro-batch counts worth pricing for `batch`: each power of two
 /// dividing it, and the batch itself, up to `most`.
 static std::vector<int64_t> microBatchCounts(int64_t batch, int64_t most) {
@@ -513,14 +533,7 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   // A program of one batch row is chunked along its sequence: its ops are
   // cut as the plan cuts them whole (one chunk alone is no program: its
   // whole ops read every chunk), every chunk then taking its op's spec.
-  std::vector<int> batchLoops;
-  int64_t batch = 0;
-  std::string batchError;
-  staged.chunkDim =
-      staged.dataflow && batchLoopsOf(graph, batchLoops, batch, batchError) &&
-              batch == 1
-          ? 1
-          : 0;
+  staged.chunkDim = staged.dataflow && oneBatchRow(graph) ? 1 : 0;
   MicroBatched one, all;
   if (staged.chunkDim == 1) {
     if (!sequenceChunks(graph, microBatches, all, staged.error))
@@ -644,18 +657,21 @@ pricedPlans(const Graph &graph, const planner::SearchOptions &options,
   std::vector<int> loops;
   int64_t batch = 0;
   StagedPlan unusable;
-  bool followed = batchLoopsOf(graph, loops, batch, unusable.error);
+  bool followed;
   // One stage over a batch of one row: chunks of the sequence.
   ChunkLoops sequence;
-  if (followed && batch == 1 && fewest > 1 &&
-      stageCounts == std::vector<int64_t>{1}) {
+  if (fewest > 1 && stageCounts == std::vector<int64_t>{1} &&
+      oneBatchRow(graph)) {
     if (!sequenceLoopsOf(graph, sequence, unusable.error)) {
       unusable.error = "the batch is 1 and the sequence cannot be chunked: " +
                        unusable.error;
       plans.push_back(unusable);
       return plans;
     }
+    followed = true;
     batch = sequence.extent;
+  } else {
+    followed = batchLoopsOf(graph, loops, batch, unusable.error);
   }
   if (!followed || batch < fewest) {
     if (unusable.error.empty())

@@ -159,6 +159,25 @@ class Models(unittest.TestCase):
             self.assertLess(error(compiled(x), want), TOLERANCE[torch.float32])
             self.assertIn("dataflow:", compiled.summary())
             compiled.close()
+        # A batch of one row: two chunks of the sequence, attention run
+        # whole between them (the RoPE tables cut with the chunks).
+        llama = models.LlamaBlock().eval()
+        x1 = torch.randn(1, 16, 64)
+        with torch.no_grad():
+            want = llama(x1)
+        compiled = einsummable.compile(
+            llama, (x1,), devices=2, stages="1x2",
+            workdir=os.path.join(self.dir.name, "sequence"))
+        self.assertLess(error(compiled(x1), want), TOLERANCE[torch.float32])
+        self.assertIn("dataflow:", compiled.summary())
+        compiled.close()
+        # GPT-2's unfused attention masks its scores with a constant read
+        # along the sequence: refused by name.
+        with self.assertRaisesRegex(einsummable.CompileError,
+                                    "reads '.*' along its sequence loop"):
+            einsummable.compile(models.GPT2Block().eval(), (x1,), devices=2,
+                                stages="1x2",
+                                workdir=os.path.join(self.dir.name, "gpt2"))
 
     def test_compute_term(self):
         # The planner's compute term by measured kernel times (the CUDA

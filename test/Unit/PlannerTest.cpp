@@ -703,8 +703,8 @@ TEST(KernelTimes, GemmTableInterpolates) {
 }
 
 // cuDNN's causal kernel does half the pairs, but not in half the time
-// (bench/results/data/2026-12-04-causal-attention-heated-h200x1.json): on one head
-// of 2048 it takes as long as the unmasked one, on 128 heads of 8192 about
+// (bench/results/data/2026-12-04-causal-attention-heated-h200x1.json): on one
+// head of 2048 it takes as long as the unmasked one, on 128 heads of 8192 about
 // half; a block the mask leaves whole pays no penalty.
 TEST(KernelTimes, CausalAttentionIsSlowerPerPair) {
   const ein::ChipInfo &chip = ein::chipInfo(ein::kReferenceChip);
