@@ -403,14 +403,24 @@ Plan search(const Graph &graph, const SearchOptions &options) {
     for (int c : pb.nodes[n].consumers)
       lastUse[n] = std::max(lastUse[n], position[c]);
 
-  // A state's choices (one per node) live in one arena per step, so
-  // states cost no allocation of their own.
+  // A state's choices live in one arena per step, so states cost no
+  // allocation of their own; only nodes with a choice to make hold a slot
+  // (a fixed spec, as every copy of a chunked plan has, is choice 0), in
+  // node order, so that comparing slots compares the choices.
+  std::vector<int> slot(numNodes, -1);
+  size_t numSlots = 0;
+  for (size_t n = 0; n < numNodes; ++n)
+    if (pb.nodes[n].unary.size() > 1)
+      slot[n] = static_cast<int>(numSlots++);
+  auto choiceOf = [&](const int *choice, int n) {
+    return slot[n] < 0 ? 0 : choice[slot[n]];
+  };
   struct State {
     double cost;
-    size_t at; // its choices: arena[at, at + numNodes)
+    size_t at; // its choices: arena[at, at + numSlots)
   };
   using States = std::unordered_map<std::vector<int>, State, KeyHash>;
-  std::vector<int> arena(numNodes, -1), nextArena;
+  std::vector<int> arena(numSlots, -1), nextArena;
   States states;
   states.emplace(std::vector<int>{}, State{0, 0});
   std::vector<int> frontier; // nodes whose values are still live, ascending
@@ -418,7 +428,7 @@ Plan search(const Graph &graph, const SearchOptions &options) {
   // better() on two states of one arena.
   auto cheaper = [&](const std::vector<int> &in, const State &a,
                      const State &b) {
-    return betterWith(a.cost, in.data() + a.at, numNodes, numNodes, 0, b.cost,
+    return betterWith(a.cost, in.data() + a.at, numSlots, numSlots, 0, b.cost,
                       in.data() + b.at);
   };
 
@@ -436,6 +446,8 @@ Plan search(const Graph &graph, const SearchOptions &options) {
 
     States nextStates;
     nextArena.clear();
+    // n's slot, or none (past every slot) where its choice is fixed.
+    size_t mine = slot[n] < 0 ? numSlots : static_cast<size_t>(slot[n]);
     std::vector<int> nextKey;
     for (const auto &[key, state] : states) {
       const int *choice = arena.data() + state.at;
@@ -443,27 +455,29 @@ Plan search(const Graph &graph, const SearchOptions &options) {
         double cost = state.cost + node.unary[c];
         for (int edgeIndex : pb.edgesInto[n]) {
           const Edge &edge = pb.edges[edgeIndex];
-          cost += edge.cost[choice[edge.producer]][c];
+          cost += edge.cost[choiceOf(choice, edge.producer)][c];
         }
         // Later costs depend on a live node only through its layout.
         nextKey.clear();
         for (int f : next)
-          nextKey.push_back(pb.nodes[f].layout[f == n ? c : choice[f]]);
+          nextKey.push_back(
+              pb.nodes[f].layout[f == n ? c : choiceOf(choice, f)]);
         auto it = nextStates.find(nextKey);
         size_t at;
         if (it == nextStates.end()) {
           at = nextArena.size();
-          nextArena.resize(at + numNodes);
+          nextArena.resize(at + numSlots);
           nextStates.emplace(nextKey, State{cost, at});
         } else {
-          if (!betterWith(cost, choice, numNodes, n, c, it->second.cost,
+          if (!betterWith(cost, choice, numSlots, mine, c, it->second.cost,
                           nextArena.data() + it->second.at))
             continue;
           at = it->second.at;
           it->second.cost = cost;
         }
-        std::copy(choice, choice + numNodes, nextArena.begin() + at);
-        nextArena[at + n] = c;
+        std::copy(choice, choice + numSlots, nextArena.begin() + at);
+        if (slot[n] >= 0)
+          nextArena[at + slot[n]] = c;
       }
     }
     result.peakStates = std::max(result.peakStates, nextStates.size());
@@ -507,8 +521,9 @@ Plan search(const Graph &graph, const SearchOptions &options) {
   for (const auto &[key, state] : states)
     if (!best || cheaper(arena, state, *best))
       best = &state;
-  std::vector<int> bestChoice(arena.begin() + best->at,
-                              arena.begin() + best->at + numNodes);
+  std::vector<int> bestChoice(numNodes);
+  for (size_t n = 0; n < numNodes; ++n)
+    bestChoice[n] = choiceOf(arena.data() + best->at, static_cast<int>(n));
   bool capped = result.capped;
   size_t peak = result.peakStates;
   result = finish(graph, pb, bestChoice, options);
