@@ -446,6 +446,10 @@ Plan search(const Graph &graph, const SearchOptions &options) {
 
     States nextStates;
     nextArena.clear();
+    std::vector<int> keyed;
+    for (int f : next)
+      if (slot[f] >= 0)
+        keyed.push_back(f);
     // n's slot, or none (past every slot) where its choice is fixed.
     size_t mine = slot[n] < 0 ? numSlots : static_cast<size_t>(slot[n]);
     std::vector<int> nextKey;
@@ -457,9 +461,10 @@ Plan search(const Graph &graph, const SearchOptions &options) {
           const Edge &edge = pb.edges[edgeIndex];
           cost += edge.cost[choiceOf(choice, edge.producer)][c];
         }
-        // Later costs depend on a live node only through its layout.
+        // Later costs depend on a live node only through its layout (the
+        // same in every state where its choice is fixed).
         nextKey.clear();
-        for (int f : next)
+        for (int f : keyed)
           nextKey.push_back(
               pb.nodes[f].layout[f == n ? c : choiceOf(choice, f)]);
         auto it = nextStates.find(nextKey);
