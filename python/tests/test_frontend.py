@@ -145,38 +145,31 @@ class Models(unittest.TestCase):
                                 topology="nodes=2,gpus=1", stages="2x3")
 
     def test_dataflow_chunks(self):
-        # The batch of 4 in two chunks over two devices, and the plan itself,
-        # as dataflow bundles: the module's output either way.
-        model = models.GPT2Block().eval()
-        x = torch.randn(4, 16, 64)
-        with torch.no_grad():
-            want = model(x)
-        for stages in ("1x2", "1x1"):
+        # As dataflow bundles on two devices, the module's output every way:
+        # the batch of 4 in two chunks and the plan itself (GPT-2), and a
+        # batch of one row in two chunks of its sequence, attention run
+        # whole between them, the RoPE tables cut with the chunks (LLaMA).
+        gpt2, llama = models.GPT2Block().eval(), models.LlamaBlock().eval()
+        x, x1 = torch.randn(4, 16, 64), torch.randn(1, 16, 64)
+        for name, model, inputs, stages in (("batch", gpt2, x, "1x2"),
+                                            ("plan", gpt2, x, "1x1"),
+                                            ("sequence", llama, x1, "1x2")):
+            with torch.no_grad():
+                want = model(inputs)
             compiled = einsummable.compile(
-                model, (x,), devices=2, stages=stages,
-                weights_replicable=stages != "1x1",
-                workdir=os.path.join(self.dir.name, "dataflow" + stages))
-            self.assertLess(error(compiled(x), want), TOLERANCE[torch.float32])
+                model, (inputs,), devices=2, stages=stages,
+                weights_replicable=name != "plan",
+                workdir=os.path.join(self.dir.name, name))
+            self.assertLess(error(compiled(inputs), want),
+                            TOLERANCE[torch.float32])
             self.assertIn("dataflow:", compiled.summary())
             compiled.close()
-        # A batch of one row: two chunks of the sequence, attention run
-        # whole between them (the RoPE tables cut with the chunks).
-        llama = models.LlamaBlock().eval()
-        x1 = torch.randn(1, 16, 64)
-        with torch.no_grad():
-            want = llama(x1)
-        compiled = einsummable.compile(
-            llama, (x1,), devices=2, stages="1x2",
-            workdir=os.path.join(self.dir.name, "sequence"))
-        self.assertLess(error(compiled(x1), want), TOLERANCE[torch.float32])
-        self.assertIn("dataflow:", compiled.summary())
-        compiled.close()
-        # GPT-2's unfused attention masks its scores with a constant read
-        # along the sequence: refused by name.
+        # GPT-2's unfused attention masks its scores with a mask computed
+        # once from its bias buffer, then read along the sequence: refused
+        # by name.
         with self.assertRaisesRegex(einsummable.CompileError,
                                     "reads '.*' along its sequence loop"):
-            einsummable.compile(models.GPT2Block().eval(), (x1,), devices=2,
-                                stages="1x2",
+            einsummable.compile(gpt2, (x1,), devices=2, stages="1x2",
                                 workdir=os.path.join(self.dir.name, "gpt2"))
 
     def test_compute_term(self):
