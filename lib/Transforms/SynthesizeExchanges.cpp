@@ -546,26 +546,30 @@ private:
     return whole;
   }
 
-  /// Blocks of a replicable weight or constant where `op`'s input `input`
-  /// reads them: one placed relation per reading input, every copy where
-  /// its join block is.
+  /// The blocks op `o`'s kernels read of its input `input`.
+  std::vector<Box> readBoxes(size_t o, size_t input) {
+    std::vector<Box> boxes;
+    for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
+      if (k.inputs[input].volume() > 0)
+        boxes.push_back(k.inputs[input]);
+    return boxes;
+  }
+
   /// Whether op `o` reads its `input` (a weight or constant that does not
   /// move with the plan) in parts that are no even cut of it, and so
   /// whole on each reading GPU: a chunk's slice of a table of positions
   /// reads its chunk's rows only.
   bool wholeReplicas(size_t o, size_t input) {
     int value = g.ops[o].inputs[input].value;
-    if (!isa<SliceOp>(pg.ops[o]) ||
-        physical::movesWithPlan(g.values[value], options))
-      return false;
-    std::vector<Box> boxes;
-    for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
-      if (k.inputs[input].volume() > 0)
-        boxes.push_back(k.inputs[input]);
     Grid unused;
-    return !evenGrid(boxes, g.values[value].shape, unused);
+    return isa<SliceOp>(pg.ops[o]) &&
+           !physical::movesWithPlan(g.values[value], options) &&
+           !evenGrid(readBoxes(o, input), g.values[value].shape, unused);
   }
 
+  /// Blocks of a replicable weight or constant where `op`'s input `input`
+  /// reads them: one placed relation per reading input, every copy where
+  /// its join block is.
   std::map<BoxKey, std::vector<int64_t>> readersOf(size_t o, size_t input) {
     std::map<BoxKey, std::vector<int64_t>> readers;
     for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
@@ -577,7 +581,6 @@ private:
   Value laidOut(size_t o, size_t input, Value &relationValue, Grid &grid,
                 const physical::OpProgram::Kernel &kernel) {
     int value = g.ops[o].inputs[input].value;
-    auto readers = readersOf(o, input);
     if (wholeReplicas(o, input)) {
       // Whole on every GPU that reads it, each reading its region.
       std::vector<int64_t> devices;
@@ -605,12 +608,9 @@ private:
           folds(sizesOf(region)),
           folds(SmallVector<int64_t>(region.begin.size(), 1)));
     }
+    auto readers = readersOf(o, input);
     if (!relationValue) {
-      std::vector<Box> boxes;
-      for (const physical::OpProgram::Kernel &k : program.ops[o].kernels)
-        if (k.inputs[input].volume() > 0)
-          boxes.push_back(k.inputs[input]);
-      grid = gridOf(boxes, g.values[value].shape.size());
+      grid = gridOf(readBoxes(o, input), g.values[value].shape.size());
       int64_t replicas = readers.begin()->second.size();
       std::vector<int64_t> devices(::ein::product(grid.parts) * replicas);
       for (auto &[box, list] : readers) {
@@ -661,18 +661,13 @@ private:
     std::vector<Value> relations(node.inputs.size());
     std::vector<Grid> grids(node.inputs.size());
     // A weight or constant is laid out as this op reads it: that must be a
-    // relation, an even cut.
+    // relation, an even cut (or, read by a slice, whole: wholeReplicas).
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       int value = node.inputs[i].value;
-      if (physical::movesWithPlan(g.values[value], options))
+      if (physical::movesWithPlan(g.values[value], options) || isa<SliceOp>(op))
         continue;
-      std::vector<Box> boxes;
-      for (const physical::OpProgram::Kernel &k : record.kernels)
-        if (k.inputs[i].volume() > 0)
-          boxes.push_back(k.inputs[i]);
       Grid unused;
-      if (!evenGrid(boxes, g.values[value].shape, unused) &&
-          !wholeReplicas(o, i))
+      if (!evenGrid(readBoxes(o, i), g.values[value].shape, unused))
         return op->emitOpError()
                << "reads " << g.values[value].name
                << " in parts that are not an even cut of it; laying out a "
