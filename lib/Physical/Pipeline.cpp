@@ -38,6 +38,15 @@ double opFlops(const Op &op) {
                              std::vector<int64_t>(op.loopSizes.size(), 0));
 }
 
+/// Per value, whether an op reads it.
+std::vector<bool> readValues(const Graph &graph) {
+  std::vector<bool> read(graph.values.size(), false);
+  for (const Op &op : graph.ops)
+    for (const Access &input : op.inputs)
+      read[input.value] = true;
+  return read;
+}
+
 } // namespace
 
 /// batchLoopsOf (`sequence` false: dimension 0, every op cut or kept
@@ -52,10 +61,7 @@ static bool followLoops(const Graph &graph, bool sequence, ChunkLoops &c,
   c.loops.assign(graph.ops.size(), -1);
   c.whole.assign(graph.ops.size(), false);
   c.dims.assign(graph.values.size(), -1);
-  std::vector<bool> read(graph.values.size(), false);
-  for (const Op &op : graph.ops)
-    for (const Access &input : op.inputs)
-      read[input.value] = true;
+  std::vector<bool> read = readValues(graph);
   int first = -1;
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const planner::Value &value = graph.values[v];
@@ -481,10 +487,7 @@ double bytesBetweenNodes(const DeviceProgram &program, const Topology &topology,
 /// one row and a dimension after it (a chunked plan then cuts the
 /// sequence).
 static bool oneBatchRow(const Graph &graph) {
-  std::vector<bool> read(graph.values.size(), false);
-  for (const Op &op : graph.ops)
-    for (const Access &input : op.inputs)
-      read[input.value] = true;
+  std::vector<bool> read = readValues(graph);
   bool any = false;
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const planner::Value &value = graph.values[v];
