@@ -72,9 +72,15 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   EinExportProgramOptions program;
   program.file = reference;
   pm.addPass(createEinExportProgram(program));
+  // A trace shows the step of the program the bundle runs (a chunked or
+  // dataflow plan's copies and streams): ein-synthesize-exchanges writes it
+  // from the lowered program, ein-decompose the other explanations.
+  bool traced = StringRef(options.explain).ends_with(".trace.json");
   if (!options.planned) {
     PlanPipelineOptions plan;
     copyPlannerOptions(options, plan);
+    if (traced)
+      plan.explain = "";
     if (options.planMemoryLimit > 0)
       plan.memoryLimit = options.planMemoryLimit;
     plan.explainExchange = options.exchange;
@@ -87,6 +93,8 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
   synthesize.weightsReplicable = options.weightsReplicable;
   synthesize.batchTransfers = options.batchTransfers;
   synthesize.compute = options.compute;
+  if (traced)
+    synthesize.trace = options.explain;
   pm.addPass(createEinSynthesizeExchanges(synthesize));
   pm.addPass(createEinFuseBlocks());
   if (options.gemmEpilogues) {

@@ -275,16 +275,18 @@ void mlir::ein::printPlanDot(llvm::raw_ostream &os, llvm::StringRef name,
   os << "  }\n";
 }
 
-void mlir::ein::PlanExplanation::addTraceEvents(
-    llvm::StringRef function, const planner::Graph &graph,
-    const std::vector<std::string> &locations,
-    const physical::DeviceProgram &program, const physical::SimResult &sim) {
+void mlir::ein::SimulatedTrace::add(llvm::StringRef function,
+                                    const planner::Graph &graph,
+                                    const std::vector<std::string> &locations,
+                                    const physical::DeviceProgram &program,
+                                    const physical::SimResult &sim,
+                                    int64_t devices) {
   // Functions one after another, as the bundle runs them.
-  double origin = traceEndMs;
+  double origin = endMs;
   std::map<std::string, int> opIndex;
   for (size_t o = 0; o < graph.ops.size(); ++o)
     opIndex[graph.ops[o].name] = static_cast<int>(o);
-  std::set<int64_t> queues;
+  std::set<std::pair<int64_t, int64_t>> added;
   for (size_t t = 0; t < program.tasks.size(); ++t) {
     const physical::Task &task = program.tasks[t];
     // The op: a transfer's movement's, a kernel's by its label's prefix
@@ -306,27 +308,64 @@ void mlir::ein::PlanExplanation::addTraceEvents(
     } else {
       args["flops"] = task.flops;
     }
-    traceEvents.push_back(llvm::json::Object{
+    // A dataflow program queues a GPU's received transfers after the GPUs'
+    // kernel queues (devices + GPU).
+    std::pair<int64_t, int64_t> lane{task.queue % devices,
+                                     task.queue / devices};
+    events.push_back(llvm::json::Object{
         {"name", where.empty() ? task.label : task.label + " " + where},
         {"cat", task.kind == physical::Task::Transfer ? "transfer" : "kernel"},
         {"ph", "X"},
         {"ts", (origin + sim.start[t] * 1e3) * 1e3},
         {"dur", (sim.end[t] - sim.start[t]) * 1e6},
-        {"pid", task.queue},
-        {"tid", 0},
+        {"pid", lane.first},
+        {"tid", lane.second},
         {"args", std::move(args)}});
-    queues.insert(task.queue);
+    added.insert(lane);
   }
-  for (int64_t q : queues)
-    if (traceQueues.insert(q).second)
-      traceEvents.push_back(llvm::json::Object{
+  for (auto [device, stream] : added) {
+    if (!lanes.insert({device, stream}).second)
+      continue;
+    if (!lanes.count({device, stream == 0 ? 1 : 0}))
+      events.push_back(llvm::json::Object{
           {"name", "process_name"},
           {"ph", "M"},
-          {"pid", q},
+          {"pid", device},
           {"tid", 0},
-          {"args", llvm::json::Object{{"name", "device " + std::to_string(q) +
-                                                   " (simulated)"}}}});
-  traceEndMs = origin + sim.seconds * 1e3;
+          {"args",
+           llvm::json::Object{{"name", "device " + std::to_string(device) +
+                                           " (simulated)"}}}});
+    events.push_back(llvm::json::Object{
+        {"name", "thread_name"},
+        {"ph", "M"},
+        {"pid", device},
+        {"tid", stream},
+        {"args",
+         llvm::json::Object{{"name", stream == 0
+                                         ? "stream 0"
+                                         : "stream 1 (received transfers)"}}}});
+  }
+  endMs = origin + sim.seconds * 1e3;
+}
+
+LogicalResult mlir::ein::SimulatedTrace::write(llvm::StringRef to,
+                                               Operation *where,
+                                               llvm::StringRef what) const {
+  std::string error;
+  // Its directory may be the bundle's, not made yet (ein-compile
+  // --explain=B/plan.trace.json): the writer keeps what else B holds.
+  StringRef parent = llvm::sys::path::parent_path(to);
+  if (!parent.empty())
+    (void)llvm::sys::fs::create_directories(parent);
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(to, &error);
+  if (!output)
+    return where->emitError() << "cannot write " << what << ": " << error;
+  llvm::json::Object trace{{"displayTimeUnit", "ms"},
+                           {"traceEvents", llvm::json::Array(events)}};
+  output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(trace)))
+               << "\n";
+  output->keep();
+  return success();
 }
 
 void mlir::ein::PlanExplanation::add(llvm::StringRef function,
@@ -352,7 +391,7 @@ void mlir::ein::PlanExplanation::add(llvm::StringRef function,
     nodeByteWeight = std::max(nodeByteWeight, options.crossNodeWeight);
   for (llvm::json::Value &x : *report.getArray("exchanges"))
     exchanges.push_back(std::move(x));
-  addTraceEvents(function, graph, locations, program, sim);
+  trace.add(function, graph, locations, program, sim, topology.devices);
   total += plan.total;
   planner::PlanMemory memory =
       planner::planMemory(graph, plan, options.devices);
@@ -478,6 +517,9 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
     printExplainTable(llvm::outs(), explained);
     return success();
   }
+  // The simulator's predicted step in Chrome's trace-event format.
+  if (to.ends_with(".trace.json"))
+    return trace.write(to, where, "the explanation");
   std::string error;
   // Its directory may be the bundle's, not made yet (ein-compile
   // --explain=B/plan.json): the writer keeps what else B holds.
@@ -487,16 +529,6 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(to, &error);
   if (!output)
     return where->emitError() << "cannot write the explanation: " << error;
-  if (to.ends_with(".trace.json")) {
-    // The simulator's predicted step in Chrome's trace-event format, to sit
-    // beside ein-run --profile=FILE.json's measured one.
-    llvm::json::Object trace{{"displayTimeUnit", "ms"},
-                             {"traceEvents", llvm::json::Array(traceEvents)}};
-    output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(trace)))
-                 << "\n";
-    output->keep();
-    return success();
-  }
   if (to.ends_with(".dot")) {
     output->os() << "digraph plan {\n  label=\"plan for " << header.devices
                  << " devices on " << header.topology << ", strategy "

@@ -9,6 +9,7 @@
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Physical/Exchange.h"
+#include "Einsummable/Physical/Simulator.h"
 #include "Einsummable/Planner/BuildGraph.h"
 #include "Einsummable/Transforms/BlockKernel.h"
 #include "Einsummable/Transforms/Passes.h"
@@ -25,6 +26,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -831,15 +833,19 @@ struct EinSynthesizeExchangesPass
     auto info = planner::getTargetInfo(target.getChip().str());
     ::ein::Topology topology;
     std::string error;
-    if ((synthesize || !StringRef(report).empty()) &&
+    if ((synthesize || !StringRef(report).empty() ||
+         !StringRef(trace).empty()) &&
         !::ein::makeTopology(target.getTopology().str(), target.getDevices(),
                              topology, error)) {
       module.emitError() << (synthesize ? "cannot synthesize exchanges: "
-                                        : "cannot write the exchange report: ")
+                             : !StringRef(report).empty()
+                                 ? "cannot write the exchange report: "
+                                 : "cannot write the trace: ")
                          << error;
       return signalPassFailure();
     }
     llvm::json::Array functions;
+    SimulatedTrace simulatedTrace;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
@@ -863,9 +869,15 @@ struct EinSynthesizeExchangesPass
                         placeBlocks, batchTransfers);
       if (failed(lowering.run()))
         return signalPassFailure();
+      std::optional<physical::SimResult> sim;
+      if (!StringRef(report).empty() || !StringRef(trace).empty())
+        sim = physical::simulate(topology, lowering.deviceProgram().tasks);
+      if (!StringRef(trace).empty())
+        simulatedTrace.add(func.getSymName(), graph->graph, locations,
+                           lowering.deviceProgram(), *sim, topology.devices);
       if (!StringRef(report).empty()) {
         llvm::json::Object entry = exchangeReport(
-            graph->graph, locations, lowering.deviceProgram(), topology);
+            graph->graph, locations, lowering.deviceProgram(), topology, &*sim);
         entry["function"] = func.getSymName();
         const std::vector<bool> &synthesized = lowering.synthesized();
         int64_t count =
@@ -879,6 +891,9 @@ struct EinSynthesizeExchangesPass
         functions.push_back(std::move(entry));
       }
     }
+    if (!StringRef(trace).empty() &&
+        failed(simulatedTrace.write(trace, module, "the trace")))
+      return signalPassFailure();
     if (StringRef(report).empty())
       return;
     std::unique_ptr<llvm::ToolOutputFile> output =

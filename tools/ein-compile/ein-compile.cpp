@@ -179,7 +179,8 @@ static cl::list<std::string>
 static cl::opt<std::string>
     explain("explain",
             cl::desc("Explain the plan: a JSON file (docs/explain.md), the "
-                     "simulated step as Chrome trace events (FILE.trace.json), "
+                     "simulated step of the program the bundle runs as Chrome "
+                     "trace events (FILE.trace.json), "
                      "a Graphviz .dot file, an .svg/.png/.pdf drawn by "
                      "Graphviz's dot, or - for a table on standard output"),
             cl::value_desc("FILE.json|FILE.trace.json|FILE.dot|FILE.svg|-"),

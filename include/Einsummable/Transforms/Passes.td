@@ -484,6 +484,10 @@ def EinSynthesizeExchanges
     assembled from the input regions it touches. Not lowered yet (a
     diagnostic names the op): attention cut along its keys, which needs the
     log-sum-exp combine of the attention kernel.
+
+    `trace=FILE.trace.json` writes the lowered program's simulated step as
+    Chrome trace events (docs/explain.md): the program the bundle runs, so
+    a chunked or dataflow plan's copies and streams show as they overlap.
   }];
   let options = [
     Option<"exchange", "exchange", "std::string", "\"naive\"",
@@ -495,6 +499,11 @@ def EinSynthesizeExchanges
            "Write the exchange report here (JSON): every transfer's op, "
            "kind, value, region, endpoints, bytes and links, and the "
            "simulated step on the target's topology">,
+    Option<"trace", "trace", "std::string", "",
+           "Write the lowered program's simulated step here as Chrome trace "
+           "events (FILE.trace.json): what the bundle runs, a dataflow "
+           "program's received transfers on a GPU's second thread "
+           "(ein-compile --explain=FILE.trace.json)">,
     Option<"placeBlocks", "place-blocks", "bool", "true",
            "With exchange=synthesized: place join blocks for the machine "
            "(false: block k on GPU k, as with naive exchanges)">,

@@ -85,6 +85,34 @@ void printPlanDot(llvm::raw_ostream &os, llvm::StringRef name,
                   const ::ein::planner::Graph &graph,
                   const std::vector<ExplainedOp> &ops);
 
+/// A simulated step's tasks as Chrome trace events (a .trace.json file, to
+/// sit beside ein-run --profile=FILE.json's measured step): one process per
+/// GPU (`device N (simulated)`), its kernels on thread 0 (`stream 0`) and,
+/// in a dataflow program, the transfers it receives on thread 1 (a
+/// one-stream program runs them on its stream 0); one complete event per
+/// task, named by the
+/// task, its op and source line, with its bytes or FLOPs in `args`;
+/// functions one after another.
+class SimulatedTrace {
+public:
+  /// Adds one function's program, `sim` its simulation on a topology of
+  /// `devices` GPUs.
+  void add(llvm::StringRef function, const ::ein::planner::Graph &graph,
+           const std::vector<std::string> &locations,
+           const ::ein::physical::DeviceProgram &program,
+           const ::ein::physical::SimResult &sim, int64_t devices);
+
+  /// Writes the trace to `to`; a diagnostic at `where` (cannot write
+  /// `what`) if it cannot. `to`'s directory is made where missing.
+  LogicalResult write(llvm::StringRef to, Operation *where,
+                      llvm::StringRef what) const;
+
+private:
+  std::vector<llvm::json::Value> events;
+  std::set<std::pair<int64_t, int64_t>> lanes;
+  double endMs = 0;
+};
+
 /// What ein-decompose explains: every planned function's ops, exchanges,
 /// memory and simulated step, gathered function by function and written
 /// once at the end as a table ("-", to stdout), Graphviz (a `.dot` path) or
@@ -134,16 +162,7 @@ public:
                       Operation *where) const;
 
 private:
-  /// The simulated step's tasks as Chrome trace events (a .trace.json
-  /// explanation), functions one after another.
-  void addTraceEvents(llvm::StringRef function,
-                      const ::ein::planner::Graph &graph,
-                      const std::vector<std::string> &locations,
-                      const ::ein::physical::DeviceProgram &program,
-                      const ::ein::physical::SimResult &sim);
-  std::vector<llvm::json::Value> traceEvents;
-  std::set<int64_t> traceQueues;
-  double traceEndMs = 0;
+  SimulatedTrace trace;
   std::vector<ExplainedOp> explained;
   std::string dot;
   llvm::json::Array exchanges;
