@@ -348,18 +348,29 @@ void mlir::ein::SimulatedTrace::add(llvm::StringRef function,
   endMs = origin + sim.seconds * 1e3;
 }
 
-LogicalResult mlir::ein::SimulatedTrace::write(llvm::StringRef to,
-                                               Operation *where,
-                                               llvm::StringRef what) const {
-  std::string error;
-  // Its directory may be the bundle's, not made yet (ein-compile
-  // --explain=B/plan.trace.json): the writer keeps what else B holds.
+/// `to` opened for writing, or null after a diagnostic at `where` (cannot
+/// write `what`). Its directory may be the bundle's, not made yet
+/// (ein-compile --explain=B/plan.json): it is made, and the bundle writer
+/// keeps what else B holds.
+static std::unique_ptr<llvm::ToolOutputFile>
+openExplanation(StringRef to, Operation *where, StringRef what) {
   StringRef parent = llvm::sys::path::parent_path(to);
   if (!parent.empty())
     (void)llvm::sys::fs::create_directories(parent);
+  std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(to, &error);
   if (!output)
-    return where->emitError() << "cannot write " << what << ": " << error;
+    where->emitError() << "cannot write " << what << ": " << error;
+  return output;
+}
+
+LogicalResult mlir::ein::SimulatedTrace::write(llvm::StringRef to,
+                                               Operation *where,
+                                               llvm::StringRef what) const {
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openExplanation(to, where, what);
+  if (!output)
+    return failure();
   llvm::json::Object trace{{"displayTimeUnit", "ms"},
                            {"traceEvents", llvm::json::Array(events)}};
   output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(trace)))
@@ -520,15 +531,10 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
   // The simulator's predicted step in Chrome's trace-event format.
   if (to.ends_with(".trace.json"))
     return trace.write(to, where, "the explanation");
-  std::string error;
-  // Its directory may be the bundle's, not made yet (ein-compile
-  // --explain=B/plan.json): the writer keeps what else B holds.
-  StringRef parent = llvm::sys::path::parent_path(to);
-  if (!parent.empty())
-    (void)llvm::sys::fs::create_directories(parent);
-  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(to, &error);
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openExplanation(to, where, "the explanation");
   if (!output)
-    return where->emitError() << "cannot write the explanation: " << error;
+    return failure();
   if (to.ends_with(".dot")) {
     output->os() << "digraph plan {\n  label=\"plan for " << header.devices
                  << " devices on " << header.topology << ", strategy "

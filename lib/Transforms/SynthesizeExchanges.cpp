@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -175,6 +176,7 @@ public:
     for (Operation *op : llvm::reverse(old))
       if (op->use_empty())
         op->erase();
+    forwardParts();
     return success();
   }
 
@@ -186,6 +188,83 @@ public:
   const physical::Placement &blockPlacement() const { return placement; }
 
 private:
+  /// The part of an assembled block (a tensor.insert_slice chain) that
+  /// holds the region `offsets`/`sizes` of `block` whole, and the region's
+  /// offsets in it; null where no one part does (no later insertion may
+  /// overlap it).
+  static std::pair<Value, SmallVector<int64_t>>
+  partHolding(Value block, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes) {
+    for (auto insert = block.getDefiningOp<tensor::InsertSliceOp>(); insert;
+         insert = insert.getDest().getDefiningOp<tensor::InsertSliceOp>()) {
+      ArrayRef<int64_t> at = insert.getStaticOffsets(),
+                        extent = insert.getStaticSizes();
+      if (insert.getSourceType().getRank() != int64_t(offsets.size()) ||
+          ShapedType::isDynamicShape(at) || ShapedType::isDynamicShape(extent))
+        break;
+      bool inside = true, apart = false;
+      SmallVector<int64_t> within;
+      for (size_t d = 0; d < offsets.size(); ++d) {
+        inside &=
+            at[d] <= offsets[d] && offsets[d] + sizes[d] <= at[d] + extent[d];
+        apart |=
+            at[d] + extent[d] <= offsets[d] || offsets[d] + sizes[d] <= at[d];
+        within.push_back(offsets[d] - at[d]);
+      }
+      if (inside)
+        return {insert.getSource(), within};
+      if (!apart)
+        break;
+    }
+    return {Value(), {}};
+  }
+
+  /// A region of an assembled block that one part holds whole (a
+  /// tensor.extract_slice's, an ein.transfer's) is read from that part; the
+  /// assembly's other parts, and the blocks and transfers only they read,
+  /// are then dead and go (a block assembled whole where its readers take
+  /// one part of it: no bytes moved for nothing).
+  void forwardParts() {
+    func.walk([&](tensor::ExtractSliceOp slice) {
+      if (ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+          ShapedType::isDynamicShape(slice.getStaticSizes()) ||
+          slice.getSourceType().getRank() != slice.getType().getRank())
+        return;
+      auto [part, within] = partHolding(
+          slice.getSource(), slice.getStaticOffsets(), slice.getStaticSizes());
+      if (!part)
+        return;
+      slice.getSourceMutable().assign(part);
+      slice.setStaticOffsets(within);
+    });
+    func.walk([&](TransferOp transfer) {
+      SmallVector<Attribute> offsets(transfer.getOffsets().begin(),
+                                     transfer.getOffsets().end());
+      for (unsigned i = 0, e = transfer.getNumCopies(); i < e; ++i) {
+        auto [part, within] =
+            partHolding(transfer.getSources()[i], transfer.getRegionOffsets(i),
+                        transfer.getRegionSizes(i));
+        if (!part)
+          continue;
+        transfer.getSourcesMutable()[i].assign(part);
+        offsets[i] = DenseI64ArrayAttr::get(func.getContext(), within);
+      }
+      transfer.setOffsetsAttr(ArrayAttr::get(func.getContext(), offsets));
+    });
+    // A slice of a whole part is the part.
+    func.walk([&](tensor::ExtractSliceOp slice) {
+      if (slice.getSourceType() == slice.getType() &&
+          llvm::all_of(slice.getStaticOffsets(),
+                       [](int64_t o) { return o == 0; }))
+        slice.replaceAllUsesWith(slice.getSource());
+    });
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().front().without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (isOpTriviallyDead(op))
+        op->erase();
+  }
+
   func::FuncOp func;
   const PlannerGraph &pg;
   const planner::Graph &g;

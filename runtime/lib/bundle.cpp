@@ -237,25 +237,35 @@ private:
                          std::to_string(b.bytes()) + ") exceed device " +
                          std::to_string(b.device) + "'s arena of " +
                          std::to_string(m.arenaBytes[b.device]) + " bytes");
-      if (n.has("view_of")) {
-        Node of = n.at("view_of");
-        b.viewOf = readBuffer(of);
-        const Buffer &root = m.buffers[b.viewOf];
-        if (root.viewOf >= 0)
-          fail(of.path, "buffer " + inQuotes(root.name) +
-                            " is itself a view; name the buffer it views");
-        if (root.device != b.device || root.offset != b.offset ||
-            root.type.dtype != b.type.dtype ||
-            root.type.numElements() != b.type.numElements())
-          fail(of.path, "a view holds the bytes of the buffer it views: the "
-                        "same device, offset, element type and number of "
-                        "elements as " +
-                            inQuotes(root.name));
-      }
       if (!bufferIds.emplace(b.name, static_cast<int>(i)).second)
         fail(n.path + ".name",
              "buffer " + inQuotes(b.name) + " is defined twice");
       m.buffers.push_back(std::move(b));
+    }
+    // A view may come before the buffer it views (a part assembled in place
+    // is made before the whole).
+    for (size_t i = 0, e = node.size(); i < e; ++i) {
+      Node n = node[i];
+      Buffer &b = m.buffers[i];
+      if (n.has("view_of")) {
+        Node of = n.at("view_of");
+        int id = readBuffer(of);
+        const Buffer &root = m.buffers[id];
+        if (node[id].has("view_of"))
+          fail(of.path, "buffer " + inQuotes(root.name) +
+                            " is itself a view; name the buffer it views");
+        b.viewOf = id;
+        // A reshape's view holds all its root's bytes; a slice's, a run of
+        // them (a block of rows, say), whole elements in.
+        if (root.device != b.device || root.type.dtype != b.type.dtype ||
+            b.offset < root.offset ||
+            b.offset + b.bytes() > root.offset + root.bytes() ||
+            (b.offset - root.offset) % dtypeBytes(b.type.dtype) != 0)
+          fail(of.path, "a view holds bytes of the buffer it views: the "
+                        "same device and element type as " +
+                            inQuotes(root.name) +
+                            ", its bytes within that buffer's");
+      }
     }
   }
 

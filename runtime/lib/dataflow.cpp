@@ -180,10 +180,13 @@ struct DeviceBuffers {
 std::vector<Box> inRoot(const Buffer &b, const Buffer &root, const Box &box) {
   const std::vector<int64_t> &shape = b.type.shape;
   std::vector<Box> out;
-  if (box.extent == shape) {
-    out.push_back(wholeOf(root));
+  if (&b == &root || (box.extent == shape && b.offset == root.offset &&
+                      b.bytes() == root.bytes())) {
+    out.push_back(&b == &root ? box : wholeOf(root));
     return out;
   }
+  // A view starts this many of its root's elements in.
+  int64_t base = (b.offset - root.offset) / dtypeBytes(b.type.dtype);
   // Dimensions after `inner` are whole: each index of the dimensions before
   // it starts one run of extent[inner] * (their size) elements.
   size_t rank = shape.size(), inner = rank - 1;
@@ -201,7 +204,8 @@ std::vector<Box> inRoot(const Buffer &b, const Buffer &root, const Box &box) {
       first = first * shape[d] + (d < inner    ? index[d]
                                   : d == inner ? box.offset[d]
                                                : 0);
-    linearBoxes(root.type.shape, 0, first, first + run, Box(), out);
+    linearBoxes(root.type.shape, 0, base + first, base + first + run, Box(),
+                out);
     size_t d = inner;
     while (d > 0) {
       --d;

@@ -284,6 +284,40 @@ TEST(DataFlow, AViewIsItsBuffersValue) {
   EXPECT_EQ(errorOf(half), "");
 }
 
+TEST(DataFlow, ViewsOfRowsAreTheirBuffersRows) {
+  // Y [4, 64] is assembled in place: its rows 0..2 written through the view
+  // A, rows 2..4 through B (512 bytes in), each a copy of X's rows; the sum
+  // reads Y whole.
+  json m = manifest(
+      1, {4096},
+      {buffer("X", 0, 0, type({4, 64})), buffer("Y", 0, 1024, type({4, 64})),
+       buffer("A", 0, 1024, type({2, 64})), buffer("B", 0, 1536, type({2, 64})),
+       buffer("O", 0, 2048, type({4, 64}))},
+      {layout(type({4, 64}), {block("X", {0, 0})})},
+      {layout(type({4, 64}), {block("O", {0, 0})})},
+      {transfer(0, "X", "A"), transfer(0, "X", "B"),
+       aggregate(0, {"Y"}, "O", {0, 1})});
+  m["buffers"][2]["view_of"] = "Y";
+  m["buffers"][3]["view_of"] = "Y";
+  for (int s = 0; s < 2; ++s) {
+    m["steps"][s]["from_offset"] = {2 * s, 0};
+    m["steps"][s]["to_offset"] = {0, 0};
+    m["steps"][s]["extent"] = {2, 64};
+  }
+  EXPECT_EQ(errorOf(m), "");
+  // Without B's rows, Y's rows 2..4 hold nothing.
+  json half = m;
+  half["steps"].erase(1);
+  half["steps"][1]["deps"] = {0};
+  EXPECT_EQ(errorOf(half), "manifest.steps[1]: reads elements [2:4, 0:64] of "
+                           "buffer 'Y', which no earlier step writes (and no "
+                           "input or constant block fills)");
+  // The two halves unordered with the sum are a race.
+  json racing = m;
+  racing["steps"][2]["deps"] = {0};
+  EXPECT_NE(errorOf(racing).find("does not depend on it"), std::string::npos);
+}
+
 TEST(DataFlow, AViewHoldsItsBuffersBytes) {
   json m = manifest(
       1, {768},
@@ -295,17 +329,40 @@ TEST(DataFlow, AViewHoldsItsBuffersBytes) {
   moved["buffers"][2]["view_of"] = "Y";
   moved["buffers"][2]["offset"] = 512;
   EXPECT_EQ(errorOf(moved),
-            "manifest.buffers[2].view_of: a view holds the bytes of the buffer "
-            "it views: the same device, offset, element type and number of "
-            "elements as 'Y'");
+            "manifest.buffers[2].view_of: a view holds bytes of the buffer it "
+            "views: the same device and element type as 'Y', its bytes within "
+            "that buffer's");
+  // A run of rows inside Y is a view of them; one past Y's end is not.
+  json rows = m;
+  rows["buffers"][2] = buffer("V", 0, 256, type({2, 4}));
+  rows["buffers"][2]["view_of"] = "Y";
+  EXPECT_EQ(errorOf(rows), "");
+  rows["buffers"][2]["type"] = type({5, 4});
+  EXPECT_NE(errorOf(rows).find("its bytes within that buffer's"),
+            std::string::npos);
+  json retyped = m;
+  retyped["buffers"][2] = buffer("V", 0, 256, type({16}, "bf16"));
+  retyped["buffers"][2]["view_of"] = "Y";
+  EXPECT_NE(errorOf(retyped).find("the same device and element type"),
+            std::string::npos);
   json chain = m;
   chain["buffers"][2]["view_of"] = "Y";
   chain["buffers"].push_back(buffer("W", 0, 256, type({16})));
   chain["buffers"][3]["view_of"] = "V";
   EXPECT_EQ(errorOf(chain), "manifest.buffers[3].view_of: buffer 'V' is "
                             "itself a view; name the buffer it views");
+  // A view may come before the buffer it views (a part assembled in place
+  // is made before the whole); a name no buffer has is refused, and so is a
+  // buffer viewing itself.
   json later = m;
   later["buffers"][1]["view_of"] = "V";
-  EXPECT_EQ(errorOf(later),
-            "manifest.buffers[1].view_of: no buffer is named 'V'");
+  EXPECT_EQ(errorOf(later), "");
+  json absent = m;
+  absent["buffers"][1]["view_of"] = "Z";
+  EXPECT_EQ(errorOf(absent),
+            "manifest.buffers[1].view_of: no buffer is named 'Z'");
+  json itself = m;
+  itself["buffers"][1]["view_of"] = "Y";
+  EXPECT_EQ(errorOf(itself), "manifest.buffers[1].view_of: buffer 'Y' is "
+                             "itself a view; name the buffer it views");
 }

@@ -630,13 +630,17 @@ def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
     Writes the device-level function (`ein-synthesize-exchanges`) as a
     bundle directory (docs/bundle-format.md) that `ein-run` runs: every
     tensor a GPU holds gets a buffer in its arena (buffers whose lives do
-    not overlap share bytes; a block reshape views its source's bytes),
-    block matmuls (two
+    not overlap share bytes; a block reshape views its source's bytes, a
+    slice of a run of rows views those rows, and a block assembled from
+    parts that are aligned runs of its rows has each part's buffer laid out
+    as a view of them, so the part's producer writes it in place and no copy
+    assembles it), block matmuls (two
     inputs, an add aggregation over one loop, a product join, batched or
     transposed) become `gemm` library steps, blocks with an `ein.kernel`
     (`ein-lower-to-cpu`) `kernel` steps calling `kernels/host.so`, which it
-    compiles from the `@ein_kernels` module, transfers and local slices
-    `transfer` steps, assemblies transfers into one buffer, and aggregations
+    compiles from the `@ein_kernels` module, transfers and the other local
+    slices `transfer` steps, the other assemblies transfers into one
+    buffer, and aggregations
     `aggregate` steps, each depending on the steps that wrote what it reads
     or overwrites. `program.json` is the `reference` program when given
     (`ein-compile` exports the logical program before planning, so `--check`

@@ -42,6 +42,8 @@
 #include <stdio.h>
 
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -154,9 +156,11 @@ private:
     int64_t offset;
     ::ein::DType dtype;
     SmallVector<int64_t> shape;
-    /// The buffer whose bytes this one views (itself unless a reshape).
+    /// The buffer whose bytes this one views (itself unless a reshape, a
+    /// slice of contiguous rows or a part assembled in place), and where in
+    /// them this one starts (bytes).
     int root;
-    int64_t bytes = 0;
+    int64_t bytes = 0, viewOffset = 0;
     /// The steps from the one after its allocation to its last access
     /// (roots only); kLive for buffers that live through the whole run.
     int first = 0, last = 0;
@@ -183,6 +187,13 @@ private:
   /// with what reusing memory adds).
   std::vector<std::set<int>> stepDeps;
   std::vector<std::vector<::ein::BlockPlacement>> inputs, outputs;
+  /// Buffers made by tensor.insert_slice into a tensor.empty, with the
+  /// regions inserted so far (offsets, sizes); and those of them some part
+  /// was written into in place (assembleInPlace).
+  std::map<int,
+           std::vector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>>
+      assembled;
+  std::set<int> assembledInPlace;
   llvm::DenseMap<Value, Value> fromBlocksOf; // assemble source -> from_blocks
 
   FailureOr<int> allocate(Operation *where, Value value, int64_t device) {
@@ -206,7 +217,7 @@ private:
     // (placeBuffers).
     bufferList.push_back({"b" + std::to_string(id), device, /*offset=*/0,
                           *dtype, SmallVector<int64_t>(type.getShape()), id,
-                          bytes, next, next});
+                          bytes, /*viewOffset=*/0, next, next});
     return id;
   }
 
@@ -288,19 +299,140 @@ private:
           std::max(arenas[buffer.device], offset + buffer.bytes);
       if (buffer.firstStep < 0)
         continue;
+      // A buffer assembled in place is first written by its parts'
+      // producers, which do not wait for one another.
+      std::vector<int> starters = {buffer.firstStep};
+      if (assembledInPlace.count(b))
+        starters = writers[b];
       for (const Held &h : retired[buffer.device])
         if (h.begin < offset + size && offset < h.end) {
           // Its first step waits for every step of the bytes' earlier
           // owner.
-          for (int s : touchedBy[h.buffer])
-            if (s < buffer.firstStep)
-              stepDeps[buffer.firstStep].insert(s);
+          for (int first : starters)
+            for (int s : touchedBy[h.buffer])
+              if (s < first)
+                stepDeps[first].insert(s);
         }
     }
     for (Buffer &buffer : bufferList)
-      buffer.offset = bufferList[buffer.root].offset;
+      buffer.offset = bufferList[buffer.root].offset + buffer.viewOffset;
     for (auto [step, deps] : llvm::zip(stepList, stepDeps))
       step.deps.assign(deps.begin(), deps.end());
+  }
+
+  /// Where the region (`offsets`, `sizes`, unit strides) of buffer `b`
+  /// starts, in bytes from `b`'s start, when its elements are one run of
+  /// `b`'s (rows of a row-major tensor: dimensions after the first one cut
+  /// are whole, those before it one index) that starts kBufferAlignment-
+  /// aligned in the arena; nullopt otherwise.
+  std::optional<int64_t> contiguousRun(int b, ArrayRef<int64_t> offsets,
+                                       ArrayRef<int64_t> sizes,
+                                       ArrayRef<int64_t> strides) const {
+    const Buffer &buffer = bufferList[b];
+    ArrayRef<int64_t> shape = buffer.shape;
+    if (offsets.size() != shape.size() || sizes.size() != shape.size() ||
+        llvm::any_of(strides, [](int64_t x) { return x != 1; }) ||
+        ShapedType::isDynamicShape(offsets) ||
+        ShapedType::isDynamicShape(sizes))
+      return std::nullopt;
+    size_t cut = 0;
+    while (cut + 1 < shape.size() && sizes[cut] == 1)
+      ++cut;
+    for (size_t d = cut + 1; d < shape.size(); ++d)
+      if (sizes[d] != shape[d])
+        return std::nullopt;
+    int64_t element = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      element = element * shape[d] + offsets[d];
+    int64_t bytes = element * ::ein::dtypeBytes(buffer.dtype);
+    if ((buffer.viewOffset + bytes) % ::ein::kBufferAlignment != 0)
+      return std::nullopt;
+    return bytes;
+  }
+
+  /// A buffer viewing `shape`'s elements of buffer `of`, `at` bytes into
+  /// it (a reshape: all of them, at 0).
+  int viewOfBuffer(int of, ArrayRef<int64_t> shape, int64_t at) {
+    Buffer view = bufferList[of];
+    view.name = "b" + std::to_string(bufferList.size());
+    view.shape.assign(shape.begin(), shape.end());
+    view.viewOffset += at;
+    view.bytes = ::ein::dtypeBytes(view.dtype) *
+                 std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                                 std::multiplies<int64_t>());
+    bufferList.push_back(std::move(view));
+    return static_cast<int>(bufferList.size()) - 1;
+  }
+
+  /// Whether the part `insert` places into `dest` (a buffer it assembles)
+  /// can be written there by its producer instead of copied: the part is
+  /// all of a buffer steps made (no input or output; or a reshape's view of
+  /// one), the region one aligned run of rows that no other part of the
+  /// assembly overlaps, and the value inserted into read by this insertion
+  /// alone (so nothing reads the buffer before it is whole). Then that
+  /// buffer and its views become views of those rows (its other readers
+  /// read it there), its producers' steps write them, and the assembled
+  /// buffer is held from the first of its parts on.
+  bool assembleInPlace(tensor::InsertSliceOp insert, int part, int dest) {
+    auto regions = assembled.find(dest);
+    if (regions == assembled.end() ||
+        (!insert.getDest().getDefiningOp<tensor::EmptyOp>() &&
+         !insert.getDest().hasOneUse()))
+      return false;
+    // The part's bytes: all of a buffer a step made (or a reshape's view of
+    // it), which moves into the assembly with every view of it.
+    int root = bufferList[part].root;
+    const Buffer &p = bufferList[root];
+    if (bufferList[dest].root != dest || root == dest || p.last == kLive ||
+        p.first < 0 || bufferList[part].viewOffset != 0 ||
+        bufferList[part].bytes != p.bytes ||
+        p.dtype != bufferList[dest].dtype ||
+        bufferList[part].shape.size() != bufferList[dest].shape.size())
+      return false;
+    ArrayRef<int64_t> offsets = insert.getStaticOffsets(),
+                      sizes = insert.getStaticSizes();
+    std::optional<int64_t> at =
+        contiguousRun(dest, offsets, sizes, insert.getStaticStrides());
+    if (!at)
+      return false;
+    // No other part of the chain, before or after, writes these elements
+    // (a later part may replace an earlier one's).
+    auto apart = [&](ArrayRef<int64_t> o, ArrayRef<int64_t> z) {
+      for (size_t d = 0; d < o.size(); ++d)
+        if (o[d] + z[d] <= offsets[d] || offsets[d] + sizes[d] <= o[d])
+          return true;
+      return false;
+    };
+    for (auto &[o, z] : regions->second)
+      if (!apart(o, z))
+        return false;
+    for (Value chain = insert.getResult(); chain.hasOneUse();) {
+      auto next = dyn_cast<tensor::InsertSliceOp>(*chain.user_begin());
+      if (!next || next.getDest() != chain)
+        break;
+      if (!apart(next.getStaticOffsets(), next.getStaticSizes()))
+        return false;
+      chain = next.getResult();
+    }
+    Buffer &d = bufferList[dest];
+    d.first = std::min(d.first, p.first);
+    if (p.firstStep >= 0 && (d.firstStep < 0 || p.firstStep < d.firstStep))
+      d.firstStep = p.firstStep;
+    if (d.last != kLive)
+      d.last = std::max(d.last, p.last);
+    if (assembledInPlace.erase(root))
+      assembledInPlace.insert(dest);
+    for (Buffer &b : bufferList)
+      if (b.root == root) {
+        b.root = dest;
+        b.viewOffset += *at;
+      }
+    assembledInPlace.insert(dest);
+    llvm::append_range(writers[dest], writers[root]);
+    llvm::append_range(readers[dest], readers[root]);
+    writers.erase(root);
+    readers.erase(root);
+    return true;
   }
 
   /// The buffer holding `value`, or -1 with an error on `where`.
@@ -726,6 +858,15 @@ private:
       int source = bufferFor(op, slice.getSource());
       if (source < 0)
         return failure();
+      // Rows of a value are read where they lie.
+      if (slice.getType().getRank() == slice.getSourceType().getRank())
+        if (std::optional<int64_t> at = contiguousRun(
+                source, slice.getStaticOffsets(), slice.getStaticSizes(),
+                slice.getStaticStrides())) {
+          bufferOf[slice.getResult()] =
+              viewOfBuffer(source, slice.getType().getShape(), *at);
+          return success();
+        }
       int64_t device = bufferList[source].device;
       FailureOr<int> dest = allocate(op, slice.getResult(), device);
       if (failed(dest))
@@ -748,14 +889,21 @@ private:
         if (failed(fresh))
           return failure();
         dest = *fresh;
+        assembled[dest];
       } else {
         dest = bufferFor(op, insert.getDest());
         if (dest < 0)
           return failure();
       }
       bufferOf[insert.getResult()] = dest;
-      copy(source, SmallVector<int64_t>(insert.getStaticOffsets().size(), 0),
-           dest, insert.getStaticOffsets(), insert.getStaticSizes(), device);
+      bool inPlace = assembleInPlace(insert, source, dest);
+      if (auto regions = assembled.find(dest); regions != assembled.end())
+        regions->second.push_back(
+            {SmallVector<int64_t>(insert.getStaticOffsets()),
+             SmallVector<int64_t>(insert.getStaticSizes())});
+      if (!inPlace)
+        copy(source, SmallVector<int64_t>(insert.getStaticOffsets().size(), 0),
+             dest, insert.getStaticOffsets(), insert.getStaticSizes(), device);
       return success();
     }
     if (auto view = dyn_cast<ViewOp>(op))
@@ -769,12 +917,8 @@ private:
       int source = bufferFor(op, reshape.getSource());
       if (source < 0)
         return failure();
-      Buffer view = bufferList[source];
-      view.name = "b" + std::to_string(bufferList.size());
-      auto viewType = cast<RankedTensorType>(reshape.getType());
-      view.shape.assign(viewType.getShape().begin(), viewType.getShape().end());
-      bufferOf[reshape.getResult()] = static_cast<int>(bufferList.size());
-      bufferList.push_back(std::move(view));
+      bufferOf[reshape.getResult()] = viewOfBuffer(
+          source, cast<RankedTensorType>(reshape.getType()).getShape(), 0);
       return success();
     }
     if (auto aggregate = dyn_cast<AggregateOp>(op)) {

@@ -37,10 +37,12 @@ struct Buffer {
   int device = 0;
   int64_t offset = 0; // bytes from the start of the device's arena
   TensorType type;
-  /// A reshape's view: the buffer (not itself a view) whose bytes this one
-  /// reads as its own shape, with the same device, offset, element type and
-  /// number of elements; -1 for none. A view and its buffer are one value
-  /// to the data-flow check: a write through either is a write of both.
+  /// A view: the buffer (not itself a view) some of whose bytes this one
+  /// reads as its own shape, with the same device and element type: all of
+  /// them (a reshape's view, at the same offset) or a run of them (a block
+  /// of rows sliced or assembled in place, at its offset); -1 for none. A
+  /// view and its buffer are one value to the data-flow check: a write
+  /// through either is a write of both (of the elements the view holds).
   int viewOf = -1;
   int64_t bytes() const;
 };
