@@ -1009,8 +1009,11 @@ bool checkSchedule(const Manifest &m, std::string &error) {
                                 "replayed)");
             return false;
           }
-        if (outputBuffers.count(a.buffer))
-          writers[a.buffer].push_back(i);
+        // A write through a view of an output (a part assembled in place)
+        // writes the output.
+        int owner = b.viewOf >= 0 ? b.viewOf : a.buffer;
+        if (outputBuffers.count(owner))
+          writers[owner].push_back(i);
         writes.push_back({first, last, i, a});
       }
       perDevice[b.device].push_back({first, last, i, std::move(a)});
@@ -1020,7 +1023,7 @@ bool checkSchedule(const Manifest &m, std::string &error) {
   for (const Span &w : writes)
     for (int out : outputBuffers) {
       const Buffer &o = m.buffers[out];
-      if (out == w.access.buffer ||
+      if (out == w.access.buffer || out == m.buffers[w.access.buffer].viewOf ||
           o.device != m.buffers[w.access.buffer].device ||
           !overlap(out, w.first, w.last))
         continue;

@@ -318,6 +318,32 @@ TEST(DataFlow, ViewsOfRowsAreTheirBuffersRows) {
   EXPECT_NE(errorOf(racing).find("does not depend on it"), std::string::npos);
 }
 
+TEST(DataFlow, AnOutputAssembledInPlace) {
+  // The output Y [4, 64]: rows 0..2 written through its view A, rows 2..4
+  // into Y itself, by steps that do not wait for each other.
+  json m = manifest(1, {4096},
+                    {buffer("X", 0, 0, type({4, 64})),
+                     buffer("A", 0, 1024, type({2, 64})),
+                     buffer("Y", 0, 1024, type({4, 64}))},
+                    {layout(type({4, 64}), {block("X", {0, 0})})},
+                    {layout(type({4, 64}), {block("Y", {0, 0})})},
+                    {transfer(0, "X", "A"), transfer(0, "X", "Y")});
+  m["buffers"][1]["view_of"] = "Y";
+  m["steps"][0]["from_offset"] = {0, 0};
+  m["steps"][0]["to_offset"] = {0, 0};
+  m["steps"][0]["extent"] = {2, 64};
+  m["steps"][1]["from_offset"] = {2, 0};
+  m["steps"][1]["to_offset"] = {2, 0};
+  m["steps"][1]["extent"] = {2, 64};
+  EXPECT_EQ(errorOf(m), "");
+  // A buffer that is no view of Y over the same bytes is another value: its
+  // write must come before Y's writers.
+  json other = m;
+  other["buffers"][1].erase("view_of");
+  EXPECT_NE(errorOf(other).find("shares bytes with output buffer 'Y'"),
+            std::string::npos);
+}
+
 TEST(DataFlow, AViewHoldsItsBuffersBytes) {
   json m = manifest(
       1, {768},

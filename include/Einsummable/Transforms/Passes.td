@@ -634,7 +634,8 @@ def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
     slice of a run of rows views those rows, and a block assembled from
     parts that are aligned runs of its rows has each part's buffer laid out
     as a view of them, so the part's producer writes it in place and no copy
-    assembles it), block matmuls (two
+    assembles it; a part, rows or columns, that one transfer alone brings
+    and only the assembly reads lands in its region), block matmuls (two
     inputs, an add aggregation over one loop, a product join, batched or
     transposed) become `gemm` library steps, blocks with an `ein.kernel`
     (`ein-lower-to-cpu`) `kernel` steps calling `kernels/host.so`, which it

@@ -166,6 +166,9 @@ private:
     int first = 0, last = 0;
     /// The first step that touches it, or -1.
     int firstStep = -1;
+    /// Left unused (a part a transfer lands in its assembly instead): no
+    /// place in the arena.
+    bool unused = false;
   };
   static constexpr int kLive = std::numeric_limits<int>::max();
 
@@ -261,7 +264,7 @@ private:
         retired(arenas.size());
     std::vector<int> order;
     for (int b = 0, e = bufferList.size(); b < e; ++b)
-      if (bufferList[b].root == b)
+      if (bufferList[b].root == b && !bufferList[b].unused)
         order.push_back(b);
     llvm::stable_sort(order, [&](int a, int b) {
       return bufferList[a].first < bufferList[b].first;
@@ -365,38 +368,19 @@ private:
   }
 
   /// Whether the part `insert` places into `dest` (a buffer it assembles)
-  /// can be written there by its producer instead of copied: the part is
-  /// all of a buffer steps made (no input or output; or a reshape's view of
-  /// one), the region one aligned run of rows that no other part of the
-  /// assembly overlaps, and the value inserted into read by this insertion
-  /// alone (so nothing reads the buffer before it is whole). Then that
-  /// buffer and its views become views of those rows (its other readers
-  /// read it there), its producers' steps write them, and the assembled
-  /// buffer is held from the first of its parts on.
-  bool assembleInPlace(tensor::InsertSliceOp insert, int part, int dest) {
+  /// may be written there other than by a copy once it is made: the value
+  /// inserted into is read by this insertion alone (so nothing reads the
+  /// buffer before it is whole), and no other part of the assembly, before
+  /// or after, writes the region's elements (a later part may replace an
+  /// earlier one's).
+  bool regionFree(tensor::InsertSliceOp insert, int dest) const {
     auto regions = assembled.find(dest);
-    if (regions == assembled.end() ||
+    if (regions == assembled.end() || bufferList[dest].root != dest ||
         (!insert.getDest().getDefiningOp<tensor::EmptyOp>() &&
          !insert.getDest().hasOneUse()))
       return false;
-    // The part's bytes: all of a buffer a step made (or a reshape's view of
-    // it), which moves into the assembly with every view of it.
-    int root = bufferList[part].root;
-    const Buffer &p = bufferList[root];
-    if (bufferList[dest].root != dest || root == dest || p.last == kLive ||
-        p.first < 0 || bufferList[part].viewOffset != 0 ||
-        bufferList[part].bytes != p.bytes ||
-        p.dtype != bufferList[dest].dtype ||
-        bufferList[part].shape.size() != bufferList[dest].shape.size())
-      return false;
     ArrayRef<int64_t> offsets = insert.getStaticOffsets(),
                       sizes = insert.getStaticSizes();
-    std::optional<int64_t> at =
-        contiguousRun(dest, offsets, sizes, insert.getStaticStrides());
-    if (!at)
-      return false;
-    // No other part of the chain, before or after, writes these elements
-    // (a later part may replace an earlier one's).
     auto apart = [&](ArrayRef<int64_t> o, ArrayRef<int64_t> z) {
       for (size_t d = 0; d < o.size(); ++d)
         if (o[d] + z[d] <= offsets[d] || offsets[d] + sizes[d] <= o[d])
@@ -414,24 +398,90 @@ private:
         return false;
       chain = next.getResult();
     }
+    return true;
+  }
+
+  /// `dest`, assembled in place, holds its bytes from the first step of
+  /// `from` (a part's buffer) on, and the steps that wrote `from` are among
+  /// its writers (which do not wait for one another).
+  void holdFrom(int from, int dest) {
+    const Buffer &p = bufferList[from];
     Buffer &d = bufferList[dest];
     d.first = std::min(d.first, p.first);
     if (p.firstStep >= 0 && (d.firstStep < 0 || p.firstStep < d.firstStep))
       d.firstStep = p.firstStep;
     if (d.last != kLive)
       d.last = std::max(d.last, p.last);
-    if (assembledInPlace.erase(root))
+    if (assembledInPlace.erase(from))
       assembledInPlace.insert(dest);
+    assembledInPlace.insert(dest);
+    llvm::append_range(writers[dest], writers[from]);
+    llvm::append_range(readers[dest], readers[from]);
+    writers.erase(from);
+    readers.erase(from);
+  }
+
+  /// A part that is an aligned run of `dest`'s rows and all of a buffer
+  /// steps made (no input or output; or a reshape's view of one): that
+  /// buffer and its views become views of those rows (its other readers
+  /// read it there), so its producers' steps write them.
+  bool rowsInPlace(tensor::InsertSliceOp insert, int part, int dest) {
+    int root = bufferList[part].root;
+    const Buffer &p = bufferList[root];
+    if (root == dest || p.last == kLive || p.first < 0 ||
+        bufferList[part].viewOffset != 0 || bufferList[part].bytes != p.bytes ||
+        p.dtype != bufferList[dest].dtype ||
+        bufferList[part].shape.size() != bufferList[dest].shape.size())
+      return false;
+    std::optional<int64_t> at =
+        contiguousRun(dest, insert.getStaticOffsets(), insert.getStaticSizes(),
+                      insert.getStaticStrides());
+    if (!at)
+      return false;
+    holdFrom(root, dest);
     for (Buffer &b : bufferList)
       if (b.root == root) {
         b.root = dest;
         b.viewOffset += *at;
       }
-    assembledInPlace.insert(dest);
-    llvm::append_range(writers[dest], writers[root]);
-    llvm::append_range(readers[dest], readers[root]);
-    writers.erase(root);
-    readers.erase(root);
+    return true;
+  }
+
+  /// A part (any region, strided too) that one transfer step alone made,
+  /// read by this insertion alone: the transfer lands it in its region of
+  /// `dest`, and its own buffer is left unused.
+  bool landInPlace(tensor::InsertSliceOp insert, int part, int dest) {
+    Buffer &p = bufferList[part];
+    auto wrote = writers.find(part);
+    if (p.root != part || p.last == kLive || p.first < 0 ||
+        !insert.getSource().hasOneUse() || wrote == writers.end() ||
+        wrote->second.size() != 1 ||
+        (readers.count(part) && !readers[part].empty()) ||
+        llvm::any_of(
+            insert.getStaticStrides(), [](int64_t x) { return x != 1; }) ||
+        p.shape.size() != bufferList[dest].shape.size() ||
+        llvm::any_of(
+            bufferList,
+            [&](const Buffer &b) { return b.root == part && &b != &p; }))
+      return false;
+    ::ein::Step &step = stepList[wrote->second.front()];
+    if (step.kind != ::ein::StepKind::Transfer)
+      return false;
+    ::ein::Step::Copy *landing = nullptr;
+    for (::ein::Step::Copy &c : step.copies)
+      if (c.dst.buffer == part) {
+        if (landing || c.dst.extent != integers(p.shape) ||
+            llvm::any_of(c.dst.offset, [](int64_t x) { return x != 0; }))
+          return false;
+        landing = &c;
+      }
+    if (!landing)
+      return false;
+    landing->dst.buffer = dest;
+    landing->dst.offset = integers(insert.getStaticOffsets());
+    holdFrom(part, dest);
+    p.firstStep = -1;
+    p.unused = true;
     return true;
   }
 
@@ -896,7 +946,9 @@ private:
           return failure();
       }
       bufferOf[insert.getResult()] = dest;
-      bool inPlace = assembleInPlace(insert, source, dest);
+      bool inPlace =
+          regionFree(insert, dest) && (rowsInPlace(insert, source, dest) ||
+                                       landInPlace(insert, source, dest));
       if (auto regions = assembled.find(dest); regions != assembled.end())
         regions->second.push_back(
             {SmallVector<int64_t>(insert.getStaticOffsets()),
