@@ -464,6 +464,15 @@ def EinSynthesizeExchanges
     (the report's `form` says `naive`, `synthesized` or `mixed`, and
     `synthesized_ops` how many ops are synthesized).
 
+    Where weights move with the plan (`weights-replicable=false`) and a
+    weight of 1 MiB or more is read whole by every block of its first
+    reader (data parallelism), synthesis also tries it split evenly over
+    those GPUs along its largest dimension, each GPU gathering the rest from
+    all of them at once instead of receiving it whole from the first: the
+    same bytes over every GPU's links, and each GPU holds a share. The
+    split is kept, for all such weights of a function at once, where the
+    step simulates faster.
+
     Synthesis also places the join blocks (`place-blocks`, on by default):
     op by op, the blocks go to the GPUs that receive their inputs soonest
     from where the producers' blocks sit (an exact matching, then swaps
