@@ -970,13 +970,55 @@ placedInOrder(const planner::Graph &graph, const planner::Plan &plan,
 
 } // namespace
 
-DeviceProgram placedBestProgram(const planner::Graph &graph,
-                                const planner::Plan &plan,
-                                const planner::Options &options,
-                                const Topology &topology,
-                                const std::vector<bool> &keep,
-                                std::vector<bool> &synthesizedOps,
-                                Placement &placement, bool batch) {
+std::map<int, std::vector<Placed>>
+splitWeightHomes(const planner::Graph &graph, const planner::Plan &plan,
+                 const planner::Options &options) {
+  std::map<int, std::vector<Placed>> homes;
+  if (options.weightsReplicable || plan.layouts.size() != graph.values.size())
+    return homes;
+  std::set<int> seen;
+  for (size_t o = 0; o < graph.ops.size(); ++o)
+    for (size_t i = 0; i < graph.ops[o].inputs.size(); ++i) {
+      int value = graph.ops[o].inputs[i].value;
+      const planner::Value &v = graph.values[value];
+      if (v.kind != planner::ValueKind::Weight || !seen.insert(value).second)
+        continue; // o is its first reader
+      int64_t bytes = v.elementBytes;
+      for (int64_t extent : v.shape)
+        bytes *= extent;
+      const planner::Spec &spec = plan.specs[o];
+      int64_t k = numBlocks(spec);
+      const std::vector<Placed> &laid = plan.layouts[value];
+      if (bytes < kSplitHomeBytes || k < 2 || laid.size() != 1 ||
+          laid[0].box.volume() * v.elementBytes != bytes)
+        continue;
+      // Every block reads it whole: one distinct box, the whole weight.
+      planner::OpPlan op = planner::planOp(graph, graph.ops[o], spec, options);
+      if (op.needs[i].size() != 1)
+        continue;
+      int dim = -1;
+      for (size_t d = 0; d < v.shape.size(); ++d)
+        if (v.shape[d] % k == 0 && (dim < 0 || v.shape[d] > v.shape[dim]))
+          dim = static_cast<int>(d);
+      if (dim < 0)
+        continue;
+      std::vector<Placed> &pieces = homes[value];
+      for (int64_t j = 0; j < k; ++j) {
+        Box box = laid[0].box;
+        box.begin[dim] = v.shape[dim] / k * j;
+        box.end[dim] = v.shape[dim] / k * (j + 1);
+        pieces.push_back(Placed{j, box});
+      }
+    }
+  return homes;
+}
+
+/// placedBestProgram for the weights as `plan` lays them out, unbatched.
+static DeviceProgram
+placedAsLaid(const planner::Graph &graph, const planner::Plan &plan,
+             const planner::Options &options, const Topology &topology,
+             const std::vector<bool> &keep, std::vector<bool> &synthesizedOps,
+             Placement &placement) {
   // Rotated receives spread an all-to-all over every GPU's links; on
   // point-to-point links (the V100 cube-mesh) source order can be faster
   // (w1 on 8 with weights split: 12.75 against 13.22 ms). Both orders are
@@ -997,8 +1039,41 @@ DeviceProgram placedBestProgram(const planner::Graph &graph,
     synthesizedOps = std::move(sourceOps);
     placement = std::move(sourcePlacement);
   }
+  return program;
+}
+
+DeviceProgram placedBestProgram(const planner::Graph &graph,
+                                const planner::Plan &plan,
+                                const planner::Options &options,
+                                const Topology &topology,
+                                const std::vector<bool> &keep,
+                                std::vector<bool> &synthesizedOps,
+                                Placement &placement, bool batch) {
+  DeviceProgram program = placedAsLaid(graph, plan, options, topology, keep,
+                                       synthesizedOps, placement);
   if (batch)
     batchTransfers(program, topology);
+  // Weights every GPU reads whole, split over them, where that is faster.
+  std::map<int, std::vector<Placed>> homes =
+      splitWeightHomes(graph, plan, options);
+  if (homes.empty())
+    return program;
+  planner::Plan split = plan;
+  for (auto &[value, pieces] : homes)
+    split.layouts[value] = pieces;
+  std::vector<bool> splitOps;
+  Placement splitPlacement;
+  DeviceProgram splitProgram = placedAsLaid(graph, split, options, topology,
+                                            keep, splitOps, splitPlacement);
+  if (batch)
+    batchTransfers(splitProgram, topology);
+  SimResult whole = simulate(topology, program.tasks),
+            apart = simulate(topology, splitProgram.tasks);
+  if (!apart.stalled && apart.seconds < whole.seconds * (1 - 1e-9)) {
+    program = std::move(splitProgram);
+    synthesizedOps = std::move(splitOps);
+    placement = std::move(splitPlacement);
+  }
   return program;
 }
 

@@ -139,26 +139,8 @@ public:
       std::vector<bool> keep;
       if (func->hasAttr(EinDialect::getTieLayoutAttrName()))
         keep = physical::opsKeptForTies(g, options);
-      // With weights' split homes where that simulates faster.
-      planner::Plan split = plan;
-      for (auto &[value, layout] : splitHomes)
-        split.layouts[value] = layout;
       program = physical::placedBestProgram(g, plan, options, *topology, keep,
                                             synthesizedOps, placement, batch);
-      if (!splitHomes.empty()) {
-        std::vector<bool> splitOps;
-        physical::Placement splitPlacement;
-        physical::DeviceProgram splitProgram =
-            physical::placedBestProgram(g, split, options, *topology, keep,
-                                        splitOps, splitPlacement, batch);
-        if (physical::simulate(*topology, splitProgram.tasks).seconds <
-            physical::simulate(*topology, program.tasks).seconds) {
-          program = std::move(splitProgram);
-          synthesizedOps = std::move(splitOps);
-          placement = std::move(splitPlacement);
-          plan = std::move(split);
-        }
-      }
       plan = physical::placedPlan(g, plan, placement);
     } else if (topology) {
       bool synthesized = false;
@@ -295,11 +277,6 @@ private:
   OpBuilder builder;
   planner::Plan plan;
   physical::DeviceProgram program;
-  /// Per weight that could arrive split over the GPUs that read it whole,
-  /// that layout (splitHome); run keeps it where the step simulates faster.
-  std::map<int, std::vector<Placed>> splitHomes;
-  /// Per argument that moves with the plan, its first reader's block count.
-  std::map<int, int64_t> firstBlocks;
   /// Per batched movement, its region as its batch's transfer landed it.
   std::map<int, Value> batched;
   /// The op being lowered: each GPU's block result (its partial, where
@@ -344,11 +321,8 @@ private:
         int value = g.ops[o].inputs[i].value;
         const planner::Value &v = g.values[value];
         if (v.kind != planner::ValueKind::Intermediate &&
-            physical::movesWithPlan(v, options)) {
-          if (readerNeeds[value].empty())
-            firstBlocks[value] = ::ein::numBlocks(parts);
+            physical::movesWithPlan(v, options))
           readerNeeds[value].push_back(opPlan.arrivals[i]);
-        }
       }
     }
     // An argument arrives as its first reader needs it when that is an even
@@ -366,9 +340,6 @@ private:
       });
       if (even != needs.end()) {
         plan.layouts[value] = *even;
-        if (std::optional<std::vector<Placed>> split =
-                splitHome(value, needs.front(), firstBlocks[value]))
-          splitHomes[value] = std::move(*split);
         continue;
       }
       std::vector<Placed> parts;
@@ -390,48 +361,6 @@ private:
       plan.layouts[value] = {Placed{0, whole}};
     }
     return success();
-  }
-
-  /// A weight that moves with the plan and that its first reader's blocks
-  /// all read whole (as data parallelism reads it) arrives whole on the
-  /// first block's GPU, which then sends every other reader all of it. Its
-  /// split home: the same weight cut evenly over those blocks' GPUs (along
-  /// its largest dimension that they divide), each reader gathering the
-  /// rest from all of them at once: the same bytes, over every GPU's links
-  /// instead of one's, and each GPU holding a share. Weights under 1 MiB
-  /// stay whole (a gather pays a latency per piece).
-  /// (`firstNeeds`: what the first reader's `blocks` blocks need of it,
-  /// each distinct box once.)
-  std::optional<std::vector<Placed>>
-  splitHome(int value, const std::vector<Placed> &firstNeeds,
-            int64_t blocks) const {
-    const planner::Value &v = g.values[value];
-    int64_t bytes = v.elementBytes;
-    for (int64_t extent : v.shape)
-      bytes *= extent;
-    if (v.kind != planner::ValueKind::Weight || bytes < (int64_t(1) << 20) ||
-        firstNeeds.size() != 1 || blocks < 2 || pinned ||
-        firstNeeds[0].box.volume() * v.elementBytes != bytes)
-      return std::nullopt;
-    int64_t k = blocks;
-    int dim = -1;
-    for (size_t d = 0; d < v.shape.size(); ++d)
-      if (v.shape[d] % k == 0 && (dim < 0 || v.shape[d] > v.shape[dim]))
-        dim = static_cast<int>(d);
-    if (k < 2 || dim < 0)
-      return std::nullopt;
-    std::vector<Placed> pieces;
-    for (int64_t i = 0; i < k; ++i) {
-      Box box;
-      for (int64_t extent : v.shape) {
-        box.begin.push_back(0);
-        box.end.push_back(extent);
-      }
-      box.begin[dim] = v.shape[dim] / k * i;
-      box.end[dim] = v.shape[dim] / k * (i + 1);
-      pieces.push_back(Placed{i, box});
-    }
-    return pieces;
   }
 
   /// The GPUs ops' `ein.place` pins their join blocks to: all of them or

@@ -1097,6 +1097,60 @@ TEST(Synthesis, PerOpFormsAreNeverSlowerThanEitherUniformForm) {
   }
 }
 
+TEST(Synthesis, WeightsEveryGpuReadsWholeArriveSplit) {
+  // x [256, 1024] @ w [1024, 1024] (4 MiB) with the rows of x cut over 4
+  // GPUs: every block reads w whole. Weights that move with the plan lay w
+  // out in four pieces of its rows, one per block; replicable weights, and
+  // weights under 1 MiB (s, 512 KiB), are left alone.
+  planner::Graph g;
+  int x = addValue(g, "x", {256, 1024}, planner::ValueKind::Activation);
+  int w = addValue(g, "w", {1024, 1024}, planner::ValueKind::Weight);
+  int small = addValue(g, "s", {1024, 128}, planner::ValueKind::Weight);
+  int y = matmul(g, x, w, "y");
+  matmul(g, y, small, "z");
+  g.results = {static_cast<int>(g.values.size()) - 1};
+  planner::SearchOptions o;
+  o.devices = 4;
+  o.weightsReplicable = false;
+  planner::Plan plan = planner::evaluate(g, {{4, 1, 1}, {4, 1, 1}}, o);
+  ASSERT_TRUE(plan.feasible) << plan.error;
+  std::map<int, std::vector<planner::Placed>> homes =
+      splitWeightHomes(g, plan, o);
+  ASSERT_EQ(homes.size(), 1u);
+  ASSERT_EQ(homes.count(w), 1u);
+  ASSERT_EQ(homes[w].size(), 4u);
+  for (int64_t j = 0; j < 4; ++j) {
+    EXPECT_EQ(homes[w][j].device, j);
+    EXPECT_EQ(homes[w][j].box.begin, (std::vector<int64_t>{256 * j, 0}));
+    EXPECT_EQ(homes[w][j].box.end, (std::vector<int64_t>{256 * (j + 1), 1024}));
+  }
+  planner::SearchOptions replicable = o;
+  replicable.weightsReplicable = true;
+  EXPECT_TRUE(splitWeightHomes(g, plan, replicable).empty());
+  // On 4 NVSwitch GPUs the split program is kept: each GPU gathers three
+  // quarters from the three others at once, faster than GPU 0 sending all
+  // of w to each; the program's layout of w says so, and the same bytes
+  // move.
+  Topology topology = make("nvswitch", 4);
+  std::vector<bool> forms;
+  Placement placement;
+  DeviceProgram chosen =
+      placedBestProgram(g, plan, o, topology, {}, forms, placement);
+  EXPECT_EQ(chosen.layouts[w].size(), 4u);
+  DeviceProgram wholeProgram = naiveProgram(g, plan, o);
+  EXPECT_LT(simulate(topology, chosen.tasks).seconds,
+            simulate(topology, wholeProgram.tasks).seconds);
+  auto bytesOfW = [&](const DeviceProgram &p) {
+    double bytes = 0;
+    for (const Movement &m : p.movements)
+      if (m.value == w)
+        bytes += m.bytes;
+    return bytes;
+  };
+  EXPECT_EQ(bytesOfW(chosen), 3.0 * 1024 * 1024 * 4);
+  EXPECT_EQ(bytesOfW(wholeProgram), 3.0 * 1024 * 1024 * 4);
+}
+
 TEST(Synthesis, GathersReusesAndScattersWhereTheNextOpReads) {
   // y = x + ((x*x W1) * (x*x W3)) W2 on 2 GPUs, weights split as Megatron
   // splits them: the squares in row halves, read whole by both GPUs twice;

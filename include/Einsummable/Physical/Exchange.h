@@ -28,6 +28,7 @@
 #include "Einsummable/Physical/Simulator.h"
 #include "Einsummable/Planner/Search.h"
 
+#include <map>
 #include <vector>
 
 namespace ein::physical {
@@ -215,13 +216,30 @@ DeviceProgram mixedProgram(const planner::Graph &graph,
                            const std::vector<bool> &synthesizedOps,
                            bool rotate = true);
 
+/// Weights of at least this many bytes may arrive split (splitWeightHomes).
+constexpr int64_t kSplitHomeBytes = int64_t(1) << 20;
+
+/// Where weights move with the plan (not `options.weightsReplicable`), each
+/// weight of kSplitHomeBytes or more that every block of its first reader
+/// reads whole (data parallelism) and that `plan` lays out whole on one
+/// block: that weight cut evenly over the reader's blocks along its largest
+/// dimension they divide (piece j on block j). Each GPU then holds a share
+/// and gathers the rest from all of them at once, instead of the first
+/// block's GPU sending every other all of it: the same bytes, over every
+/// GPU's links.
+std::map<int, std::vector<planner::Placed>>
+splitWeightHomes(const planner::Graph &graph, const planner::Plan &plan,
+                 const planner::Options &options);
+
 /// What `exchange=synthesized` runs: the faster uniform form (bestProgram)
 /// with the blocks placed for it (searchPlacement, each form placed for
 /// itself; ops in `keep` stay canonical), then, op by op, the other form
 /// wherever the step simulates faster; all of it once with receives rotated
-/// and once in source order (mixedProgram), the faster kept; and last, with
-/// `batch`, batches transfers (batchTransfers). `synthesizedOps` and
-/// `placement` receive what was chosen.
+/// and once in source order (mixedProgram), the faster kept; all that once
+/// more with the weights splitWeightHomes splits, kept where faster (the
+/// program's `layouts` say which); and last, with `batch`, batches
+/// transfers (batchTransfers). `synthesizedOps` and `placement` receive
+/// what was chosen.
 DeviceProgram placedBestProgram(const planner::Graph &graph,
                                 const planner::Plan &plan,
                                 const planner::Options &options,
