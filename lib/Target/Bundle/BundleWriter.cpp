@@ -412,8 +412,7 @@ private:
       d.firstStep = p.firstStep;
     if (d.last != kLive)
       d.last = std::max(d.last, p.last);
-    if (assembledInPlace.erase(from))
-      assembledInPlace.insert(dest);
+    assembledInPlace.erase(from);
     assembledInPlace.insert(dest);
     llvm::append_range(writers[dest], writers[from]);
     llvm::append_range(readers[dest], readers[from]);
