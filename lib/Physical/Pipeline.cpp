@@ -90,6 +90,16 @@ static bool followLoops(const Graph &graph, bool sequence, ChunkLoops &c,
   // Values an op has read whole: a weight cut later would have been read
   // whole before.
   std::vector<bool> readWhole(graph.values.size(), false);
+  // Along the sequence, a value computed once (its op reads no cut value:
+  // a mask from a constant, say) is cut where it is read along the loop, as
+  // a weight is: its op runs once and slices follow.
+  std::vector<int> producer(graph.values.size(), -1);
+  for (size_t o = 0; o < graph.ops.size(); ++o)
+    producer[graph.ops[o].output.value] = static_cast<int>(o);
+  auto keptOnce = [&](int v) {
+    int o = producer[v];
+    return o >= 0 && c.loops[o] < 0 && !c.whole[o];
+  };
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const Op &op = graph.ops[o];
     auto fail = [&](const std::string &why) {
@@ -155,7 +165,8 @@ static bool followLoops(const Graph &graph, bool sequence, ChunkLoops &c,
       // Along the sequence, a weight read through the loop alone (a
       // table of positions) is cut with it.
       int cut = -1;
-      if (sequence && value.kind == ValueKind::Weight &&
+      if (sequence &&
+          (value.kind == ValueKind::Weight || keptOnce(input.value)) &&
           !readWhole[input.value])
         for (size_t d = 0; d < input.dimLoops.size(); ++d) {
           bool shifted = d < input.shift.size() && input.shift[d] != 0;
@@ -280,7 +291,8 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
   std::vector<int> whole(graph.values.size(), -1);
   std::vector<bool> wholeResult(graph.values.size(), false);
   for (size_t o = 0; o < graph.ops.size(); ++o)
-    if (c.whole[o])
+    if (c.whole[o] ||
+        (c.loops[o] < 0 && c.dims[graph.ops[o].output.value] >= 0))
       wholeResult[graph.ops[o].output.value] = true;
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const planner::Value &value = graph.values[v];
@@ -348,6 +360,15 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
         }
         input.value = c.dims[v] >= 0 ? joined[v] : copyOf[v][0];
       }
+      op.output.value = whole[op.output.value];
+      push(std::move(op), static_cast<int>(o), -1);
+      sliceInto(graph.ops[o].output.value);
+      return;
+    }
+    if (c.loops[o] < 0 && wholeResult[op.output.value]) {
+      // Computed once, then cut where it is read along the loop.
+      for (Access &input : op.inputs)
+        input.value = copyOf[input.value][0];
       op.output.value = whole[op.output.value];
       push(std::move(op), static_cast<int>(o), -1);
       sliceInto(graph.ops[o].output.value);

@@ -122,6 +122,12 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
           stage = staged.stageOf[o];
     sliceInto(arg, dim, std::max(stage, 0));
   }
+  // Along the sequence, a value computed once and read along it (a mask
+  // from a constant) is cut after its op, which runs once.
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    if (loops[o] < 0 && !chunks.whole[o] && dims[g.ops[o].output.value] >= 0)
+      sliceInto(pg.ops[o]->getResult(0), dims[g.ops[o].output.value],
+                staged.stageOf[o]);
 
   // The batched ops, micro-batch by micro-batch (a chunked plan: op by op,
   // each op's chunks back to back, as physical::microBatch orders them);

@@ -148,12 +148,16 @@ class Models(unittest.TestCase):
         # As dataflow bundles on two devices, the module's output every way:
         # the batch of 4 in two chunks and the plan itself (GPT-2), and a
         # batch of one row in two chunks of its sequence, attention run
-        # whole between them, the RoPE tables cut with the chunks (LLaMA).
+        # whole between them: LLaMA's RoPE tables cut with the chunks, and
+        # GPT-2's unfused attention, whose causal mask is computed once from
+        # its bias buffer and then cut with the chunks that read it.
         gpt2, llama = models.GPT2Block().eval(), models.LlamaBlock().eval()
         x, x1 = torch.randn(4, 16, 64), torch.randn(1, 16, 64)
         for name, model, inputs, stages in (("batch", gpt2, x, "1x2"),
                                             ("plan", gpt2, x, "1x1"),
-                                            ("sequence", llama, x1, "1x2")):
+                                            ("sequence", llama, x1, "1x2"),
+                                            ("gpt2-sequence", gpt2, x1,
+                                             "1x2")):
             with torch.no_grad():
                 want = model(inputs)
             compiled = einsummable.compile(
@@ -163,14 +167,13 @@ class Models(unittest.TestCase):
             self.assertLess(error(compiled(inputs), want),
                             TOLERANCE[torch.float32])
             self.assertIn("dataflow:", compiled.summary())
+            lowered = [p for p in compiled.explain()["pipeline"]
+                       if p.get("lowered")]
+            self.assertEqual(
+                [(p["cut"], p["micro_batches"]) for p in lowered],
+                [("sequence" if "sequence" in name else "batch",
+                  1 if name == "plan" else 2)])
             compiled.close()
-        # GPT-2's unfused attention masks its scores with a mask computed
-        # once from its bias buffer, then read along the sequence: refused
-        # by name.
-        with self.assertRaisesRegex(einsummable.CompileError,
-                                    "reads '.*' along its sequence loop"):
-            einsummable.compile(gpt2, (x1,), devices=2, stages="1x2",
-                                workdir=os.path.join(self.dir.name, "gpt2"))
 
     def test_compute_term(self):
         # The planner's compute term by measured kernel times (the CUDA

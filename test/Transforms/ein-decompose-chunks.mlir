@@ -114,3 +114,19 @@
 // UNEVEN: error: 'func.func' op has no plan of 3 chunks: the batch (4) does not split into 3 micro-batches
 // RUN: not ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x0" 2>&1 | FileCheck %s --check-prefix=NONE
 // NONE: error: stages must be off, auto, or SxM (S >= 2 stages over M >= 1 micro-batches, e.g. 2x4, or 1xM: the batch (or a batch of 1's sequence) in M chunks, 1x1 the plan as a dataflow program), got '1x0'
+
+// A value computed once from no chunked value (a table scaled once) and
+// read along the sequence is cut after its op, which runs once: its slices
+// feed each chunk's copy. The bundle computes the program.
+// RUN: ein-opt %S/Inputs/sequence_once.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x2" | FileCheck %s --check-prefix=ONCE
+// ONCE: %[[T:.*]] = ein.join_agg none ins(%arg1[d0, d1] : tensor<16x8xf32>) out[d0, d1]
+// ONCE: %[[X0:.*]] = ein.slice %arg0 [0, 0, 0] [1, 8, 8]
+// ONCE: %[[X1:.*]] = ein.slice %arg0 [0, 8, 0] [1, 8, 8]
+// ONCE: %[[T0:.*]] = ein.slice %[[T]] [0, 0] [8, 8]
+// ONCE: %[[T1:.*]] = ein.slice %[[T]] [8, 0] [8, 8]
+// ONCE: ein.join_agg none ins(%[[X0]][d0, d1, d2], %[[T0]][d1, d2]
+// ONCE: ein.join_agg none ins(%[[X1]][d0, d1, d2], %[[T1]][d1, d2]
+// ONCE: ein.concat dim 1
+// RUN: rm -rf %t.once && ein-compile %S/Inputs/sequence_once.mlir -o %t.once --devices=2 --stages=1x2 > /dev/null
+// RUN: ein-run %t.once --check --debug | FileCheck %s --check-prefix=ONCECHECK
+// ONCECHECK: max_rel_err={{[0-9.]+(e-0[5-9]|e-[1-9][0-9])?$}}

@@ -1842,6 +1842,60 @@ TEST(Pipeline, SequenceChunksRunAttentionWhole) {
   EXPECT_EQ(error, "op 'rope' reads 'pos' along its sequence loop");
 }
 
+// A value computed once, from no chunked value (a table of positions
+// scaled once, a mask from a constant), and then read along the sequence is
+// cut as a weight is: its op runs once, slices of its result follow.
+TEST(Pipeline, SequenceChunksCutAValueComputedOnce) {
+  planner::Graph g = sequenceBlock(8);
+  int pos = 1;
+  int scaled = addValue(g, "scaled", {8, 4});
+  planner::Op once;
+  once.name = "scale_pos";
+  once.loopSizes = {8, 4};
+  once.loopNames = {"d0", "d1"};
+  once.cuttable = {true, true};
+  once.inputs = {access(pos, {{0}, {1}})};
+  once.output = access(scaled, {{0}, {1}});
+  once.flopsPerPoint = 1;
+  g.ops.insert(g.ops.begin(), once);
+  g.ops[1].inputs[1].value = scaled; // rope reads the scaled table
+  ChunkLoops c;
+  std::string error;
+  ASSERT_TRUE(sequenceLoopsOf(g, c, error)) << error;
+  EXPECT_EQ(c.loops[0], -1); // computed once
+  EXPECT_EQ(c.dims[scaled], 0);
+  EXPECT_EQ(c.dims[pos], -1); // the weight is read whole, by scale_pos
+  MicroBatched chunked;
+  ASSERT_TRUE(sequenceChunks(g, 2, chunked, error)) << error;
+  // scale_pos once, then the two slices of its result, before rope's
+  // copies read them.
+  ASSERT_GE(chunked.graph.ops.size(), 4u);
+  std::vector<std::string> names;
+  for (const planner::Op &op : chunked.graph.ops)
+    names.push_back(op.name);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "scale_pos"), 1);
+  auto at = [&](const std::string &name) {
+    return std::find(names.begin(), names.end(), name) - names.begin();
+  };
+  EXPECT_LT(at("scale_pos"), at("scaled slice@0"));
+  EXPECT_LT(at("scaled slice@1"), at("rope@0"));
+  EXPECT_EQ(
+      chunked.graph.values[chunked.graph.ops[at("rope@1")].inputs[1].value]
+          .shape,
+      (std::vector<int64_t>{4, 4}));
+  // Read whole by an op before it is read along the sequence, it is not
+  // cut: refused by name.
+  planner::Graph late = g;
+  planner::Op whole = once;
+  whole.name = "read_whole";
+  whole.inputs = {access(scaled, {{0}, {1}})};
+  whole.output = access(addValue(late, "copy", {8, 4}), {{0}, {1}});
+  late.ops.insert(late.ops.begin() + 1, whole);
+  late.results.push_back(late.ops[1].output.value);
+  EXPECT_FALSE(sequenceLoopsOf(late, c, error));
+  EXPECT_EQ(error, "op 'rope' reads 'scaled' along its sequence loop");
+}
+
 TEST(Pipeline, RefusesBatchesItCannotFollow) {
   std::string error;
   std::vector<int> loops;
