@@ -904,11 +904,12 @@ DeviceProgram faster(DeviceProgram a, DeviceProgram b, const Topology &topology,
 
 } // namespace
 
-DeviceProgram bestProgram(const planner::Graph &graph,
-                          const planner::Plan &plan,
-                          const planner::Options &options,
-                          const Topology &topology, bool &synthesized,
-                          const Placement &placement, bool batch) {
+/// bestProgram for the weights as `plan` lays them out, unbatched.
+static DeviceProgram bestAsLaid(const planner::Graph &graph,
+                                const planner::Plan &plan,
+                                const planner::Options &options,
+                                const Topology &topology, bool &synthesized,
+                                const Placement &placement) {
   DeviceProgram program =
       faster(naiveProgram(graph, plan, options, placement),
              synthesizedProgram(graph, plan, options, topology, placement),
@@ -922,8 +923,6 @@ DeviceProgram bestProgram(const planner::Graph &graph,
                                 /*rotate=*/false),
                    topology, sourceOrder);
   synthesized = synthesized || sourceOrder;
-  if (batch)
-    batchTransfers(program, topology);
   return program;
 }
 
@@ -1042,18 +1041,19 @@ placedAsLaid(const planner::Graph &graph, const planner::Plan &plan,
   return program;
 }
 
-DeviceProgram placedBestProgram(const planner::Graph &graph,
-                                const planner::Plan &plan,
-                                const planner::Options &options,
-                                const Topology &topology,
-                                const std::vector<bool> &keep,
-                                std::vector<bool> &synthesizedOps,
-                                Placement &placement, bool batch) {
-  DeviceProgram program = placedAsLaid(graph, plan, options, topology, keep,
-                                       synthesizedOps, placement);
+/// The program `build(p, out)` makes from `plan` and, where some weights
+/// every GPU reads whole could arrive split (splitWeightHomes), from the
+/// plan with them split: the faster, batched with `batch`. `build` writes
+/// what else it chooses into `out`, a `Chosen`, which `chosen` receives
+/// for the program kept.
+template <typename Chosen, typename Build>
+static DeviceProgram
+withSplitHomes(const planner::Graph &graph, const planner::Plan &plan,
+               const planner::Options &options, const Topology &topology,
+               bool batch, Chosen &chosen, Build build) {
+  DeviceProgram program = build(plan, chosen);
   if (batch)
     batchTransfers(program, topology);
-  // Weights every GPU reads whole, split over them, where that is faster.
   std::map<int, std::vector<Placed>> homes =
       splitWeightHomes(graph, plan, options);
   if (homes.empty())
@@ -1061,19 +1061,48 @@ DeviceProgram placedBestProgram(const planner::Graph &graph,
   planner::Plan split = plan;
   for (auto &[value, pieces] : homes)
     split.layouts[value] = pieces;
-  std::vector<bool> splitOps;
-  Placement splitPlacement;
-  DeviceProgram splitProgram = placedAsLaid(graph, split, options, topology,
-                                            keep, splitOps, splitPlacement);
+  Chosen splitChosen;
+  DeviceProgram splitProgram = build(split, splitChosen);
   if (batch)
     batchTransfers(splitProgram, topology);
   SimResult whole = simulate(topology, program.tasks),
             apart = simulate(topology, splitProgram.tasks);
   if (!apart.stalled && apart.seconds < whole.seconds * (1 - 1e-9)) {
     program = std::move(splitProgram);
-    synthesizedOps = std::move(splitOps);
-    placement = std::move(splitPlacement);
+    chosen = std::move(splitChosen);
   }
+  return program;
+}
+
+DeviceProgram bestProgram(const planner::Graph &graph,
+                          const planner::Plan &plan,
+                          const planner::Options &options,
+                          const Topology &topology, bool &synthesized,
+                          const Placement &placement, bool batch) {
+  return withSplitHomes(graph, plan, options, topology, batch, synthesized,
+                        [&](const planner::Plan &p, bool &out) {
+                          out = false;
+                          return bestAsLaid(graph, p, options, topology, out,
+                                            placement);
+                        });
+}
+
+DeviceProgram placedBestProgram(const planner::Graph &graph,
+                                const planner::Plan &plan,
+                                const planner::Options &options,
+                                const Topology &topology,
+                                const std::vector<bool> &keep,
+                                std::vector<bool> &synthesizedOps,
+                                Placement &placement, bool batch) {
+  std::pair<std::vector<bool>, Placement> chosen;
+  DeviceProgram program =
+      withSplitHomes(graph, plan, options, topology, batch, chosen,
+                     [&](const planner::Plan &p, auto &out) {
+                       return placedAsLaid(graph, p, options, topology, keep,
+                                           out.first, out.second);
+                     });
+  synthesizedOps = std::move(chosen.first);
+  placement = std::move(chosen.second);
   return program;
 }
 

@@ -197,7 +197,9 @@ DeviceProgram synthesizedProgram(const planner::Graph &graph,
 /// Whichever of the two simulates faster on `topology` (naive on a tie), so
 /// synthesis never makes a step slower, the synthesized one also tried with
 /// receives in source order (mixedProgram); `synthesized` says which. With
-/// `batch`, its transfers are then batched (batchTransfers).
+/// `batch`, its transfers are then batched (batchTransfers). All that once
+/// more with the weights splitWeightHomes splits, kept where faster (the
+/// program's `layouts` say which).
 DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
