@@ -231,8 +231,11 @@ bool checkDataFlow(const Manifest &m, std::string &error) {
   for (const auto *layouts : {&m.inputs, &m.constants})
     for (const TensorLayout &layout : *layouts)
       for (const BlockPlacement &p : layout.blocks) {
+        // The block's elements (a view's, within its buffer's) hold values.
         int root = rootOf(p.buffer);
-        values[root].valid = {wholeOf(m.buffers[root])};
+        const Buffer &b = m.buffers[p.buffer];
+        for (const Box &box : inRoot(b, m.buffers[root], wholeOf(b)))
+          values[root].add(box);
       }
 
   std::vector<DeviceBuffers> devices(m.devices);

@@ -318,6 +318,22 @@ TEST(DataFlow, ViewsOfRowsAreTheirBuffersRows) {
   EXPECT_NE(errorOf(racing).find("does not depend on it"), std::string::npos);
 }
 
+TEST(DataFlow, AnInputViewFillsItsRowsOnly) {
+  // The input block A is rows 0..2 of Y: reading Y whole reads rows 2..4,
+  // which nothing fills.
+  json m = manifest(1, {4096},
+                    {buffer("A", 0, 1024, type({2, 64})),
+                     buffer("Y", 0, 1024, type({4, 64})),
+                     buffer("O", 0, 2048, type({4, 64}))},
+                    {layout(type({2, 64}), {block("A", {0, 0})})},
+                    {layout(type({4, 64}), {block("O", {0, 0})})},
+                    {aggregate(0, {"Y"}, "O")});
+  m["buffers"][0]["view_of"] = "Y";
+  EXPECT_EQ(errorOf(m), "manifest.steps[0]: reads elements [2:4, 0:64] of "
+                        "buffer 'Y', which no earlier step writes (and no "
+                        "input or constant block fills)");
+}
+
 TEST(DataFlow, AnOutputAssembledInPlace) {
   // The output Y [4, 64]: rows 0..2 written through its view A, rows 2..4
   // into Y itself, by steps that do not wait for each other.
