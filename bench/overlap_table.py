@@ -26,6 +26,11 @@ lowers it (exchange=synthesized; its report's simulated_ms), so the chunks'
 slices and concats are counted. Runs on the build machine.
 
   python3 bench/overlap_table.py [--partials acc|out] [--out FILE.md]
+                                 [--workloads w1,w3] [--machines nvswitch:2]
+
+--workloads and --machines take a subset of the rows (workloads by their
+short name, machines as topology:devices), to re-run a row without the
+whole table (29 min).
 """
 import argparse
 import datetime
@@ -81,17 +86,41 @@ def main():
     parser.add_argument("--opt", default=os.path.join(ROOT, "build/bin/ein-opt"))
     parser.add_argument("--partials", default="acc", choices=["acc", "out"])
     parser.add_argument("--out")
+    parser.add_argument("--workloads",
+                        help="comma-separated short names (w1,w3); all by "
+                             "default")
+    parser.add_argument("--machines",
+                        help="comma-separated topology:devices "
+                             "(nvswitch:2,dgx1-v100:8); all by default")
     args = parser.parse_args()
+    workloads = WORKLOADS
+    if args.workloads:
+        wanted = args.workloads.split(",")
+        unknown = set(wanted) - {w.split("-")[0] for w in WORKLOADS}
+        if unknown:
+            parser.error("unknown workloads: %s (the table has %s)" % (
+                ", ".join(sorted(unknown)),
+                ", ".join(w.split("-")[0] for w in WORKLOADS)))
+        workloads = [w for w in WORKLOADS if w.split("-")[0] in wanted]
+    machines = MACHINES
+    if args.machines:
+        wanted = args.machines.split(",")
+        names = ["%s:%d" % m for m in MACHINES]
+        unknown = set(wanted) - set(names)
+        if unknown:
+            parser.error("unknown machines: %s (the table has %s)" % (
+                ", ".join(sorted(unknown)), ", ".join(names)))
+        machines = [m for m, name in zip(MACHINES, names) if name in wanted]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for w in WORKLOADS:
+        for w in workloads:
             source = os.path.join(tmp, w + ".mlir")
             with open(source, "w") as f:
                 subprocess.run([sys.executable,
                                 os.path.join(ROOT, "examples/gen_llama_block.py"),
                                 "--workload", w, "--dtype", "bf16"],
                                stdout=f, check=True)
-            for topology, devices in MACHINES:
+            for topology, devices in machines:
                 run = lambda stages, megatron: simulated(
                     args.opt, source, topology, devices, stages,
                     args.partials, tmp, megatron)
@@ -103,9 +132,13 @@ def main():
                                      args.partials, tmp, False)]
                 rows.append((w, f"{topology} x{devices}", base, cells))
                 print(rows[-1], file=sys.stderr)
+    subset = "".join(f" --{name} {value}" for name, value in
+                     (("workloads", args.workloads),
+                      ("machines", args.machines)) if value)
     lines = [f"Simulated step (ms), weights split, partials={args.partials}; "
              f"`python3 bench/overlap_table.py"
-             f"{' --partials out' if args.partials == 'out' else ''}`, "
+             f"{' --partials out' if args.partials == 'out' else ''}"
+             f"{subset}`, "
              f"{datetime.date.today()}.", "",
              "| workload | machine | megatron, one stream | megatron, chunks "
              "| search, one stream | search, dataflow | search, chunks "
