@@ -291,8 +291,7 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
   std::vector<int> whole(graph.values.size(), -1);
   std::vector<bool> wholeResult(graph.values.size(), false);
   for (size_t o = 0; o < graph.ops.size(); ++o)
-    if (c.whole[o] ||
-        (c.loops[o] < 0 && c.dims[graph.ops[o].output.value] >= 0))
+    if (c.whole[o] || c.keptOnceAndCut(graph, o))
       wholeResult[graph.ops[o].output.value] = true;
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const planner::Value &value = graph.values[v];
@@ -365,7 +364,7 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
       sliceInto(graph.ops[o].output.value);
       return;
     }
-    if (c.loops[o] < 0 && wholeResult[op.output.value]) {
+    if (c.keptOnceAndCut(graph, o)) {
       // Computed once, then cut where it is read along the loop.
       for (Access &input : op.inputs)
         input.value = copyOf[input.value][0];

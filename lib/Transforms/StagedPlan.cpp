@@ -125,7 +125,7 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
   // Along the sequence, a value computed once and read along it (a mask
   // from a constant) is cut after its op, which runs once.
   for (size_t o = 0; o < g.ops.size(); ++o)
-    if (loops[o] < 0 && !chunks.whole[o] && dims[g.ops[o].output.value] >= 0)
+    if (chunks.keptOnceAndCut(g, o))
       sliceInto(pg.ops[o]->getResult(0), dims[g.ops[o].output.value],
                 staged.stageOf[o]);
 

@@ -64,6 +64,13 @@ struct ChunkLoops {
   /// its queries and its keys. Its inputs' chunks are put back together
   /// before it and its result cut into chunks after it.
   std::vector<bool> whole;
+
+  /// Whether op `o` of `graph` runs once, reading no chunked value, and
+  /// its result is then cut into chunks where it is read along the
+  /// sequence (a mask computed once from a constant).
+  bool keptOnceAndCut(const planner::Graph &graph, size_t o) const {
+    return loops[o] < 0 && !whole[o] && dims[graph.ops[o].output.value] >= 0;
+  }
 };
 
 /// The sequence loops of `graph`: as batchLoopsOf, along dimension 1 of
