@@ -303,6 +303,98 @@ private:
     }
   }
 
+  /// A concat the function returns, no op reads and no tie binds, left in
+  /// its inputs' blocks (OpProgram::kept) where they cut the result evenly: the
+  /// result's layout is theirs, shifted into it, each final when its input's
+  /// block is. Returns false (the concat is built as any op) otherwise.
+  bool keepInPieces(int o) {
+    const planner::Op &op = graph.ops[o];
+    int value = op.output.value;
+    if (op.kernel != planner::KernelKind::Touch ||
+        std::find(graph.results.begin(), graph.results.end(), value) ==
+            graph.results.end())
+      return false;
+    for (size_t c = 0; c < graph.ops.size(); ++c)
+      for (const planner::Access &a : graph.ops[c].inputs)
+        if (a.value == value)
+          return false;
+    // A result tied to an argument's layout leaves in that layout.
+    for (const planner::Tie &tie : graph.ties)
+      if (tie.result == value)
+        return false;
+    const std::vector<int64_t> &shape = graph.values[value].shape;
+    std::vector<OpProgram::Kept> kept;
+    std::set<std::pair<int, BoxKey>> seen;
+    int64_t volume = 0;
+    for (const planner::Access &input : op.inputs) {
+      const planner::Value &from = graph.values[input.value];
+      if (from.kind != planner::ValueKind::Intermediate ||
+          from.shape.size() != shape.size())
+        return false;
+      // A concat's input lies whole in the result (its shift places it).
+      for (size_t d = 0; d < shape.size(); ++d) {
+        int64_t at = d < input.shift.size() ? -input.shift[d] : 0;
+        if (at < 0 || at + from.shape[d] > shape[d])
+          return false;
+      }
+      for (const Placed &h : plan.layouts[input.value]) {
+        if (!seen.insert({input.value, key(h.box)}).second)
+          continue; // a replica: the first holder keeps it
+        Box box = h.box;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          int64_t at = d < input.shift.size() ? -input.shift[d] : 0;
+          box.begin[d] += at;
+          box.end[d] += at;
+        }
+        volume += box.volume();
+        kept.push_back({input.value, h.box, {h.device, box}});
+      }
+    }
+    int64_t whole = 1;
+    for (int64_t extent : shape)
+      whole *= extent;
+    if (kept.empty() || volume != whole)
+      return false;
+    // An even cut: per dimension, the blocks' starts are those of
+    // blockRange over their count, and every block is one cell of it.
+    std::vector<std::vector<int64_t>> starts(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) {
+      for (const OpProgram::Kept &k : kept)
+        starts[d].push_back(k.result.box.begin[d]);
+      std::sort(starts[d].begin(), starts[d].end());
+      starts[d].erase(std::unique(starts[d].begin(), starts[d].end()),
+                      starts[d].end());
+    }
+    int64_t cells = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t parts = static_cast<int64_t>(starts[d].size());
+      cells *= parts;
+      for (int64_t i = 0; i < parts; ++i)
+        if (blockRange(shape[d], parts, i).offset != starts[d][i])
+          return false;
+      for (const OpProgram::Kept &k : kept) {
+        int64_t i = std::lower_bound(starts[d].begin(), starts[d].end(),
+                                     k.result.box.begin[d]) -
+                    starts[d].begin();
+        Range r = blockRange(shape[d], parts, i);
+        if (k.result.box.end[d] != r.offset + r.size)
+          return false;
+      }
+    }
+    if (cells != static_cast<int64_t>(kept.size()))
+      return false;
+    std::vector<Placed> &layout = plan.layouts[value];
+    layout.clear();
+    for (const OpProgram::Kept &k : kept) {
+      layout.push_back(k.result);
+      auto it = finalTask[k.value].find(key(k.box));
+      if (it != finalTask[k.value].end())
+        finalTask[value][key(k.result.box)] = it->second;
+    }
+    program.ops.back().kept = std::move(kept);
+    return true;
+  }
+
   /// What the phases of one op's program share.
   struct OpBuild {
     int o;
@@ -332,6 +424,8 @@ private:
   void addOp(int o) {
     synthesizing = topology && (!synthesizedOps || (*synthesizedOps)[o]);
     program.ops.emplace_back();
+    if (keepInPieces(o))
+      return;
     OpBuild b;
     b.o = o;
     b.blocks = numBlocks(plan.specs[o]);
@@ -560,7 +654,11 @@ private:
       }
       Box out = planner::accessBox(op.output, graph, op, spec, coords);
       t.memoryBytes += double(out.volume() * op.accBytes);
-      if (options.kernelTimes)
+      // A reshape and the slices and concats put together in place run no
+      // kernel (Graph.h KernelKind); a touch op's copies are priced alike
+      // with either compute term.
+      if (options.kernelTimes || op.kernel == planner::KernelKind::InPlace ||
+          op.kernel == planner::KernelKind::Touch)
         t.seconds =
             std::max(0.0, planner::blockSeconds(graph, op, spec, coords) -
                               chipInfo(kReferenceChip).graphLaunchSeconds);

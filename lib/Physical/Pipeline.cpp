@@ -60,6 +60,7 @@ static bool followLoops(const Graph &graph, bool sequence, ChunkLoops &c,
   c.dim = dim;
   c.loops.assign(graph.ops.size(), -1);
   c.whole.assign(graph.ops.size(), false);
+  c.prefix.assign(graph.ops.size(), -1);
   c.dims.assign(graph.values.size(), -1);
   std::vector<bool> read = readValues(graph);
   int first = -1;
@@ -107,9 +108,11 @@ static bool followLoops(const Graph &graph, bool sequence, ChunkLoops &c,
       return false;
     };
     // The loop of each cut input; several different loops make a whole op
-    // (the sequence only).
+    // (the sequence only), or a prefix op where a causal op reads its
+    // queries and its keys through them.
     int loop = -1;
     bool several = false;
+    std::vector<int> cutLoops;
     for (const Access &input : op.inputs) {
       int d = c.dims[input.value];
       if (d < 0)
@@ -127,6 +130,9 @@ static bool followLoops(const Graph &graph, bool sequence, ChunkLoops &c,
         return fail("reads the " + what + " dimension of '" + name +
                     "' other than through one loop of " +
                     std::to_string(c.extent));
+      if (std::find(cutLoops.begin(), cutLoops.end(), loopsOfDim[0]) ==
+          cutLoops.end())
+        cutLoops.push_back(loopsOfDim[0]);
       if (loop >= 0 && loop != loopsOfDim[0]) {
         if (!sequence)
           return fail("reads the batch dimensions of its inputs through "
@@ -140,6 +146,20 @@ static bool followLoops(const Graph &graph, bool sequence, ChunkLoops &c,
       for (const Access &input : op.inputs)
         readWhole[input.value] = true;
       continue;
+    }
+    // Causal attention: query s sees key t when t + keyOffset <= s +
+    // queryOffset, so with the two offsets equal a chunk of queries sees
+    // the keys up to its own last one.
+    const planner::CausalAttention &causal = op.attention;
+    if (several && op.causal && cutLoops.size() == 2 &&
+        causal.queryOffset == causal.keyOffset &&
+        std::find(cutLoops.begin(), cutLoops.end(), causal.queryLoop) !=
+            cutLoops.end() &&
+        std::find(cutLoops.begin(), cutLoops.end(), causal.keyLoop) !=
+            cutLoops.end()) {
+      several = false;
+      loop = causal.queryLoop;
+      c.prefix[o] = causal.keyLoop;
     }
     if (several) {
       // A whole op: its result cut where its first cut input's loop writes
@@ -253,6 +273,7 @@ static Op touchOp(std::string name, const std::vector<int64_t> &sizes,
     op.inputs.push_back(Access{value, identity, std::move(shift), {}, {}});
   op.output = Access{output, identity, {}, {}, {}};
   op.accBytes = elementBytes;
+  op.kernel = planner::KernelKind::Touch;
   return op;
 }
 
@@ -345,6 +366,32 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
   for (size_t v = 0; v < graph.values.size(); ++v)
     if (whole[v] >= 0 && !wholeResult[v])
       sliceInto(v);
+  // v's first i + 1 copies put back together, for chunk i of a prefix op
+  // (its first copy alone for chunk 0).
+  std::map<std::pair<int, int64_t>, int> prefixes;
+  auto prefixOf = [&](int v, int64_t i) {
+    if (i == 0)
+      return copyOf[v][0];
+    auto [it, fresh] = prefixes.insert({{v, i}, -1});
+    if (!fresh)
+      return it->second;
+    planner::Value value = graph.values[v];
+    value.shape[c.dims[v]] = (i + 1) * rows;
+    value.name += "@0-" + std::to_string(i);
+    value.kind = ValueKind::Intermediate;
+    it->second = static_cast<int>(g.values.size());
+    g.values.push_back(value);
+    std::vector<std::pair<int, std::vector<int64_t>>> pieces;
+    for (int64_t k = 0; k <= i; ++k) {
+      std::vector<int64_t> shift(value.shape.size(), 0);
+      shift[c.dims[v]] = -k * rows;
+      pieces.push_back({copyOf[v][k], shift});
+    }
+    push(touchOp(value.name + " concat", value.shape, std::move(pieces),
+                 it->second, value.elementBytes),
+         -1, static_cast<int>(i));
+    return it->second;
+  };
   std::vector<int> joined(graph.values.size(), -1);
   auto copyOp = [&](size_t o, int64_t i) {
     Op op = graph.ops[o];
@@ -377,8 +424,13 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
       op.loopSizes[c.loops[o]] /= n;
       op.name += "@" + std::to_string(i);
     }
+    if (c.prefix[o] >= 0) {
+      op.loopSizes[c.prefix[o]] = (i + 1) * rows;
+      op.attention.queryOffset += i * rows;
+    }
     for (Access &input : op.inputs)
-      input.value = copyOf[input.value][i];
+      input.value = c.readsPrefix(o, input) ? prefixOf(input.value, i)
+                                            : copyOf[input.value][i];
     op.output.value = copyOf[op.output.value][i];
     push(std::move(op), static_cast<int>(o),
          c.loops[o] >= 0 ? static_cast<int>(i) : -1);
@@ -416,10 +468,10 @@ bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
 }
 
 bool sequenceChunks(const Graph &graph, int64_t chunks, MicroBatched &result,
-                    std::string &error) {
+                    std::string &error, bool opMajor) {
   ChunkLoops c;
   return followLoops(graph, /*sequence=*/true, c, error) &&
-         copyParts(graph, c, chunks, result, error, -1, /*opMajor=*/true,
+         copyParts(graph, c, chunks, result, error, -1, opMajor,
                    /*slices=*/true);
 }
 
@@ -532,9 +584,11 @@ static std::vector<int64_t> microBatchCounts(int64_t batch, int64_t most) {
   return counts;
 }
 
-StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
-                      const Topology &topology, int64_t stages,
-                      int64_t microBatches, planner::Strategy within) {
+StagedPlan stagedPlanInOrder(const Graph &graph,
+                             const planner::SearchOptions &options,
+                             const Topology &topology, int64_t stages,
+                             int64_t microBatches, planner::Strategy within,
+                             bool opMajor) {
   StagedPlan staged;
   staged.stages = stages;
   staged.microBatches = microBatches;
@@ -546,6 +600,7 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   }
   // One stage: chunks, each op's back to back, transfers beside kernels.
   staged.dataflow = stages == 1 && microBatches > 1;
+  staged.opMajor = staged.dataflow && opMajor;
   int64_t stageNodes = nodes / stages, stageDevices = topology.devices / stages;
   // The search for one micro-batch on one stage's devices; every copy then
   // takes its op's spec.
@@ -559,7 +614,7 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   staged.chunkDim = staged.dataflow && oneBatchRow(graph) ? 1 : 0;
   MicroBatched one, all;
   if (staged.chunkDim == 1) {
-    if (!sequenceChunks(graph, microBatches, all, staged.error))
+    if (!sequenceChunks(graph, microBatches, all, staged.error, staged.opMajor))
       return staged;
     one.graph = graph;
     for (size_t o = 0; o < graph.ops.size(); ++o)
@@ -567,7 +622,7 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   } else if (!microBatch(graph, microBatches, one, staged.error, 1, false,
                          slices) ||
              !microBatch(graph, microBatches, all, staged.error, -1,
-                         staged.dataflow, slices)) {
+                         staged.opMajor, slices)) {
     return staged;
   }
   planner::SearchOptions inStage = options;
@@ -667,6 +722,26 @@ StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
   if (sim.stalled)
     staged.error = "the staged program stalls on the simulator";
   return staged;
+}
+
+StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
+                      const Topology &topology, int64_t stages,
+                      int64_t microBatches, planner::Strategy within) {
+  StagedPlan opMajor = stagedPlanInOrder(graph, options, topology, stages,
+                                         microBatches, within, true);
+  if (!opMajor.dataflow)
+    return opMajor;
+  // A dataflow program's GPUs take the ready step that comes first in it:
+  // op by op, each op's chunks run back to back (a later op waits for every
+  // chunk); chunk by chunk, the first chunk runs ahead and later chunks
+  // fill its waits. Which finishes first depends on the program: keep the
+  // faster (whole ops, run once between all chunks, need op by op).
+  StagedPlan byChunk = stagedPlanInOrder(graph, options, topology, stages,
+                                         microBatches, within, false);
+  if (byChunk.feasible &&
+      (!opMajor.feasible || byChunk.seconds < opMajor.seconds))
+    return byChunk;
+  return opMajor;
 }
 
 /// The plans of each of `stageCounts` stages over each micro-batch count

@@ -176,6 +176,36 @@ double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
   if (op.kernel == KernelKind::InPlace)
     return 0;
   const ChipInfo &chip = chipInfo(kReferenceChip);
+  if (op.kernel == KernelKind::Touch) {
+    // Each input's region is a view of the block's bytes where it is a run
+    // of the block's rows: every dimension after its first partial one
+    // whole, every one before it of one index. Other regions are copied,
+    // read and written.
+    Box out = accessBox(op.output, graph, op, spec, coords);
+    double copied = 0;
+    for (const Access &access : op.inputs) {
+      Box region = accessBox(access, graph, op, spec, coords);
+      if (region.volume() == 0)
+        continue;
+      auto extent = [](const Box &box, size_t d) {
+        return box.end[d] - box.begin[d];
+      };
+      // The region's first dimension of more than one index; every one
+      // after it must be whole.
+      size_t rank = out.begin.size(), first = 0;
+      while (first < rank && extent(region, first) == 1)
+        ++first;
+      bool run = true;
+      for (size_t d = first + 1; d < rank; ++d)
+        run = run && extent(region, d) == extent(out, d);
+      if (!run)
+        copied += 2.0 * double(region.volume()) *
+                  double(graph.values[access.value].elementBytes);
+    }
+    return copied > 0
+               ? chip.graphLaunchSeconds + copied / chip.memoryBytesPerSecond
+               : 0;
+  }
   auto size = [&](int l) {
     return static_cast<double>(
         blockRange(op.loopSizes[l], spec[l], coords[l]).size);

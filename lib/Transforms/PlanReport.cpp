@@ -569,6 +569,9 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
           entry["micro_batches"] = p.microBatches;
           entry["cut"] = p.chunkDim == 1 ? "sequence" : "batch";
           entry["dataflow"] = p.dataflow;
+          // The order a dataflow program's GPUs take their ready steps in.
+          if (p.dataflow)
+            entry["order"] = p.opMajor ? "op" : "chunk";
           entry["simulated_ms"] = p.seconds * 1e3;
           entry["bytes_between_nodes"] = p.bytesBetweenNodes;
           entry["transfers_between_nodes"] = p.transfersBetweenNodes;

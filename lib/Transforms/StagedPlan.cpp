@@ -49,6 +49,7 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
     return func.emitOpError() << "cannot be staged: " << error;
   } else {
     chunks.whole.assign(g.ops.size(), false);
+    chunks.prefix.assign(g.ops.size(), -1);
   }
   const std::vector<int> &loops = chunks.loops, &dims = chunks.dims;
   int64_t batch = chunks.extent;
@@ -83,6 +84,9 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   OpBuilder b(ret);
   DenseMap<Value, SmallVector<Value>> copies;
+  // A prefix op's keys, their first i + 1 chunks put back together, by
+  // (value, i).
+  DenseMap<std::pair<Value, int64_t>, Value> prefixes;
 
   // The planner's value of an operand: an argument's number, or its
   // producer's result.
@@ -130,14 +134,15 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
                 staged.stageOf[o]);
 
   // The batched ops, micro-batch by micro-batch (a chunked plan: op by op,
-  // each op's chunks back to back, as physical::microBatch orders them);
+  // each op's chunks back to back, where staged.opMajor, as
+  // physical::microBatch and sequenceChunks order them);
   // a whole op once, on its inputs' chunks put back together, its result
   // cut again.
   SmallVector<size_t> batched;
   for (size_t o = 0; o < g.ops.size(); ++o)
     if (loops[o] >= 0 || chunks.whole[o])
       batched.push_back(o);
-  for (auto [o, i] : physical::copyOrder(loops, microBatches, staged.dataflow,
+  for (auto [o, i] : physical::copyOrder(loops, microBatches, staged.opMajor,
                                          &chunks.whole)) {
     Operation *op = pg.ops[o];
     if (i < 0) {
@@ -165,11 +170,35 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
       continue;
     }
     IRMapping map;
-    for (Value operand : op->getOperands())
-      if (auto found = copies.find(operand); found != copies.end())
+    for (auto [operand, access] :
+         llvm::zip(op->getOperands(), g.ops[o].inputs)) {
+      auto found = copies.find(operand);
+      if (found == copies.end())
+        continue;
+      if (!chunks.readsPrefix(o, access) || i == 0) {
         map.map(operand, found->second[i]);
+        continue;
+      }
+      // Chunk i of a prefix op reads the first i + 1 chunks of its keys.
+      Value &joined = prefixes[{operand, i}];
+      if (!joined) {
+        int dim = dims[access.value];
+        ConcatOp concat = ConcatOp::create(
+            b, op->getLoc(), withBatch(operand.getType(), dim, (i + 1) * rows),
+            static_cast<uint64_t>(dim),
+            ArrayRef<Value>(found->second).take_front(i + 1), SpecAttr());
+        stagedOps[concat] = {-1, staged.stageOf[o]};
+        joined = concat.getResult();
+      }
+      map.map(operand, joined);
+    }
     Operation *copy = b.clone(*op, map);
     copy->removeAttr("spec");
+    if (chunks.prefix[o] >= 0) {
+      // Its queries sit i chunks into the sequence.
+      auto attention = cast<AttentionOp>(copy);
+      attention.setQueryOffset(attention.getQueryOffset() + i * rows);
+    }
     int dim = dims[g.ops[o].output.value];
     copy->getResult(0).setType(
         withBatch(op->getResult(0).getType(), dim, rows));

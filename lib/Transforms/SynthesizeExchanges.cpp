@@ -716,6 +716,17 @@ private:
     const planner::Op &node = g.ops[o];
     const physical::OpProgram &record = program.ops[o];
     int out = node.output.value;
+    // A returned concat left in its inputs' blocks: its blocks are theirs.
+    for (const physical::OpProgram::Kept &k : record.kept) {
+      auto it = blocks.find({k.value, k.result.device, key(k.box)});
+      if (it == blocks.end())
+        return op->emitOpError()
+               << "leaves its result in a block of " << g.values[k.value].name
+               << " that the lowering did not make";
+      blocks[{out, k.result.device, key(k.result.box)}] = it->second;
+    }
+    if (!record.kept.empty())
+      return success();
     if (isa<AttentionOp>(op) && plan.specs[o][4] > 1)
       return op->emitOpError()
              << "is cut along its keys (spec " << op->getAttr("spec")

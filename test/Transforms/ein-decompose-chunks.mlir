@@ -73,7 +73,9 @@
 // activations): the ops before and after attention copied per chunk, the
 // RoPE table (a weight read along the sequence) cut with them, and causal
 // attention, which reads the sequence through its queries and its keys, run
-// whole on its inputs' chunks put back together, its result cut again.
+// per chunk of its queries over the keys up to the chunk's last: chunk 0 on
+// its own chunks, chunk 1 on both chunks' keys and values put back together,
+// its diagonal shifted by 8 (query_offset).
 // RUN: %python %ein_src_root/examples/gen_llama_block.py --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 1 --seq 16 > %t.b1.mlir
 // RUN: ein-opt %t.b1.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x2" | FileCheck %s --check-prefix=SEQ
 // SEQ-LABEL: func.func @llama_block(%arg0: tensor<1x16x64xf32>
@@ -84,12 +86,11 @@
 // SEQ-NEXT: ein.slice %arg10 [0, 0, 8, 0] [2, 2, 8, 8]
 // SEQ-NEXT: ein.rms_norm {{.*}} : tensor<1x8x64xf32>
 // SEQ-NEXT: ein.rms_norm {{.*}} : tensor<1x8x64xf32>
-// SEQ: %[[Q:.*]] = ein.concat dim 2 {{.*}} -> tensor<1x4x16x16xf32>
-// SEQ-NEXT: %[[K:.*]] = ein.concat dim 2 {{.*}} -> tensor<1x2x16x16xf32>
-// SEQ-NEXT: %[[V:.*]] = ein.concat dim 2 {{.*}} -> tensor<1x2x16x16xf32>
-// SEQ-NEXT: %[[O:.*]] = ein.attention %[[Q]], %[[K]], %[[V]] {causal, ein.place = array<i64: 0, 1>
-// SEQ-NEXT: ein.slice %[[O]] [0, 0, 0, 0] [1, 4, 8, 16]
-// SEQ-NEXT: ein.slice %[[O]] [0, 0, 8, 0] [1, 4, 8, 16]
+// SEQ: ein.attention %[[Q0:.*]], %[[K0:.*]], %[[V0:.*]] {causal, ein.place = array<i64: 0, 1>, group = 2 : i64, spec = {{.*}}} : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x4x8x16xf32>
+// SEQ-NEXT: %[[K:.*]] = ein.concat dim 2 %[[K0]], %[[K1:[^ ]*]] {{.*}} -> tensor<1x2x16x16xf32>
+// SEQ-NEXT: %[[V:.*]] = ein.concat dim 2 %[[V0]], %[[V1:[^ ]*]] {{.*}} -> tensor<1x2x16x16xf32>
+// SEQ-NEXT: ein.attention %{{.*}}, %[[K]], %[[V]] {causal, ein.place = array<i64: 0, 1>, group = 2 : i64, query_offset = 8 : i64, {{.*}}} : tensor<1x4x8x16xf32>, tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32> -> tensor<1x4x8x16xf32>
+// SEQ-NOT: ein.slice
 // SEQ: %[[Y:.*]] = ein.concat dim 1 {{.*}} -> tensor<1x16x64xf32>
 // SEQ-NEXT: return %[[Y]]
 // stages=auto weighs them, as long as every chunk can take its op's cut;

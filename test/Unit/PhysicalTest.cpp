@@ -1097,6 +1097,109 @@ TEST(Synthesis, PerOpFormsAreNeverSlowerThanEitherUniformForm) {
   }
 }
 
+// A concat the function returns and no op reads (a chunked plan's chunks
+// put back whole) is left in its inputs' blocks: its layout is theirs,
+// shifted into it, and nothing moves, whatever its own spec. Read by an op,
+// it is built as any op.
+TEST(Synthesis, AReturnedConcatStaysInItsInputsBlocks) {
+  planner::Graph g;
+  int x = addValue(g, "x", {4, 8}, planner::ValueKind::Activation);
+  int a = elementwise(g, {x}, "a");
+  int b = elementwise(g, {x}, "b");
+  int r = addValue(g, "r", {8, 8});
+  planner::Op concat;
+  concat.name = "concat";
+  concat.loopSizes = {8, 8};
+  concat.loopNames = {"d0", "d1"};
+  concat.cuttable = {true, true};
+  concat.inputs = {access(a, {{0}, {1}}), access(b, {{0}, {1}})};
+  concat.inputs[0].shift = {0, 0};
+  concat.inputs[1].shift = {-4, 0};
+  concat.output = access(r, {{0}, {1}});
+  concat.kernel = planner::KernelKind::Touch;
+  g.ops.push_back(concat);
+  g.results = {r};
+  planner::SearchOptions o;
+  o.devices = 2;
+  // a and b cut by rows over both GPUs; the concat's own blocks (rows 0-3
+  // on GPU 0, 4-7 on GPU 1) would need half of each moved.
+  planner::Plan plan = planner::evaluate(g, {{2, 1}, {2, 1}, {2, 1}}, o);
+  ASSERT_TRUE(plan.feasible) << plan.error;
+  DeviceProgram program = naiveProgram(g, plan, o);
+  ASSERT_EQ(program.ops[2].kept.size(), 4u);
+  EXPECT_TRUE(program.ops[2].kernels.empty());
+  std::vector<std::pair<int64_t, int64_t>> layout; // (row, GPU)
+  for (const Placed &p : program.layouts[r])
+    layout.push_back({p.box.begin[0], p.device});
+  std::sort(layout.begin(), layout.end());
+  EXPECT_EQ(layout, (std::vector<std::pair<int64_t, int64_t>>{
+                        {0, 0}, {2, 1}, {4, 0}, {6, 1}}));
+  EXPECT_EQ(program.ops[2].kept[2].value, b);
+  EXPECT_EQ(program.ops[2].kept[2].box.begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(program.ops[2].kept[2].result.box.begin,
+            (std::vector<int64_t>{4, 0}));
+  EXPECT_EQ(program.bytes[Movement::Repartition], 0);
+  for (const Task &t : program.tasks)
+    EXPECT_NE(t.kind, Task::Transfer);
+
+  // Read by another op, the concat is built as planned: its blocks move.
+  planner::Graph read = g;
+  int doubled = elementwise(read, {r}, "doubled");
+  read.results = {doubled};
+  planner::Plan readPlan =
+      planner::evaluate(read, {{2, 1}, {2, 1}, {2, 1}, {2, 1}}, o);
+  ASSERT_TRUE(readPlan.feasible) << readPlan.error;
+  DeviceProgram built = naiveProgram(read, readPlan, o);
+  EXPECT_TRUE(built.ops[2].kept.empty());
+  EXPECT_EQ(built.ops[2].kernels.size(), 2u);
+  EXPECT_GT(built.bytes[Movement::Repartition], 0);
+}
+
+// A slice or concat runs no kernel where each input's region is a run of
+// its block's rows, and copies the others' bytes.
+TEST(Synthesis, TouchOpsCopyOnlyWhatIsNoRunOfRows) {
+  planner::Graph g;
+  int x = addValue(g, "x", {8, 8}, planner::ValueKind::Activation);
+  int y = addValue(g, "y", {8, 4});
+  planner::Op slice;
+  slice.name = "slice";
+  slice.loopSizes = {8, 4};
+  slice.loopNames = {"d0", "d1"};
+  slice.cuttable = {true, true};
+  slice.inputs = {access(x, {{0}, {1}})};
+  slice.inputs[0].shift = {0, 4};
+  slice.output = access(y, {{0}, {1}});
+  slice.kernel = planner::KernelKind::Touch;
+  g.ops.push_back(slice);
+  g.results = {y};
+  // Its block is the region it reads, whole: no kernel runs.
+  EXPECT_EQ(planner::blockSeconds(g, slice, {1, 1}, {0, 0}), 0);
+  EXPECT_EQ(planner::blockSeconds(g, slice, {2, 1}, {1, 0}), 0);
+  // A concat of two column halves: neither is a run of the block's rows.
+  planner::Graph h;
+  int left = addValue(h, "left", {8, 4}, planner::ValueKind::Activation);
+  int right = addValue(h, "right", {8, 4}, planner::ValueKind::Activation);
+  int both = addValue(h, "both", {8, 8});
+  planner::Op columns = slice;
+  columns.name = "columns";
+  columns.loopSizes = {8, 8};
+  columns.inputs = {access(left, {{0}, {1}}), access(right, {{0}, {1}})};
+  columns.inputs[0].shift = {0, 0};
+  columns.inputs[1].shift = {0, -4};
+  columns.output = access(both, {{0}, {1}});
+  h.ops.push_back(columns);
+  double copy = planner::blockSeconds(h, columns, {1, 1}, {0, 0});
+  EXPECT_GT(copy, 0);
+  // Cut by columns, each block is one input's region whole: no copy.
+  EXPECT_EQ(planner::blockSeconds(h, columns, {1, 2}, {0, 1}), 0);
+  // The same halves stacked as rows are runs of the rows.
+  planner::Op rows = columns;
+  rows.loopSizes = {16, 4};
+  rows.inputs[1].shift = {-8, 0};
+  rows.output = access(addValue(h, "stacked", {16, 4}), {{0}, {1}});
+  EXPECT_EQ(planner::blockSeconds(h, rows, {1, 1}, {0, 0}), 0);
+}
+
 TEST(Synthesis, WeightsEveryGpuReadsWholeArriveSplit) {
   // x [256, 1024] @ w [1024, 1024] (4 MiB) with the rows of x cut over 4
   // GPUs: every block reads w whole. Weights that move with the plan lay w
@@ -1722,7 +1825,7 @@ namespace {
 /// times a table of positions pos [tokens, 4] (as RoPE's), causal
 /// attention of the product with itself (its queries, keys and values:
 /// loops batch, kv_head, group, query, key), plus x.
-planner::Graph sequenceBlock(int64_t tokens) {
+planner::Graph sequenceBlock(int64_t tokens, bool causal = true) {
   planner::Graph g;
   using planner::ValueKind;
   int x = addValue(g, "x", {1, tokens, 2, 4}, ValueKind::Activation);
@@ -1747,7 +1850,7 @@ planner::Graph sequenceBlock(int64_t tokens) {
                 access(y, {{0}, {4}, {1}, {}}), access(y, {{0}, {4}, {1}, {}})};
   att.output = access(o, {{0}, {3}, {1, 2}, {}});
   att.flopsPerPoint = 16;
-  att.causal = true;
+  att.causal = causal;
   att.attention = {3, 4, 0, 0};
   g.ops.push_back(att);
   planner::Op add = rope;
@@ -1765,16 +1868,18 @@ planner::Graph sequenceBlock(int64_t tokens) {
 
 // A batch of one row is chunked along its sequence: the ops that read it
 // through one loop are copied per chunk, the table of positions is cut with
-// them, and attention (queries and keys both along the sequence) runs whole
-// between a concat of its input's chunks and slices of its result.
+// them, and attention that is not causal (queries and keys both along the
+// sequence, each query seeing every key) runs whole between a concat of its
+// input's chunks and slices of its result.
 TEST(Pipeline, SequenceChunksRunAttentionWhole) {
-  planner::Graph g = sequenceBlock(8);
+  planner::Graph g = sequenceBlock(8, /*causal=*/false);
   ChunkLoops c;
   std::string error;
   ASSERT_TRUE(sequenceLoopsOf(g, c, error)) << error;
   EXPECT_EQ(c.extent, 8);
   EXPECT_EQ(c.loops, (std::vector<int>{1, -1, 1}));
   EXPECT_EQ(c.whole, (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(c.prefix, (std::vector<int>{-1, -1, -1}));
   // x, pos (its dimension 0), y, o (written along the queries), z.
   EXPECT_EQ(c.dims, (std::vector<int>{1, 0, 1, 1, 1}));
   // The batch alone (of 1) cannot be cut, and attention stops it anyway.
@@ -1814,7 +1919,8 @@ TEST(Pipeline, SequenceChunksRunAttentionWhole) {
   EXPECT_FALSE(sequenceChunks(g, 3, mb, error));
   EXPECT_EQ(error, "the sequence (8) does not split into 3 chunks");
 
-  // Priced on 2 GPUs: chunks of the sequence, each a dataflow program.
+  // Priced on 2 GPUs: chunks of the sequence, each a dataflow program, op
+  // by op (a whole op waits for every chunk).
   planner::SearchOptions options;
   options.devices = 2;
   Topology pair = make("nvswitch", 2);
@@ -1824,7 +1930,11 @@ TEST(Pipeline, SequenceChunksRunAttentionWhole) {
     EXPECT_TRUE(plan.feasible) << plan.error;
     EXPECT_EQ(plan.chunkDim, 1);
     EXPECT_TRUE(plan.dataflow);
+    EXPECT_TRUE(plan.opMajor);
   }
+  EXPECT_FALSE(sequenceChunks(g, 2, mb, error, /*opMajor=*/false));
+  EXPECT_EQ(error, "whole ops are only chunked op by op, every chunk, with "
+                   "slices");
 
   // A weight read whole before it is read along the sequence is not cut.
   planner::Graph late = sequenceBlock(8);
@@ -1840,6 +1950,97 @@ TEST(Pipeline, SequenceChunksRunAttentionWhole) {
   late.results.push_back(copy);
   EXPECT_FALSE(sequenceLoopsOf(late, c, error));
   EXPECT_EQ(error, "op 'rope' reads 'pos' along its sequence loop");
+}
+
+// Causal attention is chunked like the ops around it: chunk i of its
+// queries sees the keys up to its last query, so its copy reads the first
+// i + 1 chunks of its keys and values (put back together by a concat) with
+// its diagonal shifted by i chunks; the chunks' work adds up to the whole
+// op's. Chunk by chunk, each chunk's ops come together.
+TEST(Pipeline, SequenceChunksReadAPrefixOfCausalKeys) {
+  planner::Graph g = sequenceBlock(8);
+  ChunkLoops c;
+  std::string error;
+  ASSERT_TRUE(sequenceLoopsOf(g, c, error)) << error;
+  EXPECT_EQ(c.loops, (std::vector<int>{1, 3, 1}));
+  EXPECT_EQ(c.whole, (std::vector<bool>{false, false, false}));
+  EXPECT_EQ(c.prefix, (std::vector<int>{-1, 4, -1}));
+  EXPECT_FALSE(c.readsPrefix(1, g.ops[1].inputs[0])); // the queries
+  EXPECT_TRUE(c.readsPrefix(1, g.ops[1].inputs[1]));  // the keys
+  EXPECT_TRUE(c.readsPrefix(1, g.ops[1].inputs[2]));  // the values
+
+  MicroBatched mb;
+  ASSERT_TRUE(sequenceChunks(g, 2, mb, error)) << error;
+  std::vector<std::string> names;
+  for (const planner::Op &op : mb.graph.ops)
+    names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "x slice@0", "x slice@1", "pos slice@0", "pos slice@1",
+                       "rope@0", "rope@1", "attention@0", "y@0-1 concat",
+                       "attention@1", "residual@0", "residual@1", "z concat"}));
+  EXPECT_EQ(mb.microBatch,
+            (std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1, 1, 0, 1, -1}));
+  const planner::Op &first = mb.graph.ops[6], &second = mb.graph.ops[8];
+  const planner::Op &keys = mb.graph.ops[7];
+  int y0 = mb.graph.ops[4].output.value, y1 = mb.graph.ops[5].output.value;
+  EXPECT_EQ(first.loopSizes, (std::vector<int64_t>{1, 2, 1, 4, 4}));
+  EXPECT_EQ(first.attention.queryOffset, 0);
+  for (const planner::Access &input : first.inputs)
+    EXPECT_EQ(input.value, y0);
+  ASSERT_EQ(keys.inputs.size(), 2u);
+  EXPECT_EQ(keys.inputs[0].value, y0);
+  EXPECT_EQ(keys.inputs[1].value, y1);
+  EXPECT_EQ(keys.inputs[1].shift, (std::vector<int64_t>{0, -4, 0, 0}));
+  EXPECT_EQ(keys.kernel, planner::KernelKind::Touch);
+  EXPECT_EQ(mb.graph.values[keys.output.value].shape,
+            (std::vector<int64_t>{1, 8, 2, 4}));
+  EXPECT_EQ(second.loopSizes, (std::vector<int64_t>{1, 2, 1, 4, 8}));
+  EXPECT_EQ(second.attention.queryOffset, 4);
+  EXPECT_EQ(second.inputs[0].value, y1);
+  EXPECT_EQ(second.inputs[1].value, keys.output.value);
+  EXPECT_EQ(second.inputs[2].value, keys.output.value);
+  // Query s of chunk 1 (4 + s) sees keys 0 .. 4 + s: 26 pairs of the 36,
+  // chunk 0 the other 10.
+  auto flops = [](const planner::Op &op) {
+    return planner::blockFlops(op, planner::Spec(op.loopSizes.size(), 1),
+                               std::vector<int64_t>(op.loopSizes.size(), 0));
+  };
+  EXPECT_DOUBLE_EQ(flops(first), 10 * 2 * 16.0);
+  EXPECT_DOUBLE_EQ(flops(second), 26 * 2 * 16.0);
+  EXPECT_DOUBLE_EQ(flops(first) + flops(second), flops(g.ops[1]));
+
+  MicroBatched byChunk;
+  ASSERT_TRUE(sequenceChunks(g, 2, byChunk, error, /*opMajor=*/false)) << error;
+  names.clear();
+  for (const planner::Op &op : byChunk.graph.ops)
+    names.push_back(op.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "x slice@0", "x slice@1", "pos slice@0", "pos slice@1",
+                "rope@0", "attention@0", "residual@0", "rope@1", "y@0-1 concat",
+                "attention@1", "residual@1", "z concat"}));
+
+  // Priced both ways on 2 GPUs; each plan says which order it kept.
+  planner::SearchOptions options;
+  options.devices = 2;
+  std::vector<StagedPlan> plans =
+      chunkedPlans(g, options, make("nvswitch", 2), 4);
+  ASSERT_EQ(plans.size(), 2u);
+  for (const StagedPlan &plan : plans) {
+    EXPECT_TRUE(plan.feasible) << plan.error;
+    EXPECT_EQ(plan.chunkDim, 1);
+    double other =
+        stagedPlanInOrder(g, options, make("nvswitch", 2), 1, plan.microBatches,
+                          planner::Strategy::Optimal, !plan.opMajor)
+            .seconds;
+    EXPECT_LE(plan.seconds, other);
+  }
+
+  // Offsets that differ (a block already shifted) keep it whole.
+  g.ops[1].attention.queryOffset = 2;
+  ASSERT_TRUE(sequenceLoopsOf(g, c, error)) << error;
+  EXPECT_EQ(c.whole, (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(c.prefix, (std::vector<int>{-1, -1, -1}));
 }
 
 // A value computed once, from no chunked value (a table of positions

@@ -126,10 +126,23 @@ struct OpProgram {
     std::vector<planner::Placed> pieces;
     std::vector<std::vector<std::pair<int64_t, int>>> pieceSends;
   };
+  /// A block of a result left where its input's block is (keptInPieces):
+  /// the input value, its block there, and the result's block it is.
+  struct Kept {
+    int value = -1;
+    planner::Box box;
+    planner::Placed result;
+  };
   std::vector<Need> needs;
   std::vector<Copy> copies;
   std::vector<Kernel> kernels;
   std::vector<Aggregation> aggregations;
+  /// Set for a concat that the function returns and no op reads (a chunked
+  /// plan's chunks put back whole; not one tied to an argument's layout): no
+  /// kernel and nothing moves; the result is its inputs' blocks where they are,
+  /// shifted into it, when they form an even cut of it (as every relation's
+  /// blocks do).
+  std::vector<Kept> kept;
 };
 
 /// A plan as tasks for the simulator, with the movement behind each

@@ -64,6 +64,14 @@ struct ChunkLoops {
   /// its queries and its keys. Its inputs' chunks are put back together
   /// before it and its result cut into chunks after it.
   std::vector<bool> whole;
+  /// Per op: the loop it reads a growing prefix of the sequence through
+  /// (-1: none). A causal op (attention) reads the sequence through its
+  /// queries and its keys, but a chunk of queries sees only the keys up to
+  /// its last query: chunk i of it is a copy over chunk i of the queries
+  /// (`loops[o]`) and the first i + 1 chunks of the keys, put back together
+  /// by a concat before it, its causal diagonal shifted by i chunks. Such
+  /// an op is chunked like any other, not whole.
+  std::vector<int> prefix;
 
   /// Whether op `o` of `graph` runs once, reading no chunked value, and
   /// its result is then cut into chunks where it is read along the
@@ -71,16 +79,26 @@ struct ChunkLoops {
   bool keptOnceAndCut(const planner::Graph &graph, size_t o) const {
     return loops[o] < 0 && !whole[o] && dims[graph.ops[o].output.value] >= 0;
   }
+
+  /// Whether input `access` of op `o` reads a prefix of the sequence (its
+  /// cut dimension through `prefix[o]`).
+  bool readsPrefix(size_t o, const planner::Access &access) const {
+    int d = dims[access.value];
+    return prefix[o] >= 0 && d >= 0 &&
+           access.dimLoops[d] == std::vector<int>{prefix[o]};
+  }
 };
 
 /// The sequence loops of `graph`: as batchLoopsOf, along dimension 1 of
 /// its activation arguments (which must all have it, of one size), for
 /// programs of one batch row. Unlike the batch, a weight read along the
-/// sequence loop (RoPE's table of positions) is cut with it, and an op
-/// reading the sequence through several loops is a whole op (its result
-/// cut along the dimension of its first such input's loop, which must
-/// write it alone). Returns false with `error` naming the op where the
-/// sequence cannot be followed.
+/// sequence loop (RoPE's table of positions) is cut with it, a causal op
+/// reading it through its queries and its keys (attention, unshifted
+/// diagonal) reads a prefix of the keys per chunk of queries
+/// (ChunkLoops::prefix), and any other op reading the sequence through
+/// several loops is a whole op (its result cut along the dimension of its
+/// first such input's loop, which must write it alone). Returns false with
+/// `error` naming the op where the sequence cannot be followed.
 bool sequenceLoopsOf(const planner::Graph &graph, ChunkLoops &chunks,
                      std::string &error);
 
@@ -110,12 +128,16 @@ bool microBatch(const planner::Graph &graph, int64_t microBatches,
                 bool opMajor = false, bool slices = false);
 
 /// `graph` over `chunks` chunks of its sequence (sequenceLoopsOf), as a
-/// chunked plan lowers it: op-major, arguments cut by slices (weights read
+/// chunked plan lowers it: op-major (else chunk-major, where it has no whole
+/// op), arguments cut by slices (weights read
 /// along the sequence too), results put back by concats, each whole op
 /// after concats of its inputs' chunks and before slices of its result
-/// (whole ops' and the concats' and slices' `microBatch` is -1).
+/// (whole ops' and the concats' and slices' `microBatch` is -1), chunk i of
+/// a prefix op after the concat of its keys' first i + 1 chunks (whose
+/// `microBatch` is i).
 bool sequenceChunks(const planner::Graph &graph, int64_t chunks,
-                    MicroBatched &result, std::string &error);
+                    MicroBatched &result, std::string &error,
+                    bool opMajor = true);
 
 /// Stage boundaries for `stages` stages of consecutive ops: per op its
 /// stage, non-decreasing, every stage non-empty, minimising the largest
@@ -132,6 +154,11 @@ struct StagedPlan {
   std::string error;
   int64_t stages = 1, microBatches = 1;
   bool dataflow = false;
+  /// The order of the copies (copyOrder), which a dataflow program's GPUs
+  /// follow among their ready steps: op by op (each op's chunks back to
+  /// back), else chunk by chunk (micro-batch-major). stagedPlan prices a
+  /// dataflow plan both ways and keeps the faster.
+  bool opMajor = false;
   /// The activation arguments' dimension the micro-batches or chunks cut:
   /// 0, the batch; 1, the sequence (a chunked plan of a program of one
   /// batch row, sequenceLoopsOf).
@@ -160,6 +187,14 @@ StagedPlan stagedPlan(const planner::Graph &graph,
                       const Topology &topology, int64_t stages,
                       int64_t microBatches,
                       planner::Strategy within = planner::Strategy::Optimal);
+
+/// stagedPlan with a dataflow plan's copies in the order given (`opMajor`,
+/// else chunk by chunk) rather than the faster of the two.
+StagedPlan stagedPlanInOrder(const planner::Graph &graph,
+                             const planner::SearchOptions &options,
+                             const Topology &topology, int64_t stages,
+                             int64_t microBatches, planner::Strategy within,
+                             bool opMajor);
 
 /// Every staged plan worth pricing on `topology`: stages over each divisor
 /// of the node count above 1, micro-batches over each power of two

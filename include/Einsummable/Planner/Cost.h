@@ -140,7 +140,9 @@ bool partialBlocks(const Op &op, const Spec &spec);
 /// CUDA backend pads them; f32 partials write their extra bytes on top),
 /// attention by its measured attention times (a causal block by its visible
 /// share), a generated kernel by its FLOPs at the gemm rate; a reshape (in
-/// place) takes none.
+/// place) takes none, nor does a slice or concat whose inputs' regions are
+/// each a run of its block's rows (laid out in place; other regions are
+/// copied: a launch and their bytes read and written).
 double blockSeconds(const Graph &graph, const Op &op, const Spec &spec,
                     const std::vector<int64_t> &coords);
 

@@ -80,6 +80,11 @@ enum class KernelKind {
   Attention,
   /// No kernel: a reshape of row-major blocks, which a bundle does in place.
   InPlace,
+  /// A slice or concat (ein.slice, ein.concat): its block is its inputs'
+  /// regions put together, which a bundle lays out in place where a region
+  /// is a run of the block's rows (the whole block, a chunk of its first
+  /// cut dimension) and copies otherwise (touchSeconds in Cost.h).
+  Touch,
 };
 
 /// A library gemm's loops: batch loops (both operands batched), loops

@@ -35,6 +35,10 @@ void classifyKernel(Operation *op, planner::Op &node) {
     node.kernel = planner::KernelKind::InPlace;
     return;
   }
+  if (isa<SliceOp, ConcatOp>(op)) {
+    node.kernel = planner::KernelKind::Touch;
+    return;
+  }
   auto join = dyn_cast<JoinAggOp>(op);
   if (!join || failed(matchLibraryGemm(join)))
     return;
