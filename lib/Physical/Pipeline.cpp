@@ -233,10 +233,9 @@ bool sequenceLoopsOf(const Graph &graph, ChunkLoops &chunks,
   return followLoops(graph, /*sequence=*/true, chunks, error);
 }
 
-std::vector<std::pair<size_t, int64_t>>
-copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor,
-          const std::vector<bool> *whole) {
-  std::vector<std::pair<size_t, int64_t>> order;
+CopyOrder copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor,
+                    const std::vector<bool> *whole) {
+  CopyOrder order;
   for (int64_t i = 0; i < copies; ++i)
     for (size_t o = 0; o < loops.size(); ++o)
       if (loops[o] >= 0)
@@ -282,7 +281,7 @@ static Op touchOp(std::string name, const std::vector<int64_t> &sizes,
 /// their inputs' parts and slices of their result.
 static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
                       MicroBatched &result, std::string &error, int64_t copies,
-                      bool opMajor, bool slices) {
+                      bool opMajor, bool slices, const CopyOrder *order) {
   const std::string what = c.dim == 0 ? "batch" : "sequence";
   const std::string parts = c.dim == 0 ? " micro-batches" : " chunks";
   if (n < 1 || c.extent % n != 0) {
@@ -295,7 +294,7 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
     copies = n;
   bool anyWhole =
       std::find(c.whole.begin(), c.whole.end(), true) != c.whole.end();
-  if (anyWhole && (!opMajor || !slices || copies < n)) {
+  if (anyWhole && (!opMajor || order || !slices || copies < n)) {
     error = "whole ops are only chunked op by op, every chunk, with slices";
     return false;
   }
@@ -438,7 +437,9 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
   for (size_t o = 0; o < graph.ops.size(); ++o)
     if (c.loops[o] < 0 && !c.whole[o])
       copyOp(o, 0);
-  for (auto [o, i] : copyOrder(c.loops, copies, opMajor, &c.whole))
+  result.copies =
+      order ? *order : copyOrder(c.loops, copies, opMajor, &c.whole);
+  for (auto [o, i] : result.copies)
     copyOp(o, i);
   for (int r : graph.results) {
     if (c.dims[r] < 0) {
@@ -460,19 +461,75 @@ static bool copyParts(const Graph &graph, const ChunkLoops &c, int64_t n,
 }
 
 bool microBatch(const Graph &graph, int64_t microBatches, MicroBatched &result,
-                std::string &error, int64_t copies, bool opMajor, bool slices) {
+                std::string &error, int64_t copies, bool opMajor, bool slices,
+                const CopyOrder *order) {
   ChunkLoops c;
   return followLoops(graph, /*sequence=*/false, c, error) &&
          copyParts(graph, c, microBatches, result, error, copies, opMajor,
-                   slices);
+                   slices, order);
 }
 
 bool sequenceChunks(const Graph &graph, int64_t chunks, MicroBatched &result,
-                    std::string &error, bool opMajor) {
+                    std::string &error, bool opMajor, const CopyOrder *order) {
   ChunkLoops c;
   return followLoops(graph, /*sequence=*/true, c, error) &&
          copyParts(graph, c, chunks, result, error, -1, opMajor,
-                   /*slices=*/true);
+                   /*slices=*/true, order);
+}
+
+const char *chunkOrderName(ChunkOrder order) {
+  switch (order) {
+  case ChunkOrder::Op:
+    return "op";
+  case ChunkOrder::Chunk:
+    return "chunk";
+  case ChunkOrder::CriticalPath:
+    return "critical path";
+  }
+  return "?";
+}
+
+/// `all`'s copies by critical path (ChunkOrder::CriticalPath): each copy's
+/// kernel time (its slowest block under `specOf` its original op's spec)
+/// plus the longest such chain of the ops reading it, longest first; ties
+/// in `all`'s own order. Empty where `all` has a whole op (op by op only).
+static CopyOrder criticalPathOrder(const MicroBatched &all,
+                                   const std::vector<Spec> &specOf) {
+  const Graph &g = all.graph;
+  std::map<std::pair<int, int64_t>, size_t> opOf;
+  for (size_t k = 0; k < g.ops.size(); ++k)
+    if (all.origin[k] >= 0)
+      opOf[{all.origin[k], all.microBatch[k]}] = k;
+  std::vector<std::vector<size_t>> readers(g.values.size());
+  for (size_t k = 0; k < g.ops.size(); ++k)
+    for (const Access &input : g.ops[k].inputs)
+      readers[input.value].push_back(k);
+  std::vector<double> rank(g.ops.size(), 0);
+  for (size_t k = g.ops.size(); k-- > 0;) {
+    double own = 0;
+    if (all.origin[k] >= 0) {
+      const Spec &spec = specOf[all.origin[k]];
+      for (int64_t j = 0; j < ::ein::numBlocks(spec); ++j)
+        own = std::max(own, planner::blockSeconds(g, g.ops[k], spec,
+                                                  ::ein::delinearize(j, spec)));
+    }
+    double after = 0;
+    for (size_t r : readers[g.ops[k].output.value])
+      after = std::max(after, rank[r]);
+    rank[k] = own + after;
+  }
+  std::vector<std::pair<double, size_t>> keyed;
+  for (size_t p = 0; p < all.copies.size(); ++p) {
+    auto [o, i] = all.copies[p];
+    if (i < 0)
+      return {};
+    keyed.push_back({-rank[opOf.at({static_cast<int>(o), i})], p});
+  }
+  std::stable_sort(keyed.begin(), keyed.end());
+  CopyOrder order;
+  for (auto [negated, p] : keyed)
+    order.push_back(all.copies[p]);
+  return order;
 }
 
 std::vector<int> balancedStages(const Graph &graph, int64_t stages) {
@@ -588,7 +645,7 @@ StagedPlan stagedPlanInOrder(const Graph &graph,
                              const planner::SearchOptions &options,
                              const Topology &topology, int64_t stages,
                              int64_t microBatches, planner::Strategy within,
-                             bool opMajor) {
+                             ChunkOrder order) {
   StagedPlan staged;
   staged.stages = stages;
   staged.microBatches = microBatches;
@@ -600,7 +657,8 @@ StagedPlan stagedPlanInOrder(const Graph &graph,
   }
   // One stage: chunks, each op's back to back, transfers beside kernels.
   staged.dataflow = stages == 1 && microBatches > 1;
-  staged.opMajor = staged.dataflow && opMajor;
+  staged.order = staged.dataflow ? order : ChunkOrder::Chunk;
+  bool opMajor = staged.order != ChunkOrder::Chunk;
   int64_t stageNodes = nodes / stages, stageDevices = topology.devices / stages;
   // The search for one micro-batch on one stage's devices; every copy then
   // takes its op's spec.
@@ -614,15 +672,15 @@ StagedPlan stagedPlanInOrder(const Graph &graph,
   staged.chunkDim = staged.dataflow && oneBatchRow(graph) ? 1 : 0;
   MicroBatched one, all;
   if (staged.chunkDim == 1) {
-    if (!sequenceChunks(graph, microBatches, all, staged.error, staged.opMajor))
+    if (!sequenceChunks(graph, microBatches, all, staged.error, opMajor))
       return staged;
     one.graph = graph;
     for (size_t o = 0; o < graph.ops.size(); ++o)
       one.origin.push_back(static_cast<int>(o));
   } else if (!microBatch(graph, microBatches, one, staged.error, 1, false,
                          slices) ||
-             !microBatch(graph, microBatches, all, staged.error, -1,
-                         staged.opMajor, slices)) {
+             !microBatch(graph, microBatches, all, staged.error, -1, opMajor,
+                         slices)) {
     return staged;
   }
   planner::SearchOptions inStage = options;
@@ -652,6 +710,22 @@ StagedPlan stagedPlanInOrder(const Graph &graph,
   staged.stageDevices = stageDevices;
   for (size_t o = 0; o < graph.ops.size(); ++o)
     staged.specs.push_back(perStage.specs[specOf[o]]);
+  if (staged.order == ChunkOrder::CriticalPath) {
+    // Made op by op above; copied again in the critical path's order.
+    CopyOrder byPath = criticalPathOrder(all, staged.specs);
+    if (byPath.empty()) {
+      staged.error = "a whole op's chunks are only ordered op by op";
+      return staged;
+    }
+    bool made = staged.chunkDim == 1
+                    ? sequenceChunks(graph, microBatches, all, staged.error,
+                                     true, &byPath)
+                    : microBatch(graph, microBatches, all, staged.error, -1,
+                                 true, slices, &byPath);
+    if (!made)
+      return staged;
+  }
+  staged.copies = all.copies;
   // Every copy takes its op's spec; slices and concats (only with
   // `slices`) are cut by the search around them, as applyStagedPlan cuts
   // them.
@@ -727,21 +801,20 @@ StagedPlan stagedPlanInOrder(const Graph &graph,
 StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
                       const Topology &topology, int64_t stages,
                       int64_t microBatches, planner::Strategy within) {
-  StagedPlan opMajor = stagedPlanInOrder(graph, options, topology, stages,
-                                         microBatches, within, true);
-  if (!opMajor.dataflow)
-    return opMajor;
-  // A dataflow program's GPUs take the ready step that comes first in it:
-  // op by op, each op's chunks run back to back (a later op waits for every
-  // chunk); chunk by chunk, the first chunk runs ahead and later chunks
-  // fill its waits. Which finishes first depends on the program: keep the
-  // faster (whole ops, run once between all chunks, need op by op).
-  StagedPlan byChunk = stagedPlanInOrder(graph, options, topology, stages,
-                                         microBatches, within, false);
-  if (byChunk.feasible &&
-      (!opMajor.feasible || byChunk.seconds < opMajor.seconds))
-    return byChunk;
-  return opMajor;
+  StagedPlan best = stagedPlanInOrder(graph, options, topology, stages,
+                                      microBatches, within, ChunkOrder::Op);
+  if (!best.dataflow)
+    return best;
+  // A dataflow program's GPUs take the ready step that comes first in it.
+  // Which order finishes first depends on the program: keep the fastest
+  // (op by op on a tie; whole ops, run once between all chunks, need it).
+  for (ChunkOrder order : {ChunkOrder::Chunk, ChunkOrder::CriticalPath}) {
+    StagedPlan other = stagedPlanInOrder(graph, options, topology, stages,
+                                         microBatches, within, order);
+    if (other.feasible && (!best.feasible || other.seconds < best.seconds))
+      best = std::move(other);
+  }
+  return best;
 }
 
 /// The plans of each of `stageCounts` stages over each micro-batch count

@@ -571,7 +571,7 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
           entry["dataflow"] = p.dataflow;
           // The order a dataflow program's GPUs take their ready steps in.
           if (p.dataflow)
-            entry["order"] = p.opMajor ? "op" : "chunk";
+            entry["order"] = physical::chunkOrderName(p.order);
           entry["simulated_ms"] = p.seconds * 1e3;
           entry["bytes_between_nodes"] = p.bytesBetweenNodes;
           entry["transfers_between_nodes"] = p.transfersBetweenNodes;

@@ -133,17 +133,22 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
       sliceInto(pg.ops[o]->getResult(0), dims[g.ops[o].output.value],
                 staged.stageOf[o]);
 
-  // The batched ops, micro-batch by micro-batch (a chunked plan: op by op,
-  // each op's chunks back to back, where staged.opMajor, as
-  // physical::microBatch and sequenceChunks order them);
+  // The batched ops in the staged plan's order (micro-batch by micro-batch,
+  // or a chunked plan's ChunkOrder), as physical::microBatch and
+  // sequenceChunks made them;
   // a whole op once, on its inputs' chunks put back together, its result
   // cut again.
   SmallVector<size_t> batched;
   for (size_t o = 0; o < g.ops.size(); ++o)
     if (loops[o] >= 0 || chunks.whole[o])
       batched.push_back(o);
-  for (auto [o, i] : physical::copyOrder(loops, microBatches, staged.opMajor,
-                                         &chunks.whole)) {
+  physical::CopyOrder order =
+      !staged.copies.empty()
+          ? staged.copies
+          : physical::copyOrder(loops, microBatches,
+                                staged.order != physical::ChunkOrder::Chunk,
+                                &chunks.whole);
+  for (auto [o, i] : order) {
     Operation *op = pg.ops[o];
     if (i < 0) {
       IRMapping map;
@@ -208,7 +213,10 @@ mlir::ein::applyStagedPlan(func::FuncOp func, const PlannerGraph &pg,
       sizes[dim] = rows;
       slice.setSizes(sizes);
     }
-    copies[op->getResult(0)].push_back(copy->getResult(0));
+    // (Copies of one op need not come in chunk order: ChunkOrder.)
+    SmallVector<Value> &chunksOf = copies[op->getResult(0)];
+    chunksOf.resize(microBatches);
+    chunksOf[i] = copy->getResult(0);
     stagedOps[copy] = {static_cast<int>(o), staged.stageOf[o]};
   }
 

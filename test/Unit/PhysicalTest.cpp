@@ -1930,7 +1930,7 @@ TEST(Pipeline, SequenceChunksRunAttentionWhole) {
     EXPECT_TRUE(plan.feasible) << plan.error;
     EXPECT_EQ(plan.chunkDim, 1);
     EXPECT_TRUE(plan.dataflow);
-    EXPECT_TRUE(plan.opMajor);
+    EXPECT_EQ(plan.order, ChunkOrder::Op);
   }
   EXPECT_FALSE(sequenceChunks(g, 2, mb, error, /*opMajor=*/false));
   EXPECT_EQ(error, "whole ops are only chunked op by op, every chunk, with "
@@ -2029,11 +2029,16 @@ TEST(Pipeline, SequenceChunksReadAPrefixOfCausalKeys) {
   for (const StagedPlan &plan : plans) {
     EXPECT_TRUE(plan.feasible) << plan.error;
     EXPECT_EQ(plan.chunkDim, 1);
-    double other =
-        stagedPlanInOrder(g, options, make("nvswitch", 2), 1, plan.microBatches,
-                          planner::Strategy::Optimal, !plan.opMajor)
-            .seconds;
-    EXPECT_LE(plan.seconds, other);
+    for (ChunkOrder order :
+         {ChunkOrder::Op, ChunkOrder::Chunk, ChunkOrder::CriticalPath}) {
+      StagedPlan other = stagedPlanInOrder(g, options, make("nvswitch", 2), 1,
+                                           plan.microBatches,
+                                           planner::Strategy::Optimal, order);
+      EXPECT_TRUE(other.feasible) << other.error;
+      EXPECT_EQ(other.order, order);
+      EXPECT_EQ(other.copies.size(), 3u * plan.microBatches);
+      EXPECT_LE(plan.seconds, other.seconds);
+    }
   }
 
   // Offsets that differ (a block already shifted) keep it whole.

@@ -30,6 +30,10 @@
 
 namespace ein::physical {
 
+/// Copies of a program's ops in program order: (op of the original,
+/// micro-batch or chunk; -1 for a whole op, run once).
+using CopyOrder = std::vector<std::pair<size_t, int64_t>>;
+
 /// A graph copied over micro-batches of its batch dimension.
 struct MicroBatched {
   planner::Graph graph;
@@ -37,6 +41,9 @@ struct MicroBatched {
   /// concat), and the micro-batch it computes (-1: an op that reads no
   /// batched value, kept once and shared by every micro-batch, or a concat).
   std::vector<int> origin, microBatch;
+  /// The copies in the order they were made (the ops kept once come
+  /// before them, the slices and concats among them).
+  CopyOrder copies;
 };
 
 /// The batch loop of every op (-1 where it reads no batched value): the loop
@@ -108,9 +115,8 @@ bool sequenceLoopsOf(const planner::Graph &graph, ChunkLoops &chunks,
 /// micro-batch); microBatch and applyStagedPlan both copy in this order.
 /// With `whole` (op-major only), each whole op comes once, as (op, -1),
 /// between its producers' copies and its readers'.
-std::vector<std::pair<size_t, int64_t>>
-copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor,
-          const std::vector<bool> *whole = nullptr);
+CopyOrder copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor,
+                    const std::vector<bool> *whole = nullptr);
 
 /// `graph` over `microBatches` micro-batches (dividing the batch): each op
 /// with a batch loop copied once per micro-batch (its batch loop of
@@ -122,10 +128,12 @@ copyOrder(const std::vector<int> &loops, int64_t copies, bool opMajor,
 /// is cut by a slice op per micro-batch, first, and each batched result is
 /// put back whole by a concat op, last, when every micro-batch is copied;
 /// their `origin` is -1); ties dropped. With `copies` < microBatches, only
-/// the first `copies` micro-batches.
+/// the first `copies` micro-batches. `order`, if given, is the copies'
+/// order instead (a topological one; no whole op).
 bool microBatch(const planner::Graph &graph, int64_t microBatches,
                 MicroBatched &result, std::string &error, int64_t copies = -1,
-                bool opMajor = false, bool slices = false);
+                bool opMajor = false, bool slices = false,
+                const CopyOrder *order = nullptr);
 
 /// `graph` over `chunks` chunks of its sequence (sequenceLoopsOf), as a
 /// chunked plan lowers it: op-major (else chunk-major, where it has no whole
@@ -137,12 +145,30 @@ bool microBatch(const planner::Graph &graph, int64_t microBatches,
 /// `microBatch` is i).
 bool sequenceChunks(const planner::Graph &graph, int64_t chunks,
                     MicroBatched &result, std::string &error,
-                    bool opMajor = true);
+                    bool opMajor = true, const CopyOrder *order = nullptr);
 
 /// Stage boundaries for `stages` stages of consecutive ops: per op its
 /// stage, non-decreasing, every stage non-empty, minimising the largest
 /// stage's FLOPs (ties: fewer bytes live across the boundaries).
 std::vector<int> balancedStages(const planner::Graph &graph, int64_t stages);
+
+/// How a dataflow program orders its copies, which its GPUs follow among
+/// their ready steps.
+enum class ChunkOrder {
+  /// Op by op: each op's chunks back to back (a later op waits for every
+  /// chunk); the only order with whole ops.
+  Op,
+  /// Chunk by chunk (micro-batch-major): the first chunk runs ahead, later
+  /// chunks fill its waits. A staged plan's micro-batches always.
+  Chunk,
+  /// By critical path: the copy with the longest chain of kernel time
+  /// after it (its own included) first, ties op by op. Chunk i of causal
+  /// attention does more than chunk i - 1, so its chain comes first.
+  CriticalPath,
+};
+
+/// "op", "chunk" or "critical path".
+const char *chunkOrderName(ChunkOrder order);
 
 /// One staged plan, priced. One stage over several micro-batches is a
 /// **chunked** plan: every GPU runs every op, chunk by chunk (op-major:
@@ -154,11 +180,12 @@ struct StagedPlan {
   std::string error;
   int64_t stages = 1, microBatches = 1;
   bool dataflow = false;
-  /// The order of the copies (copyOrder), which a dataflow program's GPUs
-  /// follow among their ready steps: op by op (each op's chunks back to
-  /// back), else chunk by chunk (micro-batch-major). stagedPlan prices a
-  /// dataflow plan both ways and keeps the faster.
-  bool opMajor = false;
+  /// The order of the copies, which a dataflow program's GPUs follow among
+  /// their ready steps (ChunkOrder; stagedPlan prices a dataflow plan in
+  /// each and keeps the fastest), and the copies in it (applyStagedPlan
+  /// makes them so).
+  ChunkOrder order = ChunkOrder::Chunk;
+  CopyOrder copies;
   /// The activation arguments' dimension the micro-batches or chunks cut:
   /// 0, the batch; 1, the sequence (a chunked plan of a program of one
   /// batch row, sequenceLoopsOf).
@@ -188,13 +215,14 @@ StagedPlan stagedPlan(const planner::Graph &graph,
                       int64_t microBatches,
                       planner::Strategy within = planner::Strategy::Optimal);
 
-/// stagedPlan with a dataflow plan's copies in the order given (`opMajor`,
-/// else chunk by chunk) rather than the faster of the two.
+/// stagedPlan with a dataflow plan's copies in the order given rather than
+/// the fastest (a plan that is no dataflow program orders its micro-batches
+/// chunk by chunk whatever `order` says).
 StagedPlan stagedPlanInOrder(const planner::Graph &graph,
                              const planner::SearchOptions &options,
                              const Topology &topology, int64_t stages,
                              int64_t microBatches, planner::Strategy within,
-                             bool opMajor);
+                             ChunkOrder order);
 
 /// Every staged plan worth pricing on `topology`: stages over each divisor
 /// of the node count above 1, micro-batches over each power of two
