@@ -278,9 +278,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     plan, and says which is faster (`physical::stagedPlans`). `stages`
     lowers one: `SxM`, or `auto` for whichever simulates fastest, chunked
     plans included (`1xM`: one stage over every GPU, the batch in M chunks,
-    or, for a batch of 1, the sequence, attention run whole between them,
-    each op's chunks back to back, the function marked `ein.dataflow` so
-    that one chunk's exchange overlaps another's compute,
+    or, for a batch of 1, the sequence, causal attention per chunk of its
+    queries over the keys up to it, the copies op by op, chunk by chunk or
+    by critical path, whichever simulates fastest, the function marked
+    `ein.dataflow` so that one chunk's exchange overlaps another's compute,
     `physical::chunkedPlans`, docs/physical.md; `1x1`: the intra-op plan
     itself marked `ein.dataflow`, so exchanges nothing waits for, such as
     a weight gathered ahead of its op, overlap the compute); the
