@@ -662,6 +662,9 @@ private:
         t.seconds =
             std::max(0.0, planner::blockSeconds(graph, op, spec, coords) -
                               chipInfo(kReferenceChip).graphLaunchSeconds);
+      t.view = (op.kernel == planner::KernelKind::InPlace ||
+                op.kernel == planner::KernelKind::Touch) &&
+               planner::blockSeconds(graph, op, spec, coords) == 0;
       std::sort(t.deps.begin(), t.deps.end());
       t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
       t.label = op.name + ": block " + std::to_string(j);

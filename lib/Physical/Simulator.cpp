@@ -116,7 +116,9 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
       const Task &t = tasks[i];
       r.start[i] = now;
       queueBusy[q] = true;
-      if (t.kind == Task::Kernel) {
+      if (t.kind == Task::Kernel && t.view) {
+        running.push_back({i, now, 0, false}); // a view: nothing runs
+      } else if (t.kind == Task::Kernel) {
         double seconds =
             machine.launchSeconds +
             (t.seconds >= 0

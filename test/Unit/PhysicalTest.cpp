@@ -342,6 +342,14 @@ TEST(Simulator, DependencyChainAndRoofline) {
   // Two kernels on one queue run one after the other.
   SimResult serial = simulate(s, {kernel(0, 750e9, 0), kernel(0, 750e9, 0)});
   EXPECT_NEAR(serial.seconds, 2 * k, 1e-12);
+  // A view between them (a reshape) runs nothing, not even a launch, and
+  // still orders them.
+  Task view = kernel(0, 750e9, 4.24e9, {0});
+  view.view = true;
+  SimResult viewed =
+      simulate(s, {kernel(0, 750e9, 0), view, kernel(0, 750e9, 0, {1})});
+  EXPECT_NEAR(viewed.end[1], k, 1e-12);
+  EXPECT_NEAR(viewed.seconds, 2 * k, 1e-12);
 }
 
 // In list order a queue waits for its first task; unordered (a dataflow

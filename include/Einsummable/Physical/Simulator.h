@@ -31,6 +31,10 @@ struct Task {
   /// (planner::blockSeconds; the search's `compute=kernels`).
   double flops = 0, memoryBytes = 0;
   double seconds = -1;
+  /// Kernel: runs none (a reshape, or a slice or concat laid out in place:
+  /// a view of bytes already there). It takes no time, not even a launch,
+  /// and only orders its dependencies before its readers.
+  bool view = false;
   /// Transfer: from GPU `from` to GPU `to`, `bytes` bytes.
   int64_t from = 0, to = 0;
   double bytes = 0;
