@@ -1,23 +1,29 @@
 // ein-decompose{stages=1xM}: a chunked plan (docs/physical.md). One stage
 // over all GPUs, the batch of 4 cut into M chunks by ein.slice, each op
-// copied per chunk and the copies of one op back to back (op-major, so one
-// chunk's exchange can run while the next chunk computes), every copy with
-// its op's spec and all the GPUs in `ein.place`, and the function marked
-// `ein.dataflow`: its bundle spreads each GPU's steps over several streams.
+// copied per chunk, every copy with its op's spec and all the GPUs in
+// `ein.place`, and the function marked `ein.dataflow`: its bundle spreads
+// each GPU's steps over several streams, so one chunk's exchange can run
+// while another chunk computes. The copies come in the order that
+// simulates fastest (physical::ChunkOrder): here chunk by chunk, the first
+// chunk's ops, then the second's; the explanation says so.
 // RUN: %python %ein_src_root/examples/gen_llama_block.py --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 4 --seq 16 > %t.b4.mlir
-// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x2" | FileCheck %s --check-prefix=IR
+// RUN: ein-opt %t.b4.mlir --ein-attach-target="devices=2" --ein-decompose="stages=1x2 explain=%t.order.json" | FileCheck %s --check-prefix=IR
 // IR-LABEL: func.func @llama_block(%arg0: tensor<4x16x64xf32>
 // IR-SAME: attributes {ein.dataflow}
 // IR-NEXT: %[[X0:.*]] = ein.slice %arg0 [0, 0, 0] [2, 16, 64] {ein.place = array<i64: 0, 1>, spec = #ein.spec<[2, 1, 1]>}
 // IR-NEXT: %[[X1:.*]] = ein.slice %arg0 [2, 0, 0] [2, 16, 64] {ein.place = array<i64: 0, 1>, spec = #ein.spec<[2, 1, 1]>}
 // IR-NEXT: ein.rms_norm %[[X0]], %arg1 {{.*}}ein.place = array<i64: 0, 1>{{.*}} : tensor<2x16x64xf32>
-// IR-NEXT: ein.rms_norm %[[X1]], %arg1 {{.*}}ein.place = array<i64: 0, 1>{{.*}} : tensor<2x16x64xf32>
 // IR-NEXT: ein.join_agg
 // IR-NEXT: ^bb0
 // IR: ein.attention {{.*}}ein.place = array<i64: 0, 1>{{.*}} -> tensor<2x4x16x16xf32>
-// IR-NEXT: ein.attention {{.*}}ein.place = array<i64: 0, 1>{{.*}} -> tensor<2x4x16x16xf32>
+// IR: ein.rms_norm %[[X1]], %arg1 {{.*}}ein.place = array<i64: 0, 1>{{.*}} : tensor<2x16x64xf32>
+// IR: ein.attention {{.*}}ein.place = array<i64: 0, 1>{{.*}} -> tensor<2x4x16x16xf32>
 // IR: %[[Y:.*]] = ein.concat dim 0 %{{[0-9]+}}, %{{[0-9]+}} {ein.place = array<i64: 0, 1>, spec = #ein.spec<[2, 1, 1]>} : tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<4x16x64xf32>
 // IR-NEXT: return %[[Y]] : tensor<4x16x64xf32>
+// RUN: FileCheck %s --check-prefix=ORDER < %t.order.json
+// ORDER: "lowered": true,
+// ORDER-NEXT: "micro_batches": 2,
+// ORDER-NEXT: "order": "chunk",
 
 // Lowered, the argument arrives in the parts its chunks' slices read, each
 // where the slice needs it (batches 0 and 2 on GPU 0, 1 and 3 on GPU 1), as
