@@ -8,11 +8,13 @@ and 8 H200s, the H200 pair, the 8-V100 DGX-1 cube-mesh), weights split
               (--strategy=megatron): every op on every GPU, one stream per
               GPU;
   megatron, chunks  the same cuts over the batch in M chunks (the best M of
-              2, 4, 8), op by op, as a dataflow bundle (stages=1xM: each
-              GPU's steps over several streams, a step waiting for its
-              dependencies only); w1 and w4 have a batch of 1: chunks of
-              the sequence, attention run whole between them (since
-              2026-12-04, session 25);
+              2, 4, 8), as a dataflow bundle (stages=1xM: each GPU's
+              steps over several streams, a step waiting for its
+              dependencies only; the copies op by op, chunk by chunk or
+              by critical path, whichever simulates fastest); w1 and w4
+              have a batch of 1: chunks of the sequence (since
+              2026-12-04), causal attention per chunk over the keys up to
+              it (since 2026-12-05);
   search, one stream  the search's plan with weights charged where they
               move, one stream per GPU (below);
   search, dataflow  the search's plan with weights charged where they move
@@ -30,7 +32,7 @@ slices and concats are counted. Runs on the build machine.
 
 --workloads and --machines take a subset of the rows (workloads by their
 short name, machines as topology:devices), to re-run a row without the
-whole table (29 min).
+whole table (15 min).
 """
 import argparse
 import datetime
