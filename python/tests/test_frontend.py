@@ -147,10 +147,11 @@ class Models(unittest.TestCase):
     def test_dataflow_chunks(self):
         # As dataflow bundles on two devices, the module's output every way:
         # the batch of 4 in two chunks and the plan itself (GPT-2), and a
-        # batch of one row in two chunks of its sequence, attention run
-        # whole between them: LLaMA's RoPE tables cut with the chunks, and
-        # GPT-2's unfused attention, whose causal mask is computed once from
-        # its bias buffer and then cut with the chunks that read it.
+        # batch of one row in two chunks of its sequence: LLaMA's RoPE tables
+        # cut with the chunks and its causal attention run per chunk over the
+        # keys up to it (2 chunks on 2 GPUs: 4 attention steps), and GPT-2's
+        # unfused attention, whose causal mask is computed once from its bias
+        # buffer and then cut with the chunks that read it.
         gpt2, llama = models.GPT2Block().eval(), models.LlamaBlock().eval()
         x, x1 = torch.randn(4, 16, 64), torch.randn(1, 16, 64)
         for name, model, inputs, stages in (("batch", gpt2, x, "1x2"),
@@ -167,6 +168,8 @@ class Models(unittest.TestCase):
             self.assertLess(error(compiled(inputs), want),
                             TOLERANCE[torch.float32])
             self.assertIn("dataflow:", compiled.summary())
+            if name == "sequence":
+                self.assertIn(" 4 attention,", compiled.summary())
             lowered = [p for p in compiled.explain()["pipeline"]
                        if p.get("lowered")]
             self.assertEqual(
