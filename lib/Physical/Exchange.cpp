@@ -175,7 +175,11 @@ private:
   }
 
   int addTask(Task task, int movement = -1) {
-    task.unordered = options.dataflow;
+    // A dataflow bundle spreads a GPU's kernels over several streams, but
+    // runs its received transfers on one copy stream in program order
+    // (docs/cuda-runtime.md): a transfer waiting for its source holds back
+    // the ones after it.
+    task.unordered = options.dataflow && task.kind == Task::Kernel;
     program.tasks.push_back(std::move(task));
     program.movementOf.push_back(movement);
     return static_cast<int>(program.tasks.size() - 1);

@@ -59,10 +59,11 @@ struct Options {
   int64_t gpusPerNode = 0;
   double crossNodeWeight = 1;
   /// The program runs as a dataflow bundle (a chunked plan,
-  /// docs/physical.md): each GPU's steps spread over several streams, so a
-  /// step waits for its dependencies only. The exchange programs mark every
-  /// task unordered and queue transfers on queue `devices` + the receiving
-  /// GPU, beside its kernels.
+  /// docs/physical.md): each GPU's kernels spread over several streams, so
+  /// a kernel waits for its dependencies only. The exchange programs mark
+  /// every kernel unordered and queue transfers on queue `devices` + the
+  /// receiving GPU, beside its kernels, in program order (the bundle's copy
+  /// stream runs them so).
   bool dataflow = false;
 };
 
