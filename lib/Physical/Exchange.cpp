@@ -357,35 +357,13 @@ private:
     int64_t whole = 1;
     for (int64_t extent : shape)
       whole *= extent;
-    if (kept.empty() || volume != whole)
-      return false;
-    // An even cut: per dimension, the blocks' starts are those of
-    // blockRange over their count, and every block is one cell of it.
-    std::vector<std::vector<int64_t>> starts(shape.size());
-    for (size_t d = 0; d < shape.size(); ++d) {
-      for (const OpProgram::Kept &k : kept)
-        starts[d].push_back(k.result.box.begin[d]);
-      std::sort(starts[d].begin(), starts[d].end());
-      starts[d].erase(std::unique(starts[d].begin(), starts[d].end()),
-                      starts[d].end());
-    }
-    int64_t cells = 1;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      int64_t parts = static_cast<int64_t>(starts[d].size());
-      cells *= parts;
-      for (int64_t i = 0; i < parts; ++i)
-        if (blockRange(shape[d], parts, i).offset != starts[d][i])
-          return false;
-      for (const OpProgram::Kept &k : kept) {
-        int64_t i = std::lower_bound(starts[d].begin(), starts[d].end(),
-                                     k.result.box.begin[d]) -
-                    starts[d].begin();
-        Range r = blockRange(shape[d], parts, i);
-        if (k.result.box.end[d] != r.offset + r.size)
-          return false;
-      }
-    }
-    if (cells != static_cast<int64_t>(kept.size()))
+    std::vector<Box> boxes;
+    for (const OpProgram::Kept &k : kept)
+      boxes.push_back(k.result.box);
+    // Every cell of an even cut, once (the volumes add up to the result's).
+    std::vector<int64_t> parts;
+    if (kept.empty() || volume != whole || !evenCut(boxes, shape, parts) ||
+        ::ein::product(parts) != static_cast<int64_t>(kept.size()))
       return false;
     std::vector<Placed> &layout = plan.layouts[value];
     layout.clear();
@@ -661,14 +639,14 @@ private:
       // A reshape and the slices and concats put together in place run no
       // kernel (Graph.h KernelKind); a touch op's copies are priced alike
       // with either compute term.
-      if (options.kernelTimes || op.kernel == planner::KernelKind::InPlace ||
-          op.kernel == planner::KernelKind::Touch)
-        t.seconds =
-            std::max(0.0, planner::blockSeconds(graph, op, spec, coords) -
-                              chipInfo(kReferenceChip).graphLaunchSeconds);
-      t.view = (op.kernel == planner::KernelKind::InPlace ||
-                op.kernel == planner::KernelKind::Touch) &&
-               planner::blockSeconds(graph, op, spec, coords) == 0;
+      bool dataOnly = op.kernel == planner::KernelKind::InPlace ||
+                      op.kernel == planner::KernelKind::Touch;
+      if (options.kernelTimes || dataOnly) {
+        double seconds = planner::blockSeconds(graph, op, spec, coords);
+        t.seconds = std::max(
+            0.0, seconds - chipInfo(kReferenceChip).graphLaunchSeconds);
+        t.view = dataOnly && seconds == 0;
+      }
       std::sort(t.deps.begin(), t.deps.end());
       t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
       t.label = op.name + ": block " + std::to_string(j);
@@ -796,6 +774,30 @@ std::vector<Movement> repartition(const std::vector<Placed> &holds,
       moves.push_back(std::move(m));
     }
   return moves;
+}
+
+bool evenCut(const std::vector<Box> &boxes, const std::vector<int64_t> &shape,
+             std::vector<int64_t> &parts) {
+  parts.clear();
+  std::vector<std::vector<int64_t>> starts(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    for (const Box &b : boxes)
+      starts[d].push_back(b.begin[d]);
+    std::sort(starts[d].begin(), starts[d].end());
+    starts[d].erase(std::unique(starts[d].begin(), starts[d].end()),
+                    starts[d].end());
+    parts.push_back(static_cast<int64_t>(starts[d].size()));
+  }
+  for (const Box &b : boxes)
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t i =
+          std::lower_bound(starts[d].begin(), starts[d].end(), b.begin[d]) -
+          starts[d].begin();
+      Range r = blockRange(shape[d], parts[d], i);
+      if (r.offset != b.begin[d] || r.offset + r.size != b.end[d])
+        return false;
+    }
+  return true;
 }
 
 DeviceProgram naiveProgram(const planner::Graph &graph,

@@ -641,11 +641,14 @@ static std::vector<int64_t> microBatchCounts(int64_t batch, int64_t most) {
   return counts;
 }
 
-StagedPlan stagedPlanInOrder(const Graph &graph,
-                             const planner::SearchOptions &options,
-                             const Topology &topology, int64_t stages,
-                             int64_t microBatches, planner::Strategy within,
-                             ChunkOrder order) {
+/// The staged plan priced in each of `orders` (one that is no dataflow
+/// program: micro-batch by micro-batch, once), the fastest kept (the first
+/// on a tie). The search for one micro-batch runs once for them all.
+static StagedPlan stagedPlanIn(const Graph &graph,
+                               const planner::SearchOptions &options,
+                               const Topology &topology, int64_t stages,
+                               int64_t microBatches, planner::Strategy within,
+                               std::vector<ChunkOrder> orders) {
   StagedPlan staged;
   staged.stages = stages;
   staged.microBatches = microBatches;
@@ -657,8 +660,9 @@ StagedPlan stagedPlanInOrder(const Graph &graph,
   }
   // One stage: chunks, each op's back to back, transfers beside kernels.
   staged.dataflow = stages == 1 && microBatches > 1;
-  staged.order = staged.dataflow ? order : ChunkOrder::Chunk;
-  bool opMajor = staged.order != ChunkOrder::Chunk;
+  if (!staged.dataflow)
+    orders = {ChunkOrder::Chunk};
+  staged.order = orders.front();
   int64_t stageNodes = nodes / stages, stageDevices = topology.devices / stages;
   // The search for one micro-batch on one stage's devices; every copy then
   // takes its op's spec.
@@ -670,17 +674,27 @@ StagedPlan stagedPlanInOrder(const Graph &graph,
   // cut as the plan cuts them whole (one chunk alone is no program: its
   // whole ops read every chunk), every chunk then taking its op's spec.
   staged.chunkDim = staged.dataflow && oneBatchRow(graph) ? 1 : 0;
-  MicroBatched one, all;
+  // The copies in `order` (critical path: made op by op, then copied
+  // again in its order once the specs are known).
+  auto copiesIn = [&](ChunkOrder order, MicroBatched &all, std::string &error,
+                      const CopyOrder *explicitOrder = nullptr) {
+    bool opMajor = order != ChunkOrder::Chunk;
+    return staged.chunkDim == 1
+               ? sequenceChunks(graph, microBatches, all, error, opMajor,
+                                explicitOrder)
+               : microBatch(graph, microBatches, all, error, -1, opMajor,
+                            slices, explicitOrder);
+  };
+  MicroBatched one, first;
   if (staged.chunkDim == 1) {
-    if (!sequenceChunks(graph, microBatches, all, staged.error, opMajor))
+    if (!copiesIn(orders.front(), first, staged.error))
       return staged;
     one.graph = graph;
     for (size_t o = 0; o < graph.ops.size(); ++o)
       one.origin.push_back(static_cast<int>(o));
   } else if (!microBatch(graph, microBatches, one, staged.error, 1, false,
                          slices) ||
-             !microBatch(graph, microBatches, all, staged.error, -1, opMajor,
-                         slices)) {
+             !copiesIn(orders.front(), first, staged.error)) {
     return staged;
   }
   planner::SearchOptions inStage = options;
@@ -710,111 +724,124 @@ StagedPlan stagedPlanInOrder(const Graph &graph,
   staged.stageDevices = stageDevices;
   for (size_t o = 0; o < graph.ops.size(); ++o)
     staged.specs.push_back(perStage.specs[specOf[o]]);
-  if (staged.order == ChunkOrder::CriticalPath) {
-    // Made op by op above; copied again in the critical path's order.
-    CopyOrder byPath = criticalPathOrder(all, staged.specs);
-    if (byPath.empty()) {
-      staged.error = "a whole op's chunks are only ordered op by op";
-      return staged;
-    }
-    bool made = staged.chunkDim == 1
-                    ? sequenceChunks(graph, microBatches, all, staged.error,
-                                     true, &byPath)
-                    : microBatch(graph, microBatches, all, staged.error, -1,
-                                 true, slices, &byPath);
-    if (!made)
-      return staged;
-  }
-  staged.copies = all.copies;
-  // Every copy takes its op's spec; slices and concats (only with
-  // `slices`) are cut by the search around them, as applyStagedPlan cuts
-  // them.
+  staged.stageOf = balancedStages(graph, stages);
   inStage.allowedSpecs.clear();
   inStage.dataflow = staged.dataflow;
-  planner::Plan plan;
-  if (slices) {
-    for (size_t o = 0; o < all.graph.ops.size(); ++o) {
-      if (all.origin[o] < 0) {
-        inStage.allowedSpecs.push_back(
-            planner::enumerateSpecs(all.graph.ops[o], stageDevices));
-        continue;
+
+  // Each order priced on the simulator.
+  auto priced = [&](ChunkOrder order, MicroBatched &all) {
+    StagedPlan p = staged;
+    p.order = order;
+    if (order == ChunkOrder::CriticalPath) {
+      CopyOrder byPath = criticalPathOrder(all, p.specs);
+      if (byPath.empty()) {
+        p.error = "a whole op's chunks are only ordered op by op";
+        return p;
       }
-      const Spec &spec = perStage.specs[specOf[all.origin[o]]];
-      const Op &copy = all.graph.ops[o];
-      for (size_t l = 0; l < spec.size(); ++l)
-        if (copy.loopSizes[l] % spec[l] != 0) {
-          staged.error = "op '" + copy.name + "' cannot take its plan's cut " +
-                         "of loop " + copy.loopNames[l] + " (" +
-                         std::to_string(spec[l]) + " parts of " +
-                         std::to_string(copy.loopSizes[l]) + ")";
-          return staged;
-        }
-      inStage.allowedSpecs.push_back({spec});
+      if (!copiesIn(order, all, p.error, &byPath))
+        return p;
     }
-    inStage.restriction = "within a chunked plan";
-    plan = planner::search(all.graph, inStage);
-  } else {
-    std::vector<Spec> fixed;
-    for (int origin : all.origin)
-      fixed.push_back(perStage.specs[specOf[origin]]);
-    plan = planner::evaluate(all.graph, fixed, inStage);
+    p.copies = all.copies;
+    // Every copy takes its op's spec; slices and concats (only with
+    // `slices`) are cut by the search around them, as applyStagedPlan cuts
+    // them.
+    planner::SearchOptions inOrder = inStage;
+    planner::Plan plan;
+    if (slices) {
+      for (size_t o = 0; o < all.graph.ops.size(); ++o) {
+        if (all.origin[o] < 0) {
+          inOrder.allowedSpecs.push_back(
+              planner::enumerateSpecs(all.graph.ops[o], stageDevices));
+          continue;
+        }
+        const Spec &spec = p.specs[all.origin[o]];
+        const Op &copy = all.graph.ops[o];
+        for (size_t l = 0; l < spec.size(); ++l)
+          if (copy.loopSizes[l] % spec[l] != 0) {
+            p.error = "op '" + copy.name + "' cannot take its plan's cut " +
+                      "of loop " + copy.loopNames[l] + " (" +
+                      std::to_string(spec[l]) + " parts of " +
+                      std::to_string(copy.loopSizes[l]) + ")";
+            return p;
+          }
+        inOrder.allowedSpecs.push_back({spec});
+      }
+      inOrder.restriction = "within a chunked plan";
+      plan = planner::search(all.graph, inOrder);
+    } else {
+      std::vector<Spec> fixed;
+      for (int origin : all.origin)
+        fixed.push_back(p.specs[origin]);
+      plan = planner::evaluate(all.graph, fixed, inOrder);
+    }
+    const std::vector<Spec> &specs = plan.specs;
+    if (!plan.feasible) {
+      p.error = plan.error;
+      return p;
+    }
+    Placement placement;
+    for (size_t o = 0; o < all.graph.ops.size(); ++o) {
+      int64_t blocks = ::ein::numBlocks(specs[o]);
+      // (Slices and concats are made for one stage only.)
+      int64_t stage = all.origin[o] >= 0 ? p.stageOf[all.origin[o]] : 0;
+      int64_t base = stage * stageDevices;
+      std::vector<int64_t> devices;
+      for (int64_t j = 0; j < blocks; ++j)
+        devices.push_back(base + j);
+      placement.device.push_back(std::move(devices));
+    }
+    bool synthesized = false;
+    DeviceProgram program =
+        bestProgram(all.graph, plan, inOrder, topology, synthesized, placement);
+    SimResult sim = simulate(topology, program.tasks);
+    p.seconds = sim.seconds;
+    p.bytes = program.bytes[0] + program.bytes[1] + program.bytes[2];
+    p.bytesBetweenNodes =
+        bytesBetweenNodes(program, topology, &p.transfersBetweenNodes);
+    p.stageBusy.assign(stages, 0);
+    // The GPUs' kernel queues (a dataflow program's transfers queue after
+    // them).
+    size_t gpus = std::min<size_t>(sim.queueBusy.size(), topology.devices);
+    for (size_t q = 0; q < gpus; ++q) {
+      size_t s = std::min<size_t>(q / stageDevices, stages - 1);
+      p.stageBusy[s] = std::max(p.stageBusy[s], sim.queueBusy[q]);
+    }
+    p.feasible = !sim.stalled;
+    if (sim.stalled)
+      p.error = "the staged program stalls on the simulator";
+    return p;
+  };
+  StagedPlan best = priced(orders.front(), first);
+  for (size_t k = 1; k < orders.size(); ++k) {
+    MicroBatched all;
+    StagedPlan other = staged;
+    other.order = orders[k];
+    if (copiesIn(orders[k], all, other.error))
+      other = priced(orders[k], all);
+    if (other.feasible && (!best.feasible || other.seconds < best.seconds))
+      best = std::move(other);
   }
-  const std::vector<Spec> &specs = plan.specs;
-  if (!plan.feasible) {
-    staged.error = plan.error;
-    return staged;
-  }
-  staged.stageOf = balancedStages(graph, stages);
-  Placement placement;
-  for (size_t o = 0; o < all.graph.ops.size(); ++o) {
-    int64_t blocks = ::ein::numBlocks(specs[o]);
-    // (Slices and concats are made for one stage only.)
-    int64_t stage = all.origin[o] >= 0 ? staged.stageOf[all.origin[o]] : 0;
-    int64_t base = stage * stageDevices;
-    std::vector<int64_t> devices;
-    for (int64_t j = 0; j < blocks; ++j)
-      devices.push_back(base + j);
-    placement.device.push_back(std::move(devices));
-  }
-  bool synthesized = false;
-  DeviceProgram program =
-      bestProgram(all.graph, plan, inStage, topology, synthesized, placement);
-  SimResult sim = simulate(topology, program.tasks);
-  staged.seconds = sim.seconds;
-  staged.bytes = program.bytes[0] + program.bytes[1] + program.bytes[2];
-  staged.bytesBetweenNodes =
-      bytesBetweenNodes(program, topology, &staged.transfersBetweenNodes);
-  staged.stageBusy.assign(stages, 0);
-  // The GPUs' kernel queues (a dataflow program's transfers queue after
-  // them).
-  size_t gpus = std::min<size_t>(sim.queueBusy.size(), topology.devices);
-  for (size_t q = 0; q < gpus; ++q) {
-    size_t s = std::min<size_t>(q / stageDevices, stages - 1);
-    staged.stageBusy[s] = std::max(staged.stageBusy[s], sim.queueBusy[q]);
-  }
-  staged.feasible = !sim.stalled;
-  if (sim.stalled)
-    staged.error = "the staged program stalls on the simulator";
-  return staged;
+  return best;
+}
+
+StagedPlan stagedPlanInOrder(const Graph &graph,
+                             const planner::SearchOptions &options,
+                             const Topology &topology, int64_t stages,
+                             int64_t microBatches, planner::Strategy within,
+                             ChunkOrder order) {
+  return stagedPlanIn(graph, options, topology, stages, microBatches, within,
+                      {order});
 }
 
 StagedPlan stagedPlan(const Graph &graph, const planner::SearchOptions &options,
                       const Topology &topology, int64_t stages,
                       int64_t microBatches, planner::Strategy within) {
-  StagedPlan best = stagedPlanInOrder(graph, options, topology, stages,
-                                      microBatches, within, ChunkOrder::Op);
-  if (!best.dataflow)
-    return best;
   // A dataflow program's GPUs take the ready step that comes first in it.
   // Which order finishes first depends on the program: keep the fastest
   // (op by op on a tie; whole ops, run once between all chunks, need it).
-  for (ChunkOrder order : {ChunkOrder::Chunk, ChunkOrder::CriticalPath}) {
-    StagedPlan other = stagedPlanInOrder(graph, options, topology, stages,
-                                         microBatches, within, order);
-    if (other.feasible && (!best.feasible || other.seconds < best.seconds))
-      best = std::move(other);
-  }
-  return best;
+  return stagedPlanIn(
+      graph, options, topology, stages, microBatches, within,
+      {ChunkOrder::Op, ChunkOrder::Chunk, ChunkOrder::CriticalPath});
 }
 
 /// The plans of each of `stageCounts` stages over each micro-batch count

@@ -433,15 +433,8 @@ private:
   bool evenGrid(const std::vector<Box> &boxes, ArrayRef<int64_t> shape,
                 Grid &grid) {
     grid = gridOf(boxes, shape.size());
-    for (const Box &b : boxes) {
-      SmallVector<int64_t> c = grid.coords(b);
-      for (size_t d = 0; d < shape.size(); ++d) {
-        ::ein::Range r = ::ein::blockRange(shape[d], grid.parts[d], c[d]);
-        if (r.offset != b.begin[d] || r.offset + r.size != b.end[d])
-          return false;
-      }
-    }
-    return true;
+    std::vector<int64_t> parts;
+    return physical::evenCut(boxes, shape.vec(), parts);
   }
 
   LogicalResult placeArguments() {

@@ -180,6 +180,13 @@ constexpr size_t kMaxBatch = 16;
 /// slower. At most simulationBudget(tasks) trials.
 void batchTransfers(DeviceProgram &program, const Topology &topology);
 
+/// Whether `boxes` are blocks of an even cut of `shape` (each the cell that
+/// blockRange gives over the distinct starts in each dimension, as every
+/// relation's blocks are); `parts` receives the cut's parts per dimension.
+/// Blocks missing from the cut are not checked for.
+bool evenCut(const std::vector<planner::Box> &boxes,
+             const std::vector<int64_t> &shape, std::vector<int64_t> &parts);
+
 /// The naive exchange program of `plan` (search's output for `graph`),
 /// with its join blocks where `placement` puts them (its layouts moved
 /// along, placedPlan). Transfers queue on their receiving GPU. Tied results
