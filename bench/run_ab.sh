@@ -11,6 +11,9 @@
 # short runs read the GPU's boost clock after the idle start, long ones
 # (WARMUP=30 ITERS=100) its sustained clock.
 #
+# A_ENV and B_ENV (say "EIN_GEMM_TUNE=hot") set environment variables for
+# one side's ein-run only, so A and B may also be the same bundles.
+#
 # usage: bench/run_ab.sh EIN_RUN A B [WORKLOAD ...]
 set -uo pipefail
 here=$(dirname "$0")
@@ -35,9 +38,9 @@ peer_rounds=${PEER_ROUNDS:-$rounds}
 declare -A as bs
 for r in $(seq "$rounds"); do
   for w in "${workloads[@]}"; do
-    timeout 300 "$run" "$a/$w-1" --bench --warmup="$warmup" --iters="$iters" > "$out/$w-A$r.log" 2>&1
+    env ${A_ENV:-} timeout 300 "$run" "$a/$w-1" --bench --warmup="$warmup" --iters="$iters" > "$out/$w-A$r.log" 2>&1
     as[$w]+=" $(ein_ms "$out/$w-A$r.log")"
-    timeout 300 "$run" "$b/$w-1" --bench --warmup="$warmup" --iters="$iters" > "$out/$w-B$r.log" 2>&1
+    env ${B_ENV:-} timeout 300 "$run" "$b/$w-1" --bench --warmup="$warmup" --iters="$iters" > "$out/$w-B$r.log" 2>&1
     bs[$w]+=" $(ein_ms "$out/$w-B$r.log")"
   done
   if [ "$r" -le "$peer_rounds" ]; then
