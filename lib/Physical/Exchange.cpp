@@ -650,6 +650,8 @@ private:
       std::sort(t.deps.begin(), t.deps.end());
       t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
       t.label = op.name + ": block " + std::to_string(j);
+      t.op = o;
+      t.block = j;
       kernelOf[gpu(j)] = addTask(std::move(t));
     }
   }
@@ -998,6 +1000,30 @@ void batchTransfers(DeviceProgram &program, const Topology &topology) {
   }
 }
 
+void scheduleTransfers(DeviceProgram &program, const Topology &topology) {
+  std::vector<Task> loose = program.tasks;
+  bool any = false;
+  for (Task &t : loose)
+    if (t.kind == Task::Transfer) {
+      t.unordered = true;
+      t.rank = -1;
+      any = true;
+    }
+  if (!any)
+    return;
+  SimResult free = simulate(topology, loose);
+  if (free.stalled)
+    return;
+  std::vector<Task> ranked = program.tasks;
+  for (size_t i = 0; i < ranked.size(); ++i)
+    if (ranked[i].kind == Task::Transfer)
+      ranked[i].rank = free.start[i];
+  SimResult inList = simulate(topology, program.tasks),
+            inRank = simulate(topology, ranked);
+  if (!inRank.stalled && inRank.seconds < inList.seconds * (1 - 1e-9))
+    program.tasks = std::move(ranked);
+}
+
 namespace {
 
 /// The faster of two programs on `topology` (the first on a tie); `second`
@@ -1163,8 +1189,11 @@ withSplitHomes(const planner::Graph &graph, const planner::Plan &plan,
     batchTransfers(program, topology);
   std::map<int, std::vector<Placed>> homes =
       splitWeightHomes(graph, plan, options);
-  if (homes.empty())
+  if (homes.empty()) {
+    if (options.dataflow)
+      scheduleTransfers(program, topology);
     return program;
+  }
   planner::Plan split = plan;
   for (auto &[value, pieces] : homes)
     split.layouts[value] = pieces;
@@ -1178,6 +1207,8 @@ withSplitHomes(const planner::Graph &graph, const planner::Plan &plan,
     program = std::move(splitProgram);
     chosen = std::move(splitChosen);
   }
+  if (options.dataflow)
+    scheduleTransfers(program, topology);
   return program;
 }
 

@@ -70,6 +70,13 @@ SimResult simulate(const Topology &topology, const std::vector<Task> &tasks,
   std::vector<std::vector<int>> order(queues);
   for (size_t i = 0; i < n; ++i)
     order[tasks[i].queue].push_back(static_cast<int>(i));
+  // Or by rank, where every task of the queue has one.
+  for (std::vector<int> &queue : order)
+    if (std::all_of(queue.begin(), queue.end(),
+                    [&](int i) { return tasks[i].rank >= 0; }))
+      std::stable_sort(queue.begin(), queue.end(), [&](int a, int b) {
+        return tasks[a].rank < tasks[b].rank;
+      });
   std::vector<size_t> head(queues, 0);
   std::vector<bool> queueBusy(queues, false);
   std::vector<int> pending(n, 0);

@@ -50,7 +50,8 @@ std::string mlir::ein::opAtSource(Operation *op) {
 llvm::json::Object mlir::ein::exchangeReport(
     const planner::Graph &graph, const std::vector<std::string> &locations,
     const physical::DeviceProgram &program, const ::ein::Topology &topology,
-    const physical::SimResult *simulated) {
+    const physical::SimResult *simulated,
+    const std::vector<int64_t> *copyOrder) {
   physical::SimResult own;
   if (!simulated)
     own = physical::simulate(topology, program.tasks);
@@ -104,6 +105,8 @@ llvm::json::Object mlir::ein::exchangeReport(
       entry["via"] = llvm::json::Array(m.via);
     if (program.batchOf[i] >= 0)
       entry["batch"] = program.batchOf[i];
+    if (copyOrder && (*copyOrder)[i] >= 0)
+      entry["copy_order"] = (*copyOrder)[i];
     exchanges.push_back(std::move(entry));
   }
   return llvm::json::Object{

@@ -177,6 +177,8 @@ public:
       if (op->use_empty())
         op->erase();
     forwardParts();
+    if (topology && options.dataflow)
+      orderBySchedule();
     return success();
   }
 
@@ -186,6 +188,27 @@ public:
   const std::vector<bool> &synthesized() const { return synthesizedOps; }
   /// Where the lowered program runs each op's join blocks.
   const physical::Placement &blockPlacement() const { return placement; }
+  /// Per movement, its transfer's place among the ein.transfer ops that
+  /// land on its receiving GPU, in the lowered function's order (which its
+  /// copy stream follows); -1 where no transfer carries it (its bytes
+  /// forwarded from a part already there).
+  std::vector<int64_t> copyOrder() {
+    std::vector<int64_t> order(program.movements.size(), -1);
+    std::map<int64_t, int64_t> next;
+    func.walk([&](TransferOp transfer) {
+      auto it = taskOfOp.find(transfer.getOperation());
+      if (it == taskOfOp.end())
+        return;
+      int m = program.movementOf[it->second];
+      std::vector<int> moved = {m};
+      if (program.batchOf[m] >= 0)
+        moved = program.batches[program.batchOf[m]];
+      int64_t place = next[transfer.getTo()]++;
+      for (int each : moved)
+        order[each] = place;
+    });
+    return order;
+  }
 
 private:
   /// The part of an assembled block (a tensor.insert_slice chain) that
@@ -264,6 +287,67 @@ private:
       if (isOpTriviallyDead(op))
         op->erase();
   }
+
+  /// A dataflow program's ops in the order its simulated schedule runs
+  /// them: a step that is a task (a block kernel, a transfer) at its start,
+  /// any other (slices, assemblies, aggregations) as soon as its operands
+  /// are ready, never before them; ties in the lowered order. The bundle's
+  /// step order is the IR's, and a GPU's copy stream runs its transfers in
+  /// that order, so they then run as the simulator ordered its copy queues
+  /// (physical::scheduleTransfers) instead of op by op.
+  void orderBySchedule() {
+    physical::SimResult sim = physical::simulate(*topology, program.tasks);
+    if (sim.stalled)
+      return;
+    Block &body = func.getBody().front();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    llvm::DenseMap<Operation *, double> at, ready;
+    for (Operation *op : ops) {
+      double start = 0;
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (Operation *def = operand.getDefiningOp())
+            if (auto it = ready.find(def); it != ready.end())
+              start = std::max(start, it->second);
+      });
+      double end = start;
+      if (auto it = taskOfOp.find(op); it != taskOfOp.end()) {
+        start = std::max(start, sim.start[it->second]);
+        end = std::max(start, sim.end[it->second]);
+      }
+      at[op] = start;
+      ready[op] = end;
+    }
+    llvm::stable_sort(
+        ops, [&](Operation *a, Operation *b) { return at[a] < at[b]; });
+    Operation *ret = body.getTerminator();
+    for (Operation *op : ops)
+      op->moveBefore(ret);
+  }
+
+  /// The task (a block kernel, the first hop of a transfer) each lowered op
+  /// is in the program (orderBySchedule).
+  int kernelTask(size_t o, int64_t block) {
+    for (size_t t = 0; t < program.tasks.size(); ++t)
+      if (program.tasks[t].op == int(o) && program.tasks[t].block == block)
+        return static_cast<int>(t);
+    return -1;
+  }
+  int transferTask(int movement) {
+    if (int b = program.batchOf[movement]; b >= 0)
+      movement = program.batches[b].front();
+    for (size_t t = 0; t < program.tasks.size(); ++t)
+      if (program.movementOf[t] == movement)
+        return static_cast<int>(t);
+    return -1;
+  }
+  void recordTask(Operation *op, int task) {
+    if (op && task >= 0)
+      taskOfOp[op] = task;
+  }
+  llvm::DenseMap<Operation *, int> taskOfOp;
 
   func::FuncOp func;
   const PlannerGraph &pg;
@@ -493,9 +577,11 @@ private:
       transferBatch(program.batches[b]);
     if (auto it = batched.find(movement); it != batched.end())
       return it->second;
-    return transferRegions({source}, {region}, {within}, from, to,
-                           program.movements[movement].via)
-        .front();
+    Value landed = transferRegions({source}, {region}, {within}, from, to,
+                                   program.movements[movement].via)
+                       .front();
+    recordTask(landed.getDefiningOp(), transferTask(movement));
+    return landed;
   }
 
   /// One transfer of a batch's movements (all of the op being lowered).
@@ -518,6 +604,7 @@ private:
     const physical::Movement &first = program.movements[batch.front()];
     SmallVector<Value> landed = transferRegions(
         sources, regions, within, first.from, first.to, first.via);
+    recordTask(landed.front().getDefiningOp(), transferTask(batch.front()));
     for (auto [m, value] : llvm::zip(batch, landed))
       batched[m] = value;
   }
@@ -799,6 +886,7 @@ private:
           blockType(k.output, partial ? accElement : resultElement),
           k.inputs.empty() ? Box{} : k.inputs[0]);
       kernel->setAttr("device", builder.getI64IntegerAttr(k.device));
+      recordTask(kernel, kernelTask(o, &k - record.kernels.data()));
       kernelResult[k.device] = kernel->getResult(0);
     }
 
@@ -959,8 +1047,10 @@ struct EinSynthesizeExchangesPass
         simulatedTrace.add(func.getSymName(), graph->graph, locations,
                            lowering.deviceProgram(), *sim, topology.devices);
       if (!StringRef(report).empty()) {
-        llvm::json::Object entry = exchangeReport(
-            graph->graph, locations, lowering.deviceProgram(), topology, &*sim);
+        std::vector<int64_t> copyOrder = lowering.copyOrder();
+        llvm::json::Object entry =
+            exchangeReport(graph->graph, locations, lowering.deviceProgram(),
+                           topology, &*sim, &copyOrder);
         entry["function"] = func.getSymName();
         const std::vector<bool> &synthesized = lowering.synthesized();
         int64_t count =

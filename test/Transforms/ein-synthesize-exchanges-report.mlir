@@ -1,8 +1,9 @@
 // The exchange report: every transfer with its op, kind, value, region,
-// endpoints, bytes, links and when it starts and lands in the simulated
-// step, the byte totals per proxy term, and the simulated step on the
-// target's topology. The same input gives the same
-// bytes.
+// endpoints, bytes, links, its place on its receiving GPU's copy stream
+// (copy_order: the only transfer GPU 1 receives is its first) and when it
+// starts and lands in the simulated step, the byte totals per proxy term,
+// and the simulated step on the target's topology. The same input gives
+// the same bytes.
 // RUN: ein-opt %s -ein-plan -ein-synthesize-exchanges="report=%t.json" -o /dev/null
 // RUN: ein-opt %s -ein-plan -ein-synthesize-exchanges="report=%t.again.json" -o /dev/null
 // RUN: diff %t.json %t.again.json
@@ -21,6 +22,7 @@
 // CHECK-NEXT: "repartition": 0
 // CHECK: "exchanges": [
 // CHECK: "bytes": 2048,
+// CHECK-NEXT: "copy_order": 0,
 // CHECK-NEXT: "end_ms": {{[0-9.e-]+}},
 // CHECK-NEXT: "from": 0,
 // CHECK-NEXT: "kind": "join",

@@ -374,6 +374,53 @@ TEST(Simulator, UnorderedTasksRunOutOfTurn) {
   EXPECT_NEAR(anyOrder.queueBusy[1], 2 * k, 1e-12);
 }
 
+// A dataflow program's copy queue runs its transfers in list order, a
+// transfer waiting for its source holding back a later one that is ready;
+// scheduleTransfers ranks them by when each starts where the queue may take
+// any ready one first, and the queue then runs them in that order. A queue
+// with a task that has no rank keeps list order.
+TEST(Simulator, CopyQueuesRunInTheScheduledOrder) {
+  Topology s = make("nvswitch", 2);
+  Machine m;
+  double k = m.launchSeconds + 1e-3;
+  // GPU 1 computes an activation for 1 ms; GPU 0 receives it (queue 2, its
+  // copy queue) and, listed after it, a weight (0.4 MB) its own 1 ms kernel
+  // reads first; then a kernel reads both.
+  std::vector<Task> tasks = {kernel(1, 750e9, 0), transfer(1, 0, 4e5, 2, {0}),
+                             transfer(1, 0, 4e5, 2), kernel(0, 750e9, 0, {2}),
+                             kernel(0, 75e9, 0, {1, 3})};
+  for (Task &t : tasks)
+    t.unordered = t.kind == Task::Kernel;
+  DeviceProgram program;
+  program.tasks = tasks;
+  double inList = simulate(s, tasks, m).seconds;
+  // In list order the weight waits behind the activation: GPU 0's kernel
+  // starts after GPU 1's has run.
+  EXPECT_GT(inList, 2 * k);
+  scheduleTransfers(program, s);
+  ASSERT_GE(program.tasks[1].rank, 0);
+  EXPECT_LT(program.tasks[2].rank, program.tasks[1].rank);
+  EXPECT_EQ(program.tasks[0].rank, -1); // kernels are not ranked
+  SimResult scheduled = simulate(s, program.tasks, m);
+  EXPECT_LT(scheduled.start[2], scheduled.start[1]);
+  EXPECT_LT(scheduled.seconds, inList - 0.5 * k);
+  // Where a queue's tasks are not all ranked, it runs in list order.
+  std::vector<Task> partly = program.tasks;
+  partly[1].rank = -1;
+  EXPECT_EQ(simulate(s, partly, m).seconds, inList);
+  // A program already in the best order keeps its list order (no ranks).
+  std::vector<Task> swapped = {tasks[0], tasks[2], tasks[1], tasks[3],
+                               tasks[4]};
+  swapped[2].deps = {0};
+  swapped[3].deps = {1};
+  swapped[4].deps = {2, 3};
+  DeviceProgram good;
+  good.tasks = swapped;
+  scheduleTransfers(good, s);
+  for (const Task &t : good.tasks)
+    EXPECT_EQ(t.rank, -1);
+}
+
 // A kernel whose time the chip's kernel tables predict (compute=kernels)
 // takes that time after its launch, whatever its FLOPs and bytes.
 TEST(Simulator, KernelTimeFromTheTables) {

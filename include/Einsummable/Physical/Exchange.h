@@ -180,6 +180,14 @@ constexpr size_t kMaxBatch = 16;
 /// slower. At most simulationBudget(tasks) trials.
 void batchTransfers(DeviceProgram &program, const Topology &topology);
 
+/// Orders a dataflow program's copy queues (each GPU's received transfers,
+/// which its copy stream runs one after another) by when each transfer
+/// starts where a GPU may take any ready transfer first: the transfers'
+/// `rank`s become those starts, kept where the step then simulates faster
+/// than in list order. The lowering emits each GPU's transfers in that
+/// order (docs/physical.md).
+void scheduleTransfers(DeviceProgram &program, const Topology &topology);
+
 /// Whether `boxes` are blocks of an even cut of `shape` (each the cell that
 /// blockRange gives over the distinct starts in each dimension, as every
 /// relation's blocks are); `parts` receives the cut's parts per dimension.
@@ -219,7 +227,8 @@ DeviceProgram synthesizedProgram(const planner::Graph &graph,
 /// receives in source order (mixedProgram); `synthesized` says which. With
 /// `batch`, its transfers are then batched (batchTransfers). All that once
 /// more with the weights splitWeightHomes splits, kept where faster (the
-/// program's `layouts` say which).
+/// program's `layouts` say which). A dataflow program's copy queues are
+/// then ordered (scheduleTransfers).
 DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
@@ -260,8 +269,9 @@ splitWeightHomes(const planner::Graph &graph, const planner::Plan &plan,
 /// and once in source order (mixedProgram), the faster kept; all that once
 /// more with the weights splitWeightHomes splits, kept where faster (the
 /// program's `layouts` say which); and last, with `batch`, batches
-/// transfers (batchTransfers). `synthesizedOps` and `placement` receive
-/// what was chosen.
+/// transfers (batchTransfers) and orders a dataflow program's copy queues
+/// (scheduleTransfers). `synthesizedOps` and `placement` receive what was
+/// chosen.
 DeviceProgram placedBestProgram(const planner::Graph &graph,
                                 const planner::Plan &plan,
                                 const planner::Options &options,

@@ -45,6 +45,15 @@ struct Task {
   /// over several streams per GPU); otherwise its queue runs it in list
   /// order, as one stream does.
   bool unordered = false;
+  /// Where not negative, the task's place in its queue: a queue whose tasks
+  /// all have one runs them in the order of `rank` (ties in list order)
+  /// instead of list order (a dataflow program's copy queues, ordered by
+  /// scheduleTransfers).
+  double rank = -1;
+  /// Kernel: the graph op and join block it runs (-1: an aggregation or
+  /// none), for the lowering to find its IR op in the schedule.
+  int op = -1;
+  int64_t block = -1;
   std::string label;
 };
 

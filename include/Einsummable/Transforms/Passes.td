@@ -490,6 +490,16 @@ def EinSynthesizeExchanges
     several regions, one latency and one cross-GPU wait of the runtime's
     graph instead of one each. The report numbers each movement's `batch`.
 
+    A dataflow function (a chunked plan, `ein.dataflow`) is lowered in the
+    order its simulated step runs its ops: each GPU's copy stream runs the
+    transfers it receives one after another in the function's order, and
+    the program's copy queues are ranked by when each transfer starts where
+    any ready one may go first (physical::scheduleTransfers), so a transfer
+    waiting for a kernel does not hold back one that is ready. Block kernels
+    and transfers come at their simulated starts, every other op as soon as
+    its operands are ready. The report gives each transfer's `copy_order`
+    on its receiving GPU.
+
     Slices and concats (touch ops) move data only: each output block is
     assembled from the input regions it touches. Not lowered yet (a
     diagnostic names the op): attention cut along its keys, which needs the
@@ -507,8 +517,9 @@ def EinSynthesizeExchanges
            "As ein-decompose was told: weights arrive replicated for free">,
     Option<"report", "report", "std::string", "",
            "Write the exchange report here (JSON): every transfer's op, "
-           "kind, value, region, endpoints, bytes and links, and the "
-           "simulated step on the target's topology">,
+           "kind, value, region, endpoints, bytes, links, simulated start "
+           "and end and place on its GPU's copy stream, and the simulated "
+           "step on the target's topology">,
     Option<"trace", "trace", "std::string", "",
            "Write the lowered program's simulated step here as Chrome trace "
            "events (FILE.trace.json): what the bundle runs, a dataflow "

@@ -41,13 +41,16 @@ std::string opAtSource(Operation *op);
 /// their byte totals per kind and the simulated step on `topology`:
 /// {"simulated_ms", "bytes": {...}, "exchanges": [...]}.
 /// `sim`, when given, is the program's simulation on `topology` (else it
-/// is simulated here).
+/// is simulated here). `copyOrder`, when given (a lowered program), is per
+/// movement its transfer's place among those its receiving GPU's copy
+/// stream runs (-1: none), each exchange's "copy_order".
 llvm::json::Object
 exchangeReport(const ::ein::planner::Graph &graph,
                const std::vector<std::string> &locations,
                const ::ein::physical::DeviceProgram &program,
                const ::ein::Topology &topology,
-               const ::ein::physical::SimResult *sim = nullptr);
+               const ::ein::physical::SimResult *sim = nullptr,
+               const std::vector<int64_t> *copyOrder = nullptr);
 
 /// One op of an explained plan: its spec, cost terms and alternatives.
 struct ExplainedOp {
