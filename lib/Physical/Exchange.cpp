@@ -1001,27 +1001,51 @@ void batchTransfers(DeviceProgram &program, const Topology &topology) {
 }
 
 void scheduleTransfers(DeviceProgram &program, const Topology &topology) {
-  std::vector<Task> loose = program.tasks;
-  bool any = false;
-  for (Task &t : loose)
-    if (t.kind == Task::Transfer) {
-      t.unordered = true;
-      t.rank = -1;
-      any = true;
+  const std::vector<Task> listed = program.tasks;
+  size_t n = listed.size();
+  if (std::none_of(listed.begin(), listed.end(),
+                   [](const Task &t) { return t.kind == Task::Transfer; }))
+    return;
+  SimResult inList = simulate(topology, listed);
+  // Each task's chain of work from its start to the end of the step: its
+  // time in list order, then its dependents' longest chain.
+  std::vector<std::vector<int>> dependents(n);
+  for (size_t t = 0; t < n; ++t)
+    for (int d : listed[t].deps)
+      dependents[d].push_back(static_cast<int>(t));
+  std::vector<double> chain(n, 0);
+  for (size_t t = n; t-- > 0;) {
+    double after = 0;
+    for (int d : dependents[t])
+      after = std::max(after, chain[d]);
+    chain[t] = (inList.end[t] - inList.start[t]) + after;
+  }
+  double longest = *std::max_element(chain.begin(), chain.end());
+  double best = inList.seconds;
+  for (int priority = 0; priority < 3; ++priority) {
+    // Every transfer free to go first; among the ready ones, in list order,
+    // the smallest first, or the one with the longest chain first.
+    std::vector<Task> loose = listed;
+    for (size_t t = 0; t < n; ++t)
+      if (loose[t].kind == Task::Transfer) {
+        loose[t].unordered = true;
+        loose[t].rank = priority == 0   ? double(t)
+                        : priority == 1 ? loose[t].bytes
+                                        : longest - chain[t];
+      }
+    SimResult free = simulate(topology, loose);
+    if (free.stalled)
+      continue;
+    std::vector<Task> ranked = listed;
+    for (size_t t = 0; t < n; ++t)
+      if (ranked[t].kind == Task::Transfer)
+        ranked[t].rank = free.start[t];
+    SimResult inRank = simulate(topology, ranked);
+    if (!inRank.stalled && inRank.seconds < best * (1 - 1e-9)) {
+      best = inRank.seconds;
+      program.tasks = std::move(ranked);
     }
-  if (!any)
-    return;
-  SimResult free = simulate(topology, loose);
-  if (free.stalled)
-    return;
-  std::vector<Task> ranked = program.tasks;
-  for (size_t i = 0; i < ranked.size(); ++i)
-    if (ranked[i].kind == Task::Transfer)
-      ranked[i].rank = free.start[i];
-  SimResult inList = simulate(topology, program.tasks),
-            inRank = simulate(topology, ranked);
-  if (!inRank.stalled && inRank.seconds < inList.seconds * (1 - 1e-9))
-    program.tasks = std::move(ranked);
+  }
 }
 
 namespace {

@@ -421,6 +421,31 @@ TEST(Simulator, CopyQueuesRunInTheScheduledOrder) {
     EXPECT_EQ(t.rank, -1);
 }
 
+// Two weights ready at once on one copy queue, each read by a 1 ms kernel:
+// taken in list order the large one goes first and the GPU waits for it;
+// scheduleTransfers also tries the smallest ready transfer first, and keeps
+// that order, which starts the GPU sooner.
+TEST(Simulator, TheSmallestReadyTransferMayGoFirst) {
+  Topology s = make("nvswitch", 2);
+  Machine m;
+  std::vector<Task> tasks = {transfer(1, 0, 40e6, 2), transfer(1, 0, 4e6, 2),
+                             kernel(0, 750e9, 0, {0}),
+                             kernel(0, 750e9, 0, {1})};
+  for (Task &t : tasks)
+    t.unordered = t.kind == Task::Kernel;
+  double big = simulate(s, {tasks[0]}, m).seconds,
+         small = simulate(s, {tasks[1]}, m).seconds;
+  SimResult inList = simulate(s, tasks, m);
+  EXPECT_NEAR(inList.start[2], big, 1e-9); // the GPU idles for the large one
+  DeviceProgram program;
+  program.tasks = tasks;
+  scheduleTransfers(program, s);
+  EXPECT_LT(program.tasks[1].rank, program.tasks[0].rank);
+  SimResult scheduled = simulate(s, program.tasks, m);
+  EXPECT_NEAR(scheduled.start[3], small, 1e-9);
+  EXPECT_NEAR(inList.seconds - scheduled.seconds, big - small, 1e-9);
+}
+
 // A kernel whose time the chip's kernel tables predict (compute=kernels)
 // takes that time after its launch, whatever its FLOPs and bytes.
 TEST(Simulator, KernelTimeFromTheTables) {

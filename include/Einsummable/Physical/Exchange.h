@@ -183,9 +183,11 @@ void batchTransfers(DeviceProgram &program, const Topology &topology);
 /// Orders a dataflow program's copy queues (each GPU's received transfers,
 /// which its copy stream runs one after another) by when each transfer
 /// starts where a GPU may take any ready transfer first: the transfers'
-/// `rank`s become those starts, kept where the step then simulates faster
-/// than in list order. The lowering emits each GPU's transfers in that
-/// order (docs/physical.md).
+/// `rank`s become those starts. Which ready transfer goes first is tried
+/// three ways (list order, the smallest, the one with the longest chain of
+/// work after it); the fastest ranking is kept where the step then
+/// simulates faster than in list order. The lowering emits each GPU's
+/// transfers in that order (docs/physical.md).
 void scheduleTransfers(DeviceProgram &program, const Topology &topology);
 
 /// Whether `boxes` are blocks of an even cut of `shape` (each the cell that
