@@ -6,6 +6,7 @@
 #include "ein/partition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -1024,14 +1025,16 @@ void scheduleTransfers(DeviceProgram &program, const Topology &topology) {
   double best = inList.seconds;
   for (int priority = 0; priority < 3; ++priority) {
     // Every transfer free to go first; among the ready ones, in list order,
-    // the smallest first, or the one with the longest chain first.
+    // the smallest first, or the one with the longest chain first (chains
+    // equal to the nanosecond in list order: rounding must not order them).
     std::vector<Task> loose = listed;
     for (size_t t = 0; t < n; ++t)
       if (loose[t].kind == Task::Transfer) {
         loose[t].unordered = true;
-        loose[t].rank = priority == 0   ? double(t)
-                        : priority == 1 ? loose[t].bytes
-                                        : longest - chain[t];
+        loose[t].rank = priority == 0 ? double(t)
+                        : priority == 1
+                            ? loose[t].bytes
+                            : std::round((longest - chain[t]) * 1e9);
       }
     SimResult free = simulate(topology, loose);
     if (free.stalled)
