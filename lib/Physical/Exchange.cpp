@@ -779,6 +779,15 @@ std::vector<Movement> repartition(const std::vector<Placed> &holds,
   return moves;
 }
 
+std::vector<int> movementsOf(const DeviceProgram &program, int task) {
+  int m = program.movementOf[task];
+  if (m < 0)
+    return {};
+  if (int b = program.batchOf[m]; b >= 0)
+    return program.batches[b];
+  return {m};
+}
+
 bool evenCut(const std::vector<Box> &boxes, const std::vector<int64_t> &shape,
              std::vector<int64_t> &parts) {
   parts.clear();
@@ -1216,23 +1225,20 @@ withSplitHomes(const planner::Graph &graph, const planner::Plan &plan,
     batchTransfers(program, topology);
   std::map<int, std::vector<Placed>> homes =
       splitWeightHomes(graph, plan, options);
-  if (homes.empty()) {
-    if (options.dataflow)
-      scheduleTransfers(program, topology);
-    return program;
-  }
-  planner::Plan split = plan;
-  for (auto &[value, pieces] : homes)
-    split.layouts[value] = pieces;
-  Chosen splitChosen;
-  DeviceProgram splitProgram = build(split, splitChosen);
-  if (batch)
-    batchTransfers(splitProgram, topology);
-  SimResult whole = simulate(topology, program.tasks),
-            apart = simulate(topology, splitProgram.tasks);
-  if (!apart.stalled && apart.seconds < whole.seconds * (1 - 1e-9)) {
-    program = std::move(splitProgram);
-    chosen = std::move(splitChosen);
+  if (!homes.empty()) {
+    planner::Plan split = plan;
+    for (auto &[value, pieces] : homes)
+      split.layouts[value] = pieces;
+    Chosen splitChosen;
+    DeviceProgram splitProgram = build(split, splitChosen);
+    if (batch)
+      batchTransfers(splitProgram, topology);
+    SimResult whole = simulate(topology, program.tasks),
+              apart = simulate(topology, splitProgram.tasks);
+    if (!apart.stalled && apart.seconds < whole.seconds * (1 - 1e-9)) {
+      program = std::move(splitProgram);
+      chosen = std::move(splitChosen);
+    }
   }
   if (options.dataflow)
     scheduleTransfers(program, topology);

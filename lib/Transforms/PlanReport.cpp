@@ -62,13 +62,7 @@ llvm::json::Object mlir::ein::exchangeReport(
       end(program.movements.size(), 0);
   // A batch's task moves every movement of it.
   for (size_t t = 0; t < program.tasks.size(); ++t) {
-    int m = program.movementOf[t];
-    if (m < 0)
-      continue;
-    std::vector<int> moved = {m};
-    if (program.batchOf[m] >= 0)
-      moved = program.batches[program.batchOf[m]];
-    for (int each : moved) {
+    for (int each : physical::movementsOf(program, static_cast<int>(t))) {
       start[each] = std::min(start[each], sim.start[t]);
       end[each] = std::max(end[each], sim.end[t]);
     }

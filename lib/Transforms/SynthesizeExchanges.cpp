@@ -199,12 +199,8 @@ public:
       auto it = taskOfOp.find(transfer.getOperation());
       if (it == taskOfOp.end())
         return;
-      int m = program.movementOf[it->second];
-      std::vector<int> moved = {m};
-      if (program.batchOf[m] >= 0)
-        moved = program.batches[program.batchOf[m]];
       int64_t place = next[transfer.getTo()]++;
-      for (int each : moved)
+      for (int each : physical::movementsOf(program, it->second))
         order[each] = place;
     });
     return order;

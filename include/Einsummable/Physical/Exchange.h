@@ -167,6 +167,10 @@ struct DeviceProgram {
   std::vector<int> batchOf;
 };
 
+/// The movements transfer task `task` lands: its movement, or, for a
+/// batch's task, every movement of the batch (none for a kernel).
+std::vector<int> movementsOf(const DeviceProgram &program, int task);
+
 /// The most movements one batched transfer carries (the runtime copies them
 /// in one kernel launch).
 constexpr size_t kMaxBatch = 16;
