@@ -2,8 +2,11 @@
 
 #include "Einsummable/InitAll.h"
 
+#include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
+#include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
 #include "Einsummable/Conversion/Passes.h"
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
+#include "Einsummable/Pipelines/Pipelines.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -53,6 +56,9 @@ void mlir::ein::registerAllDialects(DialectRegistry &registry) {
   registerConvertMemRefToLLVMInterface(registry);
   registerConvertNVVMToLLVMInterface(registry);
   vector::registerConvertVectorToLLVMInterface(registry);
+  // The compiler's per-backend choices (Target/TargetBackend.h).
+  registerCpuTargetBackend();
+  registerCudaTargetBackend();
 }
 
 void mlir::ein::registerAllPasses() {

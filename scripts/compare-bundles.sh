@@ -4,8 +4,9 @@
 # (issue 25's contract) leaves every manifest, program.json, explain JSON and
 # kernel library as it was.
 #   scripts/compare-bundles.sh OLD_EIN_COMPILE NEW_EIN_COMPILE [--bench]
-# The corpus: examples/ (cpu and cuda, 1, 2, 3 and 8 devices, with --explain)
-# and, with --bench, every bundle of bench/build_bundles.sh (slow: the full
+# The corpus: examples/ (cpu and cuda, 1, 2, 3 and 8 devices, with --explain),
+# the LLaMA block under the planner's other options (stages, moving weights,
+# partials, strategies, a memory limit) and, with --bench, every bundle of bench/build_bundles.sh (slow: the full
 # LLaMA workloads). Keep a copy of the old binary before rebuilding:
 #   cp build/bin/ein-compile /tmp/ein-compile.old; (rebuild)
 #   scripts/compare-bundles.sh /tmp/ein-compile.old build/bin/ein-compile
@@ -38,6 +39,26 @@ corpus() { # COMPILE OUT
     --tie-layout --strategy=megatron --memory-limit=100000000 > /dev/null
   "$compile" "$root/examples/llama_block.mlir" -o "$out/llama-random-4" --devices=4 \
     --strategy=random --seed=3 --explain="$out/llama-random-4.json" > /dev/null
+  # The planning driver's other paths: dataflow, chunked and automatic
+  # stages, pipeline stages on nodes, weights that move, partials in the
+  # result's type, the data-parallel strategy, a memory limit's fallback,
+  # naive exchanges explained.
+  local opts
+  while read -r name opts; do
+    # shellcheck disable=SC2086
+    "$compile" "$root/examples/llama_block.mlir" -o "$out/llama-$name" \
+      --explain="$out/llama-$name.json" $opts > /dev/null
+  done <<'CASES'
+dataflow --devices=2 --stages=1x1
+chunks --devices=2 --stages=1x2
+auto --devices=4 --stages=auto
+nodes --devices=4 --topology=nodes=2,gpus=2 --stages=2x2
+moving --devices=4 --weights-replicable=false --target=cuda
+partials --devices=4 --partials=out --target=cuda
+dp --devices=2 --strategy=dp
+lean --devices=4 --memory-limit=200000
+naive --devices=3 --exchange=naive
+CASES
   if [ "$bench" = --bench ]; then
     EIN_COMPILE=$compile bash "$root/bench/build_bundles.sh" "$out/bench" > /dev/null
   fi

@@ -7,7 +7,8 @@
 
 namespace mlir::ein {
 
-/// The ein dialect and the upstream dialects the pipelines pass through.
+/// The ein dialect and the upstream dialects the pipelines pass through, and
+/// the compiler backends (CPU, CUDA) of Target/TargetBackend.h.
 void registerAllDialects(DialectRegistry &registry);
 
 /// Every ein pass and pipeline, plus the upstream passes pipelines use.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -751,12 +752,6 @@ private:
 
 } // namespace
 
-bool movesWithPlan(const planner::Value &v, const planner::Options &options) {
-  return v.kind == planner::ValueKind::Activation ||
-         v.kind == planner::ValueKind::Intermediate ||
-         (v.kind == planner::ValueKind::Weight && !options.weightsReplicable);
-}
-
 std::vector<Movement> repartition(const std::vector<Placed> &holds,
                                   const std::vector<Placed> &needs,
                                   int64_t elementBytes) {
@@ -1093,6 +1088,24 @@ static DeviceProgram bestAsLaid(const planner::Graph &graph,
                    topology, sourceOrder);
   synthesized = synthesized || sourceOrder;
   return program;
+}
+
+Placement
+searchPlacement(const planner::Graph &graph, const planner::Plan &plan,
+                const planner::Options &options, const Topology &topology,
+                const std::vector<bool> &keep, bool synthesized, bool rotate) {
+  auto stepTime = [&](const Placement &placement) {
+    DeviceProgram program =
+        synthesized
+            ? mixedProgram(graph, plan, options, topology, placement,
+                           std::vector<bool>(graph.ops.size(), true), rotate)
+            : naiveProgram(graph, plan, options, placement);
+    SimResult r = simulate(topology, program.tasks);
+    return r.stalled ? std::numeric_limits<double>::infinity() : r.seconds;
+  };
+  size_t tasks = naiveProgram(graph, plan, options).tasks.size();
+  return searchPlacementBy(graph, plan, options, topology, keep, stepTime,
+                           simulationBudget(tasks));
 }
 
 namespace {

@@ -2,8 +2,6 @@
 
 #include "Einsummable/Physical/Placement.h"
 
-#include "Einsummable/Physical/Exchange.h"
-
 #include "ein/partition.h"
 
 #include <algorithm>
@@ -13,6 +11,12 @@ namespace ein::physical {
 
 using planner::Box;
 using planner::Placed;
+
+bool movesWithPlan(const planner::Value &v, const planner::Options &options) {
+  return v.kind == planner::ValueKind::Activation ||
+         v.kind == planner::ValueKind::Intermediate ||
+         (v.kind == planner::ValueKind::Weight && !options.weightsReplicable);
+}
 
 size_t Placement::placedOps() const {
   size_t placed = 0;
@@ -123,25 +127,16 @@ minimumAssignment(const std::vector<std::vector<int64_t>> &cost) {
 
 namespace {
 
-/// One greedy pass of searchPlacement with at most `swaps` swaps; `best`
+/// One greedy pass of searchPlacementBy with at most `swaps` swaps; `best`
 /// receives its simulated step.
 Placement placeGreedily(const planner::Graph &graph, const planner::Plan &plan,
                         const planner::Options &options,
                         const Topology &topology, const std::vector<bool> &keep,
-                        bool synthesized, bool rotate, int swaps,
+                        const PlacementStepTime &simulated, int swaps,
                         double &best) {
   int64_t devices = options.devices;
   Placement current;
   current.device.assign(graph.ops.size(), {});
-  auto simulated = [&](const Placement &placement) {
-    DeviceProgram program =
-        synthesized
-            ? mixedProgram(graph, plan, options, topology, placement,
-                           std::vector<bool>(graph.ops.size(), true), rotate)
-            : naiveProgram(graph, plan, options, placement);
-    SimResult r = simulate(topology, program.tasks);
-    return r.stalled ? std::numeric_limits<double>::infinity() : r.seconds;
-  };
   best = simulated(current);
   if (devices < 2)
     return current;
@@ -229,19 +224,20 @@ Placement placeGreedily(const planner::Graph &graph, const planner::Plan &plan,
 
 } // namespace
 
-Placement
-searchPlacement(const planner::Graph &graph, const planner::Plan &plan,
-                const planner::Options &options, const Topology &topology,
-                const std::vector<bool> &keep, bool synthesized, bool rotate) {
+Placement searchPlacementBy(const planner::Graph &graph,
+                            const planner::Plan &plan,
+                            const planner::Options &options,
+                            const Topology &topology,
+                            const std::vector<bool> &keep,
+                            const PlacementStepTime &stepTime, int swapBudget) {
   // Swaps can lead the greedy pass away from what the matchings alone find
   // (a swap that helps an early op may cost a later one more): keep the
   // better of the two passes, the matchings-only one on a tie.
   double matched = 0, swapped = 0;
-  Placement a = placeGreedily(graph, plan, options, topology, keep, synthesized,
-                              rotate, 0, matched);
-  size_t tasks = naiveProgram(graph, plan, options).tasks.size();
-  Placement b = placeGreedily(graph, plan, options, topology, keep, synthesized,
-                              rotate, simulationBudget(tasks), swapped);
+  Placement a =
+      placeGreedily(graph, plan, options, topology, keep, stepTime, 0, matched);
+  Placement b = placeGreedily(graph, plan, options, topology, keep, stepTime,
+                              swapBudget, swapped);
   return swapped < matched * (1 - 1e-9) ? b : a;
 }
 

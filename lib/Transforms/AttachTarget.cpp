@@ -35,13 +35,27 @@ struct EinAttachTargetPass
     }
     TargetAttr target = TargetAttr::getChecked(
         emitError, &getContext(), int64_t(devices), StringRef(spec),
-        StringRef(chip), StringRef(partials));
+        StringRef(chip), StringRef(partials), StringRef(backend));
     if (!target)
       return signalPassFailure();
     StringRef name = EinDialect::getTargetAttrName();
-    if (Attribute existing = module->getAttr(name);
-        existing && existing != target) {
-      module.emitError() << "module already targets " << existing
+    // A target that names no backend yet may take one, and a target asked
+    // for without one leaves the module's backend as it is: each side is
+    // compared with the backend the other names filled in.
+    Attribute existing = module->getAttr(name);
+    auto withBackend = [&](TargetAttr t, StringRef backend) {
+      if (!t || !t.getBackend().empty() || backend.empty())
+        return t;
+      return TargetAttr::get(&getContext(), t.getDevices(), t.getTopology(),
+                             t.getChip(), t.getPartials(), backend);
+    };
+    if (auto old = dyn_cast_or_null<TargetAttr>(existing)) {
+      TargetAttr grown = withBackend(old, target.getBackend());
+      target = withBackend(target, old.getBackend());
+      existing = grown;
+    }
+    if (existing && existing != target) {
+      module.emitError() << "module already targets " << module->getAttr(name)
                          << "; refusing to retarget it to " << target;
       return signalPassFailure();
     }

@@ -2,14 +2,14 @@
 //
 // A thin shell over the planner's boxes and kernel times
 // (Einsummable/Planner/Cost.h) and the block kernels of
-// Einsummable/Transforms/BlockKernel.h: one GPU's share of a plan written
+// Einsummable/Plan/BlockKernel.h: one GPU's share of a plan written
 // as a one-device program.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
-#include "Einsummable/Planner/BuildGraph.h"
-#include "Einsummable/Transforms/BlockKernel.h"
+#include "Einsummable/Plan/BlockKernel.h"
+#include "Einsummable/Plan/BuildGraph.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/partition.h"

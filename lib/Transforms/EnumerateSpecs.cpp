@@ -1,7 +1,7 @@
 //===- EnumerateSpecs.cpp - ein-enumerate-specs -------------------------===//
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
-#include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Plan/BuildGraph.h"
 #include "Einsummable/Planner/Cost.h"
 #include "Einsummable/Transforms/Passes.h"
 

@@ -1,8 +1,8 @@
 //===- ExportShard.cpp - ein-export-shard -------------------------------===//
 
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
+#include "Einsummable/Plan/ShardInterop.h"
 #include "Einsummable/Transforms/Passes.h"
-#include "Einsummable/Transforms/ShardInterop.h"
 
 #include "ein/chip.h"
 

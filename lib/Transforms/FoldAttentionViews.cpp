@@ -9,6 +9,7 @@
 #include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Conversion/BlockKernels/StridedView.h"
 #include "Einsummable/Program/ExportProgram.h"
+#include "Einsummable/Target/TargetBackend.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/target.h"
@@ -103,15 +104,13 @@ struct EinFoldAttentionViewsPass
     FailureOr<func::FuncOp> func = selectProgramFunction(getOperation(), "");
     if (failed(func))
       return signalPassFailure();
-    ::ein::Backend backend = ::ein::Backend::Cpu;
-    std::string error;
-    if (!::ein::parseBackend(target, backend, error)) {
-      getOperation()->emitError() << "target: " << error;
+    FailureOr<::ein::Backend> backend =
+        resolveBackend(getOperation(), target, target.hasValue(), "target: ");
+    if (failed(backend))
       return signalPassFailure();
-    }
     SmallVector<AttentionOp> attentions;
     func->walk([&](AttentionOp op) {
-      if (op->hasAttr("device") && isLibraryAttention(op, backend))
+      if (op->hasAttr("device") && isLibraryAttention(op, *backend))
         attentions.push_back(op);
     });
     for (AttentionOp attention : attentions)

@@ -24,6 +24,7 @@ struct EinWriteBundlePass
     BundleOptions options;
     options.dir = dir;
     options.target = target;
+    options.targetGiven = target.hasValue();
     options.reference = reference;
     options.memoryLimit = memoryLimit;
     if (failed(writeBundle(getOperation(), options)))

@@ -12,8 +12,10 @@
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
 #include "Einsummable/InitAll.h"
 #include "Einsummable/InputGuard.h"
+#include "Einsummable/Pipelines/Pipelines.h"
 #include "Einsummable/Planner/Strategy.h"
 #include "Einsummable/Target/Bundle/BundleWriter.h"
+#include "Einsummable/Target/TargetBackend.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/bundle.h"
@@ -238,7 +240,8 @@ static bool parseSize(StringRef text, int64_t &bytes, std::string &why) {
 }
 
 /// The pipeline's options, from the command line.
-static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
+static void fillOptions(mlir::ein::CompilePipelineOptions &options,
+                        ::ein::Backend backend) {
   options.dir = output;
   options.target = target;
   options.devices = devices;
@@ -258,8 +261,10 @@ static void fillOptions(mlir::ein::CompilePipelineOptions &options) {
   options.strategy = strategy;
   options.seed = seed;
   options.stages = stages;
-  options.compute = compute == "auto" ? (target == "cuda" ? "kernels" : "flops")
-                                      : std::string(compute);
+  options.compute =
+      compute == "auto"
+          ? mlir::ein::getTargetBackend(backend).defaultCompute().str()
+          : std::string(compute);
   options.memoryLimit = memoryBytes;
   options.explain = explainTo;
   options.weights = std::vector<std::string>(weights.begin(), weights.end());
@@ -406,7 +411,7 @@ int main(int argc, char **argv) {
     output = "BUNDLE";
 
   mlir::ein::CompilePipelineOptions options;
-  fillOptions(options);
+  fillOptions(options, backend);
 
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);

@@ -10,6 +10,7 @@
 
 #include "Einsummable/InitAll.h"
 #include "Einsummable/InputGuard.h"
+#include "Einsummable/Pipelines/Pipelines.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -56,11 +56,6 @@ struct Movement {
 
 const char *movementKindName(Movement::Kind kind);
 
-/// Whether the program moves `value`'s blocks: activations and op results
-/// do; replicable weights and constants are laid out where they are read.
-bool movesWithPlan(const planner::Value &value,
-                   const planner::Options &options);
-
 /// The movements that form `needs` from `holds` (both canonical layouts of
 /// one value): for each need, its intersection with every block of `holds`
 /// on another GPU. Parts of a need no hold covers arrive where they are
@@ -267,6 +262,17 @@ constexpr int64_t kSplitHomeBytes = int64_t(1) << 20;
 std::map<int, std::vector<planner::Placed>>
 splitWeightHomes(const planner::Graph &graph, const planner::Plan &plan,
                  const planner::Options &options);
+
+/// The placement of `plan`'s join blocks that searchPlacementBy finds
+/// (Placement.h), each candidate timed by simulating the program form
+/// `synthesized` selects (naive, or synthesized with receives rotated as
+/// `rotate` says); ops marked in `keep` stay canonical.
+Placement searchPlacement(const planner::Graph &graph,
+                          const planner::Plan &plan,
+                          const planner::Options &options,
+                          const Topology &topology,
+                          const std::vector<bool> &keep, bool synthesized,
+                          bool rotate = true);
 
 /// What `exchange=synthesized` runs: the faster uniform form (bestProgram)
 /// with the blocks placed for it (searchPlacement, each form placed for

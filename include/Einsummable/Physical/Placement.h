@@ -7,7 +7,7 @@
 // over which links: the physical optimizer places blocks to minimise the
 // simulated step (docs/physical.md, issue 8).
 //
-// searchPlacement visits the ops in order and, for each, solves the
+// searchPlacementBy visits the ops in order and, for each, solves the
 // assignment of its join blocks to GPUs that brings their inputs from where
 // its producers (already placed) hold them soonest, each region timed alone
 // on the machine's routes: an exact minimum-cost matching (the Hungarian
@@ -27,6 +27,8 @@
 
 #include "Einsummable/Planner/Search.h"
 #include "ein/topology.h"
+
+#include <functional>
 
 #include <vector>
 
@@ -52,6 +54,11 @@ struct Placement {
 planner::Plan placedPlan(const planner::Graph &graph, const planner::Plan &plan,
                          const Placement &placement);
 
+/// Whether the program moves `value`'s blocks: activations and op results
+/// do; replicable weights and constants are laid out where they are read.
+bool movesWithPlan(const planner::Value &value,
+                   const planner::Options &options);
+
 /// The ops whose placement must stay canonical for tied results to leave
 /// in the layouts their arguments arrived in (`--tie-layout`): the
 /// producers of the graph's results and the first readers of its charged
@@ -59,15 +66,21 @@ planner::Plan placedPlan(const planner::Graph &graph, const planner::Plan &plan,
 std::vector<bool> opsKeptForTies(const planner::Graph &graph,
                                  const planner::Options &options);
 
+/// The simulated step of a candidate placement, in seconds (infinity where
+/// it stalls): the caller builds the program (Exchange.h), so placement
+/// depends on no program builder.
+using PlacementStepTime = std::function<double(const Placement &)>;
+
 /// The placement of `plan`'s join blocks (see the file comment); ops marked
-/// in `keep` stay canonical. The simulated time compared is that of the
-/// program form `synthesized` selects (naive or synthesized exchanges).
-Placement searchPlacement(const planner::Graph &graph,
-                          const planner::Plan &plan,
-                          const planner::Options &options,
-                          const Topology &topology,
-                          const std::vector<bool> &keep, bool synthesized,
-                          bool rotate = true);
+/// in `keep` stay canonical. Candidates are compared by `stepTime`; at most
+/// `swapBudget` swaps are tried (simulationBudget of the program's tasks).
+/// Exchange.h's searchPlacement times the naive or synthesized program.
+Placement searchPlacementBy(const planner::Graph &graph,
+                            const planner::Plan &plan,
+                            const planner::Options &options,
+                            const Topology &topology,
+                            const std::vector<bool> &keep,
+                            const PlacementStepTime &stepTime, int swapBudget);
 
 /// The cheapest assignment of rows to distinct columns of `cost` (rows <=
 /// columns, every row the same length): per row, its column. Exact; among

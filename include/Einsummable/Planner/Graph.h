@@ -2,7 +2,7 @@
 //
 // The logical optimizer works on this plain C++ model of a program, not on
 // MLIR: values (tensors) and ops over loops. A pass builds it from ein IR
-// (lib/Planner/BuildGraph.cpp); unit tests build it by hand.
+// (lib/Plan/BuildGraph.cpp); unit tests build it by hand.
 //
 //===----------------------------------------------------------------------===//
 

@@ -13,9 +13,11 @@ def EinAttachTarget : Pass<"ein-attach-target", "::mlir::ModuleOp"> {
     topology or a `.json` file, an `sm_<N>` or `host` chip). A topology file
     is read here, once: the target records its JSON text, so the module is
     self-contained and no later stage reads a file. It is the first
-    stage of every `ein-compile` pipeline, so the device count, topology and
-    chip cannot disagree between passes. A module that already carries a
-    different target is an error, not silently retargeted.
+    stage of every `ein-compile` pipeline, so the device count, topology,
+    chip and backend cannot disagree between passes. A module that already
+    carries a different target is an error, not silently retargeted; one
+    whose target names no backend takes the `backend` given (a target
+    grows, it is never changed).
 
     ```
     ein-opt --ein-attach-target="devices=8 topology=nvswitch chip=sm_90" in.mlir
@@ -31,6 +33,8 @@ def EinAttachTarget : Pass<"ein-attach-target", "::mlir::ModuleOp"> {
     Option<"partials", "partials", "std::string", "\"acc\"",
            "acc (partial sums in the accumulator type) or out (in the "
            "result's element type: half the bytes for bf16)">,
+    Option<"backend", "backend", "std::string", "\"\"",
+           "cpu or cuda: what the bundle runs on (empty: not chosen yet)">,
   ];
 }
 
@@ -639,8 +643,10 @@ def EinFoldAttentionViews : Pass<"ein-fold-attention-views", "::mlir::ModuleOp">
     ```
   }];
   let options = [
-    Option<"target", "target", "std::string", "\"cuda\"",
-           "cpu or cuda: which attentions are library steps there">,
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "cpu or cuda: which attentions are library steps there; by "
+           "default the backend the #ein.target names, else cpu (given, it "
+           "must agree with the target's)">,
   ];
   let dependentDialects = ["::mlir::ein::EinDialect"];
 }
@@ -682,7 +688,9 @@ def EinWriteBundle : Pass<"ein-write-bundle", "::mlir::ModuleOp"> {
   let options = [
     Option<"dir", "dir", "std::string", "\"\"", "The bundle directory to write">,
     Option<"target", "target", "std::string", "\"cpu\"",
-           "cpu (host, virtual GPUs) or cuda (the target's chip)">,
+           "cpu (host, virtual GPUs) or cuda (the target's chip); by "
+           "default the backend the #ein.target names, else cpu (given, it "
+           "must agree with the target's)">,
     Option<"reference", "reference", "std::string", "\"\"",
            "A program.json (ein-export-program of the logical program) to "
            "ship as the bundle's reference for --check, instead of the "

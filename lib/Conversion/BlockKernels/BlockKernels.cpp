@@ -11,6 +11,7 @@
 
 #include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Program/ExportProgram.h"
+#include "Einsummable/Target/TargetBackend.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -25,104 +26,13 @@
 using namespace mlir;
 using namespace mlir::ein;
 
-FailureOr<LibraryGemm> mlir::ein::matchLibraryGemm(JoinAggOp join) {
-  if (join.getInputs().size() != 2 || join.getAgg() != AggKind::Add ||
-      join.getAggregatedLoops().size() != 1)
-    return failure();
-  // The region: optional extensions, one product, yielded.
-  Block &body = join.getJoin().front();
-  Operation *product = nullptr;
-  for (Operation &op : body.without_terminator()) {
-    if (isa<arith::ExtFOp>(op))
-      continue;
-    if (!isa<arith::MulFOp>(op) || product)
-      return failure();
-    product = &op;
-  }
-  auto origin = [&](Value v) {
-    while (auto ext = v.getDefiningOp<arith::ExtFOp>())
-      v = ext.getIn();
-    return v;
-  };
-  // The product may be yielded extended to the accumulator: a bf16 matmul
-  // imported from linalg multiplies in bf16 and sums in f32. The library
-  // forms the product exactly, which is at least as accurate.
-  auto yield = cast<YieldOp>(body.getTerminator());
-  if (!product || origin(yield.getValues().front()) != product->getResult(0))
-    return failure();
-  if (origin(product->getOperand(0)) != body.getArgument(0) ||
-      origin(product->getOperand(1)) != body.getArgument(1))
-    return failure();
-  int64_t k = join.getAggregatedLoops().front();
-  ArrayRef<int64_t> out = join.getOutputIndices(),
-                    a = join.getIndicesOfInput(0),
-                    b = join.getIndicesOfInput(1);
-  if (out.size() < 2 || a.size() < 2 || b.size() < 2)
-    return failure();
-  int64_t i = out[out.size() - 2], j = out.back();
-  ArrayRef<int64_t> batch = out.drop_back(2);
-  LibraryGemm g;
-  if (a[a.size() - 2] == i && a.back() == k)
-    g.transposeA = false;
-  else if (a[a.size() - 2] == k && a.back() == i)
-    g.transposeA = true;
-  else
-    return failure();
-  if (b[b.size() - 2] == k && b.back() == j)
-    g.transposeB = false;
-  else if (b[b.size() - 2] == j && b.back() == k)
-    g.transposeB = true;
-  else
-    return failure();
-  for (ArrayRef<int64_t> lead : {a.drop_back(2), b.drop_back(2)})
-    if (!lead.empty() && lead != batch)
-      return failure();
-  return g;
-}
-
 std::string mlir::ein::whyNotLibraryAttention(AttentionOp attention,
                                               ::ein::Backend backend) {
-  if (backend == ::ein::Backend::Cpu)
-    return "";
-  auto type = [](Value v) { return cast<ShapedType>(v.getType()); };
-  ShapedType q = type(attention.getQuery()), k = type(attention.getKey()),
-             v = type(attention.getValue()), o = type(attention.getResult());
-  Type element = q.getElementType();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (!element.isBF16() && !element.isF16()) {
-    os << "it is in " << element << " (the fused attention takes bf16 or f16)";
-    return text;
-  }
-  for (ShapedType t : {k, v, o})
-    if (t.getElementType() != element || t.getRank() != 4 || q.getRank() != 4)
-      return "its query, key, value and result are not all rank-4 tensors of "
-             "one element type";
-  int64_t headDim = q.getShape().back();
-  if (headDim != 64 && headDim != 128)
-    os << "its head dimension is " << headDim
-       << " (the fused attention takes 64 or 128)";
-  else if (k.getShape().back() != headDim || v.getShape().back() != headDim)
-    os << "its key and value head dimensions (" << k.getShape().back() << ", "
-       << v.getShape().back() << ") differ from the query's (" << headDim
-       << ")";
-  return text;
+  return getTargetBackend(backend).whyNotLibraryAttention(attention);
 }
 
 std::string mlir::ein::whyNotLibraryConv(ConvOp conv, ::ein::Backend backend) {
-  if (backend == ::ein::Backend::Cpu)
-    return "the cpu target convolves in generated kernels";
-  Type element = cast<ShapedType>(conv.getInput().getType()).getElementType();
-  Type result = cast<ShapedType>(conv.getType()).getElementType();
-  if (!element.isBF16() && !element.isF16())
-    return "it is in " + llvm::formatv("{0}", element).str() +
-           " (the cuDNN convolution step takes bf16 or f16)";
-  if (result != element)
-    return "its block holds partial sums in " +
-           llvm::formatv("{0}", result).str() +
-           " (its input channels are cut; the cuDNN step writes " +
-           llvm::formatv("{0}", element).str() + ")";
-  return "";
+  return getTargetBackend(backend).whyNotLibraryConv(conv);
 }
 
 bool mlir::ein::isLibraryAttention(AttentionOp attention,
@@ -1128,7 +1038,7 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
         what = "this product runs as a generated kernel, not a library "
                "gemm: ";
       } else if (auto conv = dyn_cast<ConvOp>(op);
-                 conv && backend == ::ein::Backend::Cuda) {
+                 conv && getTargetBackend(backend).hasLibraryConv()) {
         why = whyNotLibraryConv(conv, backend);
         what = "this convolution runs as a generated kernel, not cuDNN's: ";
       }

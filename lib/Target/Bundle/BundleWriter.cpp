@@ -18,6 +18,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Dialect/Ein/IR/EinProgramForm.h"
 #include "Einsummable/Program/ExportProgram.h"
+#include "Einsummable/Target/TargetBackend.h"
 
 #include "ein/bundle.h"
 #include "ein/dtype.h"
@@ -732,11 +733,9 @@ private:
     FailureOr<LibraryGemm> gemm =
         join ? matchLibraryGemm(join) : FailureOr<LibraryGemm>(failure());
     if (failed(gemm))
-      return op->emitOpError()
-             << "needs a generated kernel: run "
-             << (backend == ::ein::Backend::Cpu ? "ein-lower-to-cpu"
-                                                : "ein-lower-to-cuda")
-             << " before ein-write-bundle";
+      return op->emitOpError() << "needs a generated kernel: run "
+                               << getTargetBackend(backend).loweringPassName()
+                               << " before ein-write-bundle";
     FailureOr<int> c = allocate(op, join.getResult(), device.getInt());
     if (failed(c))
       return failure();
@@ -1133,12 +1132,12 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   TargetAttr machine = requireTarget(module, "ein-write-bundle");
   if (!machine)
     return failure();
-  ::ein::Backend backend;
-  std::string why;
-  if (!::ein::parseBackend(target.str(), backend, why)) {
-    module.emitError() << "ein-write-bundle target: " << why;
+  FailureOr<::ein::Backend> resolved = resolveBackend(
+      module, target, options.targetGiven, "ein-write-bundle target: ");
+  if (failed(resolved))
     return failure();
-  }
+  ::ein::Backend backend = *resolved;
+  std::string why;
   std::string kind = ::ein::backendName(backend);
   std::string chip = ::ein::bundleChip(backend, machine.getChip().str());
   if (!::ein::checkChipForBackend(backend, chip, why)) {

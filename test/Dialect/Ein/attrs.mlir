@@ -30,3 +30,16 @@ func.func @weights(%x: tensor<4xf32>, %w: tensor<4x4xf32> {ein.weight}) {
 
 // CHECK: func.func private @spec() attributes {s = #ein.spec<[2, 1, 4]>}
 func.func private @spec() attributes {s = #ein.spec<[2, 1, 4]>}
+
+// -----
+
+// The backend a target names (empty, the default, is not printed).
+// CHECK: #ein.target<devices = 2, backend = "cpu">
+module attributes {ein.target = #ein.target<devices = 2, backend = "cpu">} {
+}
+
+// -----
+
+// CHECK: #ein.target<devices = 4, chip = "sm_80", backend = "cuda">
+module attributes {ein.target = #ein.target<devices = 4, chip = "sm_80", backend = "cuda">} {
+}

@@ -332,3 +332,13 @@ func.func @place_not_cut(%a: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'ein.place' belongs on an op a spec can cut, not on 'func.return'}}
   return {ein.place = array<i64: 0>} %a : tensor<8xf32>
 }
+
+// -----
+
+// expected-error @+1 {{#ein.target backend expected "cpu" or "cuda", got 'tpu'}}
+module attributes {ein.target = #ein.target<devices = 2, backend = "tpu">} {}
+
+// -----
+
+// expected-error @+1 {{#ein.target backend cuda: a cuda bundle's chip is sm_NN, got 'host'}}
+module attributes {ein.target = #ein.target<devices = 2, chip = "host", backend = "cuda">} {}

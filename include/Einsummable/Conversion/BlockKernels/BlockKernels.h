@@ -12,6 +12,7 @@
 #ifndef EINSUMMABLE_CONVERSION_BLOCKKERNELS_BLOCKKERNELS_H
 #define EINSUMMABLE_CONVERSION_BLOCKKERNELS_BLOCKKERNELS_H
 
+#include "Einsummable/Dialect/Ein/IR/EinGemm.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -21,15 +22,6 @@
 #include "ein/target.h"
 
 namespace mlir::ein {
-
-/// A device-level join-agg that is a (batched, transposed) matmul, which a
-/// bundle runs as a library gemm step.
-struct LibraryGemm {
-  bool transposeA = false, transposeB = false;
-};
-
-/// The gemm form of `join`, or failure when it is not one (no diagnostic).
-FailureOr<LibraryGemm> matchLibraryGemm(JoinAggOp join);
 
 /// Whether the runtime's fused `attention` library call runs `attention`'s
 /// block on `target` ("cpu" or "cuda"): always on the CPU; on CUDA when

@@ -33,6 +33,10 @@ LogicalResult addKernelEntryPoints(ModuleOp kernels);
 /// (`cc`, or $EIN_HOST_CC). Errors are reported on `kernels`.
 LogicalResult writeHostLibrary(ModuleOp kernels, StringRef path);
 
+/// Registers the CPU backend's TargetBackend (Target/TargetBackend.h);
+/// registerAllDialects calls it.
+void registerCpuTargetBackend();
+
 } // namespace mlir::ein
 
 #endif // EINSUMMABLE_CONVERSION_EINTOCPU_EINTOCPU_H

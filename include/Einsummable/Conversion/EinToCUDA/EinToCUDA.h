@@ -79,6 +79,10 @@ void approximateHalfResultMath(gpu::GPUModuleOp device,
 void buildCudaDeviceLoweringPipeline(OpPassManager &pm, StringRef chip,
                                      StringRef features, StringRef toolkit);
 
+/// Registers the CUDA backend's TargetBackend (Target/TargetBackend.h);
+/// registerAllDialects calls it.
+void registerCudaTargetBackend();
+
 } // namespace mlir::ein
 
 #endif // EINSUMMABLE_CONVERSION_EINTOCUDA_EINTOCUDA_H

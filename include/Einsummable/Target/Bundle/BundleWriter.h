@@ -21,8 +21,10 @@ namespace mlir::ein {
 struct BundleOptions {
   /// The bundle directory.
   std::string dir;
-  /// "cpu" or "cuda" (checked by ein::parseBackend).
+  /// "cpu" or "cuda" (checked by ein::parseBackend): the backend when
+  /// `targetGiven` or the #ein.target names none (resolveBackend).
   std::string target = "cpu";
+  bool targetGiven = true;
   /// A program.json to ship as the bundle's reference for --check instead
   /// of the device-level program.
   std::string reference;

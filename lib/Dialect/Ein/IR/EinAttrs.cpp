@@ -26,7 +26,8 @@ void EinDialect::registerAttributes() {
 
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t devices, StringRef topology,
-                                 StringRef chip, StringRef partials) {
+                                 StringRef chip, StringRef partials,
+                                 StringRef backend) {
   // The format library's validators: the compiler and the runtime share
   // them, so they cannot disagree.
   std::string error;
@@ -40,7 +41,26 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (partials != "acc" && partials != "out")
     return emitError() << "#ein.target partials must be acc or out, got '"
                        << partials << "'";
+  if (!backend.empty()) {
+    ::ein::Backend kind;
+    if (!::ein::parseBackend(backend.str(), kind, error))
+      return emitError() << "#ein.target backend " << error;
+    // A cpu target may carry any chip (the one its plan is costed for); a
+    // cuda bundle runs on the chip it names.
+    if (kind == ::ein::Backend::Cuda &&
+        !::ein::checkChipForBackend(kind, chip.str(), error))
+      return emitError() << "#ein.target backend cuda: " << error;
+  }
   return success();
+}
+
+std::optional<::ein::Backend> TargetAttr::getBackendKind() const {
+  ::ein::Backend kind;
+  std::string unused;
+  if (getBackend().empty() ||
+      !::ein::parseBackend(getBackend().str(), kind, unused))
+    return std::nullopt;
+  return kind;
 }
 
 LogicalResult SpecAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -9,6 +9,10 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include "ein/target.h"
+
+#include <optional>
+
 #include "Einsummable/Dialect/Ein/IR/EinEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES

@@ -47,6 +47,13 @@ def Ein_TargetAttr : Ein_Attr<"Target", "target"> {
       sum; the default) or `out` (the result's element type, as NCCL's
       all-reduce of bf16 does: half the bytes between devices, one more
       rounding a partial). Defaults to `acc`.
+    * `backend`: what the bundle runs on, `cpu` (the runtime's virtual GPUs
+      on the host) or `cuda`; empty (the default, not printed) until a
+      lowering is chosen: planning does not depend on it. Read through
+      `getBackendKind()`, parsed here once; the passes that lower for a
+      backend (ein-fold-attention-views, ein-write-bundle) take it from
+      here. A `cuda` target needs an `sm_<N>` chip; a `cpu` one may carry
+      any chip, which the plan is costed for.
 
     Example:
 
@@ -58,9 +65,14 @@ def Ein_TargetAttr : Ein_Attr<"Target", "target"> {
     "int64_t":$devices,
     StringRefParameter<"topology preset or JSON file", "\"nvswitch\"">:$topology,
     StringRefParameter<"chip name", "\"sm_90\"">:$chip,
-    StringRefParameter<"partial sums' precision", "\"acc\"">:$partials);
+    StringRefParameter<"partial sums' precision", "\"acc\"">:$partials,
+    StringRefParameter<"backend: cpu, cuda, or empty", "\"\"">:$backend);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The backend the target names (parsed from `backend`), or none.
+    std::optional<::ein::Backend> getBackendKind() const;
+  }];
 }
 
 def Ein_SpecAttr : Ein_Attr<"Spec", "spec"> {

@@ -1,6 +1,6 @@
 //===- StagedPlan.cpp - A pipeline-staged plan in IR ----------------------===//
 
-#include "Einsummable/Transforms/StagedPlan.h"
+#include "Einsummable/Plan/StagedPlan.h"
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Planner/Cost.h"

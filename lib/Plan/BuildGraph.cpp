@@ -1,9 +1,8 @@
 //===- BuildGraph.cpp - ein IR to the planner's graph -------------------===//
 
-#include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Plan/BuildGraph.h"
 
-#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
-#include "Einsummable/Dialect/Ein/IR/EinOps.h"
+#include "Einsummable/Dialect/Ein/IR/EinGemm.h"
 
 #include "Einsummable/Planner/Sharding.h"
 

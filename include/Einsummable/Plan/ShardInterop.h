@@ -4,13 +4,13 @@
 // plan written back onto the linalg program it was made from as
 // `shard.grid` / `shard.sharding` / `shard.shard` (ein-export-shard,
 // ein-compile --emit-shard). A user's `shard.shard` annotations are read as
-// pins by buildPlannerGraph (lib/Planner/IR/BuildGraph.cpp).
+// pins by buildPlannerGraph (lib/Plan/BuildGraph.cpp).
 // docs/interop.md describes both.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EINSUMMABLE_TRANSFORMS_SHARDINTEROP_H
-#define EINSUMMABLE_TRANSFORMS_SHARDINTEROP_H
+#ifndef EINSUMMABLE_PLAN_SHARDINTEROP_H
+#define EINSUMMABLE_PLAN_SHARDINTEROP_H
 
 #include "Einsummable/Planner/Search.h"
 #include "Einsummable/Planner/Sharding.h"
@@ -39,4 +39,4 @@ LogicalResult annotateWithPlan(ModuleOp source, ModuleOp planned,
 
 } // namespace mlir::ein
 
-#endif // EINSUMMABLE_TRANSFORMS_SHARDINTEROP_H
+#endif // EINSUMMABLE_PLAN_SHARDINTEROP_H

@@ -1,6 +1,6 @@
 //===- BlockKernel.cpp - One join block of a spec-cut op ------------------===//
 
-#include "Einsummable/Transforms/BlockKernel.h"
+#include "Einsummable/Plan/BlockKernel.h"
 
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EINSUMMABLE_TRANSFORMS_PLANREPORT_H
-#define EINSUMMABLE_TRANSFORMS_PLANREPORT_H
+#ifndef EINSUMMABLE_PLAN_PLANREPORT_H
+#define EINSUMMABLE_PLAN_PLANREPORT_H
 
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Physical/Pipeline.h"
@@ -208,4 +208,4 @@ std::vector<bool> keptForTies(const ::ein::planner::Graph &graph,
 
 } // namespace mlir::ein
 
-#endif // EINSUMMABLE_TRANSFORMS_PLANREPORT_H
+#endif // EINSUMMABLE_PLAN_PLANREPORT_H

@@ -1,8 +1,10 @@
 //===- Pipelines.cpp - The named ein pipelines --------------------------===//
 
-#include "Einsummable/Conversion/Passes.h"
+#include "Einsummable/Pipelines/Pipelines.h"
+
 #include "Einsummable/Dialect/Ein/IR/EinTypes.h"
 #include "Einsummable/Target/Bundle/BundleWriter.h"
+#include "Einsummable/Target/TargetBackend.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "ein/target.h"
@@ -65,6 +67,7 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
     target.topology = options.topology;
     target.chip = options.chip;
     target.partials = options.partials;
+    target.backend = options.target;
     pm.addPass(createEinAttachTarget(target));
   }
   // The logical program, the reference the bundle is checked against (of a
@@ -110,17 +113,11 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
     views.target = options.target;
     pm.addPass(createEinFoldAttentionViews(views));
   }
-  if (backend == ::ein::Backend::Cuda) {
-    EinLowerToCudaOptions cuda;
-    cuda.toolkit = options.cudaToolkit;
-    cuda.remarks = options.remarks;
-    cuda.approxMath = options.approxMath;
-    pm.addPass(createEinLowerToCuda(cuda));
-  } else {
-    EinLowerToCpuOptions cpu;
-    cpu.remarks = options.remarks;
-    pm.addPass(createEinLowerToCpu(cpu));
-  }
+  BackendLoweringOptions lowering;
+  lowering.cudaToolkit = options.cudaToolkit;
+  lowering.remarks = options.remarks;
+  lowering.approxMath = options.approxMath;
+  getTargetBackend(backend).addLoweringPasses(pm, lowering);
   EinWriteBundleOptions bundle;
   bundle.dir = dir;
   bundle.target = options.target;

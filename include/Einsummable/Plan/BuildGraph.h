@@ -1,7 +1,7 @@
 //===- BuildGraph.h - ein IR to the planner's graph -------------*- C++ -*-===//
 
-#ifndef EINSUMMABLE_PLANNER_BUILDGRAPH_H
-#define EINSUMMABLE_PLANNER_BUILDGRAPH_H
+#ifndef EINSUMMABLE_PLAN_BUILDGRAPH_H
+#define EINSUMMABLE_PLAN_BUILDGRAPH_H
 
 #include "Einsummable/Planner/Graph.h"
 #include "Einsummable/Planner/TargetInfo.h"
@@ -40,4 +40,4 @@ buildPlannerGraph(func::FuncOp func, const ::ein::planner::TargetInfo &target,
 
 } // namespace mlir::ein
 
-#endif // EINSUMMABLE_PLANNER_BUILDGRAPH_H
+#endif // EINSUMMABLE_PLAN_BUILDGRAPH_H

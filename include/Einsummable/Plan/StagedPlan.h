@@ -14,11 +14,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EINSUMMABLE_TRANSFORMS_STAGEDPLAN_H
-#define EINSUMMABLE_TRANSFORMS_STAGEDPLAN_H
+#ifndef EINSUMMABLE_PLAN_STAGEDPLAN_H
+#define EINSUMMABLE_PLAN_STAGEDPLAN_H
 
 #include "Einsummable/Physical/Pipeline.h"
-#include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Plan/BuildGraph.h"
 #include "Einsummable/Planner/Search.h"
 #include "Einsummable/Planner/TargetInfo.h"
 
@@ -40,4 +40,4 @@ LogicalResult applyStagedPlan(func::FuncOp func, const PlannerGraph &graph,
 
 } // namespace mlir::ein
 
-#endif // EINSUMMABLE_TRANSFORMS_STAGEDPLAN_H
+#endif // EINSUMMABLE_PLAN_STAGEDPLAN_H

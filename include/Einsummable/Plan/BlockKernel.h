@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EINSUMMABLE_TRANSFORMS_BLOCKKERNEL_H
-#define EINSUMMABLE_TRANSFORMS_BLOCKKERNEL_H
+#ifndef EINSUMMABLE_PLAN_BLOCKKERNEL_H
+#define EINSUMMABLE_PLAN_BLOCKKERNEL_H
 
 #include "Einsummable/Planner/Cost.h"
 
@@ -34,4 +34,4 @@ Operation *cloneBlockKernel(OpBuilder &builder, Operation *op,
 
 } // namespace mlir::ein
 
-#endif // EINSUMMABLE_TRANSFORMS_BLOCKKERNEL_H
+#endif // EINSUMMABLE_PLAN_BLOCKKERNEL_H

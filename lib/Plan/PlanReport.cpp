@@ -1,6 +1,6 @@
 //===- PlanReport.cpp - Plans and exchanges as JSON and tables ------------===//
 
-#include "Einsummable/Transforms/PlanReport.h"
+#include "Einsummable/Plan/PlanReport.h"
 
 #include "Einsummable/Physical/Simulator.h"
 #include "Einsummable/Planner/Memory.h"

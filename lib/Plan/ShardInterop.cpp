@@ -1,10 +1,10 @@
 //===- ShardInterop.cpp - ein plans and upstream `shard` ------------------===//
 
-#include "Einsummable/Transforms/ShardInterop.h"
+#include "Einsummable/Plan/ShardInterop.h"
 
 #include "Einsummable/Dialect/Ein/IR/EinAttrs.h"
 #include "Einsummable/Dialect/Ein/IR/EinDialect.h"
-#include "Einsummable/Planner/BuildGraph.h"
+#include "Einsummable/Plan/BuildGraph.h"
 #include "Einsummable/Planner/TargetInfo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
