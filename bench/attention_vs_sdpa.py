@@ -11,7 +11,7 @@ next to PyTorch's scaled_dot_product_attention, on one GPU, in one process.
            2e-3 (DESIGN.md section 3), metric max|got - ref| / max(1, max|ref|).
   --bench  speed: causal GQA 32/8 heads, d=128, bf16, batch 1 at 8K, 32K and
            128K tokens; median of --iters CUDA-event timings after --warmup;
-           TFLOP/s count the causal half (as ../shared/peers/torch_sdpa.py).
+           TFLOP/s count the causal half (as bench/peers/torch_sdpa.py).
 
 Exit status 1 when any check fails."""
 import argparse

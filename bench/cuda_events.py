@@ -1,4 +1,4 @@
-"""Timing on the GPU as every benchmark here does (../shared/WORKLOADS.md):
+"""Timing on the GPU as every benchmark here does (bench/WORKLOADS.md):
 CUDA events around each call, the median of `iters` after `warmup` calls."""
 import torch
 

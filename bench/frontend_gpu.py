@@ -184,7 +184,7 @@ def time_module(model, x, warmup=5, iters=20):
 
 def time_graphed(model, x, warmup=10, iters=50):
     """Median ms of one replay of a CUDA graph of model(x), as the peers in
-    ../shared/peers time PyTorch (launch costs out of the comparison, as
+    bench/peers time PyTorch (launch costs out of the comparison, as
     they are out of ein's one-graph bundle). None if capture fails."""
     torch = _torch()
     with torch.no_grad():

@@ -3,7 +3,7 @@
 
   python3 bench/gen_matrix_chain.py NAME [--scale S] [--dtype bf16]
 
-bf16 operands with f32 accumulation, as the JAX peer (../shared/peers/
+bf16 operands with f32 accumulation, as the JAX peer (bench/peers/
 jax_matrix_chain.py) computes them. Operands are marked {ein.weight}: the
 workloads lay inputs out ahead of time, in any layout, untimed. --scale
 divides every dimension (for a small copy to check against the evaluator).

@@ -1,7 +1,7 @@
 # Sourced by the GPU-machine scripts: puts the NVIDIA libraries that exist
 # there only inside PyTorch's environment (cuDNN, NVRTC) on LD_LIBRARY_PATH,
 # so ein-run's dlopen finds them as PyTorch does, and keeps NVLink
-# multicast off (../shared/TOOLCHAIN.md).
+# multicast off (docs/toolchain.md).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia_dirs=$(python3 - <<'PY' 2>/dev/null
 import glob, os, torch

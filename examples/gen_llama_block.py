@@ -3,7 +3,7 @@
 
 RMSNorm, Q/K/V projections, RoPE on Q and K, causal attention with grouped KV
 heads, output projection, residual, RMSNorm, SwiGLU MLP, residual, as in
-../shared/WORKLOADS.md and the PyTorch peer. Weights (and the RoPE tables,
+bench/WORKLOADS.md and the PyTorch peer. Weights (and the RoPE tables,
 which depend only on positions) are function arguments marked {ein.weight};
 the activation x is [batch, seq, hidden].
 

@@ -1,4 +1,4 @@
-# Copied from ../shared/peers/jax_matrix_chain.py (the project's shared peer, unchanged
+# Copied from the project's shared peers (jax_matrix_chain.py, unchanged
 # below this header) so that it travels to the GPU machine with the tree.
 #!/usr/bin/env python3
 """JAX (XLA GSPMD) and single-GPU peers for the matrix-chain workloads A-E, bf16.
