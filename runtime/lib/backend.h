@@ -13,9 +13,12 @@
 
 #include "ein/bundle.h"
 #include "ein/runtime.h"
+#include "ein/signature.h"
 
+#include <map>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace ein {
@@ -68,6 +71,51 @@ public:
   /// of another rank's devices.
   virtual std::vector<StepTime> profile() = 0;
 };
+
+/// Loads the bundle's kernel libraries and finds the kernel of every kernel
+/// step, the same way on every backend, so that they fail alike. Each
+/// library's bytes are read and their hash checked (readKernelLibrary) before
+/// `open(path, bytes)` loads them and returns a handle; its signature table
+/// (`signatureText(handle, path)`) is read, and every kernel step checked
+/// against the tables, before `lookup(handle, name)` finds each step's
+/// kernel (null: not in that library), searching the libraries in order, and
+/// `kernels` maps its name to it. Throws RuntimeError.
+template <typename Kernel, typename Open, typename SignatureText,
+          typename Lookup>
+void loadKernelLibraries(const Bundle &bundle,
+                         std::map<std::string, Kernel> &kernels, Open open,
+                         SignatureText signatureText, Lookup lookup) {
+  const Manifest &m = bundle.manifest;
+  using Library = decltype(open(std::string(), std::string()));
+  std::vector<Library> libraries;
+  KernelSignatures signatures;
+  for (size_t index = 0; index < m.kernelLibraries.size(); ++index) {
+    std::string path = bundle.directory + "/" + m.kernelLibraries[index], bytes,
+                error;
+    if (!readKernelLibrary(bundle, index, bytes, error))
+      throw RuntimeError(error);
+    Library library = open(path, bytes);
+    libraries.push_back(library);
+    if (!addKernelSignatures(signatureText(library, path), signatures, error))
+      throw RuntimeError("kernel library '" + path + "': " + error);
+  }
+  std::string error;
+  if (!checkKernelSteps(m, signatures, error))
+    throw RuntimeError(error);
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    const Step &step = m.steps[i];
+    if (step.kind != StepKind::Kernel || kernels.count(step.kernel))
+      continue;
+    Kernel kernel = nullptr;
+    for (Library library : libraries)
+      if ((kernel = lookup(library, step.kernel)))
+        break;
+    if (!kernel)
+      throw RuntimeError("manifest.steps[" + std::to_string(i) +
+                         "]: no kernel library defines '" + step.kernel + "'");
+    kernels[step.kernel] = kernel;
+  }
+}
 
 /// The CPU backend: one arena per device, separated by guard pages; kernel
 /// steps call functions from the bundle's kernels/*.so. Throws RuntimeError.

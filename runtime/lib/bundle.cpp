@@ -602,11 +602,7 @@ private:
     s.a = readLocalBuffer(n.at("a"), s.device);
     s.b = readLocalBuffer(n.at("b"), s.device);
     s.c = readLocalBuffer(n.at("c"), s.device);
-    s.conv.layout = n.at("layout").str();
-    s.conv.strides = n.at("strides").integers();
-    s.conv.dilations = n.at("dilations").integers();
-    s.conv.padLow = n.at("pad_low").integers();
-    s.conv.padHigh = n.at("pad_high").integers();
+    readWindow(n, s.conv);
     checkConv(n.path, s);
   }
 
@@ -1093,22 +1089,12 @@ bool checkSchedule(const Manifest &m, std::string &error) {
 
 bool parseManifest(const std::string &text, Manifest &manifest,
                    std::string &error) {
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    error = "not valid JSON";
-    return false;
-  }
-  try {
-    manifest = Manifest();
-    ManifestReader(manifest).read(root);
-  } catch (const FormatError &e) {
-    error = e.what();
-    return false;
-  } catch (const json::exception &e) {
-    error = std::string("malformed manifest: ") + e.what();
-    return false;
-  }
-  return checkSchedule(manifest, error) && checkDataFlow(manifest, error);
+  return readJson(text, "manifest", error,
+                  [&](const json &root) {
+                    manifest = Manifest();
+                    ManifestReader(manifest).read(root);
+                  }) &&
+         checkSchedule(manifest, error) && checkDataFlow(manifest, error);
 }
 
 StridedView viewOf(const Manifest &m, int buffer,
@@ -1187,11 +1173,7 @@ json writeStep(const Manifest &m, const Step &s) {
     step["b"] = name(s.b);
     step["c"] = name(s.c);
     if (s.call == kConv) {
-      step["layout"] = s.conv.layout;
-      step["strides"] = s.conv.strides;
-      step["dilations"] = s.conv.dilations;
-      step["pad_low"] = s.conv.padLow;
-      step["pad_high"] = s.conv.padHigh;
+      writeWindow(step, s.conv);
       break;
     }
     step["transpose_a"] = s.transposeA;

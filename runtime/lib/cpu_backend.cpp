@@ -239,34 +239,17 @@ private:
   /// table is read and every kernel step checked against it, all before
   /// anything runs.
   void loadKernels() {
-    KernelSignatures signatures;
-    for (size_t index = 0; index < m.kernelLibraries.size(); ++index) {
-      std::string path = bundle.directory + "/" + m.kernelLibraries[index],
-                  bytes, error;
-      if (!readKernelLibrary(bundle, index, bytes, error))
-        throw RuntimeError(error);
-      void *library = openFromMemory(path, bytes, libraryFiles);
-      libraries.push_back(library);
-      if (!addKernelSignatures(signatureText(library, path), signatures, error))
-        throw RuntimeError("kernel library '" + path + "': " + error);
-    }
-    std::string error;
-    if (!checkKernelSteps(m, signatures, error))
-      throw RuntimeError(error);
-    for (size_t i = 0; i < m.steps.size(); ++i) {
-      const Step &step = m.steps[i];
-      if (step.kind != StepKind::Kernel || kernels.count(step.kernel))
-        continue;
-      void *symbol = nullptr;
-      for (void *library : libraries)
-        if ((symbol = dlsym(library, step.kernel.c_str())))
-          break;
-      if (!symbol)
-        throw RuntimeError("manifest.steps[" + std::to_string(i) +
-                           "]: no kernel library defines '" + step.kernel +
-                           "'");
-      kernels[step.kernel] = reinterpret_cast<HostKernel>(symbol);
-    }
+    loadKernelLibraries(
+        bundle, kernels,
+        [&](const std::string &path, const std::string &bytes) {
+          void *library = openFromMemory(path, bytes, libraryFiles);
+          libraries.push_back(library);
+          return library;
+        },
+        signatureText,
+        [](void *library, const std::string &name) {
+          return reinterpret_cast<HostKernel>(dlsym(library, name.c_str()));
+        });
   }
 
   static std::string fdPath(int fd) {

@@ -41,10 +41,46 @@ json writeType(const TensorType &type) {
   return {{"dtype", dtypeName(type.dtype)}, {"shape", type.shape}};
 }
 
+void readWindow(const Node &node, Window2d &window) {
+  window.layout = node.at("layout").str();
+  window.strides = node.at("strides").integers();
+  window.dilations = node.at("dilations").integers();
+  window.padLow = node.at("pad_low").integers();
+  window.padHigh = node.at("pad_high").integers();
+}
+
+void writeWindow(json &entry, const Window2d &window) {
+  entry["layout"] = window.layout;
+  entry["strides"] = window.strides;
+  entry["dilations"] = window.dilations;
+  entry["pad_low"] = window.padLow;
+  entry["pad_high"] = window.padHigh;
+}
+
 json writeNumber(double value) {
   if (const char *name = nonFiniteName(value))
     return name;
   return value;
+}
+
+bool readJson(const std::string &text, const char *what, std::string &error,
+              const std::function<void(const json &)> &read,
+              const char *invalid) {
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    error = invalid;
+    return false;
+  }
+  try {
+    read(root);
+  } catch (const FormatError &e) {
+    error = e.what();
+    return false;
+  } catch (const json::exception &e) {
+    error = std::string("malformed ") + what + ": " + e.what();
+    return false;
+  }
+  return true;
 }
 
 bool readRegularFile(const std::string &path, std::string &bytes,

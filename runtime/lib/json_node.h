@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -182,11 +183,25 @@ std::string shapeText(const std::vector<int64_t> &shape);
 /// A TYPE object: {"dtype": D, "shape": [...]}, positive dimensions.
 TensorType parseType(const Node &node);
 json writeType(const TensorType &type);
+/// A window's fields ("layout", "strides", "dilations", "pad_low",
+/// "pad_high"; not a pool's "window", its sizes), spelled alike by
+/// manifest.json's conv steps and program.json's conv and pool ops.
+void readWindow(const Node &node, Window2d &window);
+void writeWindow(json &entry, const Window2d &window);
 /// An aggregation kind by name (program.cpp holds the names).
 Agg parseAgg(const Node &node);
 /// A double as Node::number reads it: a JSON float (number_float, so it
 /// prints as a float), or "inf", "-inf", "nan".
 json writeNumber(double value);
+/// Parses `text` and hands its root to `read`, which fills its structure
+/// through Node and throws FormatError on what it refuses: the skeleton the
+/// program, manifest and kernel signature readers share, so that they fail
+/// alike. On failure returns false with `error` set to `invalid` (text that
+/// is not JSON), the FormatError's message, or "malformed WHAT: " and the
+/// JSON library's message (a node of a type `read` did not check).
+bool readJson(const std::string &text, const char *what, std::string &error,
+              const std::function<void(const json &)> &read,
+              const char *invalid = "not valid JSON");
 /// The largest program.json or manifest.json the readers take (a
 /// transformer block's manifest is a few megabytes).
 constexpr uint64_t kMaxJsonFileBytes = uint64_t(1) << 30;

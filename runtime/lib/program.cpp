@@ -561,11 +561,7 @@ void parse(const json &root, Program &program) {
       op.window.sizes = n.at("window").integers();
       [[fallthrough]];
     case OpKind::Conv:
-      op.window.layout = n.at("layout").str();
-      op.window.strides = n.at("strides").integers();
-      op.window.dilations = n.at("dilations").integers();
-      op.window.padLow = n.at("pad_low").integers();
-      op.window.padHigh = n.at("pad_high").integers();
+      readWindow(n, op.window);
       break;
     case OpKind::Reshape:
       op.reassociation = n.at("reassociation").integerLists();
@@ -721,22 +717,10 @@ std::optional<ScalarKind> parseScalarKind(const std::string &name) {
 
 bool parseProgram(const std::string &text, Program &program,
                   std::string &error) {
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    error = "not valid JSON";
-    return false;
-  }
-  try {
+  return readJson(text, "program", error, [&](const json &root) {
     program = Program();
     parse(root, program);
-  } catch (const FormatError &e) {
-    error = e.what();
-    return false;
-  } catch (const json::exception &e) {
-    error = std::string("malformed program: ") + e.what();
-    return false;
-  }
-  return true;
+  });
 }
 
 namespace {
@@ -811,11 +795,7 @@ json writeOp(const Op &op) {
     entry["window"] = op.window.sizes;
     [[fallthrough]];
   case OpKind::Conv:
-    entry["layout"] = op.window.layout;
-    entry["strides"] = op.window.strides;
-    entry["dilations"] = op.window.dilations;
-    entry["pad_low"] = op.window.padLow;
-    entry["pad_high"] = op.window.padHigh;
+    writeWindow(entry, op.window);
     break;
   case OpKind::Reshape:
     entry["reassociation"] = op.reassociation;

@@ -15,74 +15,68 @@ namespace {
 /// arguments (what the compiler makes is far below both).
 constexpr size_t kMaxKernels = 1 << 20, kMaxArgs = 4096;
 
+/// Reads a signature table into `signatures`; throws FormatError.
+void readSignatures(const json &root, KernelSignatures &signatures) {
+  Node top{root, "signatures"};
+  top.only({"format", "kernels"});
+  if (top.at("format").str() != "ein-kernel-signatures")
+    fail("signatures.format", "expected \"ein-kernel-signatures\"");
+  Node kernels = top.at("kernels");
+  if (!kernels.value.is_object())
+    fail(kernels.path, "expected an object (kernel name -> signature)");
+  if (kernels.value.size() > kMaxKernels)
+    fail(kernels.path, "too many kernels");
+  for (auto it = kernels.value.begin(); it != kernels.value.end(); ++it) {
+    Node k{it.value(), kernels.path + "." + it.key()};
+    k.only({"args", "scalars"});
+    KernelSignature s;
+    int64_t scalars = k.at("scalars").integer();
+    if (scalars < 0 || scalars > int64_t(kMaxArgs))
+      fail(k.path + ".scalars", "expected 0 to " + std::to_string(kMaxArgs));
+    s.scalars = static_cast<int>(scalars);
+    Node args = k.at("args");
+    if (args.size() > kMaxArgs)
+      fail(args.path, "too many arguments");
+    for (size_t i = 0, e = args.size(); i < e; ++i) {
+      Node a = args[i];
+      a.only({"dtype", "shape", "elements_in_scalar", "access"});
+      SignatureArg arg;
+      arg.dtype = a.at("dtype").dtype();
+      arg.access = parseSpelling(kAccesses, a.at("access"), "access");
+      if (a.has("shape") == a.has("elements_in_scalar"))
+        fail(a.path, "give either 'shape' or 'elements_in_scalar'");
+      if (a.has("shape")) {
+        arg.shape = a.at("shape").integers();
+        if (arg.shape.size() > kMaxRank ||
+            std::any_of(arg.shape.begin(), arg.shape.end(),
+                        [](int64_t d) { return d < 1; }))
+          fail(a.path + ".shape",
+               "expected positive dimensions, got " + shapeText(arg.shape));
+      } else {
+        int64_t index = a.at("elements_in_scalar").integer();
+        if (index < 0 || index >= s.scalars)
+          fail(a.path + ".elements_in_scalar", "names scalar " +
+                                                   std::to_string(index) +
+                                                   ", but the kernel "
+                                                   "takes " +
+                                                   std::to_string(s.scalars));
+        arg.elementsScalar = static_cast<int>(index);
+      }
+      s.args.push_back(std::move(arg));
+    }
+    signatures[it.key()] = std::move(s);
+  }
+}
+
 } // namespace
 
 bool parseKernelSignatures(const std::string &text,
                            KernelSignatures &signatures, std::string &error) {
   signatures.clear();
-  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    error = "the kernel signatures are not valid JSON";
-    return false;
-  }
-  try {
-    Node top{root, "signatures"};
-    top.only({"format", "kernels"});
-    if (top.at("format").str() != "ein-kernel-signatures")
-      fail("signatures.format", "expected \"ein-kernel-signatures\"");
-    Node kernels = top.at("kernels");
-    if (!kernels.value.is_object())
-      fail(kernels.path, "expected an object (kernel name -> signature)");
-    if (kernels.value.size() > kMaxKernels)
-      fail(kernels.path, "too many kernels");
-    for (auto it = kernels.value.begin(); it != kernels.value.end(); ++it) {
-      Node k{it.value(), kernels.path + "." + it.key()};
-      k.only({"args", "scalars"});
-      KernelSignature s;
-      int64_t scalars = k.at("scalars").integer();
-      if (scalars < 0 || scalars > int64_t(kMaxArgs))
-        fail(k.path + ".scalars", "expected 0 to " + std::to_string(kMaxArgs));
-      s.scalars = static_cast<int>(scalars);
-      Node args = k.at("args");
-      if (args.size() > kMaxArgs)
-        fail(args.path, "too many arguments");
-      for (size_t i = 0, e = args.size(); i < e; ++i) {
-        Node a = args[i];
-        a.only({"dtype", "shape", "elements_in_scalar", "access"});
-        SignatureArg arg;
-        arg.dtype = a.at("dtype").dtype();
-        arg.access = parseSpelling(kAccesses, a.at("access"), "access");
-        if (a.has("shape") == a.has("elements_in_scalar"))
-          fail(a.path, "give either 'shape' or 'elements_in_scalar'");
-        if (a.has("shape")) {
-          arg.shape = a.at("shape").integers();
-          if (arg.shape.size() > kMaxRank ||
-              std::any_of(arg.shape.begin(), arg.shape.end(),
-                          [](int64_t d) { return d < 1; }))
-            fail(a.path + ".shape",
-                 "expected positive dimensions, got " + shapeText(arg.shape));
-        } else {
-          int64_t index = a.at("elements_in_scalar").integer();
-          if (index < 0 || index >= s.scalars)
-            fail(a.path + ".elements_in_scalar", "names scalar " +
-                                                     std::to_string(index) +
-                                                     ", but the kernel "
-                                                     "takes " +
-                                                     std::to_string(s.scalars));
-          arg.elementsScalar = static_cast<int>(index);
-        }
-        s.args.push_back(std::move(arg));
-      }
-      signatures[it.key()] = std::move(s);
-    }
-  } catch (const FormatError &e) {
-    error = e.what();
-    return false;
-  } catch (const json::exception &e) {
-    error = std::string("malformed kernel signatures: ") + e.what();
-    return false;
-  }
-  return true;
+  return readJson(
+      text, "kernel signatures", error,
+      [&](const json &root) { readSignatures(root, signatures); },
+      "the kernel signatures are not valid JSON");
 }
 
 bool addKernelSignatures(const std::string &text, KernelSignatures &signatures,

@@ -605,56 +605,42 @@ private:
     // Each library's hash is checked before CUDA sees it, its signature
     // table read, and every kernel step checked against the tables before
     // anything runs.
-    std::vector<cudaLibrary_t> bundleLibraries;
-    KernelSignatures signatures;
-    for (size_t index = 0; index < m.kernelLibraries.size(); ++index) {
-      std::string path = bundle.directory + "/" + m.kernelLibraries[index],
-                  image, error;
-      if (!readKernelLibrary(bundle, index, image, error))
-        throw RuntimeError(error);
-      // CUDA may load lazily and accept anything here: check the magic of
-      // an ELF cubin or a fatbin first.
-      bool elf = image.compare(0, 4,
-                               "\x7f"
-                               "ELF") == 0;
-      bool fatbin = image.size() >= 4 &&
-                    static_cast<unsigned char>(image[0]) == 0x50 &&
-                    static_cast<unsigned char>(image[1]) == 0xed &&
-                    static_cast<unsigned char>(image[2]) == 0x55 &&
-                    static_cast<unsigned char>(image[3]) == 0xba;
-      if (!elf && !fatbin)
-        throw RuntimeError("cannot load kernel library '" + path +
-                           "': it is neither a cubin (ELF) nor a fatbin");
-      cudaLibrary_t library =
-          loadLibrary(image.data(), "kernel library '" + path + "'");
-      // Loading may be lazy; counting the kernels makes a bad image fail
-      // here, with the library's name, instead of at its first kernel.
-      unsigned count = 0;
-      check(cudaLibraryGetKernelCount(&count, library),
-            "cannot load kernel library '" + path + "'");
-      bundleLibraries.push_back(library);
-      if (!addKernelSignatures(signatureText(library, path), signatures, error))
-        throw RuntimeError("kernel library '" + path + "': " + error);
-    }
-    std::string error;
-    if (!checkKernelSteps(m, signatures, error))
-      throw RuntimeError(error);
-    for (size_t i = 0; i < m.steps.size(); ++i) {
-      const Step &step = m.steps[i];
-      if (step.kind != StepKind::Kernel || kernels.count(step.kernel))
-        continue;
-      cudaKernel_t kernel = nullptr;
-      for (cudaLibrary_t library : bundleLibraries)
-        if (cudaLibraryGetKernel(&kernel, library, step.kernel.c_str()) ==
-            cudaSuccess)
-          break;
-      cudaGetLastError();
-      if (!kernel)
-        throw RuntimeError("manifest.steps[" + std::to_string(i) +
-                           "]: no kernel library defines '" + step.kernel +
-                           "'");
-      kernels[step.kernel] = kernel;
-    }
+    loadKernelLibraries(
+        bundle, kernels,
+        [&](const std::string &path, const std::string &image) {
+          // CUDA may load lazily and accept anything here: check the magic
+          // of an ELF cubin or a fatbin first.
+          bool elf = image.compare(0, 4,
+                                   "\x7f"
+                                   "ELF") == 0;
+          bool fatbin = image.size() >= 4 &&
+                        static_cast<unsigned char>(image[0]) == 0x50 &&
+                        static_cast<unsigned char>(image[1]) == 0xed &&
+                        static_cast<unsigned char>(image[2]) == 0x55 &&
+                        static_cast<unsigned char>(image[3]) == 0xba;
+          if (!elf && !fatbin)
+            throw RuntimeError("cannot load kernel library '" + path +
+                               "': it is neither a cubin (ELF) nor a fatbin");
+          cudaLibrary_t library =
+              loadLibrary(image.data(), "kernel library '" + path + "'");
+          // Loading may be lazy; counting the kernels makes a bad image fail
+          // here, with the library's name, instead of at its first kernel.
+          unsigned count = 0;
+          check(cudaLibraryGetKernelCount(&count, library),
+                "cannot load kernel library '" + path + "'");
+          return library;
+        },
+        [&](cudaLibrary_t library, const std::string &path) {
+          return signatureText(library, path);
+        },
+        [](cudaLibrary_t library, const std::string &name) {
+          cudaKernel_t kernel = nullptr;
+          cudaError_t status =
+              cudaLibraryGetKernel(&kernel, library, name.c_str());
+          // A library without the kernel is no error of the run.
+          cudaGetLastError();
+          return status == cudaSuccess ? kernel : nullptr;
+        });
   }
 
   void planGemms() {
