@@ -1,0 +1,232 @@
+//===- LayerNorm.cpp - LayerNorm from its statistics and one join ---------===//
+//
+// s = sum_i x; m = s / n; v = sum_i (x - m)^2; y = (x - m) * rsqrt(v / n +
+// eps) [* w] [+ b], the mean its own op or in each body, becomes
+// ein.layer_norm x [weight w] [bias b] eps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuseComposites.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+namespace mlir::ein::fuse_composites_detail {
+
+namespace {
+
+/// What a LayerNorm's statistics are made of: the sum of x over its last
+/// dimension, and the ops that computed them (erased once unused).
+struct LayerNormStats {
+  Value x;
+  JoinAggOp sum;
+  SmallVector<Operation *> ops;
+  // x - mean as a tensor, where the program has one.
+  JoinAggOp deviation;
+};
+
+/// `op` sums its one input `x` (read whole) over the last dimension,
+/// yielding the element itself (through casts).
+bool isRowSum(JoinAggOp op, int64_t rank) {
+  return op && isLogical(op) && op.getAgg() == AggKind::Add &&
+         op.getInputs().size() == 1 &&
+         isIdentity(op.getIndicesOfInput(0), rank) &&
+         isIdentityWithout(op.getOutputIndices(), rank, rank - 1) &&
+         yieldedValue(op) == op.getJoin().front().getArgument(0);
+}
+
+/// Whether `v`, in the body of `user`, is the row mean of `stats.x`: a
+/// block argument read from `sum / n` (an elementwise op of its own) or
+/// `s * (1 / n)` on an argument `s` read from the sum. Fills `stats` on the
+/// first match and requires the same sum after.
+bool isRowMean(Value v, JoinAggOp user, int64_t rank, int64_t width,
+               LayerNormStats &stats) {
+  auto readFrom = [&](Value arg) -> Value {
+    auto blockArg = dyn_cast<BlockArgument>(arg);
+    if (!blockArg || blockArg.getOwner() != &user.getJoin().front() ||
+        !isIdentityWithout(user.getIndicesOfInput(blockArg.getArgNumber()),
+                           rank, rank - 1))
+      return Value();
+    return user.getInputs()[blockArg.getArgNumber()];
+  };
+  auto sumOf = [&](Value scaled, JoinAggOp body) -> JoinAggOp {
+    Product p = productOf(scaled);
+    if (p.factors.size() != 1 || p.factors[0].second != 1 ||
+        std::abs(p.coefficient * width - 1) > 1e-6)
+      return JoinAggOp();
+    Value input;
+    if (body == user) {
+      input = readFrom(p.factors[0].first);
+    } else if (p.factors[0].first == body.getJoin().front().getArgument(0)) {
+      input = body.getInputs()[0];
+    }
+    auto sum = input ? input.getDefiningOp<JoinAggOp>() : JoinAggOp();
+    return isRowSum(sum, rank) ? sum : JoinAggOp();
+  };
+  JoinAggOp sum = sumOf(v, user);
+  Operation *meanOp = nullptr;
+  if (!sum) {
+    Value input = readFrom(stripFloatCasts(v));
+    auto mean = input ? input.getDefiningOp<JoinAggOp>() : JoinAggOp();
+    if (!mean || !isElementwise(mean) || mean.getInputs().size() != 1 ||
+        !isIdentity(mean.getIndicesOfInput(0), rank - 1))
+      return false;
+    sum = sumOf(yieldedValue(mean), mean);
+    meanOp = mean;
+  }
+  if (!sum || (stats.sum && stats.sum != sum))
+    return false;
+  if (!stats.sum) {
+    stats.sum = sum;
+    stats.x = sum.getInputs()[0];
+    stats.ops = {meanOp, sum};
+  }
+  return true;
+}
+
+/// Whether `v` in `user`'s body is `x - mean(x)`, x read whole: computed
+/// there, or read whole from an elementwise op of its own (torch-mlir's
+/// form, which ein-import keeps as a tensor when two ops read it).
+bool isDeviation(Value v, JoinAggOp user, int64_t rank, int64_t width,
+                 LayerNormStats &stats) {
+  auto sub = stripFloatCasts(v).getDefiningOp<arith::SubFOp>();
+  if (auto arg = dyn_cast<BlockArgument>(stripFloatCasts(v));
+      arg && arg.getOwner() == &user.getJoin().front()) {
+    auto dev = user.getInputs()[arg.getArgNumber()].getDefiningOp<JoinAggOp>();
+    if (!dev || !isElementwise(dev) ||
+        !isIdentity(user.getIndicesOfInput(arg.getArgNumber()), rank) ||
+        (stats.deviation && stats.deviation != dev) ||
+        (!stats.deviation &&
+         !isDeviation(yieldedValue(dev), dev, rank, width, stats)))
+      return false;
+    stats.deviation = dev;
+    return true;
+  }
+  if (!sub)
+    return false;
+  auto arg = dyn_cast<BlockArgument>(stripFloatCasts(sub.getLhs()));
+  if (!arg || arg.getOwner() != &user.getJoin().front() ||
+      !isIdentity(user.getIndicesOfInput(arg.getArgNumber()), rank) ||
+      !isRowMean(sub.getRhs(), user, rank, width, stats))
+    return false;
+  return user.getInputs()[arg.getArgNumber()] == stats.x;
+}
+
+} // namespace
+
+bool fuseLayerNorm(JoinAggOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  int64_t rank = type.getRank();
+  if (!isElementwise(op) || op.getInputs().size() < 3 || rank < 1)
+    return false;
+  int64_t width = type.getShape().back();
+  Block &body = op.getJoin().front();
+  LayerNormStats stats;
+  // The body: [bias +] product of the deviation, the root and [the weight].
+  Value top = yieldedValue(op), bias;
+  auto parameter = [&](Value leaf) -> Value {
+    auto arg = dyn_cast<BlockArgument>(stripFloatCasts(leaf));
+    if (!arg || arg.getOwner() != &body ||
+        op.getIndicesOfInput(arg.getArgNumber()) != ArrayRef<int64_t>{rank - 1})
+      return Value();
+    Value input = op.getInputs()[arg.getArgNumber()];
+    auto t = cast<RankedTensorType>(input.getType());
+    return t.getElementType() == type.getElementType() ? input : Value();
+  };
+  if (auto add = top.getDefiningOp<arith::AddFOp>()) {
+    for (auto [term, other] : {std::pair{add.getLhs(), add.getRhs()},
+                               std::pair{add.getRhs(), add.getLhs()}})
+      if (Value b = parameter(other)) {
+        bias = b;
+        top = term;
+        break;
+      }
+    if (!bias)
+      return false;
+  }
+  Product product = productOf(top);
+  if (std::abs(product.coefficient - 1) > 1e-12)
+    return false;
+  Value weight, root, deviation;
+  for (auto [leaf, power] : product.factors) {
+    if (power == 0)
+      continue;
+    if (power == 1 && !weight && parameter(leaf)) {
+      weight = parameter(leaf);
+    } else if (power == 1 && !deviation &&
+               isDeviation(leaf, op, rank, width, stats)) {
+      deviation = leaf;
+    } else if (!root && power == 1 && leaf.getDefiningOp<math::RsqrtOp>()) {
+      root = leaf.getDefiningOp()->getOperand(0);
+    } else if (!root && power == -1 && leaf.getDefiningOp<math::SqrtOp>()) {
+      root = leaf.getDefiningOp()->getOperand(0);
+    } else {
+      return false;
+    }
+  }
+  if (!deviation || !root || (bias && !weight))
+    return false;
+  // root = variance + eps; variance = s2 / n (in this body or its own op)
+  // with s2 the sum of squared deviations.
+  auto add = stripFloatCasts(root).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  std::optional<double> eps = constantOf(add.getRhs());
+  Value variance = add.getLhs();
+  if (!eps) {
+    eps = constantOf(add.getLhs());
+    variance = add.getRhs();
+  }
+  if (!eps || !(*eps > 0) || !std::isfinite(*eps))
+    return false;
+  Product scaled = productOf(variance);
+  if (scaled.factors.size() != 1 || scaled.factors[0].second != 1 ||
+      std::abs(scaled.coefficient * width - 1) > 1e-6)
+    return false;
+  auto ssArg = dyn_cast<BlockArgument>(scaled.factors[0].first);
+  if (!ssArg || ssArg.getOwner() != &body ||
+      !isIdentityWithout(op.getIndicesOfInput(ssArg.getArgNumber()), rank,
+                         rank - 1))
+    return false;
+  auto squares =
+      op.getInputs()[ssArg.getArgNumber()].getDefiningOp<JoinAggOp>();
+  if (!squares || !isLogical(squares) || squares.getAgg() != AggKind::Add ||
+      !isIdentityWithout(squares.getOutputIndices(), rank, rank - 1))
+    return false;
+  Product square = productOf(yieldedValue(squares));
+  if (square.coefficient != 1 || square.factors.size() != 1 ||
+      square.factors[0].second != 2 ||
+      !isDeviation(square.factors[0].first, squares, rank, width, stats))
+    return false;
+  // x is the op's own, and every input is one of the above.
+  if (stats.x.getType() != type)
+    return false;
+  for (Value input : op.getInputs())
+    if (input != stats.x && input != weight && input != bias &&
+        input != squares.getResult() &&
+        (!stats.ops.front() || input != stats.ops.front()->getResult(0)) &&
+        input != stats.sum.getResult() &&
+        (!stats.deviation || input != stats.deviation.getResult()))
+      return false;
+  // The statistics serve only this LayerNorm.
+  SmallVector<Operation *> ours = {op, squares};
+  if (stats.deviation)
+    ours.push_back(stats.deviation);
+  for (Operation *stat : stats.ops)
+    if (stat)
+      ours.push_back(stat);
+  for (Operation *stat : llvm::drop_begin(ours))
+    for (Operation *user : stat->getUsers())
+      if (!llvm::is_contained(ours, user))
+        return false;
+  OpBuilder builder(op);
+  auto norm =
+      LayerNormOp::create(builder, op.getLoc(), stats.x, weight, bias, *eps);
+  op.getResult().replaceAllUsesWith(norm.getResult());
+  eraseIfDead({op, squares, stats.deviation, stats.ops[0], stats.ops[1]});
+  return true;
+}
+
+} // namespace mlir::ein::fuse_composites_detail
