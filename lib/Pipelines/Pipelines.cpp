@@ -19,15 +19,10 @@ using namespace mlir::ein;
 /// ein-decompose's (whose generated options struct has the same fields).
 template <typename To>
 static void copyPlannerOptions(const PlannerOptionFields &from, To &to) {
-  to.tieLayout = from.tieLayout;
-  to.allowInexact = from.allowInexact;
-  to.stateCap = from.stateCap;
-  to.strategy = from.strategy;
-  to.seed = from.seed;
-  to.memoryLimit = from.memoryLimit;
-  to.explain = from.explain;
-  to.stages = from.stages;
-  to.compute = from.compute;
+#define EIN_PLANNER_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)            \
+  to.FIELD = from.FIELD;
+#define EIN_PLANNER_OPTION_OWN EIN_PLANNER_OPTION
+#include "Einsummable/Pipelines/CompileOptions.def"
 }
 
 void mlir::ein::buildPlanPipeline(OpPassManager &pm,
@@ -144,57 +139,79 @@ static std::string optionValue(StringRef value) {
   return "\"" + value.str() + "\"";
 }
 
+/// ` FLAG=VALUE` where `value` is not the option's default.
+static void printChanged(llvm::raw_ostream &os, StringRef flag, bool value,
+                         bool initial) {
+  if (value != initial)
+    os << " " << flag << "=" << (value ? "true" : "false");
+}
+static void printChanged(llvm::raw_ostream &os, StringRef flag, int64_t value,
+                         int64_t initial) {
+  if (value != initial)
+    os << " " << flag << "=" << value;
+}
+static void printChanged(llvm::raw_ostream &os, StringRef flag, uint64_t value,
+                         uint64_t initial) {
+  if (value != initial)
+    os << " " << flag << "=" << value;
+}
+static void printChanged(llvm::raw_ostream &os, StringRef flag,
+                         const std::string &value, const std::string &initial) {
+  if (value != initial)
+    os << " " << flag << "=" << optionValue(value);
+}
+
 std::string
 mlir::ein::printCompilePipeline(const CompilePipelineOptions &options) {
   CompilePipelineOptions defaults;
   std::string text;
   llvm::raw_string_ostream os(text);
+  // The bundle, the backend and the device count always; then every option
+  // that differs from its default, in CompileOptions.def's order.
   os << "ein-compile-pipeline{dir=" << optionValue(options.dir)
      << " target=" << optionValue(options.target)
      << " devices=" << options.devices;
-  auto string = [&](const std::string &value, const std::string &initial,
-                    StringRef name) {
-    if (value != initial)
-      os << " " << name << "=" << optionValue(value);
+  auto always = [](StringRef flag) {
+    return flag == "dir" || flag == "target" || flag == "devices";
   };
-  auto flag = [&](bool value, bool initial, StringRef name) {
-    if (value != initial)
-      os << " " << name << "=" << (value ? "true" : "false");
-  };
-  if (!options.weights.empty()) {
-    os << " weights=";
-    llvm::interleave(
-        options.weights, os,
-        [&](const std::string &w) { os << optionValue(w); }, ",");
+#define EIN_PLANNER_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)            \
+  if (!always(FLAG))                                                           \
+    printChanged(os, FLAG, static_cast<TYPE>(options.FIELD),                   \
+                 static_cast<TYPE>(defaults.FIELD));
+#define EIN_PLANNER_OPTION_OWN EIN_PLANNER_OPTION
+#define EIN_COMPILE_OPTION EIN_PLANNER_OPTION
+#define EIN_PIPELINE_OPTION EIN_PLANNER_OPTION
+#define EIN_COMPILE_LIST_OPTION(TYPE, FIELD, FLAG, DESCRIPTION)                \
+  if (!options.FIELD.empty()) {                                                \
+    os << " " FLAG "=";                                                        \
+    llvm::interleave(                                                          \
+        options.FIELD, os, [&](const TYPE &v) { os << optionValue(v); }, ","); \
   }
-  flag(options.planned, defaults.planned, "planned");
-  string(options.remarks, defaults.remarks, "remarks");
-  string(options.topology, defaults.topology, "topology");
-  string(options.chip, defaults.chip, "chip");
-  string(options.partials, defaults.partials, "partials");
-  string(options.cudaToolkit, defaults.cudaToolkit, "cuda-toolkit");
-  string(options.exchange, defaults.exchange, "exchange");
-  flag(options.batchTransfers, defaults.batchTransfers, "batch-transfers");
-  flag(options.weightsReplicable, defaults.weightsReplicable,
-       "weights-replicable");
-  flag(options.gemmEpilogues, defaults.gemmEpilogues, "gemm-epilogues");
-  flag(options.attentionViews, defaults.attentionViews, "attention-views");
-  flag(options.approxMath, defaults.approxMath, "approx-math");
-  flag(options.tieLayout, defaults.tieLayout, "tie-layout");
-  flag(options.allowInexact, defaults.allowInexact, "allow-inexact");
-  if (options.stateCap != defaults.stateCap)
-    os << " state-cap=" << options.stateCap;
-  string(options.strategy, defaults.strategy, "strategy");
-  string(options.stages, defaults.stages, "stages");
-  if (options.seed != defaults.seed)
-    os << " seed=" << options.seed;
-  if (options.memoryLimit != defaults.memoryLimit)
-    os << " memory-limit=" << options.memoryLimit;
-  if (options.planMemoryLimit != defaults.planMemoryLimit)
-    os << " plan-memory-limit=" << options.planMemoryLimit;
-  string(options.explain, defaults.explain, "explain");
+#include "Einsummable/Pipelines/CompileOptions.def"
   os << "}";
   return text;
+}
+
+void mlir::ein::buildExportShardPipeline(
+    OpPassManager &pm, const CompilePipelineOptions &options) {
+  if (!options.weights.empty()) {
+    EinMarkWeightsOptions marks;
+    marks.args = llvm::to_vector(options.weights);
+    pm.addPass(createEinMarkWeights(marks));
+  }
+  EinAttachTargetOptions where;
+  where.devices = options.devices;
+  where.topology = options.topology;
+  where.chip = options.chip;
+  pm.addPass(createEinAttachTarget(where));
+  EinExportShardOptions shard;
+  shard.stateCap = options.stateCap;
+  shard.allowInexact = options.allowInexact;
+  shard.tieLayout = options.tieLayout;
+  shard.strategy = options.strategy;
+  shard.seed = options.seed;
+  shard.memoryLimit = options.memoryLimit;
+  pm.addPass(createEinExportShard(shard));
 }
 
 void mlir::ein::registerEinPipelines() {
@@ -204,6 +221,12 @@ void mlir::ein::registerEinPipelines() {
       "reference program, plan, synthesize exchanges, fuse, lower for the "
       "target and write the bundle (dir=DIR), with ein-compile's options",
       buildCompilePipeline);
+  PassPipelineRegistration<CompilePipelineOptions>(
+      "ein-export-shard-pipeline",
+      "What ein-compile --emit-shard runs: mark the weights, attach the "
+      "target and annotate the input program with the plan as upstream "
+      "`shard` ops (ein-export-shard), with ein-compile's options",
+      buildExportShardPipeline);
   PassPipelineRegistration<PlanPipelineOptions>(
       "ein-plan",
       "Plan a logical program for the module's #ein.target: enumerate specs, "

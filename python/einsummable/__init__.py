@@ -11,6 +11,7 @@
 frontend.md has the op table, how weights are bound and the limits.
 """
 
+import inspect
 import json
 import os
 import shutil
@@ -222,15 +223,30 @@ def _install(source, destination):
         shutil.rmtree(old, ignore_errors=True)
 
 
-def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
-            strategy="optimal", memory_limit=None, tie_layout=False,
-            workdir=None, chip=None, exchange=None, partials=None,
-            stages=None, compute=None, weights_replicable=True,
-            approx_math=True, extra_args=()):
+def compile(model, example_inputs, *, devices=1, target="cpu",
+            topology="nvswitch", strategy="optimal", memory_limit=None,
+            tie_layout=False, workdir=None, chip="sm_90",
+            exchange="synthesized", partials="acc", stages="off",
+            compute="auto", weights_replicable=True, approx_math=True,
+            seed=0, state_cap=131072, allow_inexact=False,
+            batch_transfers=True, gemm_epilogues=True, attention_views=True,
+            cuda_toolkit="/usr/local/cuda", remarks="missed", extra_args=()):
     """Traces `model` on `example_inputs`, plans it over `devices` and
     returns a `Compiled` callable like the model. The program, the bundle
     and the plan's explanation are kept in `workdir` (a new temporary
-    directory by default)."""
+    directory by default).
+
+    Every other keyword is the ein-compile flag of its name (`state_cap`:
+    `--state-cap`), with ein-compile's default (docs/frontend.md): the
+    topology, the chip, the exchange programs, partial sums' precision
+    ("acc" or "out"), stages ("off", "auto", "SxM" on several nodes or "1xM"
+    chunks, docs/distributed.md and docs/physical.md), the planner's compute
+    term ("auto": kernels for cuda, flops for cpu), whether weights may be
+    replicated, the approximate math of f16/bf16 GPU kernels, the seed of
+    strategy="random", the search's state cap and `allow_inexact`, batched
+    transfers, gemm epilogues, attention views, the CUDA toolkit and
+    remarks ("missed" or "none"). `memory_limit` is bytes a GPU may hold
+    (None: no limit); `extra_args` are passed to ein-compile as they are."""
     exported = export(model, example_inputs)
     workdir = os.path.abspath(workdir or tempfile.mkdtemp(
         prefix="einsummable-"))
@@ -245,40 +261,25 @@ def compile(model, example_inputs, *, devices=1, target="cpu", topology=None,
     command = [_tools.tool("ein-compile"), mlir, "-o", partial,
                "--target=%s" % target, "--devices=%d" % devices,
                "--strategy=%s" % strategy, "--explain=%s" % explain]
-    if topology:
-        command.append("--topology=%s" % topology)
     if memory_limit:
         command.append("--memory-limit=%d" % int(memory_limit))
-    if tie_layout:
-        command.append("--tie-layout")
-    if not weights_replicable:
-        # Weights split: each device holds its share, the exchange program
-        # gathers what another reads.
-        command.append("--weights-replicable=false")
-    if chip:
-        command.append("--chip=%s" % chip)
-    if exchange:
-        command.append("--exchange=%s" % exchange)
-    if partials:
-        # "acc" (the default) or "out": partial sums between devices in the
-        # result's precision (docs/planner.md).
-        command.append("--partials=%s" % partials)
-    if stages:
-        # "auto", "SxM" (on several nodes: a pipeline-staged plan of S
-        # stages over M micro-batches, docs/distributed.md) or "1xM" (the
-        # batch, or a batch of 1's sequence, in M chunks over every GPU,
-        # docs/physical.md).
-        command.append("--stages=%s" % stages)
-    if compute:
-        # The planner's compute term: "kernels" (measured kernel times, the
-        # default for target="cuda"), "flops" (the default for "cpu") or
-        # "auto" (docs/planner.md).
-        command.append("--compute=%s" % compute)
-    if not approx_math:
-        # GPU kernels with f16/bf16 results compute f32 division, exp and
-        # log with the GPU's approximate instructions unless told not to
-        # (docs/cuda-runtime.md).
-        command.append("--approx-math=false")
+    # The other flags, where they differ from ein-compile's defaults (this
+    # signature's, which python/tests/test_options.py holds to them).
+    given = dict(topology=topology, tie_layout=tie_layout, chip=chip,
+                 exchange=exchange, partials=partials, stages=stages,
+                 compute=compute, weights_replicable=weights_replicable,
+                 approx_math=approx_math, seed=seed, state_cap=state_cap,
+                 allow_inexact=allow_inexact, batch_transfers=batch_transfers,
+                 gemm_epilogues=gemm_epilogues,
+                 attention_views=attention_views, cuda_toolkit=cuda_toolkit,
+                 remarks=remarks)
+    defaults = inspect.signature(compile).parameters
+    for keyword, value in given.items():
+        if value is None or value == defaults[keyword].default:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        command.append("--%s=%s" % (keyword.replace("_", "-"), value))
     command += list(extra_args)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:

@@ -49,97 +49,17 @@ static cl::opt<std::string> input(cl::Positional, cl::desc("<input.mlir>"),
                                   cl::Required, cl::cat(category));
 static cl::opt<std::string> output("o", cl::desc("The bundle directory"),
                                    cl::value_desc("DIR"), cl::cat(category));
-static cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
-                                   cl::init("cpu"), cl::cat(category));
-static cl::opt<int64_t>
-    devices("devices",
-            cl::desc("Number of GPUs, 1 to 64 (default: what the topology "
-                     "fixes, e.g. K*G for nodes=K,gpus=G, else 1)"),
-            cl::init(1), cl::cat(category));
-static cl::opt<std::string>
-    topology("topology",
-             cl::desc("A topology preset (nvswitch, dgx1-v100, ...) or a "
-                      "topology JSON file"),
-             cl::init("nvswitch"), cl::cat(category));
-static cl::opt<std::string> chip("chip", cl::desc("The GPU chip (cuda)"),
-                                 cl::init("sm_90"), cl::cat(category));
-static cl::opt<std::string>
-    toolkit("cuda-toolkit",
-            cl::desc("The CUDA toolkit whose ptxas and libdevice compile "
-                     "GPU kernels (cuda)"),
-            cl::init("/usr/local/cuda"), cl::cat(category));
-static cl::opt<std::string>
-    exchange("exchange",
-             cl::desc("Exchange programs: synthesized (relays, multicasts, "
-                      "aggregation trees where the simulator prefers them) "
-                      "or naive"),
-             cl::init("synthesized"), cl::cat(category));
-static cl::opt<bool> batchTransfers(
-    "batch-transfers",
-    cl::desc("With synthesized exchanges, batch an op's small transfers "
-             "between two GPUs where the step simulates no slower (default "
-             "true; false to measure what batching saves)"),
-    cl::init(true), cl::cat(category));
-static cl::opt<bool> weightsReplicable(
-    "weights-replicable",
-    cl::desc("Weights may be replicated for free (default true; false: each "
-             "GPU holds its share of a weight, as the plan lays it out, and "
-             "a block another GPU reads is gathered: weights split, charged "
-             "by the planner and moved by the exchange program)"),
-    cl::init(true), cl::cat(category));
-static cl::opt<bool> gemmEpilogues(
-    "gemm-epilogues",
-    cl::desc("Fold the bias add, residual add and activation that alone read "
-             "a gemm's result into its step (default true; false to measure "
-             "what folding saves)"),
-    cl::init(true), cl::cat(category));
-static cl::opt<std::string> partials(
-    "partials",
-    cl::desc("Partial sums of a cut summed loop (a row-split matmul) move "
-             "and combine in the accumulator type (acc, the default: f32 for "
-             "bf16 and f16) or in the result's (out: half the bytes, one "
-             "more rounding a partial, as NCCL's bf16 all-reduce)"),
-    cl::value_desc("acc|out"), cl::init("acc"), cl::cat(category));
-static cl::opt<bool> attentionViews(
-    "attention-views",
-    cl::desc("Let fused attention read its query, key and value and write "
-             "its result in place, strided, where they are slices and "
-             "transposes of one block (default true; false to measure what "
-             "the views save)"),
-    cl::init(true), cl::cat(category));
-static cl::opt<bool> approxMath(
-    "approx-math",
-    cl::desc("In GPU kernels whose results are all f16 or bf16, compute f32 "
-             "division, exp and log with the GPU's approximate instructions, "
-             "whose error the result's rounding hides (default true; false "
-             "for IEEE division and accurate exp and log everywhere)"),
-    cl::init(true), cl::cat(category));
-static cl::opt<bool>
-    tieLayout("tie-layout",
-              cl::desc("Results leave in the layout of the first activation "
-                       "argument of their type"),
-              cl::init(false), cl::cat(category));
-static cl::opt<bool>
-    allowInexact("allow-inexact",
-                 cl::desc("Keep the cheapest plan found when the search's "
-                          "state cap bites"),
-                 cl::init(false), cl::cat(category));
-static cl::opt<int64_t>
-    stateCap("state-cap",
-             cl::desc("The most search states the planner keeps per step "
-                      "(raise it when the cap bites)"),
-             cl::init(131072), cl::cat(category));
-static cl::opt<std::string>
-    strategy("strategy",
-             cl::desc("optimal (the search's best plan), random (a legal "
-                      "plan drawn from --seed), dp (batch split), megatron "
-                      "(weights sharded, attention by heads), spatial "
-                      "(convolutions and pooling by output rows and "
-                      "columns, with halos) or megatron-dp (on several "
-                      "nodes: megatron within a node, dp across nodes)"),
-             cl::init("optimal"), cl::cat(category));
-static cl::opt<uint64_t> seed("seed", cl::desc("The seed of --strategy=random"),
-                              cl::init(0), cl::cat(category));
+// The pipeline's options (CompileOptions.def) are ein-compile's flags, but
+// for those it spells its own way: a memory limit with a unit, compute=auto,
+// an explanation drawn as a picture.
+#define EIN_COMPILE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)            \
+  static cl::opt<TYPE> FIELD(FLAG, cl::desc(DESCRIPTION), cl::init(DEFAULT),   \
+                             cl::cat(category));
+#define EIN_PLANNER_OPTION EIN_COMPILE_OPTION
+#define EIN_COMPILE_LIST_OPTION(TYPE, FIELD, FLAG, DESCRIPTION)                \
+  static cl::list<TYPE> FIELD(FLAG, cl::desc(DESCRIPTION), cl::CommaSeparated, \
+                              cl::cat(category));
+#include "Einsummable/Pipelines/CompileOptions.def"
 static cl::opt<std::string> compute(
     "compute",
     cl::desc("What the planner's compute term charges for each op's slowest "
@@ -147,15 +67,6 @@ static cl::opt<std::string> compute(
              "gemm and attention tables) or auto (kernels for --target=cuda, "
              "flops for cpu)"),
     cl::init("auto"), cl::cat(category));
-static cl::opt<std::string> stages(
-    "stages",
-    cl::desc("off (the intra-op plan), auto (pipeline stages, chunks or "
-             "a dataflow bundle where the simulator finds them faster), "
-             "SxM (on several nodes, S stages over M micro-batches), 1xM "
-             "(the batch, or for a batch of 1 the sequence, in M chunks "
-             "over every GPU, a dataflow bundle) "
-             "or 1x1 (the plan as a dataflow bundle)"),
-    cl::init("off"), cl::cat(category));
 static cl::opt<std::string> memoryLimit(
     "memory-limit",
     cl::desc("What a GPU may hold: the plan (weights plus peak live "
@@ -166,18 +77,6 @@ static cl::opt<bool>
     timing("timing",
            cl::desc("Print the time each pass took (MLIR's pass timing)"),
            cl::init(false), cl::cat(category));
-static cl::opt<std::string>
-    remarks("remarks",
-            cl::desc("missed (default): say where an attention almost fused, "
-                     "or a library step (fused attention, gemm) falls back "
-                     "to generated code, and why; none"),
-            cl::value_desc("missed|none"), cl::init("missed"),
-            cl::cat(category));
-static cl::list<std::string>
-    weights("weights",
-            cl::desc("Mark arguments as weights, as {ein.weight} on them "
-                     "would: 0-based positions or names (loc(\"name\"))"),
-            cl::value_desc("0,2,5"), cl::CommaSeparated, cl::cat(category));
 static cl::opt<std::string>
     explain("explain",
             cl::desc("Explain the plan: a JSON file (docs/explain.md), the "
@@ -242,33 +141,19 @@ static bool parseSize(StringRef text, int64_t &bytes, std::string &why) {
 /// The pipeline's options, from the command line.
 static void fillOptions(mlir::ein::CompilePipelineOptions &options,
                         ::ein::Backend backend) {
+#define EIN_COMPILE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)            \
+  options.FIELD = FIELD;
+#define EIN_PLANNER_OPTION EIN_COMPILE_OPTION
+#define EIN_COMPILE_LIST_OPTION(TYPE, FIELD, FLAG, DESCRIPTION)                \
+  options.FIELD = std::vector<TYPE>(FIELD.begin(), FIELD.end());
+#include "Einsummable/Pipelines/CompileOptions.def"
   options.dir = output;
-  options.target = target;
-  options.devices = devices;
-  options.topology = topology;
-  options.chip = chip;
-  options.cudaToolkit = toolkit;
-  options.exchange = exchange;
-  options.batchTransfers = batchTransfers;
-  options.weightsReplicable = weightsReplicable;
-  options.gemmEpilogues = gemmEpilogues;
-  options.attentionViews = attentionViews;
-  options.approxMath = approxMath;
-  options.partials = partials;
-  options.tieLayout = tieLayout;
-  options.allowInexact = allowInexact;
-  options.stateCap = stateCap;
-  options.strategy = strategy;
-  options.seed = seed;
-  options.stages = stages;
   options.compute =
       compute == "auto"
           ? mlir::ein::getTargetBackend(backend).defaultCompute().str()
           : std::string(compute);
   options.memoryLimit = memoryBytes;
   options.explain = explainTo;
-  options.weights = std::vector<std::string>(weights.begin(), weights.end());
-  options.remarks = remarks;
 }
 
 /// After a failed compile: the staging directory the bundle was being
@@ -480,24 +365,7 @@ int main(int argc, char **argv) {
   if (!emitShard.empty()) {
     OwningOpRef<ModuleOp> annotated = module->clone();
     PassManager pm(&context, ModuleOp::getOperationName());
-    if (!options.weights.empty()) {
-      mlir::ein::EinMarkWeightsOptions marks;
-      marks.args = llvm::to_vector(options.weights);
-      pm.addPass(mlir::ein::createEinMarkWeights(marks));
-    }
-    mlir::ein::EinAttachTargetOptions where;
-    where.devices = options.devices;
-    where.topology = options.topology;
-    where.chip = options.chip;
-    pm.addPass(mlir::ein::createEinAttachTarget(where));
-    mlir::ein::EinExportShardOptions shard;
-    shard.stateCap = options.stateCap;
-    shard.allowInexact = options.allowInexact;
-    shard.tieLayout = options.tieLayout;
-    shard.strategy = options.strategy;
-    shard.seed = options.seed;
-    shard.memoryLimit = options.memoryLimit;
-    pm.addPass(mlir::ein::createEinExportShard(shard));
+    mlir::ein::buildExportShardPipeline(pm, options);
     if (failed(pm.run(*annotated)))
       return 1;
     if (llvm::Error e = llvm::writeToOutput(

@@ -18,64 +18,21 @@
 namespace mlir::ein {
 
 /// The planner's options, shared by the `ein-plan` and
-/// `ein-compile-pipeline` pipelines (declared once, registered with the
-/// pipeline that derives from this).
+/// `ein-compile-pipeline` pipelines (declared once, in CompileOptions.def,
+/// and registered with the pipeline that derives from this).
 struct PlannerOptionFields {
   explicit PlannerOptionFields(::mlir::detail::PassOptions &owner)
-      : tieLayout(owner, "tie-layout",
-                  llvm::cl::desc("Results leave in the layout of the first "
-                                 "activation argument of their type"),
-                  llvm::cl::init(false)),
-        allowInexact(owner, "allow-inexact",
-                     llvm::cl::desc("Keep the cheapest plan found when the "
-                                    "search's state cap bites"),
-                     llvm::cl::init(false)),
-        stateCap(owner, "state-cap",
-                 llvm::cl::desc("The most search states kept per step"),
-                 llvm::cl::init(131072)),
-        strategy(owner, "strategy",
-                 llvm::cl::desc(
-                     "optimal (the search's best plan), random (a legal plan "
-                     "drawn from seed), dp (batch split), megatron "
-                     "(weights sharded, attention by heads), spatial "
-                     "(convolutions and pooling by output rows and "
-                     "columns) or megatron-dp (megatron within a node, dp "
-                     "across nodes)"),
-                 llvm::cl::init("optimal")),
-        seed(owner, "seed", llvm::cl::desc("The seed of strategy=random"),
-             llvm::cl::init(0)),
-        memoryLimit(
-            owner, "memory-limit",
-            llvm::cl::desc("Bytes a GPU may hold: the plan (weights plus peak "
-                           "live activations) and, in a compile, the "
-                           "bundle's buffer plan must fit (0: no limit)"),
-            llvm::cl::init(0)),
-        explain(owner, "explain",
-                llvm::cl::desc("Explain the plan: a JSON file, a .dot file, "
-                               "or - for a table"),
-                llvm::cl::init("")),
-        compute(owner, "compute",
-                llvm::cl::desc("What the compute term charges: flops or "
-                               "kernels (measured kernel times)"),
-                llvm::cl::init("flops")),
-        stages(owner, "stages",
-               llvm::cl::desc("off (intra-op plans), auto (pipeline stages "
-                              "or chunks where the simulator finds them "
-                              "faster), SxM (S stages over M micro-batches, "
-                              "on several nodes) or 1xM (the batch in M "
-                              "chunks, a dataflow program; 1x1: the plan "
-                              "as a dataflow program)"),
-               llvm::cl::init("off")) {}
+      : owner(owner) {}
 
-  ::mlir::detail::PassOptions::Option<bool> tieLayout;
-  ::mlir::detail::PassOptions::Option<bool> allowInexact;
-  ::mlir::detail::PassOptions::Option<int64_t> stateCap;
-  ::mlir::detail::PassOptions::Option<std::string> strategy;
-  ::mlir::detail::PassOptions::Option<uint64_t> seed;
-  ::mlir::detail::PassOptions::Option<int64_t> memoryLimit;
-  ::mlir::detail::PassOptions::Option<std::string> explain;
-  ::mlir::detail::PassOptions::Option<std::string> compute;
-  ::mlir::detail::PassOptions::Option<std::string> stages;
+private:
+  ::mlir::detail::PassOptions &owner;
+
+public:
+#define EIN_PLANNER_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)            \
+  ::mlir::detail::PassOptions::Option<TYPE> FIELD{                             \
+      owner, FLAG, llvm::cl::desc(DESCRIPTION), llvm::cl::init(DEFAULT)};
+#define EIN_PLANNER_OPTION_OWN EIN_PLANNER_OPTION
+#include "Einsummable/Pipelines/CompileOptions.def"
 };
 
 /// Options of the `ein-plan` pipeline.
@@ -118,91 +75,13 @@ struct CompilePipelineOptions
   CompilePipelineOptions()
       : PlannerOptionFields(static_cast<PassOptions &>(*this)) {}
 
-  PassOptions::Option<std::string> dir{
-      *this, "dir", llvm::cl::desc("The bundle directory to write"),
-      llvm::cl::init("")};
-  PassOptions::Option<std::string> target{
-      *this, "target", llvm::cl::desc("cpu or cuda"), llvm::cl::init("cpu")};
-  PassOptions::Option<int64_t> devices{
-      *this, "devices", llvm::cl::desc("Number of GPUs, 1 to 64"),
-      llvm::cl::init(1)};
-  PassOptions::Option<std::string> topology{
-      *this, "topology",
-      llvm::cl::desc("A topology preset (nvswitch, dgx1-v100, ...) or a "
-                     "topology JSON file"),
-      llvm::cl::init("nvswitch")};
-  PassOptions::Option<std::string> chip{*this, "chip",
-                                        llvm::cl::desc("The GPU chip (cuda)"),
-                                        llvm::cl::init("sm_90")};
-  PassOptions::Option<std::string> remarks{
-      *this, "remarks",
-      llvm::cl::desc("missed: remark on an attention that almost fused, or a "
-                     "library step that falls back to generated code, and "
-                     "why; none"),
-      llvm::cl::init("missed")};
-  PassOptions::ListOption<std::string> weights{
-      *this, "weights",
-      llvm::cl::desc("Arguments to mark as weights ({ein.weight}): 0-based "
-                     "positions or names")};
-  PassOptions::Option<int64_t> planMemoryLimit{
-      *this, "plan-memory-limit",
-      llvm::cl::desc("The memory limit the planner plans within, when it "
-                     "differs from memory-limit (which the bundle's buffers "
-                     "must fit): ein-compile lowers it where the buffers of "
-                     "a plan within memory-limit do not fit"),
-      llvm::cl::init(0)};
-  PassOptions::Option<bool> planned{
-      *this, "planned",
-      llvm::cl::desc("The input is a planned program (ein-plan's output, "
-                     "perhaps edited): compile it as planned, without "
-                     "importing, fusing or planning it again"),
-      llvm::cl::init(false)};
-  PassOptions::Option<std::string> cudaToolkit{
-      *this, "cuda-toolkit",
-      llvm::cl::desc("The CUDA toolkit whose ptxas and libdevice compile GPU "
-                     "kernels (cuda)"),
-      llvm::cl::init("/usr/local/cuda")};
-  PassOptions::Option<std::string> exchange{
-      *this, "exchange",
-      llvm::cl::desc("Exchange programs: synthesized (relays, multicasts, "
-                     "aggregation trees where the simulator prefers them) or "
-                     "naive"),
-      llvm::cl::init("synthesized")};
-  PassOptions::Option<bool> batchTransfers{
-      *this, "batch-transfers",
-      llvm::cl::desc("With synthesized exchanges, batch an op's small "
-                     "transfers between two GPUs where the step simulates no "
-                     "slower"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> weightsReplicable{
-      *this, "weights-replicable",
-      llvm::cl::desc("Weights may be replicated for free (false: each GPU "
-                     "holds the share of a weight the plan lays out, and a "
-                     "block another GPU reads is moved, as an activation's)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> gemmEpilogues{
-      *this, "gemm-epilogues",
-      llvm::cl::desc("Fold the bias adds, residual adds and activations a "
-                     "library gemm's result alone feeds into its step "
-                     "(ein-fuse-gemm-epilogues)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> approxMath{
-      *this, "approx-math",
-      llvm::cl::desc("In CUDA kernels whose results are all f16 or bf16, "
-                     "compute f32 division, exp and log with the GPU's "
-                     "approximate instructions (ein-lower-to-cuda)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<std::string> partials{
-      *this, "partials",
-      llvm::cl::desc("Partial sums of a cut summed loop in the accumulator "
-                     "type (acc) or the result's element type (out)"),
-      llvm::cl::init("acc")};
-  PassOptions::Option<bool> attentionViews{
-      *this, "attention-views",
-      llvm::cl::desc("Let library attention read its query, key and value "
-                     "and write its result through strided views where they "
-                     "are copies (ein-fold-attention-views)"),
-      llvm::cl::init(true)};
+#define EIN_COMPILE_OPTION(TYPE, FIELD, FLAG, DEFAULT, DESCRIPTION)            \
+  PassOptions::Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION),    \
+                                  llvm::cl::init(DEFAULT)};
+#define EIN_PIPELINE_OPTION EIN_COMPILE_OPTION
+#define EIN_COMPILE_LIST_OPTION(TYPE, FIELD, FLAG, DESCRIPTION)                \
+  PassOptions::ListOption<TYPE> FIELD{*this, FLAG, llvm::cl::desc(DESCRIPTION)};
+#include "Einsummable/Pipelines/CompileOptions.def"
 };
 
 /// ein-compile-pipeline: import, attach the target, export the logical
@@ -217,6 +96,12 @@ void buildCompilePipeline(OpPassManager &pm,
 /// `ein-compile-pipeline{...}` with every option that differs from its
 /// default (and always dir, target and devices).
 std::string printCompilePipeline(const CompilePipelineOptions &options);
+
+/// ein-export-shard-pipeline: what `ein-compile --emit-shard` runs on a
+/// copy of its input: mark the weights, attach the target, and annotate the
+/// program with the plan as upstream `shard` ops (ein-export-shard).
+void buildExportShardPipeline(OpPassManager &pm,
+                              const CompilePipelineOptions &options);
 
 /// Registers the ein pipelines with the pass registry (ein-opt).
 void registerEinPipelines();

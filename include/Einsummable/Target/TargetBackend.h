@@ -64,6 +64,29 @@ public:
   addLoweringPasses(OpPassManager &pm,
                     const BackendLoweringOptions &options) const = 0;
 
+  /// Whether a block with a generated kernel runs as the launches of GPU
+  /// kernels its kernel function makes (gpu.launch_func), rather than one
+  /// call of a host function.
+  virtual bool launchesGpuKernels() const = 0;
+
+  /// The bundle's kernel library, inside the bundle (kernels/host.so,
+  /// kernels/device.cubin).
+  virtual llvm::StringRef kernelLibraryFile() const = 0;
+
+  /// Checks that `kernels` (the module of outlined block kernels that
+  /// `caller` calls) is lowered as this backend's bundle needs; emits on
+  /// `caller` and fails.
+  virtual LogicalResult checkKernelsLowered(ModuleOp kernels,
+                                            Operation *caller) const = 0;
+
+  /// The bytes of the kernel library of `kernels` (checked lowered), which
+  /// the bundle writer writes at `path` (a backend may build it there
+  /// first: the CPU's C compiler links it in place); emits on `module` and
+  /// fails.
+  virtual FailureOr<std::string> buildKernelLibrary(ModuleOp kernels,
+                                                    llvm::StringRef path,
+                                                    ModuleOp module) const = 0;
+
   /// The planner's compute term when not asked for: "kernels" (measured
   /// kernel times, where the backend's kernels are the chip table's) or
   /// "flops".

@@ -2,7 +2,8 @@
 //
 // N virtual GPUs on the host: every composite but convolution runs as the
 // runtime's library call (its fused attention takes any shape and dtype),
-// block kernels compile to a shared library (ein-lower-to-cpu), and the
+// block kernels compile to a shared library (ein-lower-to-cpu; the bundle
+// ships it as kernels/host.so), and the
 // planner charges FLOPs (the chip table's kernel times are a GPU's).
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +11,8 @@
 #include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
 #include "Einsummable/Conversion/Passes.h"
 #include "Einsummable/Target/TargetBackend.h"
+
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -34,6 +37,30 @@ public:
     EinLowerToCpuOptions cpu;
     cpu.remarks = options.remarks;
     pm.addPass(createEinLowerToCpu(cpu));
+  }
+
+  bool launchesGpuKernels() const override { return false; }
+
+  StringRef kernelLibraryFile() const override { return "kernels/host.so"; }
+
+  LogicalResult checkKernelsLowered(ModuleOp kernels,
+                                    Operation *caller) const override {
+    if (kernels.getOps<func::FuncOp>().empty())
+      return success();
+    return caller->emitOpError() << "calls kernels that are not lowered to the "
+                                    "LLVM dialect (run ein-lower-to-cpu with "
+                                    "lower-to-llvm=true)";
+  }
+
+  FailureOr<std::string> buildKernelLibrary(ModuleOp kernels, StringRef path,
+                                            ModuleOp module) const override {
+    if (failed(writeHostLibrary(kernels, path)))
+      return failure();
+    auto built = llvm::MemoryBuffer::getFile(path);
+    if (!built)
+      return module.emitError() << "cannot read back '" << path
+                                << "': " << built.getError().message();
+    return (*built)->getBuffer().str();
   }
 
   StringRef defaultCompute() const override { return "flops"; }

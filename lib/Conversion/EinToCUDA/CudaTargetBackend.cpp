@@ -3,8 +3,8 @@
 // CUDA GPUs: attention of f16 or bf16 with a head dimension of 64 or 128 runs
 // as the runtime's fused attention (cuDNN's SDPA or its own kernel), bf16 and
 // f16 convolutions as cuDNN's; block kernels become GPU kernels in one cubin
-// (ein-lower-to-cuda), and the planner prices kernels by the chip table's
-// measured times.
+// (ein-lower-to-cuda; the bundle ships it as kernels/device.cubin), and the
+// planner prices kernels by the chip table's measured times.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,7 +76,38 @@ public:
     pm.addPass(createEinLowerToCuda(cuda));
   }
 
+  bool launchesGpuKernels() const override { return true; }
+
+  StringRef kernelLibraryFile() const override {
+    return "kernels/device.cubin";
+  }
+
+  LogicalResult checkKernelsLowered(ModuleOp kernels,
+                                    Operation *caller) const override {
+    if (failed(cubinOf(kernels)))
+      return caller->emitOpError() << "calls GPU kernels that are not compiled "
+                                      "to one cubin (run ein-lower-to-cuda)";
+    return success();
+  }
+
+  FailureOr<std::string> buildKernelLibrary(ModuleOp kernels, StringRef,
+                                            ModuleOp) const override {
+    return cubinOf(kernels);
+  }
+
   StringRef defaultCompute() const override { return "kernels"; }
+
+private:
+  /// The one cubin ein-lower-to-cuda compiled `kernels`' GPU module to.
+  static FailureOr<std::string> cubinOf(ModuleOp kernels) {
+    auto cubin = kernels.lookupSymbol<gpu::BinaryOp>(kDeviceModuleName);
+    if (!cubin || cubin.getObjects().size() != 1)
+      return failure();
+    return cast<gpu::ObjectAttr>(cubin.getObjects()[0])
+        .getObject()
+        .getValue()
+        .str();
+  }
 };
 } // namespace
 

@@ -13,8 +13,6 @@
 #include "Einsummable/Target/Bundle/BundleWriter.h"
 #include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Conversion/BlockKernels/StridedView.h"
-#include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
-#include "Einsummable/Conversion/EinToCUDA/EinToCUDA.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Dialect/Ein/IR/EinProgramForm.h"
 #include "Einsummable/Program/ExportProgram.h"
@@ -668,7 +666,7 @@ private:
       if (failed(out))
         return failure();
       usesKernels = true;
-      if (backend == ::ein::Backend::Cuda)
+      if (getTargetBackend(backend).launchesGpuKernels())
         return launches(op, kernel.getValue(), reads, *out, device.getInt());
       step.kind = ::ein::StepKind::Kernel;
       step.kernel = kernel.getValue().str();
@@ -1181,31 +1179,16 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   Writer writer(*func, machine.getDevices(), backend, kernels);
   if (failed(writer.run(manifest)))
     return failure();
-  gpu::BinaryOp cubin;
+  const TargetBackend &lowering = getTargetBackend(backend);
   if (writer.usesKernels) {
     if (!kernels) {
       func->emitOpError() << "calls kernels, but the module has no @"
                           << kKernelsModuleName << " module";
       return failure();
     }
-    if (backend == ::ein::Backend::Cpu &&
-        !kernels.getOps<func::FuncOp>().empty()) {
-      func->emitOpError() << "calls kernels that are not lowered to the "
-                             "LLVM dialect (run ein-lower-to-cpu with "
-                             "lower-to-llvm=true)";
+    if (failed(lowering.checkKernelsLowered(kernels, *func)))
       return failure();
-    }
-    if (backend == ::ein::Backend::Cuda) {
-      cubin = kernels.lookupSymbol<gpu::BinaryOp>(kDeviceModuleName);
-      if (!cubin || cubin.getObjects().size() != 1) {
-        func->emitOpError() << "calls GPU kernels that are not compiled to "
-                               "one cubin (run ein-lower-to-cuda)";
-        return failure();
-      }
-    }
-    manifest.kernelLibraries = {backend == ::ein::Backend::Cpu
-                                    ? "kernels/host.so"
-                                    : "kernels/device.cubin"};
+    manifest.kernelLibraries = {lowering.kernelLibraryFile().str()};
   }
   // The reference --check evaluates: the logical program when given
   // (ein-compile exports it before planning), else the device-level one.
@@ -1333,27 +1316,14 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
   };
   // The libraries first: the manifest records their hashes.
   if (writer.usesKernels) {
-    std::string bytes;
-    if (backend == ::ein::Backend::Cpu) {
-      std::string path = library + "/host.so";
-      if (failed(writeHostLibrary(kernels, path)))
-        return discard();
-      auto built = llvm::MemoryBuffer::getFile(path);
-      if (!built) {
-        module.emitError() << "cannot read back '" << path
-                           << "': " << built.getError().message();
-        return discard();
-      }
-      bytes = (*built)->getBuffer().str();
-    } else {
-      bytes = cast<gpu::ObjectAttr>(cubin.getObjects()[0])
-                  .getObject()
-                  .getValue()
-                  .str();
-      if (failed(write(library + "/device.cubin", bytes)))
-        return discard();
-    }
-    manifest.kernelLibraryHashes = {::ein::sha256Hex(bytes)};
+    std::string path =
+        library + "/" +
+        llvm::sys::path::filename(lowering.kernelLibraryFile()).str();
+    FailureOr<std::string> bytes =
+        lowering.buildKernelLibrary(kernels, path, module);
+    if (failed(bytes) || failed(write(path, *bytes)))
+      return discard();
+    manifest.kernelLibraryHashes = {::ein::sha256Hex(*bytes)};
   }
   // The runtime's own validation (layouts tile, the schedule is race free
   // and its data flow whole, ...): a bundle that would not load is an
