@@ -2,6 +2,8 @@
 
 #include "Einsummable/Plan/PlanReport.h"
 
+#include "Einsummable/Support/FileOutput.h"
+
 #include "Einsummable/Physical/Simulator.h"
 #include "Einsummable/Planner/Memory.h"
 
@@ -10,7 +12,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -345,35 +346,30 @@ void mlir::ein::SimulatedTrace::add(llvm::StringRef function,
   endMs = origin + sim.seconds * 1e3;
 }
 
-/// `to` opened for writing, or null after a diagnostic at `where` (cannot
-/// write `what`). Its directory may be the bundle's, not made yet
-/// (ein-compile --explain=B/plan.json): it is made, and the bundle writer
-/// keeps what else B holds.
-static std::unique_ptr<llvm::ToolOutputFile>
-openExplanation(StringRef to, Operation *where, StringRef what) {
+/// Writes what `write` prints to `to`, whole or not at all; a diagnostic at
+/// `where` (cannot write `what`) if it cannot. `to`'s directory may be the
+/// bundle's, not made yet (ein-compile --explain=B/plan.json): it is made,
+/// and the bundle writer keeps what else B holds.
+static LogicalResult writeExplanation(StringRef to, Operation *where,
+                                      StringRef what,
+                                      function_ref<void(raw_ostream &)> write) {
   StringRef parent = llvm::sys::path::parent_path(to);
   if (!parent.empty())
     (void)llvm::sys::fs::create_directories(parent);
   std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(to, &error);
-  if (!output)
-    where->emitError() << "cannot write " << what << ": " << error;
-  return output;
+  if (!writeFileAtomically(to, write, error))
+    return where->emitError() << "cannot write " << what << ": " << error;
+  return success();
 }
 
 LogicalResult mlir::ein::SimulatedTrace::write(llvm::StringRef to,
                                                Operation *where,
                                                llvm::StringRef what) const {
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openExplanation(to, where, what);
-  if (!output)
-    return failure();
   llvm::json::Object trace{{"displayTimeUnit", "ms"},
                            {"traceEvents", llvm::json::Array(events)}};
-  output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(trace)))
-               << "\n";
-  output->keep();
-  return success();
+  return writeExplanation(to, where, what, [&](raw_ostream &os) {
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(trace))) << "\n";
+  });
 }
 
 void mlir::ein::PlanExplanation::add(llvm::StringRef function,
@@ -528,18 +524,13 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
   // The simulator's predicted step in Chrome's trace-event format.
   if (to.ends_with(".trace.json"))
     return trace.write(to, where, "the explanation");
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openExplanation(to, where, "the explanation");
-  if (!output)
-    return failure();
-  if (to.ends_with(".dot")) {
-    output->os() << "digraph plan {\n  label=\"plan for " << header.devices
-                 << " devices on " << header.topology << ", strategy "
-                 << header.strategy << "\";\n"
-                 << dot << "}\n";
-    output->keep();
-    return success();
-  }
+  if (to.ends_with(".dot"))
+    return writeExplanation(to, where, "the explanation", [&](raw_ostream &os) {
+      os << "digraph plan {\n  label=\"plan for " << header.devices
+         << " devices on " << header.topology << ", strategy "
+         << header.strategy << "\";\n"
+         << dot << "}\n";
+    });
   llvm::json::Object root{{"devices", header.devices},
                           {"topology", header.topology},
                           {"strategy", header.strategy},
@@ -596,10 +587,9 @@ LogicalResult mlir::ein::PlanExplanation::write(llvm::StringRef to,
     root["seed"] = int64_t(*header.seed);
   if (header.memoryLimit > 0)
     root["memory_limit"] = header.memoryLimit;
-  output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
-               << "\n";
-  output->keep();
-  return success();
+  return writeExplanation(to, where, "the explanation", [&](raw_ostream &os) {
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  });
 }
 
 std::vector<bool> mlir::ein::keptForTies(const planner::Graph &graph,

@@ -1,12 +1,12 @@
 //===- ExportProgram.cpp - ein-export-program ---------------------------===//
 
 #include "Einsummable/Program/ExportProgram.h"
+#include "Einsummable/Support/FileOutput.h"
 #include "Einsummable/Transforms/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINEXPORTPROGRAM
@@ -41,13 +41,12 @@ struct EinExportProgramPass
                            << "': " << ec.message();
         return signalPassFailure();
       }
-    std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(file, &error);
-    if (!output) {
+    if (!writeFileAtomically(
+            file, [&](raw_ostream &os) { os << ::ein::writeProgram(*program); },
+            error)) {
       module.emitError() << "cannot write program.json: " << error;
       return signalPassFailure();
     }
-    output->os() << ::ein::writeProgram(*program);
-    output->keep();
     markAllAnalysesPreserved();
   }
 };

@@ -9,12 +9,11 @@
 #include "Einsummable/Physical/Simulator.h"
 #include "Einsummable/Plan/LowerPlan.h"
 #include "Einsummable/Plan/PlanReport.h"
+#include "Einsummable/Support/FileOutput.h"
 #include "Einsummable/Transforms/Passes.h"
 
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINSYNTHESIZEEXCHANGES
@@ -121,19 +120,20 @@ struct EinSynthesizeExchangesPass
       return signalPassFailure();
     if (StringRef(report).empty())
       return;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(StringRef(report), &error);
-    if (!output) {
-      module.emitError() << "cannot write the exchange report: " << error;
-      return signalPassFailure();
-    }
     llvm::json::Object root{{"devices", target.getDevices()},
                             {"topology", topology.name},
                             {"exchange", StringRef(exchange)},
                             {"functions", std::move(functions)}};
-    output->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+    if (!writeFileAtomically(
+            report,
+            [&](raw_ostream &os) {
+              os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
                  << "\n";
-    output->keep();
+            },
+            error)) {
+      module.emitError() << "cannot write the exchange report: " << error;
+      return signalPassFailure();
+    }
   }
 };
 

@@ -52,7 +52,8 @@ double applyActivation(Activation a, double x) {
   case Activation::None:
     return x;
   case Activation::Relu:
-    return x > 0 ? x : 0.0;
+    // PyTorch's relu: a NaN stays NaN (x > 0 alone would make it 0).
+    return std::isnan(x) || x > 0 ? x : 0.0;
   case Activation::GeluTanh: {
     const double k = std::sqrt(2.0 / 3.14159265358979323846);
     return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));

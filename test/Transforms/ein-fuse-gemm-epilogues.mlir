@@ -242,3 +242,28 @@ func.func @narrow(%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>) -> tensor<8x32x
   }
   return %narrow : tensor<8x32xf16>
 }
+
+// -----
+
+// maxnumf(x, 0) turns a NaN into 0, which the epilogue's relu (PyTorch's:
+// a NaN stays NaN) does not: it stays a kernel.
+
+// CHECK-LABEL: func.func @relu_ignoring_nan
+// CHECK: ein.join_agg add
+// CHECK: ein.join_agg none
+// CHECK: arith.maxnumf
+// CHECK-NOT: ein.gemm
+func.func @relu_ignoring_nan(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tensor<8x32xf32> {
+  %c = ein.join_agg add ins(%x[d0, d2], %w[d2, d1] : tensor<8x16xf32>, tensor<16x32xf32>) out[d0, d1] attributes {device = 0 : i64} : tensor<8x32xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.mulf %p, %q : f32
+    ein.yield %m : f32
+  }
+  %z = ein.join_agg none ins(%c[d0, d1] : tensor<8x32xf32>) out[d0, d1] attributes {device = 0 : i64} : tensor<8x32xf32> {
+  ^bb0(%v: f32):
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maxnumf %v, %zero : f32
+    ein.yield %m : f32
+  }
+  return %z : tensor<8x32xf32>
+}

@@ -14,6 +14,7 @@
 #include "Einsummable/InputGuard.h"
 #include "Einsummable/Pipelines/Pipelines.h"
 #include "Einsummable/Planner/Strategy.h"
+#include "Einsummable/Support/FileOutput.h"
 #include "Einsummable/Target/Bundle/BundleWriter.h"
 #include "Einsummable/Target/TargetBackend.h"
 #include "Einsummable/Transforms/Passes.h"
@@ -368,14 +369,15 @@ int main(int argc, char **argv) {
     mlir::ein::buildExportShardPipeline(pm, options);
     if (failed(pm.run(*annotated)))
       return 1;
-    if (llvm::Error e = llvm::writeToOutput(
-            emitShard, [&](llvm::raw_ostream &os) -> llvm::Error {
+    std::string error;
+    if (!mlir::ein::writeFileAtomically(
+            emitShard,
+            [&](llvm::raw_ostream &os) {
               annotated->print(os);
               os << "\n";
-              return llvm::Error::success();
-            }))
-      return fail("--emit-shard: cannot write " + emitShard + ": " +
-                  llvm::toString(std::move(e)));
+            },
+            error))
+      return fail("--emit-shard: cannot write " + error);
   }
   // A compile that fails leaves no partial bundle behind.
   bool existed = llvm::sys::fs::exists(output);

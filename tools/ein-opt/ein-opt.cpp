@@ -7,6 +7,7 @@
 
 #include "Einsummable/InitAll.h"
 #include "Einsummable/InputGuard.h"
+#include "Einsummable/Support/FileOutput.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
@@ -43,24 +44,16 @@ int main(int argc, char **argv) {
   mlir::ein::registerAllPasses();
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, args.data(), "Einsummable optimizer driver\n", registry);
-  // The input is checked for what MLIR's parser crashes on first.
-  if (input != "-") {
-    std::string error;
-    if (std::unique_ptr<llvm::MemoryBuffer> file =
-            mlir::openInputFile(input, &error);
-        file && !mlir::ein::checkParserSafe(*file, input, llvm::errs()))
-      return 1;
-    return mlir::asMainReturnCode(
-        mlir::MlirOptMain(argc, args.data(), input, output, registry));
-  }
-  // Standard input can be read once: read, check, then run on the buffer.
+  // The input is read once and checked for what MLIR's parser crashes on
+  // first; the output is ours, so a failed write is our error (below).
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(input, &error);
   if (!file) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  if (!mlir::ein::checkParserSafe(*file, "<stdin>", llvm::errs()))
+  if (!mlir::ein::checkParserSafe(*file, input == "-" ? "<stdin>" : input,
+                                  llvm::errs()))
     return 1;
   std::unique_ptr<llvm::ToolOutputFile> out =
       mlir::openOutputFile(output, &error);
@@ -70,7 +63,15 @@ int main(int argc, char **argv) {
   }
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
-  if (failed(mlir::MlirOptMain(out->os(), std::move(file), registry, config)))
+  bool ran = succeeded(
+      mlir::MlirOptMain(out->os(), std::move(file), registry, config));
+  // A full disk is our error, not LLVM's fatal one; the file goes.
+  if (std::string why = mlir::ein::takeStreamError(out->os()); !why.empty()) {
+    llvm::errs() << "ein-opt: error: cannot write '" << output << "': " << why
+                 << "\n";
+    return 1;
+  }
+  if (!ran)
     return 1;
   out->keep();
   return 0;

@@ -266,9 +266,11 @@ FailureOr<GemmEpilogue> mlir::ein::matchGemmEpilogue(JoinAggOp block,
     return epilogue;
   }
 
-  // ReLU: the larger of the sum and 0.
+  // ReLU: the larger of the sum and 0, a NaN kept (maximumf, as PyTorch's
+  // relu). maxnumf(x, 0) turns a NaN into 0: not the epilogue's function,
+  // so it stays a kernel.
   Operation *top = root.getDefiningOp();
-  if (top && isa<arith::MaximumFOp, arith::MaxNumFOp>(top)) {
+  if (top && isa<arith::MaximumFOp>(top)) {
     for (unsigned side : {0u, 1u}) {
       if (!isZero(top->getOperand(1 - side)))
         continue;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Einsummable/Conversion/EinToCPU/EinToCPU.h"
+#include "Einsummable/Support/FileOutput.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -106,6 +107,9 @@ LogicalResult mlir::ein::writeHostLibrary(ModuleOp kernels, StringRef path) {
     if (ec)
       return fail("cannot write " + objectFile.path + ": " + ec.message());
     os.write(object.data(), object.size());
+    os.close();
+    if (std::string why = takeStreamError(os); !why.empty())
+      return fail("cannot write " + objectFile.path + ": " + why);
   }
   std::string driver = "cc";
   if (std::optional<std::string> chosen =

@@ -16,6 +16,7 @@
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 #include "Einsummable/Dialect/Ein/IR/EinProgramForm.h"
 #include "Einsummable/Program/ExportProgram.h"
+#include "Einsummable/Support/FileOutput.h"
 #include "Einsummable/Target/TargetBackend.h"
 
 #include "ein/bundle.h"
@@ -1303,13 +1304,14 @@ LogicalResult mlir::ein::writeBundle(ModuleOp module,
                    const std::string &contents) -> LogicalResult {
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
+    std::string why = ec ? ec.message() : "";
     if (!ec) {
       os << contents;
       os.close();
-      ec = os.error();
+      why = takeStreamError(os);
     }
-    if (ec) {
-      module.emitError() << "cannot write '" << path << "': " << ec.message();
+    if (!why.empty()) {
+      module.emitError() << "cannot write '" << path << "': " << why;
       return failure();
     }
     return success();
