@@ -9,14 +9,21 @@
 `ein-compile` on it and loads the bundle through the runtime's C API.
 `load` binds a bundle compiled elsewhere to a model's weights. docs/
 frontend.md has the op table, how weights are bound and the limits.
+
+A `Compiled` may be shared by threads: its calls are serialized. After
+close() every method raises RuntimeError. Compiles may run in several
+threads at once (their traces are serialized).
 """
 
+import ctypes
+import errno
 import inspect
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import warnings
 
 import torch
@@ -44,10 +51,17 @@ def _dtype(name):
 
 
 class Compiled:
-    """A loaded bundle that is called like the model it came from."""
+    """A loaded bundle that is called like the model it came from.
+
+    One object may be shared by threads: a call sets the inputs, runs and
+    reads the outputs under the object's lock, so concurrent calls run one
+    after another, each with its own inputs and results (bench() and
+    close() take the same lock). After close() every method raises
+    RuntimeError; closing twice does nothing."""
 
     def __init__(self, bundle, description, weights, mlir=None, summary="",
                  explain_path=None):
+        self._lock = threading.RLock()
         self.bundle = os.path.abspath(bundle)
         self.mlir = mlir
         self._summary = summary
@@ -105,13 +119,27 @@ class Compiled:
         (FLOP/s; 0 on the cpu target)."""
         return self._runtime.peak_flops
 
-    def _set(self, index, tensor):
+    @staticmethod
+    def _host(tensor):
+        """`tensor` as contiguous host memory the runtime can copy from."""
         t = tensor.detach()
         if t.device.type != "cpu":
             t = t.cpu()
-        t = t.contiguous()
-        self._runtime.set_input(index, t.data_ptr(),
-                                t.numel() * t.element_size())
+        return t.contiguous()
+
+    def _set(self, index, tensor):
+        t = self._host(tensor)
+        with self._lock:
+            self._open()
+            self._runtime.set_input(index, t.data_ptr(),
+                                    t.numel() * t.element_size())
+
+    def _open(self):
+        """Raises once the bundle is closed (the runtime would be handed a
+        NULL bundle). Called holding self._lock."""
+        if self._runtime.closed:
+            raise RuntimeError("this compiled model (bundle %s) is closed"
+                               % self.bundle)
 
     def __call__(self, *inputs):
         if len(inputs) != len(self._inputs):
@@ -134,21 +162,30 @@ class Compiled:
                                                       arg["shape"]))
             if x.device.type != "cpu":
                 device = x.device
-        for index, x in zip(self._inputs, inputs):
-            self._set(index, x)
-        self._runtime.run()
-        self._called = True
-        if self._runtime.rank != 0:
-            # Another rank of a run over several processes: the outputs are
-            # gathered into rank 0, and this one has none.
-            for i in range(len(self._runtime.outputs)):
-                self._runtime.get_output(i, 0, 0)
-            return None
-        results = []
-        for i, info in enumerate(self._runtime.outputs):
-            out = torch.empty(info.shape, dtype=_dtype(info.dtype))
-            self._runtime.get_output(i, out.data_ptr(), info.bytes)
-            results.append(out.to(device) if device is not None else out)
+        hosted = [(index, self._host(x))
+                  for index, x in zip(self._inputs, inputs)]
+        results = [torch.empty(info.shape, dtype=_dtype(info.dtype))
+                   for info in self._runtime.outputs]
+        # Setting the inputs, the run and reading the outputs are one step:
+        # another thread's call must not set its inputs between them.
+        with self._lock:
+            self._open()
+            for index, t in hosted:
+                self._runtime.set_input(index, t.data_ptr(),
+                                        t.numel() * t.element_size())
+            self._runtime.run()
+            self._called = True
+            if self._runtime.rank != 0:
+                # Another rank of a run over several processes: the outputs
+                # are gathered into rank 0, and this one has none.
+                for i in range(len(self._runtime.outputs)):
+                    self._runtime.get_output(i, 0, 0)
+                return None
+            for i, info in enumerate(self._runtime.outputs):
+                self._runtime.get_output(i, results[i].data_ptr(),
+                                         info.bytes)
+        if device is not None:
+            results = [out.to(device) for out in results]
         kind = self._outputs["kind"]
         if kind == "tensor":
             return results[0]
@@ -157,17 +194,23 @@ class Compiled:
     def bench(self, warmup=10, iters=100):
         """Median milliseconds of one step by the runtime's timer, on the
         inputs of the last call."""
-        if not self._called:
-            raise RuntimeError("call the model once before bench(): a step "
-                               "runs on the inputs of the last call")
-        return self._runtime.bench(warmup, iters)
+        with self._lock:
+            self._open()
+            if not self._called:
+                raise RuntimeError("call the model once before bench(): a "
+                                   "step runs on the inputs of the last call")
+            return self._runtime.bench(warmup, iters)
 
     def summary(self):
         """The table ein-compile printed."""
-        return self._summary
+        with self._lock:
+            self._open()
+            return self._summary
 
     def explain(self):
         """The plan's explanation (docs/explain.md) as a dict."""
+        with self._lock:
+            self._open()
         if not self._explain or not os.path.exists(self._explain):
             raise FrontendError("this bundle was loaded, not compiled here: "
                                 "it has no explanation")
@@ -175,7 +218,10 @@ class Compiled:
             return json.load(f)
 
     def close(self):
-        self._runtime.close()
+        """Frees the bundle (its memory on the devices). Waits for a call
+        in flight on another thread; a second close() does nothing."""
+        with self._lock:
+            self._runtime.close()
 
 
 def _weights_for(description, model, directory):
@@ -210,17 +256,53 @@ def _weights_for(description, model, directory):
     return bound
 
 
-def _install(source, destination):
-    """Moves directory `source` to `destination`, replacing what was there
-    only once the new one is complete."""
-    old = None
-    if os.path.exists(destination):
-        old = destination + ".old"
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(destination, old)
-    os.replace(source, destination)
-    if old:
-        shutil.rmtree(old, ignore_errors=True)
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a, b):
+    """Swaps the paths `a` and `b` in one step (Linux renameat2
+    RENAME_EXCHANGE); False where the C library or file system cannot, or
+    `b` does not exist."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
+                          ctypes.c_char_p, ctypes.c_uint]
+    return renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b),
+                     _RENAME_EXCHANGE) == 0
+
+
+def _install(source, destination, scratch):
+    """Puts the complete directory `source` in `destination`'s place, so
+    that `destination` always names a whole bundle, the old one or the new
+    one. What was there ends up in `scratch` (the caller removes it)."""
+    if _exchange(source, destination):
+        return  # `source` now names the old bundle
+    try:
+        os.rename(source, destination)  # nothing there (or an empty dir)
+        return
+    except OSError as error:
+        if error.errno not in (errno.ENOTEMPTY, errno.EEXIST,
+                               errno.ENOTDIR, errno.EISDIR):
+            raise
+    # No atomic exchange here: the old one aside, the new one in.
+    old = os.path.join(scratch, "old")
+    os.rename(destination, old)
+    try:
+        os.rename(source, destination)
+    except BaseException:
+        os.rename(old, destination)
+        raise
+
+
+def _stage_name(workdir):
+    """A fresh directory in `workdir` that one compile assembles its bundle
+    in (ein-compile's own staging directory is inside it)."""
+    return tempfile.mkdtemp(prefix=".bundle-", suffix=".partial",
+                            dir=workdir)
 
 
 def compile(model, example_inputs, *, devices=1, target="cpu",
@@ -254,25 +336,66 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
     mlir = os.path.join(workdir, "model.mlir")
     description_path = os.path.join(workdir, "frontend.json")
     exported.write(mlir, description_path)
+    description = exported.description()
     bundle = os.path.join(workdir, "bundle")
-    partial = bundle + ".partial"
-    shutil.rmtree(partial, ignore_errors=True)
     explain = os.path.join(workdir, "explain.json")
-    command = [_tools.tool("ein-compile"), mlir, "-o", partial,
+    # The bundle is staged once: ein-compile writes it into a directory of
+    # this compile's own (where it stages it itself), frontend.json and the
+    # constants join it there, and it then takes `bundle`'s place whole. On
+    # any failure the staging directory goes, with whatever ein-compile left
+    # in it, and `bundle` stays as it was.
+    staging = _stage_name(workdir)
+    try:
+        staged = os.path.join(staging, "bundle")
+        staged_explain = os.path.join(staging, "explain.json")
+        summary = _run_ein_compile(
+            mlir, staged, staged_explain, devices=devices, target=target,
+            strategy=strategy, memory_limit=memory_limit,
+            extra_args=extra_args,
+            given=dict(topology=topology, tie_layout=tie_layout, chip=chip,
+                       exchange=exchange, partials=partials, stages=stages,
+                       compute=compute,
+                       weights_replicable=weights_replicable,
+                       approx_math=approx_math, seed=seed,
+                       state_cap=state_cap, allow_inexact=allow_inexact,
+                       batch_transfers=batch_transfers,
+                       gemm_epilogues=gemm_epilogues,
+                       attention_views=attention_views,
+                       cuda_toolkit=cuda_toolkit, remarks=remarks))
+        shutil.copyfile(description_path,
+                        os.path.join(staged, "frontend.json"))
+        # The constants this program's arguments name (not whatever an
+        # earlier compile left in workdir/constants).
+        for arg in description["arguments"]:
+            if "file" in arg:
+                target_file = os.path.join(staged, arg["file"])
+                os.makedirs(os.path.dirname(target_file), exist_ok=True)
+                shutil.copyfile(os.path.join(workdir, arg["file"]),
+                                target_file)
+        _install(staged, bundle, staging)
+        if os.path.exists(staged_explain):
+            os.replace(staged_explain, explain)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    weights = {i: a["tensor"] for i, a in enumerate(exported.arguments)
+               if a["kind"] == "weight"}
+    # The summary names the bundle where ein-compile wrote it.
+    summary = summary.replace(staged, bundle)
+    return Compiled(bundle, description, weights, mlir=mlir,
+                    summary=summary, explain_path=explain)
+
+
+def _run_ein_compile(mlir, output, explain, *, devices, target, strategy,
+                     memory_limit, extra_args, given):
+    """Runs ein-compile on `mlir` into the bundle `output`; returns what it
+    printed, raises CompileError with its diagnostic, warns its remarks."""
+    command = [_tools.tool("ein-compile"), mlir, "-o", output,
                "--target=%s" % target, "--devices=%d" % devices,
                "--strategy=%s" % strategy, "--explain=%s" % explain]
     if memory_limit:
         command.append("--memory-limit=%d" % int(memory_limit))
     # The other flags, where they differ from ein-compile's defaults (this
     # signature's, which python/tests/test_options.py holds to them).
-    given = dict(topology=topology, tie_layout=tie_layout, chip=chip,
-                 exchange=exchange, partials=partials, stages=stages,
-                 compute=compute, weights_replicable=weights_replicable,
-                 approx_math=approx_math, seed=seed, state_cap=state_cap,
-                 allow_inexact=allow_inexact, batch_transfers=batch_transfers,
-                 gemm_epilogues=gemm_epilogues,
-                 attention_views=attention_views, cuda_toolkit=cuda_toolkit,
-                 remarks=remarks)
     defaults = inspect.signature(compile).parameters
     for keyword, value in given.items():
         if value is None or value == defaults[keyword].default:
@@ -283,21 +406,12 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
     command += list(extra_args)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        shutil.rmtree(partial, ignore_errors=True)
         raise CompileError(done.stderr.strip() or done.stdout.strip())
     for line in done.stderr.splitlines():
         if "remark:" in line:
-            warnings.warn(line, CompileRemark, stacklevel=2)
-    shutil.copy(description_path, os.path.join(partial, "frontend.json"))
-    if os.path.isdir(os.path.join(workdir, "constants")):
-        shutil.copytree(os.path.join(workdir, "constants"),
-                        os.path.join(partial, "constants"))
-    _install(partial, bundle)
-    description = exported.description()
-    weights = {i: a["tensor"] for i, a in enumerate(exported.arguments)
-               if a["kind"] == "weight"}
-    return Compiled(bundle, description, weights, mlir=mlir,
-                    summary=done.stdout, explain_path=explain)
+            # Attributed to compile()'s caller.
+            warnings.warn(line, CompileRemark, stacklevel=3)
+    return done.stdout
 
 
 def load(bundle, model=None, frontend=None):

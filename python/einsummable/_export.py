@@ -57,11 +57,24 @@ class Exported:
                     json.dumps(self.description(), indent=2) + "\n")
 
 
-def _write_text(path, text):
+def _write_atomic(path, data, mode="w"):
+    """Writes `path` whole or not at all: through `path`.tmp, which a
+    failed write (a full disk) removes."""
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, mode) as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _write_text(path, text):
+    _write_atomic(path, text)
 
 
 def raw_bytes(tensor):
@@ -73,8 +86,7 @@ def raw_bytes(tensor):
 
 
 def write_raw(tensor, path):
-    with open(path, "wb") as f:
-        f.write(raw_bytes(tensor))
+    _write_atomic(path, raw_bytes(tensor), "wb")
 
 
 def read_raw(path, shape, dtype):
@@ -86,10 +98,14 @@ def read_raw(path, shape, dtype):
 
 
 def export(model, example_inputs):
-    traced = _trace.trace(model, example_inputs)
-    translator = _aten.Translator(traced.graph, traced.arguments,
-                                  _trace.locate)
-    results = translator.run()
+    # One trace at a time in this process: PyTorch's tracer (make_fx,
+    # functionalize) keeps state of its own that two threads tracing at once
+    # corrupt (an internal assert).
+    with _trace.LOCK:
+        traced = _trace.trace(model, example_inputs)
+        translator = _aten.Translator(traced.graph, traced.arguments,
+                                      _trace.locate)
+        results = translator.run()
     for a in translator.arguments:
         if a["name"] in translator.constants:
             a["constant"] = True

@@ -2,11 +2,17 @@
 
 A `Bundle` owns one loaded bundle: its inputs and outputs described, inputs
 set from NumPy arrays or raw bytes, runs, outputs read back, benchmarks.
-Every failed call raises `RuntimeError` with the runtime's own sentence.
+Every failed call raises `RuntimeError` with the runtime's own sentence;
+so does any call after close() (the C API would be handed a NULL bundle).
+Each call into the C API holds the bundle's lock, so close() never frees a
+bundle another thread is running; a sequence of calls (set the inputs, run,
+read the outputs) is made whole by its caller (`Compiled` holds its own
+lock around it).
 """
 
 import ctypes
 import os
+import threading
 
 from . import _tools
 
@@ -86,12 +92,13 @@ class Bundle:
 
     def __init__(self, directory, debug=False):
         self._lib = library()
+        self._lock = threading.RLock()
         self._handle = ctypes.c_void_p()
+        self.directory = directory
         options = _LoadOptions(1 if debug else 0)
         self._check(self._lib.ein_bundle_load(
             os.fsencode(directory), ctypes.byref(options),
             ctypes.byref(self._handle)))
-        self.directory = directory
         self.target = self._lib.ein_bundle_target(self._handle).decode()
         self.devices = self._lib.ein_bundle_devices(self._handle)
         # Under mpirun, a bundle for several nodes runs one rank per process
@@ -113,39 +120,57 @@ class Bundle:
         if status != EIN_OK:
             raise RuntimeError(self._lib.ein_last_error().decode())
 
+    @property
+    def closed(self):
+        return not self._handle
+
+    def _live(self):
+        """The handle; a closed bundle raises instead of handing the C API
+        NULL. Call it holding self._lock."""
+        if not self._handle:
+            raise RuntimeError("the bundle %s is closed" % self.directory)
+        return self._handle
+
     def _info(self, fn, index):
         info = _TensorInfo()
         self._check(fn(self._handle, index, ctypes.byref(info)))
         return TensorInfo(info)
 
     def describe(self):
-        return self._lib.ein_bundle_describe(self._handle).decode()
+        with self._lock:
+            return self._lib.ein_bundle_describe(self._live()).decode()
 
     def set_input(self, index, address, nbytes):
         """Copies input `index` from `nbytes` bytes at host `address`."""
-        self._check(self._lib.ein_bundle_set_input(
-            self._handle, index, ctypes.c_void_p(address), nbytes))
+        with self._lock:
+            self._check(self._lib.ein_bundle_set_input(
+                self._live(), index, ctypes.c_void_p(address), nbytes))
 
     def run(self):
-        self._check(self._lib.ein_bundle_run(self._handle))
+        with self._lock:
+            self._check(self._lib.ein_bundle_run(self._live()))
 
     def get_output(self, index, address, nbytes):
         """Copies output `index` of the last run to host `address`."""
-        self._check(self._lib.ein_bundle_get_output(
-            self._handle, index, ctypes.c_void_p(address), nbytes))
+        with self._lock:
+            self._check(self._lib.ein_bundle_get_output(
+                self._live(), index, ctypes.c_void_p(address), nbytes))
 
     def bench(self, warmup=10, iterations=100, host_timer=False):
         """Median milliseconds of one step, by the runtime's timer."""
         median = ctypes.c_double()
-        self._check(self._lib.ein_bundle_bench_with(
-            self._handle, 1 if host_timer else 0, warmup, iterations,
-            ctypes.byref(median)))
+        with self._lock:
+            self._check(self._lib.ein_bundle_bench_with(
+                self._live(), 1 if host_timer else 0, warmup, iterations,
+                ctypes.byref(median)))
         return median.value
 
     def close(self):
-        if self._handle:
-            self._lib.ein_bundle_free(self._handle)
-            self._handle = ctypes.c_void_p()
+        """Frees the bundle; a second close() does nothing."""
+        with self._lock:
+            if self._handle:
+                self._lib.ein_bundle_free(self._handle)
+                self._handle = ctypes.c_void_p()
 
     def __del__(self):
         try:

@@ -9,6 +9,7 @@ keeps the model's source line it came from.
 
 import os
 import re
+import threading
 
 import torch
 from torch.fx.experimental import proxy_tensor
@@ -23,6 +24,11 @@ except ImportError:  # PyTorch 1.13 (Debian 12)
     from functorch import functionalize as _functionalize
 
 aten = torch.ops.aten
+
+# Held while a model is traced (and, by export, translated): PyTorch's
+# tracer is not safe for two threads at once (functorch's DynamicLayer
+# asserts), and trace() sets a class attribute of make_fx's tracer.
+LOCK = threading.RLock()
 
 # Ops make_fx keeps that PyTorch's own decomposition tables turn into ops
 # the front end takes (those missing from a PyTorch version are skipped).
@@ -114,6 +120,11 @@ def weights_of(model):
 
 
 def trace(model, example_inputs):
+    with LOCK:
+        return _trace(model, example_inputs)
+
+
+def _trace(model, example_inputs):
     if isinstance(model, torch.nn.Module) and model.training:
         raise FrontendError("the model is in training mode; call "
                             "model.eval() before compiling it")
