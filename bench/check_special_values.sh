@@ -18,10 +18,10 @@ for bundle in "$dir"/*/; do
   bundle=${bundle%/}
   [ -f "$bundle/manifest.json" ] || continue
   name=$(basename "$bundle")
-  inputs=$(python3 "$here/special_values.py" make "$bundle" "$out/$name" | paste -sd,)
+  inputs=$(${PYTHON:-python3} "$here/special_values.py" make "$bundle" "$out/$name" | paste -sd,)
   if "$run" "$bundle" --inputs="$inputs" --outputs="$out/$name/got.npy" > "$out/$name.run.log" 2>&1 &&
      "$eval" "$bundle/program.json" --inputs="$inputs" --outputs="$out/$name/want.npy" > "$out/$name.eval.log" 2>&1; then
-    line=$(python3 "$here/special_values.py" compare "$out/$name/got.npy" "$out/$name/want.npy") || failed=$((failed + 1))
+    line=$(${PYTHON:-python3} "$here/special_values.py" compare "$out/$name/got.npy" "$out/$name/want.npy") || failed=$((failed + 1))
   else
     line="did not run (logs: $name.run.log, $name.eval.log)"; failed=$((failed + 1))
   fi

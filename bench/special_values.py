@@ -35,12 +35,14 @@ def make(bundle, out):
     rng = np.random.default_rng(7)
     os.makedirs(out, exist_ok=True)
     for i, arg in enumerate(manifest["inputs"]):
-        shape, dtype = arg["shape"], arg["dtype"]
+        shape, dtype = arg["type"]["shape"], arg["type"]["dtype"]
         x = (rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)
         if i == 0:
             flat = x.reshape(-1)
             flat[1], flat[flat.size // 2], flat[-2] = np.nan, np.inf, -np.inf
-        data = to_bf16_bits(x) if dtype == "bf16" else x.astype(dtype)
+        numpy_type = {"f32": np.float32, "f16": np.float16, "f64": np.float64}
+        data = (to_bf16_bits(x) if dtype == "bf16" else
+                x.astype(numpy_type[dtype]))
         np.save(os.path.join(out, "in%d.npy" % i), data)
         print(os.path.join(out, "in%d.npy" % i))
 
