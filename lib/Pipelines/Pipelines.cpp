@@ -207,6 +207,7 @@ void mlir::ein::buildExportShardPipeline(
   EinExportShardOptions shard;
   shard.stateCap = options.stateCap;
   shard.allowInexact = options.allowInexact;
+  shard.exact = options.exact;
   shard.tieLayout = options.tieLayout;
   shard.strategy = options.strategy;
   shard.seed = options.seed;

@@ -126,7 +126,7 @@ FailureOr<PlanConfig> PlanConfig::build(ModuleOp module,
   }
   config.seed = options.seed;
   config.tieLayout = options.tieLayout;
-  config.allowInexact = options.allowInexact;
+  config.exact = options.exact;
   config.hierarchical = options.hierarchical;
   config.remarks = options.remarks;
   config.batchTransfers = options.batchTransfers;

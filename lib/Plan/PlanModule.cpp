@@ -22,6 +22,7 @@
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -187,7 +188,7 @@ LogicalResult mlir::ein::planModule(ModuleOp module, const PlanConfig &config) {
   const ::ein::Topology &topology = config.topology;
   std::optional<planner::Strategy> kind = config.strategy;
   uint64_t seed = config.seed;
-  bool tieLayout = config.tieLayout, allowInexact = config.allowInexact,
+  bool tieLayout = config.tieLayout, exact = config.exact,
        hierarchical = config.hierarchical, remarks = config.remarks,
        batchTransfers = config.batchTransfers, pipeline = config.pipeline;
   int64_t memoryLimit = config.memoryLimit,
@@ -370,20 +371,28 @@ LogicalResult mlir::ein::planModule(ModuleOp module, const PlanConfig &config) {
       func.emitOpError() << noFit;
       return failure();
     }
+    // The planner always answers: past its state cap it keeps the best
+    // plan its bounded search found, and says how far from the optimum it
+    // may be; `exact` asks for the refusal instead.
     if (plan.capped) {
-      InFlightDiagnostic diag =
-          allowInexact ? func.emitWarning() : func.emitOpError();
+      InFlightDiagnostic diag = exact ? func.emitOpError() : func.emitWarning();
       diag << "the search kept only the " << options.stateCap
            << " cheapest states at some step (it saw " << plan.peakStates
            << "): ";
-      if (!allowInexact) {
+      if (exact) {
         diag << "the plan would not be provably optimal; raise state-cap "
-                "(ein-compile --state-cap=N), or pass allow-inexact=true "
-                "(--allow-inexact) to keep the cheapest plan found";
+                "(ein-compile --state-cap=N), or leave out exact=true "
+                "(--exact) to keep the best plan found";
         return failure();
       }
-      diag << "the plan may not be optimal; raise state-cap "
-              "(ein-compile --state-cap=N)";
+      double gap = plan.total > 0
+                       ? 100.0 * (plan.total - plan.lowerBound) / plan.total
+                       : 0.0;
+      diag << "the plan may not be optimal: it costs " << humanBytes(plan.total)
+           << ", no plan less than " << humanBytes(plan.lowerBound)
+           << " (within " << llvm::formatv("{0:F1}", gap).str()
+           << "%); raise state-cap (ein-compile --state-cap=N) for a proven "
+              "optimum";
     }
     // The intra-op plan's step as ein-synthesize-exchanges lowers it
     // (placed, synthesized), made once for the explanation and

@@ -434,6 +434,17 @@ Plan search(const Graph &graph, const SearchOptions &options) {
 
   using Clock = std::chrono::steady_clock;
   Clock::time_point began = Clock::now(), lastReport = began;
+  // A lower bound on what the nodes from each step on add to any plan:
+  // their cheapest own terms (edges cost nothing or more), so that a
+  // dropped state bounds every plan through it.
+  std::vector<double> restFloor(pb.order.size() + 1, 0.0);
+  for (size_t i = pb.order.size(); i-- > 0;) {
+    const std::vector<double> &unary = pb.nodes[pb.order[i]].unary;
+    restFloor[i] =
+        restFloor[i + 1] +
+        (unary.empty() ? 0.0 : *std::min_element(unary.begin(), unary.end()));
+  }
+  double prunedFloor = std::numeric_limits<double>::infinity();
   for (size_t step = 0; step < pb.order.size(); ++step) {
     int n = pb.order[step];
     const Node &node = pb.nodes[n];
@@ -493,7 +504,12 @@ Plan search(const Graph &graph, const SearchOptions &options) {
       std::sort(all.begin(), all.end(), [&](const auto &a, const auto &b) {
         return cheaper(nextArena, a.second, b.second);
       });
-      all.resize(std::max<size_t>(options.stateCap, 1));
+      // Costs only grow along a plan, so every plan through a dropped
+      // state costs at least its cost plus the rest's cheapest own terms.
+      size_t kept = std::max<size_t>(options.stateCap, 1);
+      prunedFloor =
+          std::min(prunedFloor, all[kept].second.cost + restFloor[step + 1]);
+      all.resize(kept);
       nextStates = States(all.begin(), all.end());
     }
     states = std::move(nextStates);
@@ -534,6 +550,8 @@ Plan search(const Graph &graph, const SearchOptions &options) {
   result = finish(graph, pb, bestChoice, options);
   result.capped = capped;
   result.peakStates = peak;
+  result.lowerBound =
+      capped ? std::min(result.total, prunedFloor) : result.total;
   return result;
 }
 

@@ -32,7 +32,7 @@ struct EinDecomposePass
     options.bytesPerFlop = bytesPerFlop;
     options.compute = compute;
     options.remarks = remarks;
-    options.allowInexact = allowInexact;
+    options.exact = exact;
     options.tieLayout = tieLayout;
     options.strategy = strategy;
     options.seed = seed;

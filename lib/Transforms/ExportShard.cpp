@@ -51,6 +51,7 @@ struct EinExportShardPass
     decompose.weightsReplicable = weightsReplicable;
     decompose.stateCap = stateCap;
     decompose.allowInexact = allowInexact;
+    decompose.exact = exact;
     decompose.tieLayout = tieLayout;
     decompose.strategy = strategy;
     decompose.seed = seed;

@@ -310,7 +310,7 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
             tie_layout=False, workdir=None, chip="sm_90",
             exchange="synthesized", partials="acc", stages="off",
             compute="auto", weights_replicable=True, approx_math=True,
-            seed=0, state_cap=131072, allow_inexact=False,
+            seed=0, state_cap=131072, allow_inexact=False, exact=False,
             batch_transfers=True, gemm_epilogues=True, attention_views=True,
             cuda_toolkit="/usr/local/cuda", remarks="missed", extra_args=()):
     """Traces `model` on `example_inputs`, plans it over `devices` and
@@ -325,7 +325,8 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
     chunks, docs/distributed.md and docs/physical.md), the planner's compute
     term ("auto": kernels for cuda, flops for cpu), whether weights may be
     replicated, the approximate math of f16/bf16 GPU kernels, the seed of
-    strategy="random", the search's state cap and `allow_inexact`, batched
+    strategy="random", the search's state cap and `exact` (refuse a plan
+    the cap made inexact, instead of keeping it with a warning), batched
     transfers, gemm epilogues, attention views, the CUDA toolkit and
     remarks ("missed" or "none"). `memory_limit` is bytes a GPU may hold
     (None: no limit); `extra_args` are passed to ein-compile as they are."""
@@ -358,6 +359,7 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
                        weights_replicable=weights_replicable,
                        approx_math=approx_math, seed=seed,
                        state_cap=state_cap, allow_inexact=allow_inexact,
+                       exact=exact,
                        batch_transfers=batch_transfers,
                        gemm_epilogues=gemm_epilogues,
                        attention_views=attention_views,
@@ -408,7 +410,9 @@ def _run_ein_compile(mlir, output, explain, *, devices, target, strategy,
     if done.returncode != 0:
         raise CompileError(done.stderr.strip() or done.stdout.strip())
     for line in done.stderr.splitlines():
-        if "remark:" in line:
+        # Remarks, and warnings such as a plan past the search's state cap
+        # (not proven optimal), reach the caller as Python warnings.
+        if "remark:" in line or "warning:" in line:
             # Attributed to compile()'s caller.
             warnings.warn(line, CompileRemark, stacklevel=3)
     return done.stdout

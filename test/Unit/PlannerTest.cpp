@@ -221,6 +221,32 @@ TEST(Planner, CapIsReported) {
   EXPECT_FALSE(exact.capped);
   EXPECT_LE(exact.total, capped.total);
   EXPECT_EQ(exact.total, bruteForce(g, o).total);
+  // The capped search's bound holds: no plan is cheaper than it, and an
+  // exact search's bound is its plan's cost.
+  EXPECT_LE(capped.lowerBound, exact.total);
+  EXPECT_LE(capped.lowerBound, capped.total);
+  EXPECT_EQ(exact.lowerBound, exact.total);
+}
+
+TEST(Planner, CappedBoundHoldsOnRandomChains) {
+  // Chains of matmuls whose search a cap of 1 to 4 states cuts short: the
+  // bound it reports never passes the brute-force optimum.
+  for (unsigned seed = 0; seed < 12; ++seed) {
+    Graph g;
+    int64_t n = 8 << (seed % 3);
+    int v = addValue(g, "x", {n, n}, ValueKind::Activation);
+    for (unsigned i = 0; i < 3 + seed % 2; ++i) {
+      int w =
+          addValue(g, "w" + std::to_string(i), {n, n}, ValueKind::Activation);
+      v = matmul(g, v, w, "m" + std::to_string(i));
+    }
+    SearchOptions o = bytesOnly(4);
+    o.stateCap = 1 + seed % 4;
+    Plan capped = search(g, o);
+    double optimum = bruteForce(g, o).total;
+    EXPECT_LE(capped.lowerBound, optimum) << "seed " << seed;
+    EXPECT_GE(capped.total, optimum) << "seed " << seed;
+  }
 }
 
 TEST(Planner, ProgressReportsEveryStepAtZeroSeconds) {

@@ -333,6 +333,7 @@ int main(int argc, char **argv) {
                                     &stateCap,
                                     &explain,
                                     &allowInexact,
+                                    &exact,
                                     &topology};
     for (cl::Option *o : plannerOptions)
       if (o->getNumOccurrences())

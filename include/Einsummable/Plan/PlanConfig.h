@@ -62,7 +62,7 @@ struct PlanOptions {
   double bytesPerFlop = -1;
   std::string compute = "flops";
   bool remarks = false;
-  bool allowInexact = false;
+  bool exact = false;
   bool tieLayout = false;
   std::string strategy = "optimal";
   uint64_t seed = 0;
@@ -89,7 +89,8 @@ struct PlanConfig {
   ::ein::planner::Strategy strategy = ::ein::planner::Strategy::Optimal;
   uint64_t seed = 0;
   bool tieLayout = false;
-  bool allowInexact = false;
+  /// Refuse, rather than keep, a plan the state cap made inexact.
+  bool exact = false;
   bool hierarchical = true;
   bool remarks = false;
   bool batchTransfers = true;

@@ -69,6 +69,11 @@ struct Plan {
   /// Whether the state cap bit, and the largest state count seen.
   bool capped = false;
   size_t peakStates = 0;
+  /// No plan costs less than this: `total` when the search is exact; when
+  /// the cap bit, the cheaper of `total` and, over the states it dropped,
+  /// the cheapest one's cost plus the cheapest own terms of the nodes after
+  /// it (costs only grow along a plan).
+  double lowerBound = 0;
 };
 
 /// The whole-graph search.

@@ -228,6 +228,7 @@ def EinExportShard : Pass<"ein-export-shard", "::mlir::ModuleOp"> {
            "As ein-decompose's">,
     Option<"allowInexact", "allow-inexact", "bool", "false",
            "As ein-decompose's">,
+    Option<"exact", "exact", "bool", "false", "As ein-decompose's">,
     Option<"tieLayout", "tie-layout", "bool", "false",
            "As ein-decompose's">,
     Option<"strategy", "strategy", "std::string", "\"optimal\"",
@@ -262,8 +263,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     Builds the planner's graph of each function and runs the whole-graph
     search of `docs/planner.md`: dynamic programming over a topological
     order whose state is the layouts of the live values, exact unless the
-    state cap bites: then it fails, saying so, unless `allow-inexact` keeps
-    the cheapest plan found (with a warning). The cost is the byte proxy of
+    state cap bites: then it keeps the best plan its bounded search found,
+    with a warning giving its cost and a lower bound on the optimum's (the
+    cheapest state it dropped), or, with `exact`, fails saying so. The cost
+    is the byte proxy of
     docs/planner.md (join copies, aggregation in the accumulator type,
     repartition between producer and consumer) plus the busiest GPU's FLOPs
     converted to bytes. Activation arguments arrive free in any
@@ -328,8 +331,12 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark per op with its spec and cost terms">,
     Option<"allowInexact", "allow-inexact", "bool", "false",
-           "When the state cap bites, keep the cheapest plan found with a "
-           "warning instead of failing">,
+           "Kept so that older pipelines run: when the state cap bites the "
+           "best plan found is kept by default (see exact)">,
+    Option<"exact", "exact", "bool", "false",
+           "When the state cap bites, fail (the plan would not be provably "
+           "optimal) instead of keeping the best plan found with a warning "
+           "that bounds its distance from the optimum">,
     Option<"tieLayout", "tie-layout", "bool", "false",
            "Each result must leave in the layout of the first activation "
            "argument of its type (so stacked blocks compose); the move is "
