@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -1003,6 +1004,22 @@ ModuleOp mlir::ein::findKernelsModule(ModuleOp module) {
   return nullptr;
 }
 
+/// What a kernel computes, whatever its name: its printed form under a
+/// fixed name, and how it uses each argument. Two blocks with one key may
+/// call one kernel.
+static std::string kernelKey(func::FuncOp kernel,
+                             const ::ein::KernelSignature &signature) {
+  StringAttr name = kernel.getSymNameAttr();
+  kernel.setSymName("kernel");
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  kernel.print(os, OpPrintingFlags().printGenericOpForm());
+  kernel.setSymNameAttr(name);
+  for (const ::ein::SignatureArg &arg : signature.args)
+    os << "|" << static_cast<int>(arg.access);
+  return key;
+}
+
 FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
                                                    ::ein::Backend backend,
                                                    bool remarks) {
@@ -1022,6 +1039,8 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
   builder.setInsertionPointToEnd(kernels.getBody());
   int count = 0;
   ::ein::KernelSignatures signatures;
+  // Each distinct kernel's name, by what it computes.
+  llvm::StringMap<std::string> kernelByKey;
   // One remark per source op (its device blocks share its location).
   llvm::DenseSet<Location> told;
   WalkResult walked = func->walk([&](Operation *op) {
@@ -1047,11 +1066,11 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
         op->emitRemark() << what << why;
       }
     }
-    std::string name = "ein_kernel_" + std::to_string(count++);
+    std::string name = "ein_kernel_" + std::to_string(count);
     FailureOr<func::FuncOp> kernel = buildBlockKernel(op, name, builder);
     if (failed(kernel))
       return WalkResult::interrupt();
-    ::ein::KernelSignature &signature = signatures[name];
+    ::ein::KernelSignature signature;
     for (auto [i, type] : llvm::enumerate(kernel->getArgumentTypes())) {
       FailureOr<::ein::SignatureArg> arg =
           signatureArg(type, i < op->getNumOperands() ? ::ein::Access::Read
@@ -1063,7 +1082,19 @@ FailureOr<ModuleOp> mlir::ein::outlineBlockKernels(ModuleOp module,
       }
       signature.args.push_back(std::move(*arg));
     }
-    op->setAttr(EinDialect::getKernelAttrName(), builder.getStringAttr(name));
+    // Blocks that compute the same thing (an op's even blocks on every
+    // GPU, the same op in every layer) share one kernel: it is compiled
+    // once, not once per block.
+    std::string key = kernelKey(*kernel, signature);
+    auto [it, added] = kernelByKey.try_emplace(key, name);
+    if (added) {
+      ++count;
+      signatures[name] = std::move(signature);
+    } else {
+      kernel->erase();
+    }
+    op->setAttr(EinDialect::getKernelAttrName(),
+                builder.getStringAttr(it->second));
     return WalkResult::advance();
   });
   if (walked.wasInterrupted())
