@@ -38,7 +38,7 @@ LOCK = threading.RLock()
 _DECOMPOSE = [
     "hardtanh", "hardswish", "hardsigmoid", "leaky_relu", "elu", "softplus",
     "mish", "addcmul", "addcdiv", "lerp", "std", "std_mean", "glu", "rsub",
-    "mv", "dot", "baddbmm", "logsumexp", "native_group_norm",
+    "mv", "dot", "baddbmm", "native_group_norm",
     "native_batch_norm", "_native_batch_norm_legit_no_training",
     "_native_batch_norm_legit", "square", "frac", "logit", "sgn",
     "nan_to_num", "xlogy", "celu", "selu", "relu6", "threshold",
