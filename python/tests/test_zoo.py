@@ -386,7 +386,8 @@ class Arguments(unittest.TestCase):
     def test_other_keywords_refuse_wrong_types(self):
         for keyword, value in (("approx_math", "yes"), ("tie_layout", 1),
                                ("gemm_epilogues", None),
-                               ("weights_replicable", 0)):
+                               ("weights_replicable", 0),
+                               ("exact", "true")):
             self.refuses(TypeError, "%s must be a bool" % keyword,
                          **{keyword: value})
         for keyword, value in (("seed", 1.0), ("state_cap", True),
