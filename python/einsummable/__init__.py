@@ -23,8 +23,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+import re
 import threading
 import warnings
+import weakref
 
 import torch
 
@@ -62,6 +64,7 @@ class Compiled:
     def __init__(self, bundle, description, weights, mlir=None, summary="",
                  explain_path=None):
         self._lock = threading.RLock()
+        self._scratch = None
         self.bundle = os.path.abspath(bundle)
         self.mlir = mlir
         self._summary = summary
@@ -219,9 +222,20 @@ class Compiled:
 
     def close(self):
         """Frees the bundle (its memory on the devices). Waits for a call
-        in flight on another thread; a second close() does nothing."""
+        in flight on another thread; a second close() does nothing. The
+        temporary directory of a compile that named no `workdir` (the
+        program, the bundle, the plan's explanation) goes with it."""
         with self._lock:
             self._runtime.close()
+            if self._scratch is not None:
+                self._scratch()
+
+    def _own(self, directory):
+        """Makes `directory` (a compile's temporary workdir) this object's:
+        removed by close(), or when the object is collected or the
+        interpreter exits."""
+        self._scratch = weakref.finalize(self, shutil.rmtree, directory,
+                                         True)
 
 
 def _weights_for(description, model, directory):
@@ -305,6 +319,123 @@ def _stage_name(workdir):
                             dir=workdir)
 
 
+# -- arguments, checked as ein-compile checks its flags ----------------------
+
+_SIZE = re.compile(r"([0-9.]*)(.*)", re.S)
+_UNITS = {"": 1, "B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+          "TB": 1e12, "KiB": 1024.0, "MiB": 2.0 ** 20, "GiB": 2.0 ** 30,
+          "TiB": 2.0 ** 40}
+_MAX_BYTES = 9.0e18
+
+
+def _type_name(value):
+    return type(value).__name__
+
+
+def _memory_bytes(value):
+    """`memory_limit` as bytes (None: no limit): an int of bytes, or a
+    string as ein-compile's --memory-limit takes it ("512MiB", "80GiB",
+    "1.5GB", "64kB", "4096")."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError("memory_limit must be an int of bytes or a size "
+                        "such as \"40GiB\", not %s %r"
+                        % (_type_name(value), value))
+    if isinstance(value, int):
+        if value < 1 or value > _MAX_BYTES:
+            raise ValueError("memory_limit must be at least one byte (None "
+                             "for no limit), got %d" % value)
+        return value
+    number, unit = _SIZE.fullmatch(value).groups()
+    unit = unit.strip()
+    try:
+        amount = float(number)
+    except ValueError:
+        raise ValueError("memory_limit %r is not a size (bytes, or a number "
+                         "with a unit: 512MiB, 80GiB, 1.5GB)" % value) \
+            from None
+    if unit not in _UNITS:
+        raise ValueError("memory_limit %r has an unknown unit %r (B, kB, MB, "
+                         "GB, TB, KiB, MiB, GiB, TiB)" % (value, unit))
+    size = amount * _UNITS[unit]
+    if size < 1 or size > _MAX_BYTES:
+        raise ValueError("memory_limit %r is out of range: give at least one "
+                         "byte (None for no limit)" % value)
+    return int(size)
+
+
+def _path(name, value, optional=False):
+    """A path argument (str or os.PathLike) as a str."""
+    if value is None and optional:
+        return None
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return path
+    raise TypeError("%s must be a path (str or os.PathLike)%s, not %s %r"
+                    % (name, ", or None" if optional else "",
+                       _type_name(value), value))
+
+
+# Keywords of compile() that are paths as well as strings.
+_PATH_KEYWORDS = ("topology", "cuda_toolkit")
+
+
+def _check_compile_arguments(arguments):
+    """Refuses, before anything is traced, what ein-compile would refuse
+    or read otherwise (2.5 devices, a bool for an int): TypeError for a
+    wrong type, ValueError for a value out of range, each naming the
+    argument. Returns the arguments normalized (paths as str, memory_limit
+    in bytes)."""
+    checked = dict(arguments)
+    devices = arguments["devices"]
+    if isinstance(devices, bool) or not isinstance(devices, int):
+        raise TypeError("devices must be an int, not %s %r"
+                        % (_type_name(devices), devices))
+    if not 1 <= devices <= 64:
+        raise ValueError("devices must be 1 to 64, got %d" % devices)
+    checked["memory_limit"] = _memory_bytes(arguments["memory_limit"])
+    checked["workdir"] = _path("workdir", arguments["workdir"],
+                               optional=True)
+    extra = arguments["extra_args"]
+    if isinstance(extra, (str, bytes)) or not isinstance(
+            extra, (list, tuple)) or not all(isinstance(a, str)
+                                             for a in extra):
+        raise TypeError("extra_args must be a list or tuple of strings "
+                        "(ein-compile's flags as they are), not %r"
+                        % (extra,))
+    # The flags: the type of compile()'s default (ein-compile's).
+    for keyword, parameter in inspect.signature(compile).parameters.items():
+        default = parameter.default
+        if keyword not in arguments or keyword in (
+                "devices", "memory_limit", "workdir", "extra_args") or \
+                default is None:
+            continue
+        value = arguments[keyword]
+        if keyword in _PATH_KEYWORDS:
+            checked[keyword] = _path(keyword, value)
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise TypeError("%s must be a bool (True or False), not %s "
+                                "%r" % (keyword, _type_name(value), value))
+        elif isinstance(default, int):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError("%s must be an int, not %s %r"
+                                % (keyword, _type_name(value), value))
+        elif isinstance(default, str):
+            if not isinstance(value, str):
+                raise TypeError("%s must be a str, not %s %r"
+                                % (keyword, _type_name(value), value))
+    if not 0 <= arguments["seed"] < 2 ** 64:
+        raise ValueError("seed must be 0 to 2**64 - 1, got %d"
+                         % arguments["seed"])
+    if arguments["state_cap"] < 1:
+        raise ValueError("state_cap must be at least 1, got %d"
+                         % arguments["state_cap"])
+    return checked
+
+
 def compile(model, example_inputs, *, devices=1, target="cpu",
             topology="nvswitch", strategy="optimal", memory_limit=None,
             tie_layout=False, workdir=None, chip="sm_90",
@@ -328,11 +459,40 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
     strategy="random", the search's state cap and `exact` (refuse a plan
     the cap made inexact, instead of keeping it with a warning), batched
     transfers, gemm epilogues, attention views, the CUDA toolkit and
-    remarks ("missed" or "none"). `memory_limit` is bytes a GPU may hold
-    (None: no limit); `extra_args` are passed to ein-compile as they are."""
+    remarks ("missed" or "none"). `memory_limit` is what a GPU may hold:
+    bytes, or a size as ein-compile takes it ("40GiB", "512MiB", "1.5GB";
+    None: no limit); `extra_args` are passed to ein-compile as they are.
+    Arguments of the wrong type (a bool or 2.5 for `devices`, a string for
+    a bool) raise TypeError, values out of range ValueError, each naming
+    the argument, before anything is traced.
+
+    Without a `workdir`, the files live in a temporary directory that
+    close() removes (or the object's collection, or the interpreter's
+    exit): name one to keep them."""
+    # Every keyword, as given (a flag added to the signature is checked and
+    # passed on with the others).
+    keywords = dict(locals())
+    del keywords["model"], keywords["example_inputs"]
+    checked = _check_compile_arguments(keywords)
     exported = export(model, example_inputs)
-    workdir = os.path.abspath(workdir or tempfile.mkdtemp(
-        prefix="einsummable-"))
+    if checked["workdir"] is None:
+        # The compile's own: removed on failure, else when the Compiled
+        # closes.
+        scratch = tempfile.mkdtemp(prefix="einsummable-")
+        try:
+            compiled = _compile_into(exported, scratch, checked)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        compiled._own(scratch)
+        return compiled
+    return _compile_into(exported, checked["workdir"], checked)
+
+
+def _compile_into(exported, workdir, checked):
+    """compile()'s work once traced: the program, the bundle and the
+    explanation written into `workdir`, the bundle loaded."""
+    workdir = os.path.abspath(workdir)
     os.makedirs(workdir, exist_ok=True)
     mlir = os.path.join(workdir, "model.mlir")
     description_path = os.path.join(workdir, "frontend.json")
@@ -346,24 +506,17 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
     # any failure the staging directory goes, with whatever ein-compile left
     # in it, and `bundle` stays as it was.
     staging = _stage_name(workdir)
+    flags = ("devices", "target", "strategy", "memory_limit", "extra_args",
+             "workdir")
     try:
         staged = os.path.join(staging, "bundle")
         staged_explain = os.path.join(staging, "explain.json")
         summary = _run_ein_compile(
-            mlir, staged, staged_explain, devices=devices, target=target,
-            strategy=strategy, memory_limit=memory_limit,
-            extra_args=extra_args,
-            given=dict(topology=topology, tie_layout=tie_layout, chip=chip,
-                       exchange=exchange, partials=partials, stages=stages,
-                       compute=compute,
-                       weights_replicable=weights_replicable,
-                       approx_math=approx_math, seed=seed,
-                       state_cap=state_cap, allow_inexact=allow_inexact,
-                       exact=exact,
-                       batch_transfers=batch_transfers,
-                       gemm_epilogues=gemm_epilogues,
-                       attention_views=attention_views,
-                       cuda_toolkit=cuda_toolkit, remarks=remarks))
+            mlir, staged, staged_explain, devices=checked["devices"],
+            target=checked["target"], strategy=checked["strategy"],
+            memory_limit=checked["memory_limit"],
+            extra_args=checked["extra_args"],
+            given={k: v for k, v in checked.items() if k not in flags})
         shutil.copyfile(description_path,
                         os.path.join(staged, "frontend.json"))
         # The constants this program's arguments name (not whatever an
@@ -394,8 +547,8 @@ def _run_ein_compile(mlir, output, explain, *, devices, target, strategy,
     command = [_tools.tool("ein-compile"), mlir, "-o", output,
                "--target=%s" % target, "--devices=%d" % devices,
                "--strategy=%s" % strategy, "--explain=%s" % explain]
-    if memory_limit:
-        command.append("--memory-limit=%d" % int(memory_limit))
+    if memory_limit is not None:
+        command.append("--memory-limit=%d" % memory_limit)
     # The other flags, where they differ from ein-compile's defaults (this
     # signature's, which python/tests/test_options.py holds to them).
     defaults = inspect.signature(compile).parameters
@@ -414,7 +567,7 @@ def _run_ein_compile(mlir, output, explain, *, devices, target, strategy,
         # (not proven optimal), reach the caller as Python warnings.
         if "remark:" in line or "warning:" in line:
             # Attributed to compile()'s caller.
-            warnings.warn(line, CompileRemark, stacklevel=3)
+            warnings.warn(line, CompileRemark, stacklevel=4)
     return done.stdout
 
 
@@ -423,7 +576,20 @@ def load(bundle, model=None, frontend=None):
     parameters and buffers by name. The description of the arguments is the
     bundle's frontend.json (`compile` puts it there) or `frontend`, the
     file `python3 -m einsummable export` wrote beside the program. `model`
-    may be omitted when the program has no weights."""
+    may be omitted when the program has no weights. A `bundle` or
+    `frontend` that is not a path, or a `model` that is not an
+    nn.Module (or a function), raises TypeError; a `bundle` that is not a
+    directory FileNotFoundError."""
+    bundle = _path("bundle", bundle)
+    frontend = _path("frontend", frontend, optional=True)
+    if model is not None and not (isinstance(model, torch.nn.Module) or
+                                  callable(model)):
+        raise TypeError("model must be the torch.nn.Module whose weights "
+                        "the bundle binds (or None), not %s %r"
+                        % (_type_name(model), model))
+    if not os.path.isdir(bundle):
+        raise FileNotFoundError("bundle: %s is not a directory (a bundle "
+                                "ein-compile wrote)" % bundle)
     path = frontend or os.path.join(bundle, "frontend.json")
     description = _export.read_description(path)
     if frontend:

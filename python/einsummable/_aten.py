@@ -197,8 +197,8 @@ class Translator:
         one-element constant, or a causal mask computed from the indices of
         the op that reads it."""
         if isinstance(x, Const):
-            if x.tensor.numel() == 1:
-                return x.tensor.item()
+            if x.tensor.numel() == 1 or _splat(x.tensor):
+                return _first(x.tensor)
             mask = _causal_mask(x.tensor)
             if mask is not None:
                 return self.causal_operand(tuple(x.tensor.shape),
@@ -210,6 +210,8 @@ class Translator:
         t = const.tensor
         dtype = t.dtype
         shape = tuple(t.shape)
+        if _splat(t):
+            return self.e.fill(_first(t), shape, dtype)
         if t.numel() > 0 and bool((t == t.reshape(-1)[0]).all()) or (
                 t.is_floating_point() and t.numel() > 0
                 and bool(torch.isnan(t).all())):
@@ -256,6 +258,17 @@ class Translator:
                 compute = "f32"
         return self.e.elementwise(ops, dtype, fn, compute=compute,
                                   out_shape=shape)
+
+
+def _splat(t):
+    """Whether `t` is one value expanded (every stride 0): a constant
+    shaped like a tensor, held without its size in memory."""
+    return t.numel() > 1 and all(s == 0 for s in t.stride())
+
+
+def _first(t):
+    """The first element of `t` as a Python scalar (no copy of `t`)."""
+    return t[(0,) * t.dim()].item()
 
 
 def _above(b, indices, diagonal):
@@ -635,8 +648,9 @@ def _mm(t, node, a, b):
 
 
 @handles("addmm")
-def _addmm(t, node, bias, a, b, beta=1, alpha=1):
-    product = t.e.matmul(t.tensor(a), t.tensor(b))
+def _addmm(t, node, bias, a, b, beta=1, alpha=1, product=None):
+    if product is None:
+        product = t.e.matmul(t.tensor(a), t.tensor(b))
 
     def body(bb, s):
         p = s[0]
@@ -647,6 +661,18 @@ def _addmm(t, node, bias, a, b, beta=1, alpha=1):
             q = bb.binary("arith.mulf", None, q, bb.const(beta, bb.types[q]))
         return bb.binary("arith.addf", None, p, q)
     return t.elementwise([product, bias], body)
+
+
+@handles("baddbmm")
+def _baddbmm(t, node, bias, a, b, beta=1, alpha=1):
+    """beta * bias + alpha * (a @ b), batched (nn.MultiheadAttention adds
+    its mask to the scores so): the product, then one elementwise op."""
+    product = t.e.matmul(t.tensor(a), t.tensor(b))
+    if beta == 0:  # PyTorch ignores the bias then (NaN included)
+        return t.elementwise([product], lambda bb, s: s[0] if alpha == 1
+                             else bb.binary("arith.mulf", None, s[0],
+                                            bb.const(alpha, bb.types[s[0]])))
+    return _addmm(t, node, bias, a, b, beta, alpha, product)
 
 
 @handles("linear")
@@ -1185,10 +1211,259 @@ for _name in ("_scaled_dot_product_flash_attention_for_cpu",
 
 
 # -- constants that reach handlers with run-time operands ----------------
+# `x.new_zeros(shape)`, `zeros_like(x)`: the values do not depend on x, so
+# they are constants known at trace time (a fill where the program reads
+# them, nothing where it does not: batch norm's decomposition makes empty
+# statistics nobody reads).
 
-@handles("ones_like", "zeros_like", "full_like")
+@handles("ones_like", "zeros_like", "full_like", "empty_like", "new_zeros",
+         "new_ones", "new_full", "new_empty", "new_empty_strided")
 def _like(t, node, a, *args, **kwargs):
     shape, dtype = t.out_meta()
-    value = {"aten::ones_like": 1, "aten::zeros_like": 0}.get(
-        _schema(node.target), args[0] if args else kwargs.get("fill_value"))
-    return t.e.fill(value, shape, dtype)
+    name = _schema(node.target)
+    if name == "aten::full_like":
+        value = args[0] if args else kwargs.get("fill_value")
+    elif name == "aten::new_full":
+        value = args[1] if len(args) > 1 else kwargs.get("fill_value")
+    else:
+        value = 1 if name in ("aten::ones_like", "aten::new_ones") else 0
+    if isinstance(value, Const):
+        value = value.tensor.item()
+    if not isinstance(value, (bool, int, float)):
+        raise t.error("%s with a fill value computed at run time is not "
+                      "supported" % node.target)
+    return Const(torch.tensor(value, dtype=dtype).expand(shape))
+
+
+# -- padding ---------------------------------------------------------------
+
+def _pad_pairs(t, x, pad):
+    """PyTorch's pad list (last dimension first, (before, after) each) as
+    per-dimension (low, high)."""
+    pad = list(pad)
+    if len(pad) % 2 or len(pad) // 2 > x.rank:
+        raise t.error("a pad of %d values for a rank-%d tensor"
+                      % (len(pad), x.rank))
+    low, high = [0] * x.rank, [0] * x.rank
+    for i in range(len(pad) // 2):
+        low[x.rank - 1 - i] = int(pad[2 * i])
+        high[x.rank - 1 - i] = int(pad[2 * i + 1])
+    return low, high
+
+
+def _crop(t, x, low, high):
+    """x with the negative pads (a crop) taken off; the pads left."""
+    if all(v >= 0 for v in low + high):
+        return x, low, high
+    offsets = [max(0, -lo) for lo in low]
+    sizes = [d - max(0, -lo) - max(0, -hi)
+             for d, lo, hi in zip(x.shape, low, high)]
+    x = t.e.extract_slice(x, offsets, sizes)
+    return x, [max(0, v) for v in low], [max(0, v) for v in high]
+
+
+def _constant_pad(t, x, pad, value):
+    x = t.tensor(x)
+    low, high = _pad_pairs(t, x, pad)
+    x, low, high = _crop(t, x, low, high)
+    if isinstance(value, Const):
+        value = value.tensor.item()
+    return t.e.pad(x, low, high, 0.0 if value is None else value)
+
+
+def _edge_pad(t, x, pad, mode):
+    """reflect, replicate and circular padding as slices of `x` put
+    together along each padded dimension (the last first, so corners come
+    out as PyTorch's): no data-dependent reads, only ein.slice and
+    ein.concat."""
+    x = t.tensor(x)
+    low, high = _pad_pairs(t, x, pad)
+    for dim in reversed(range(x.rank)):
+        lo, hi = low[dim], high[dim]
+        if not lo and not hi:
+            continue
+        n = x.shape[dim]
+
+        def piece(start, size=1):
+            return _slice_of(t, x, dim, start, start + size)
+
+        if mode == "reflect":
+            if lo >= n or hi >= n:
+                raise t.error("reflect padding of %d and %d on a dimension "
+                              "of %d: PyTorch needs each below it"
+                              % (lo, hi, n))
+            before = [piece(i) for i in range(lo, 0, -1)]
+            after = [piece(n - 2 - i) for i in range(hi)]
+        elif mode == "replicate":
+            def edge(i, count):
+                # The edge slice read `count` times (a broadcast).
+                if not count:
+                    return []
+                size = list(x.shape)
+                size[dim] = count
+                return [t.e.broadcast_to(piece(i), tuple(size))]
+            before, after = edge(0, lo), edge(n - 1, hi)
+        else:  # circular
+            if lo > n or hi > n:
+                raise t.error("circular padding of %d and %d on a dimension "
+                              "of %d: PyTorch needs each at most it"
+                              % (lo, hi, n))
+            before = [piece(n - lo, lo)] if lo else []
+            after = [piece(0, hi)] if hi else []
+        x = t.e.concat(before + [x] + after, dim)
+    return x
+
+
+@handles("constant_pad_nd")
+def _constant_pad_nd(t, node, x, pad, value=0):
+    return _constant_pad(t, x, pad, value)
+
+
+for _name in ("reflection_pad1d", "reflection_pad2d", "reflection_pad3d"):
+    HANDLERS["aten::" + _name] = (
+        lambda t, node, x, pad: _edge_pad(t, x, pad, "reflect"))
+for _name in ("replication_pad1d", "replication_pad2d", "replication_pad3d"):
+    HANDLERS["aten::" + _name] = (
+        lambda t, node, x, pad: _edge_pad(t, x, pad, "replicate"))
+
+
+@handles("_pad_circular")
+def _pad_circular(t, node, x, pad):
+    return _edge_pad(t, x, pad, "circular")
+
+
+@handles("pad")
+def _pad(t, node, x, pad, mode="constant", value=None):
+    if mode == "constant":
+        return _constant_pad(t, x, pad, value)
+    if mode in ("reflect", "replicate", "circular"):
+        return _edge_pad(t, x, pad, mode)
+    raise t.error("padding in mode '%s' is not supported (constant, "
+                  "reflect, replicate and circular are)" % mode)
+
+
+# -- scans -----------------------------------------------------------------
+
+@handles("cumsum")
+def _cumsum(t, node, a, dim, dtype=None):
+    """y[.., i, ..] = sum over k <= i of x[.., k, ..]: one contraction-like
+    generic with a reduction loop k that reads x at k and keeps the terms
+    with k <= i (a mask from linalg.index), an ordinary sum join-agg."""
+    x = t.tensor(a)
+    shape, out_dtype = t.out_meta()
+    dim %= max(x.rank, 1)
+    if x.rank == 0:
+        return t.e.convert(x, out_dtype)
+    rank = x.rank
+    in_exprs = _linalg.identity(rank)
+    in_exprs[dim] = ("d", rank)  # read at k, the reduction loop
+    acc_dtype = torch.float32 if out_dtype in (torch.float16,
+                                               torch.bfloat16) else out_dtype
+    acc = _linalg.element_type(acc_dtype)
+    zero = t.e.fill(0, shape, acc_dtype)
+
+    def body(b, s):
+        v = b.cast(s[0], acc)
+        keep = b.cmpi("sle", b.index(rank), b.index(dim))
+        v = b.select(keep, v, b.const(0, acc))
+        return b.binary("arith.addf", "arith.addi", s[1], v)
+    y = t.e.generic([(x, in_exprs)], shape, acc_dtype, body,
+                    iterators=["parallel"] * rank + ["reduction"],
+                    out_exprs=_linalg.identity(rank), init=zero)
+    return t.e.convert(y, out_dtype)
+
+
+@handles("logsumexp")
+def _logsumexp(t, node, a, dim, keepdim=False):
+    """log(sum(exp(x - m))) + m with m the maximum, taken as 0 where it is
+    infinite (PyTorch's own formula: a row of -inf gives -inf, not NaN),
+    the maximum's fix computed in each op that reads it (no tensor of
+    booleans)."""
+    x = t.tensor(a)
+    shape, dtype = t.out_meta()
+    dims = _dims(x, dim)
+    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) \
+        else x.dtype
+    ty = _linalg.element_type(acc)
+
+    def finite(b, m):
+        inf = b.const(float("inf"), ty)
+        return b.select(b.cmpf("oeq", b.unary("math.absf", m), inf),
+                        b.const(0.0, ty), m)
+    m = t.e.reduce(x, dims, "max", acc_dtype=acc)
+    kept = _keep(t, m, x, dims, True)
+    shifted = t.e.elementwise(
+        [x, kept], acc, lambda b, s: b.unary("math.exp", b.binary(
+            "arith.subf", None, s[0], finite(b, s[1]))), compute=ty)
+    total = t.e.reduce(shifted, dims, "add")
+    y = t.e.elementwise(
+        [total, m], dtype, lambda b, s: b.binary(
+            "arith.addf", None, b.unary("math.log", s[0]), finite(b, s[1])),
+        compute=ty)
+    return _keep(t, y, x, dims, keepdim)
+
+
+# -- scatters into slices: the pieces put together ---------------------------
+
+@handles("slice_scatter")
+def _slice_scatter(t, node, a, src, dim=0, start=None, end=None, step=1):
+    x, src = t.tensor(a), t.tensor(src)
+    dim %= x.rank
+    n = x.shape[dim]
+    start = 0 if start is None else start
+    start = max(0, min(n, start + n if start < 0 else start))
+    if step != 1:
+        raise t.error("slice_scatter with step %d; only unit steps are "
+                      "supported" % step)
+    stop = start + src.shape[dim]
+    pieces = [_slice_of(t, x, dim, 0, start)] if start else []
+    pieces.append(t.e.convert(src, x.dtype))
+    if stop < n:
+        pieces.append(_slice_of(t, x, dim, stop, n))
+    return t.e.concat(pieces, dim)
+
+
+@handles("select_scatter")
+def _select_scatter(t, node, a, src, dim, index):
+    x, src = t.tensor(a), t.tensor(src)
+    dim %= x.rank
+    index = index + x.shape[dim] if index < 0 else index
+    row = t.e.reshape(src, src.shape[:dim] + (1,) + src.shape[dim:])
+    return _slice_scatter(t, node, x, row, dim, index, index + 1)
+
+
+# -- adaptive pooling --------------------------------------------------------
+
+def _adaptive_avg(t, node, a, output_size):
+    """Adaptive average pooling to an output size that divides the input:
+    windows of in/out elements, not overlapping, so each spatial dimension
+    splits into (out, window) (a reshape) and the windows are averaged (a
+    sum, divided)."""
+    x = t.tensor(a)
+    shape, dtype = t.out_meta()
+    k = len(output_size)
+    spatial = x.shape[x.rank - k:]
+    out = [s if o is None else int(o) for o, s in zip(output_size, spatial)]
+    if any(o <= 0 or s % o for o, s in zip(out, spatial)):
+        raise t.error("adaptive average pooling from %s to %s: only output "
+                      "sizes that divide the input's are supported (the "
+                      "windows are then equal and do not overlap)"
+                      % (list(spatial), out))
+    lead = x.shape[:x.rank - k]
+    split = list(lead)
+    for o, s in zip(out, spatial):
+        split += [o, s // o]
+    y = t.e.reshape(x, tuple(split))
+    dims = [len(lead) + 2 * i + 1 for i in range(k)]
+    count = math.prod(s // o for o, s in zip(out, spatial))
+    total = t.e.reduce(y, dims, "add")
+    return t.e.elementwise([total, float(count)], dtype,
+                           lambda b, v: b.binary("arith.divf", None, *v),
+                           compute=_linalg.compute_type(dtype),
+                           out_shape=shape)
+
+
+for _name in ("_adaptive_avg_pool2d", "adaptive_avg_pool2d",
+              "_adaptive_avg_pool3d", "adaptive_avg_pool3d",
+              "adaptive_avg_pool1d"):
+    HANDLERS["aten::" + _name] = _adaptive_avg

@@ -191,7 +191,8 @@ class Body:
             zero = self.const(0, src)
             return self.cmpi("ne", x, zero)
         if src == "i1" and ty in ("i32", "i64"):
-            return self._conv("arith.extui", x, src, ty)
+            # A select (program.json has no extui).
+            return self.select(x, self.const(1, ty), self.const(0, ty))
         if src in ("i32", "i64") and ty in ("i32", "i64"):
             opname = "arith.extsi" if width[ty] > width[src] else "arith.trunci"
             return self._conv(opname, x, src, ty)
@@ -596,6 +597,14 @@ class Emitter:
             flat = self.reshape(x, (math.prod(x.shape),))
             return self.reshape(flat, shape)
         if all(len(dst) == 1 for _, dst in groups):
+            if x.is_view:
+                # A broadcast collapsed into the dimension before it (a
+                # mask expanded over heads and flattened with the batch)
+                # is that dimension read with a floordiv: no copy.
+                view = self._collapse_view(x, [src for src, _ in groups],
+                                           shape)
+                if view is not None:
+                    return view
             # Only collapsing: lazy, so a contraction can read the dims (a
             # collapse of a collapse is one collapse of the first base).
             merged = [src for src, _ in groups]
@@ -622,6 +631,39 @@ class Emitter:
                 j += 1
             return self.view(x, exprs, shape)
         return self._reshape_now(x, shape, groups)
+
+    def _collapse_view(self, x, groups, shape):
+        """View `x` with each group of its dimensions collapsed into one,
+        as a View of its base, where every group holds at most one
+        dimension the base is read along, and only broadcast (or unit)
+        dimensions after it: the base is then read at the collapsed index
+        floordiv the broadcast's size. None otherwise."""
+        readers = {}  # x's dimension -> the base dimensions reading it
+        for b, e in enumerate(x.exprs):
+            if e[0] == "fd":
+                return None
+            if e[0] == "d":
+                readers.setdefault(e[1], []).append(b)
+        exprs = list(x.exprs)
+        for g, dims in enumerate(groups):
+            real = [i for i in dims if i in readers and x.shape[i] != 1]
+            if len(real) > 1 or any(len(readers[i]) > 1 for i in real):
+                return None
+            for i in dims:  # unit dimensions of x: read at 0
+                for b in readers.get(i, []):
+                    if x.shape[i] == 1:
+                        exprs[b] = ("c", 0)
+            if not real:
+                continue
+            r = real[0]
+            before = [i for i in dims if i < r and x.shape[i] != 1]
+            if before:
+                return None  # a broadcast before it: a modulo, not a floordiv
+            after = math.prod(x.shape[i] for i in dims if i > r)
+            exprs[readers[r][0]] = ("d", g) if after == 1 else ("fd", g,
+                                                                 after)
+        return Value(None, shape, x.dtype, emitter=self, base=x.base,
+                     exprs=exprs)
 
     def _reshape_now(self, x, shape, groups=None):
         """x reshaped by tensor.collapse_shape/expand_shape (free in ein)."""

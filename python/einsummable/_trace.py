@@ -4,7 +4,9 @@ Parameters and buffers become arguments of the traced function (weights),
 through `functional_call`, so their values are bound when a bundle loads
 rather than baked into the program; tied weights (one tensor under several
 names) are one argument. In-place ops are functionalized first. Each node
-keeps the model's source line it came from.
+keeps the model's source line it came from. PyTorch's fused inference
+fast paths (nn.MultiheadAttention, nn.TransformerEncoderLayer) are kept
+out of the trace, so those modules are traced as their ordinary ops.
 """
 
 import os
@@ -13,6 +15,7 @@ import threading
 
 import torch
 from torch.fx.experimental import proxy_tensor
+from torch.overrides import TorchFunctionMode
 
 from ._errors import FrontendError
 
@@ -35,7 +38,7 @@ LOCK = threading.RLock()
 _DECOMPOSE = [
     "hardtanh", "hardswish", "hardsigmoid", "leaky_relu", "elu", "softplus",
     "mish", "addcmul", "addcdiv", "lerp", "std", "std_mean", "glu", "rsub",
-    "mv", "dot", "baddbmm", "logsumexp", "native_group_norm",
+    "mv", "dot", "baddbmm", "native_group_norm",
     "native_batch_norm", "_native_batch_norm_legit_no_training",
     "_native_batch_norm_legit", "square", "frac", "logit", "sgn",
     "nan_to_num", "xlogy", "celu", "selu", "relu6", "threshold",
@@ -62,28 +65,67 @@ def _library_dirs():
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
+# The function make_fx traces (`forward` in _trace below): frames outside
+# it (the tracer, compile()'s caller) are not the model's.
+_WRAPPER = os.path.abspath(__file__)
+
+
+def _torch_nn_dir():
+    return os.path.join(os.path.dirname(torch.__file__), "nn") + os.sep
+
 
 def locate(node):
     """(text, file, line, column) of the model source line `node` came
-    from, or None."""
+    from, or None: the innermost frame of the model's own code, or, for
+    code that is all PyTorch's (an nn.TransformerEncoderLayer compiled by
+    itself), the innermost line of torch.nn (its module or functional
+    code) that issued the op."""
     trace = node.meta.get("stack_trace") or getattr(node, "stack_trace",
                                                     None)
     if not trace:
         return None
-    skip = _library_dirs()
     frames = _FRAME.findall(trace)
-    # The innermost frame outside PyTorch and this package.
-    user = [(path, line) for path, line, _ in frames
+    if not _INNERMOST_FIRST:
+        frames.reverse()
+    # Only frames inside the traced function: the model's.
+    for i, (path, _, function) in enumerate(frames):
+        if function == "forward" and os.path.abspath(path) == _WRAPPER:
+            frames = frames[:i]
+            break
+    # Not generated code ("<string>", "<eval_with_key>").
+    frames = [(path, int(line)) for path, line, _ in frames
+              if not path.startswith("<")]
+    skip = _library_dirs()
+    user = [(path, line) for path, line in frames
             if not os.path.abspath(path).startswith(skip)]
     if not user:
+        nn_dir = _torch_nn_dir()
+        user = [(path, line) for path, line in frames
+                if os.path.abspath(path).startswith(nn_dir)]
+    if not user:
         return None
-    path, line = user[0] if _INNERMOST_FIRST else user[-1]
-    return ("%s:%s" % (path, line), path, int(line), 1)
+    path, line = user[0]
+    return ("%s:%d" % (path, line), path, line, 1)
 
 
 # How the recorded stack lists frames: PyTorch 1.13 walks out from the
 # innermost frame; PyTorch 2 formats the stack outermost first.
 _INNERMOST_FIRST = torch.__version__.startswith("1.")
+
+
+class _NoFastPath(TorchFunctionMode):
+    """A mode that passes every call through unchanged. While one is
+    active, `torch.overrides.has_torch_function` is true of every tensor,
+    which is one of the documented conditions that keep
+    nn.MultiheadAttention, nn.TransformerEncoderLayer and
+    nn.TransformerEncoder off their fused inference fast paths
+    (`aten._native_multi_head_attention`,
+    `aten._transformer_encoder_layer_fwd`, nested tensors): traced in it,
+    they record their ordinary ops (linear, bmm, softmax, layer_norm),
+    which the front end translates. Nothing else PyTorch traces changes."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
 
 
 class Traced:
@@ -134,6 +176,13 @@ def _trace(model, example_inputs):
         if not isinstance(x, torch.Tensor):
             raise FrontendError("example input %d is a %s; inputs must be "
                                 "tensors" % (i, type(x).__name__))
+        if x.dtype == torch.bool:
+            # ein-compile: "element type 'i1' has no bundle form".
+            raise FrontendError(
+                "example input %d is a torch.bool tensor; a bundle takes no "
+                "boolean inputs: pass a float mask (0 where kept, -inf "
+                "where hidden, as nn.MultiheadAttention takes it) or an "
+                "integer tensor the model compares" % i)
     # Traced where the model lives (a CUDA model traces on its GPU: the
     # trace runs every op once).
     inputs = [x.detach() for x in example_inputs]
@@ -163,7 +212,7 @@ def _trace(model, example_inputs):
     had = tracer.__dict__.get("record_stack_traces")
     tracer.record_stack_traces = True
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _NoFastPath():
             graph = proxy_tensor.make_fx(
                 _functionalize(forward),
                 decomposition_table=_decompositions())(*inputs,

@@ -1,0 +1,488 @@
+"""The models people run, whole (issue 55): torch.nn's own modules
+(BatchNorm, MultiheadAttention, TransformerEncoderLayer), torchvision's
+ResNet-18 and the ops they and their neighbours use (constants shaped like
+a tensor, padding, masks, cumsum, logsumexp, adaptive pooling), each
+compiled for the CPU target at 1, 2 and 4 devices and checked against the
+PyTorch module itself (f32: 1e-4 of max(1, max|reference|)); and
+compile()'s and load()'s arguments, checked as ein-compile checks its
+flags, and the temporary directories compile() makes, removed."""
+
+import gc
+import os
+import sys
+import tempfile
+import unittest
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import einsummable  # noqa: E402
+import models  # noqa: E402
+
+try:
+    import torchvision
+except ImportError:  # scripts/setup.sh installs python3-torchvision
+    torchvision = None
+
+TOLERANCE = 1e-4
+DEVICES = (1, 2, 4)
+
+
+def error(got, want):
+    got, want = got.double(), want.double()
+    return ((got - want).abs().max() / want.abs().max().clamp(min=1)).item()
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="ein-zoo-")
+        torch.manual_seed(0)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def check(self, name, model, inputs, devices=DEVICES):
+        """`model` compiled at each device count equals the module's own
+        output (each result, for a tuple)."""
+        if isinstance(model, nn.Module):
+            model = model.eval()
+        with torch.no_grad():
+            want = model(*inputs)
+        for d in devices:
+            with self.subTest(model=name, devices=d):
+                compiled = einsummable.compile(
+                    model, inputs, devices=d,
+                    workdir=os.path.join(self.dir.name, "%s-%d" % (name, d)))
+                self.assertEqual(compiled.devices, d)
+                got = compiled(*inputs)
+                pairs = zip(got, want) if isinstance(want, tuple) else [
+                    (got, want)]
+                for g, w in pairs:
+                    self.assertEqual(g.shape, w.shape)
+                    self.assertEqual(g.dtype, w.dtype)
+                    if w.is_floating_point():
+                        self.assertLess(error(g, w), TOLERANCE)
+                    else:
+                        self.assertTrue(torch.equal(g, w))
+                compiled.close()
+
+    def refused(self, model, inputs, op, line):
+        """Compiling `model` raises a FrontendError naming `op` and the
+        source line `line` ("file.py:N")."""
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(model, inputs, workdir=self.dir.name)
+        message = str(caught.exception)
+        self.assertIn(op, message)
+        self.assertIn(line, message)
+        return message
+
+
+def _randomize_norms(model):
+    """Batch norms with running statistics and affine parameters away from
+    their initial values (an eval-mode norm of fresh statistics is nearly
+    the identity, which would hide a wrong translation)."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                m.running_mean.normal_(0, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+                m.weight.normal_(1, 0.2)
+                m.bias.normal_(0, 0.2)
+    return model
+
+
+class ConvBN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8 * 6 * 6, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.relu(self.bn(self.conv(x))), 1))
+
+
+class Constants(nn.Module):
+    """Constants shaped like a run-time tensor (their values do not depend
+    on it): new_zeros, new_ones, new_full, full_like, zeros_like,
+    ones_like."""
+
+    def forward(self, x):
+        a = x.new_zeros(x.shape) + x
+        b = x.new_ones(x.shape[-1]) * x
+        c = x.new_full((1, x.shape[-1]), 0.5)
+        d = torch.full_like(x, 2.0) + torch.zeros_like(x)
+        return a + b * c + d * torch.ones_like(x), torch.ones_like(x)
+
+
+class Modules(Case):
+    def test_constants_shaped_like_a_tensor(self):
+        self.check("constants", Constants(), (torch.randn(2, 3, 5),))
+
+    def test_batch_norm_2d(self):
+        self.check("bn2d", _randomize_norms(ConvBN()),
+                   (torch.randn(2, 3, 6, 6),))
+
+    def test_batch_norm_1d(self):
+        # (N, C) after a linear layer, and (N, C, L).
+        flat = _randomize_norms(nn.Sequential(nn.Linear(12, 6),
+                                              nn.BatchNorm1d(6), nn.ReLU()))
+        self.check("bn1d", flat, (torch.randn(4, 12),))
+        self.check("bn1d-ncl", _randomize_norms(nn.BatchNorm1d(5)),
+                   (torch.randn(2, 5, 7),))
+
+    @unittest.skipUnless(torchvision, "torchvision is not installed "
+                         "(scripts/setup.sh installs python3-torchvision)")
+    def test_resnet18(self):
+        # torchvision's own ResNet-18 (convolutions, batch norms, max
+        # pooling, residual adds, adaptive average pooling, the classifier)
+        # on a 32x32 image.
+        model = _randomize_norms(torchvision.models.resnet18(num_classes=10))
+        self.check("resnet18", model, (torch.randn(1, 3, 32, 32),),
+                   devices=(1, 2))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, batch_first=True, need_weights=True):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=batch_first)
+        self.need_weights = need_weights
+
+    def forward(self, x):
+        if self.need_weights:
+            return self.attn(x, x, x)  # (output, head-averaged weights)
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+class MaskedSelfAttention(nn.Module):
+    """A key padding mask as a float input (0 kept, -inf hidden)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x, mask):
+        return self.attn(x, x, x, key_padding_mask=mask,
+                         need_weights=False)[0]
+
+
+class Wrapped(nn.Module):
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x):
+        return self.layer(x)  # the line a refusal inside the layer names
+
+
+class Transformers(Case):
+    """PyTorch's fused inference fast paths
+    (aten._native_multi_head_attention, aten._transformer_encoder_layer_fwd)
+    are kept out of the trace: these modules translate through their
+    ordinary ops."""
+
+    def test_multihead_attention(self):
+        x = torch.randn(2, 6, 32)
+        self.check("mha", SelfAttention(), (x,))
+        self.check("mha-out", SelfAttention(need_weights=False), (x,))
+        self.check("mha-seq-first", SelfAttention(batch_first=False),
+                   (x.transpose(0, 1).contiguous(),))
+
+    def test_multihead_attention_key_padding_mask(self):
+        x = torch.randn(2, 6, 32)
+        mask = torch.zeros(2, 6)
+        mask[1, 4:] = float("-inf")
+        self.check("mha-mask", MaskedSelfAttention(), (x, mask))
+
+    def test_transformer_encoder_layer(self):
+        x = torch.randn(2, 6, 32)
+        self.check("tel", nn.TransformerEncoderLayer(32, 4, 64,
+                                                     batch_first=True), (x,))
+        self.check("tel-seq-first", nn.TransformerEncoderLayer(32, 4, 64),
+                   (x.transpose(0, 1).contiguous(),))
+        self.check("tel-pre-norm-gelu", nn.TransformerEncoderLayer(
+            32, 4, 64, activation="gelu", norm_first=True, batch_first=True),
+            (x,))
+
+    def test_transformer_encoder(self):
+        layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)
+        self.check("encoder", nn.TransformerEncoder(layer, 2),
+                   (torch.randn(2, 6, 32),), devices=(1, 2))
+
+    def test_refusal_inside_a_module_names_op_and_line(self):
+        # An op the front end refuses inside PyTorch's own layer: named
+        # with the model's line that called the layer, or, for the layer
+        # compiled by itself, with the layer's own line in torch.nn.
+        layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True,
+                                           activation=F.hardshrink).eval()
+        x = torch.randn(2, 6, 32)
+        self.refused(Wrapped(layer).eval(), (x,), "aten.hardshrink",
+                     "test_zoo.py:%d" % (
+                         Wrapped.forward.__code__.co_firstlineno + 1))
+        self.refused(layer, (x,), "aten.hardshrink",
+                     os.path.join("torch", "nn", "modules", "transformer.py"))
+
+    def test_boolean_inputs_are_refused_with_the_reason(self):
+        x, mask = torch.randn(2, 6, 32), torch.zeros(2, 6, dtype=torch.bool)
+        with self.assertRaisesRegex(einsummable.FrontendError,
+                                    "input 1 is a torch.bool tensor.*float "
+                                    "mask"):
+            einsummable.compile(MaskedSelfAttention().eval(), (x, mask),
+                                workdir=self.dir.name)
+
+
+class Ops(Case):
+    def test_pad_constant(self):
+        x = (torch.randn(2, 3, 5, 6),)
+        self.check("pad", lambda x: F.pad(x, (1, 2, 0, 3), value=0.5), x)
+        # Negative pads crop.
+        self.check("pad-crop", lambda x: F.pad(x, (-1, 2, 1, -2)), x,
+                   devices=(2,))
+
+    def test_pad_reflect_replicate_circular(self):
+        x = (torch.randn(2, 3, 5, 6),)
+        for mode in ("reflect", "replicate", "circular"):
+            self.check("pad-" + mode,
+                       lambda x, mode=mode: F.pad(x, (1, 2, 3, 1), mode=mode),
+                       x)
+        self.check("pad-reflect-1d",
+                   lambda x: F.pad(x, (2, 3), mode="reflect"),
+                   (torch.randn(2, 3, 7),), devices=(2,))
+
+    def test_masked_fill_and_where_with_tensor_conditions(self):
+        x, y = torch.randn(4, 8), torch.randn(4, 8)
+        ids = torch.randint(0, 3, (4, 8))
+        self.check("masked-fill",
+                   lambda x, y: x.masked_fill(y > x, torch.tensor(-2.0)),
+                   (x, y))
+        self.check("where", lambda x, y: torch.where(x > 0, x * y, y - 1),
+                   (x, y))
+        # A condition from an integer input, broadcast; a scalar branch.
+        self.check("where-int", lambda x, i: torch.where(i[:, :1] == 1, x,
+                                                         0.0), (x, ids))
+
+    def test_cumsum(self):
+        x = torch.randn(3, 7, 5)
+        self.check("cumsum", lambda x: torch.cumsum(x, 1), (x,))
+        self.check("cumsum-last", lambda x: x.cumsum(-1) * 0.5, (x,),
+                   devices=(2,))
+
+    def test_logsumexp(self):
+        x = torch.randn(4, 6, 5) * 10
+        x[1, 2, :] = float("-inf")  # a row of -inf: -inf, not NaN
+        with torch.no_grad():
+            want = torch.logsumexp(x, -1)
+        self.assertTrue(torch.isinf(want[1, 2]))
+        compiled = einsummable.compile(lambda x: torch.logsumexp(x, -1),
+                                       (x,), devices=2,
+                                       workdir=self.dir.name)
+        got = compiled(x)
+        self.assertTrue(torch.equal(torch.isinf(got), torch.isinf(want)))
+        finite = torch.isfinite(want)
+        self.assertLess(error(got[finite], want[finite]), TOLERANCE)
+        compiled.close()
+        y = torch.randn(4, 6, 5)
+        self.check("logsumexp-keepdim",
+                   lambda y: torch.logsumexp(y, (0, 2), keepdim=True), (y,))
+
+    def test_embedding_with_padding_idx(self):
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(12, 16, padding_idx=0)
+                self.out = nn.Linear(16, 4)
+
+            def forward(self, ids):
+                return self.out(self.embed(ids))
+        ids = torch.tensor([[0, 3, 11, 0, 5], [7, 0, 0, 1, 2]])
+        self.check("embedding-padding", Tagger(), (ids,))
+
+    def test_adaptive_average_pooling(self):
+        x = torch.randn(2, 3, 8, 6)
+        self.check("adaptive-2x3",
+                   lambda x: F.adaptive_avg_pool2d(x, (2, 3)), (x,))
+        self.check("adaptive-1",
+                   nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten()),
+                   (x,), devices=(2,))
+        self.check("adaptive-1d", lambda x: F.adaptive_avg_pool1d(x, 2),
+                   (torch.randn(2, 3, 8),), devices=(2,))
+
+    def test_adaptive_pooling_to_a_size_that_does_not_divide(self):
+        def f(x):
+            return F.adaptive_avg_pool2d(x, (3, 4))  # the line named
+        message = self.refused(f, (torch.randn(2, 3, 8, 6),),
+                               "adaptive average pooling",
+                               "test_zoo.py:%d"
+                               % (f.__code__.co_firstlineno + 1))
+        self.assertIn("divide", message)
+
+
+class Arguments(unittest.TestCase):
+    """compile() and load() refuse what ein-compile's command line
+    refuses, naming the argument, before anything is traced (the model
+    here is in training mode: a trace would be refused for that)."""
+
+    def setUp(self):
+        self.model = nn.Linear(8, 8).train()
+        self.x = torch.randn(2, 8)
+
+    def refuses(self, exception, pattern, **keywords):
+        with self.assertRaisesRegex(exception, pattern):
+            einsummable.compile(self.model, (self.x,), **keywords)
+
+    def test_devices(self):
+        self.refuses(TypeError, r"devices must be an int, not float 2\.5",
+                     devices=2.5)
+        self.refuses(TypeError, "devices must be an int, not bool True",
+                     devices=True)
+        self.refuses(TypeError, "devices must be an int", devices="2")
+        self.refuses(ValueError, "devices must be 1 to 64, got 0", devices=0)
+        self.refuses(ValueError, "devices must be 1 to 64, got 65",
+                     devices=65)
+
+    def test_memory_limit(self):
+        for value in (0, -1):
+            self.refuses(ValueError, "memory_limit must be at least one byte",
+                         memory_limit=value)
+        self.refuses(ValueError, "memory_limit 'junk' is not a size",
+                     memory_limit="junk")
+        self.refuses(ValueError, "memory_limit '-5GiB' is not a size",
+                     memory_limit="-5GiB")
+        self.refuses(ValueError, "memory_limit '0GiB' is out of range",
+                     memory_limit="0GiB")
+        self.refuses(ValueError, "memory_limit '40Gb' has an unknown unit",
+                     memory_limit="40Gb")
+        for value in (True, 1.5e9, [40]):
+            self.refuses(TypeError, "memory_limit must be an int of bytes "
+                         "or a size", memory_limit=value)
+
+    def test_memory_limit_units_are_the_command_line_s(self):
+        from einsummable import _memory_bytes
+        self.assertEqual(_memory_bytes("40GiB"), 40 * 2 ** 30)
+        self.assertEqual(_memory_bytes("512MiB"), 512 * 2 ** 20)
+        self.assertEqual(_memory_bytes("1.5GB"), 1500000000)
+        self.assertEqual(_memory_bytes("64kB"), 64000)
+        self.assertEqual(_memory_bytes("2 KiB"), 2048)
+        self.assertEqual(_memory_bytes("4096"), 4096)
+        self.assertEqual(_memory_bytes(4096), 4096)
+        self.assertIsNone(_memory_bytes(None))
+
+    def test_memory_limit_reaches_ein_compile(self):
+        model = nn.Linear(64, 64).eval()
+        x = torch.randn(8, 64)
+        compiled = einsummable.compile(model, (x,), memory_limit="40GiB")
+        with torch.no_grad():
+            self.assertLess(error(compiled(x), model(x)), TOLERANCE)
+        compiled.close()
+        with self.assertRaisesRegex(einsummable.CompileError,
+                                    "memory limit of 1000 bytes"):
+            einsummable.compile(model, (x,), memory_limit="1kB")
+
+    def test_other_keywords_refuse_wrong_types(self):
+        for keyword, value in (("approx_math", "yes"), ("tie_layout", 1),
+                               ("gemm_epilogues", None),
+                               ("weights_replicable", 0),
+                               ("exact", "true")):
+            self.refuses(TypeError, "%s must be a bool" % keyword,
+                         **{keyword: value})
+        for keyword, value in (("seed", 1.0), ("state_cap", True),
+                               ("seed", "3")):
+            self.refuses(TypeError, "%s must be an int" % keyword,
+                         **{keyword: value})
+        for keyword, value in (("target", 1), ("strategy", None),
+                               ("stages", 2), ("remarks", False)):
+            self.refuses(TypeError, "%s must be a str" % keyword,
+                         **{keyword: value})
+        self.refuses(TypeError, "topology must be a path",
+                     topology=["nvswitch"])
+        self.refuses(TypeError, "workdir must be a path", workdir=3)
+        self.refuses(TypeError, "extra_args must be a list or tuple of "
+                     "strings", extra_args="--remarks=none")
+        self.refuses(TypeError, "extra_args must be", extra_args=[1])
+        self.refuses(ValueError, "seed must be 0 to", seed=-1)
+        self.refuses(ValueError, "state_cap must be at least 1, got 0",
+                     state_cap=0)
+
+    def test_load(self):
+        with self.assertRaisesRegex(TypeError, "bundle must be a path"):
+            einsummable.load(3)
+        with self.assertRaisesRegex(TypeError, "frontend must be a path"):
+            einsummable.load("/nonexistent", frontend=1)
+        with self.assertRaisesRegex(TypeError, "model must be the "
+                                    "torch.nn.Module"):
+            einsummable.load("/nonexistent", "my.frontend.json")
+        with self.assertRaisesRegex(FileNotFoundError,
+                                    "bundle: /nonexistent is not a "
+                                    "directory"):
+            einsummable.load("/nonexistent")
+
+
+class TemporaryDirectories(unittest.TestCase):
+    """A compile that names no workdir works in a temporary directory of
+    its own: the Compiled works while it is open (the bundle, explain(),
+    summary()), and close(), the object's collection or a failed compile
+    removes the directory, so none accumulate."""
+
+    def setUp(self):
+        # compile()'s temporary directories made in a directory of this
+        # test's own (other processes may compile beside it).
+        self.root = tempfile.TemporaryDirectory(prefix="ein-tmp-")
+        self.saved = tempfile.tempdir
+        tempfile.tempdir = self.root.name
+
+    def tearDown(self):
+        tempfile.tempdir = self.saved
+        self.root.cleanup()
+
+    def left(self):
+        return sorted(n for n in os.listdir(self.root.name)
+                      if n.startswith("einsummable-"))
+
+    def test_compile_then_close_leaves_nothing(self):
+        model = models.MLPClassifier().eval()
+        x = torch.randn(4, 20)
+        with torch.no_grad():
+            want = model(x)
+        for _ in range(3):
+            compiled = einsummable.compile(model, (x,), devices=2)
+            self.assertEqual(len(self.left()), 1)
+            self.assertTrue(os.path.isdir(compiled.bundle))
+            self.assertLess(error(compiled(x), want), TOLERANCE)
+            self.assertEqual(compiled.explain()["devices"], 2)
+            self.assertIn("2 devices", compiled.summary())
+            compiled.close()
+            self.assertEqual(self.left(), [])
+            compiled.close()  # a second close does nothing
+
+    def test_collected_compile_leaves_nothing(self):
+        compiled = einsummable.compile(nn.Linear(8, 8).eval(),
+                                       (torch.randn(2, 8),))
+        self.assertEqual(len(self.left()), 1)
+        del compiled
+        gc.collect()
+        self.assertEqual(self.left(), [])
+
+    def test_failed_compile_leaves_nothing(self):
+        with self.assertRaises(einsummable.CompileError):
+            einsummable.compile(nn.Linear(8, 8).eval(), (torch.randn(2, 8),),
+                                remarks="bogus")
+        with self.assertRaises(einsummable.FrontendError):
+            einsummable.compile(lambda x: torch.sort(x).values,
+                                (torch.randn(2, 8),))
+        self.assertEqual(self.left(), [])
+
+    def test_a_named_workdir_is_kept(self):
+        work = os.path.join(self.root.name, "mine")
+        einsummable.compile(nn.Linear(8, 8).eval(), (torch.randn(2, 8),),
+                            workdir=work).close()
+        self.assertTrue(os.path.isdir(os.path.join(work, "bundle")))
+        self.assertTrue(os.path.exists(os.path.join(work, "model.mlir")))
+
+
+if __name__ == "__main__":
+    unittest.main()
