@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 
 import einsummable  # noqa: E402
 import models  # noqa: E402
+from test_frontend import error  # noqa: E402
 
 try:
     import torchvision
@@ -31,11 +32,6 @@ except ImportError:  # scripts/setup.sh installs python3-torchvision
 
 TOLERANCE = 1e-4
 DEVICES = (1, 2, 4)
-
-
-def error(got, want):
-    got, want = got.double(), want.double()
-    return ((got - want).abs().max() / want.abs().max().clamp(min=1)).item()
 
 
 class Case(unittest.TestCase):
