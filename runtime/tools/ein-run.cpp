@@ -42,6 +42,7 @@
 #include "ein/check.h"
 #include "ein/eval.h"
 #include "ein/runtime.h"
+#include "ein/staged_file.h"
 
 #include <algorithm>
 #include <array>
@@ -199,8 +200,8 @@ std::string jsonString(const std::string &text) {
 
 /// One profiled run as Chrome trace events ("X" events in microseconds;
 /// "M" events naming each device's process and streams), written whole to
-/// `path` (through a temporary file renamed over it, so a failed write
-/// leaves what was there).
+/// `path` (through a staging file of its own renamed over it,
+/// ein/staged_file.h, so a failed write leaves what was there).
 void writeTrace(ein_bundle *bundle, const Timeline &timeline,
                 const std::string &path) {
   int steps = ein_bundle_num_steps(bundle);
@@ -247,16 +248,10 @@ void writeTrace(ein_bundle *bundle, const Timeline &timeline,
             (i + 1 < steps ? ",\n" : "\n");
   }
   text += "]}\n";
-  std::string temporary = path + ".tmp";
-  FILE *f = std::fopen(temporary.c_str(), "wb");
-  if (!f)
-    fail("--profile: cannot write '" + path + "': " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    fail("--profile: cannot write '" + path + "': " + std::strerror(errno));
-  }
+  ein::StagedFile file(path);
+  if (!file.open() || !file.write(text.data(), text.size()) || !file.commit())
+    fail("--profile: cannot write '" + path +
+         "': " + std::strerror(file.errorNumber()));
 }
 
 /// A rank other than 0: takes part in every collective call rank 0 makes,
