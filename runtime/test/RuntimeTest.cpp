@@ -16,8 +16,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <functional>
 #include <memory>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ein;
@@ -892,6 +896,94 @@ TEST(Runtime, AKernelHittingAGuardPageIsAnError) {
   float x[4] = {1, 2, 3, 4};
   ASSERT_EQ(ein_bundle_set_input(b.get(), 0, x, sizeof x), EIN_OK);
   EXPECT_EQ(ein_bundle_run(b.get()), EIN_OK) << ein_last_error();
+}
+
+namespace {
+
+/// The poke bundle of AKernelHittingAGuardPageIsAnError, poking within
+/// bounds, or with `kernel` "segv" a kernel that sends its process SIGSEGV.
+TempBundle faultyBundle(const std::string &kernel) {
+  json step = {{"kind", "kernel"},
+               {"device", 0},
+               {"kernel", kernel},
+               {"args", {{{"buffer", "Y"}, {"access", "readwrite"}}}},
+               {"scalars", kernel == "poke" ? json{3} : json::array()},
+               {"deps", {0}}};
+  json m = manifest(
+      1, {512}, {buffer("X", 0, 0, type({4})), buffer("Y", 0, 256, type({4}))},
+      {layout(type({4}), {block("X", {0})})},
+      {layout(type({4}), {block("Y", {0})})}, {transfer(0, "X", "Y"), step});
+  m["kernel_libraries"] = {"kernels/faulty.so"};
+  m["kernel_library_sha256"] = {fileSha256(EIN_TEST_KERNELS_DIR "/faulty.so")};
+  json p = program({argument("x", type({4}))},
+                   {joinAgg("y", type({4}), {"x"}, {{0}}, {0}, "none")}, {"y"});
+  TempBundle dir(m, p);
+  std::filesystem::create_directories(dir.path + "/kernels");
+  std::filesystem::copy_file(EIN_TEST_KERNELS_DIR "/faulty.so",
+                             dir.path + "/kernels/faulty.so");
+  return dir;
+}
+
+/// Runs `body` in a child process and returns how it ended (waitpid's
+/// status); the child exits 0 if `body` returns.
+int inChild(const std::function<void()> &body) {
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    body();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+/// Whether a child was killed by SIGSEGV, or (under AddressSanitizer, whose
+/// handler reports the signal and exits) exited non-zero: not exit 0.
+bool diedOfSegv(int status) {
+  return (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) ||
+         (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+}
+
+std::string statusText(int status) {
+  return WIFSIGNALED(status)
+             ? "killed by signal " + std::to_string(WTERMSIG(status))
+             : "exit " + std::to_string(WEXITSTATUS(status));
+}
+
+} // namespace
+
+TEST(Runtime, ASegvSentFromOutsideIsNotSwallowed) {
+  // kill -SEGV from outside, after a run installed the fault handlers: the
+  // process dies of it, as it would without them (it once returned from the
+  // handler and went on to exit 0).
+  TempBundle dir = faultyBundle("poke");
+  int status = inChild([&] {
+    BundlePtr b = load(dir);
+    float x[4] = {1, 2, 3, 4};
+    if (!b || ein_bundle_set_input(b.get(), 0, x, sizeof x) != EIN_OK ||
+        ein_bundle_run(b.get()) != EIN_OK)
+      _exit(3); // the run itself failed: not what is tested
+    kill(getpid(), SIGSEGV);
+  });
+  EXPECT_TRUE(diedOfSegv(status)) << statusText(status);
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+}
+
+TEST(Runtime, ASegvSentDuringAKernelIsNoKernelFault) {
+  // SIGSEGV sent to the process while a kernel runs (si_code SI_USER) is no
+  // fault of the kernel's: the process dies of it, it is not reported as
+  // the kernel faulting (nor swallowed).
+  TempBundle dir = faultyBundle("segv");
+  int status = inChild([&] {
+    BundlePtr b = load(dir);
+    float x[4] = {1, 2, 3, 4};
+    if (!b || ein_bundle_set_input(b.get(), 0, x, sizeof x) != EIN_OK)
+      _exit(3);
+    ein_bundle_run(b.get());
+  });
+  EXPECT_TRUE(diedOfSegv(status)) << statusText(status);
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 3);
 }
 
 TEST(Runtime, LoadErrors) {
