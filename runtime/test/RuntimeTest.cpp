@@ -1188,3 +1188,157 @@ TEST(Cuda, RefusesWhatTheMachineCannotRun) {
             "manifest.steps[4] (kernel 'gelu_bf16'): no kernel library's "
             "signatures name this kernel");
 }
+
+//===----------------------------------------------------------------------===//
+// Handles: every entry point that takes a bundle refuses NULL and a freed one
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One entry point of runtime.h taking a bundle handle: `refused` calls it
+/// on a handle and says whether it returned its error value (EIN_ERROR; -1
+/// for a count or a number; NULL for a string).
+struct EntryPoint {
+  const char *name;
+  std::function<bool(ein_bundle *)> refused;
+};
+
+std::vector<EntryPoint> entryPoints() {
+  static float data[64];
+  static double times[64], ends[64];
+  static int lanes[64];
+  return {
+      {"ein_bundle_target",
+       [](ein_bundle *b) { return ein_bundle_target(b) == nullptr; }},
+      {"ein_bundle_devices",
+       [](ein_bundle *b) { return ein_bundle_devices(b) == -1; }},
+      {"ein_bundle_nodes",
+       [](ein_bundle *b) { return ein_bundle_nodes(b) == -1; }},
+      {"ein_bundle_ranks",
+       [](ein_bundle *b) { return ein_bundle_ranks(b) == -1; }},
+      {"ein_bundle_rank",
+       [](ein_bundle *b) { return ein_bundle_rank(b) == -1; }},
+      {"ein_bundle_describe",
+       [](ein_bundle *b) { return ein_bundle_describe(b) == nullptr; }},
+      {"ein_bundle_flops",
+       [](ein_bundle *b) { return ein_bundle_flops(b) == -1; }},
+      {"ein_bundle_peak_flops",
+       [](ein_bundle *b) { return ein_bundle_peak_flops(b) == -1; }},
+      {"ein_bundle_num_inputs",
+       [](ein_bundle *b) { return ein_bundle_num_inputs(b) == -1; }},
+      {"ein_bundle_num_outputs",
+       [](ein_bundle *b) { return ein_bundle_num_outputs(b) == -1; }},
+      {"ein_bundle_input_info",
+       [](ein_bundle *b) {
+         ein_tensor_info info;
+         return ein_bundle_input_info(b, 0, &info) == EIN_ERROR;
+       }},
+      {"ein_bundle_output_info",
+       [](ein_bundle *b) {
+         ein_tensor_info info;
+         return ein_bundle_output_info(b, 0, &info) == EIN_ERROR;
+       }},
+      {"ein_bundle_set_input",
+       [](ein_bundle *b) {
+         return ein_bundle_set_input(b, 0, data, 128) == EIN_ERROR;
+       }},
+      {"ein_bundle_run",
+       [](ein_bundle *b) { return ein_bundle_run(b) == EIN_ERROR; }},
+      {"ein_bundle_get_output",
+       [](ein_bundle *b) {
+         return ein_bundle_get_output(b, 0, data, 192) == EIN_ERROR;
+       }},
+      {"ein_bundle_bench_with",
+       [](ein_bundle *b) {
+         double ms;
+         return ein_bundle_bench_with(b, EIN_TIMER_HOST, 0, 1, &ms) ==
+                EIN_ERROR;
+       }},
+      {"ein_bundle_bench",
+       [](ein_bundle *b) {
+         double ms;
+         return ein_bundle_bench(b, 0, 1, &ms) == EIN_ERROR;
+       }},
+      {"ein_bundle_memory",
+       [](ein_bundle *b) {
+         ein_memory_info memory;
+         return ein_bundle_memory(b, 0, &memory) == EIN_ERROR;
+       }},
+      {"ein_bundle_num_steps",
+       [](ein_bundle *b) { return ein_bundle_num_steps(b) == -1; }},
+      {"ein_bundle_step_info",
+       [](ein_bundle *b) {
+         ein_step_info step;
+         return ein_bundle_step_info(b, 0, &step) == EIN_ERROR;
+       }},
+      {"ein_bundle_profile",
+       [](ein_bundle *b) {
+         return ein_bundle_profile(b, times, 4) == EIN_ERROR;
+       }},
+      {"ein_bundle_profile_timeline",
+       [](ein_bundle *b) {
+         return ein_bundle_profile_timeline(b, times, ends, lanes, 4) ==
+                EIN_ERROR;
+       }},
+  };
+}
+
+void PrintTo(const EntryPoint &e, std::ostream *os) { *os << e.name; }
+
+class Handles : public ::testing::TestWithParam<EntryPoint> {};
+
+} // namespace
+
+TEST_P(Handles, NullIsRefused) {
+  // Python's Bundle passes NULL once closed; C callers may too.
+  const EntryPoint &e = GetParam();
+  EXPECT_TRUE(e.refused(nullptr));
+  EXPECT_EQ(std::string(ein_last_error()),
+            std::string(e.name) + ": the bundle handle is NULL");
+}
+
+TEST_P(Handles, FreedIsRefused) {
+  // A handle ein_bundle_free has freed is refused, not read.
+  const EntryPoint &e = GetParam();
+  TempBundle dir(splitMatmulManifest(), matmulProgram({8, 4}, {4, 6}));
+  ein_bundle *b = nullptr;
+  ASSERT_EQ(ein_bundle_load(dir.path.c_str(), nullptr, &b), EIN_OK)
+      << ein_last_error();
+  ein_bundle_free(b);
+  EXPECT_TRUE(e.refused(b));
+  EXPECT_EQ(std::string(ein_last_error()),
+            std::string(e.name) +
+                ": not a bundle ein_bundle_load returned (or one "
+                "ein_bundle_free has freed)");
+}
+
+INSTANTIATE_TEST_SUITE_P(EntryPoints, Handles,
+                         ::testing::ValuesIn(entryPoints()),
+                         [](const ::testing::TestParamInfo<EntryPoint> &info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(Runtime, FreeingNullOrTwiceIsHarmless) {
+  // As free(NULL): nothing, and no error.
+  ein_bundle_free(nullptr);
+  TempBundle dir(splitMatmulManifest(), matmulProgram({8, 4}, {4, 6}));
+  ein_bundle *b = nullptr;
+  ASSERT_EQ(ein_bundle_load(dir.path.c_str(), nullptr, &b), EIN_OK)
+      << ein_last_error();
+  ein_bundle_free(b);
+  // A second free is refused (the error says so), not a double free.
+  ein_bundle_free(b);
+  EXPECT_STREQ(ein_last_error(),
+               "ein_bundle_free: not a bundle ein_bundle_load returned (or "
+               "one ein_bundle_free has freed)");
+}
+
+TEST(Runtime, InfoWithoutAResultPointerIsRefused) {
+  TempBundle dir(splitMatmulManifest(), matmulProgram({8, 4}, {4, 6}));
+  BundlePtr b = load(dir);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(ein_bundle_input_info(b.get(), 0, nullptr), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "ein_bundle_input_info: no result pointer");
+  EXPECT_EQ(ein_bundle_output_info(b.get(), 0, nullptr), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "ein_bundle_output_info: no result pointer");
+}
