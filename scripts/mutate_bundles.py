@@ -20,6 +20,15 @@ Mutation kinds (docs/testing.md, issue 28):
   input-fifo       a FIFO as an input
   input-directory  a directory as an input
   output-in-bundle --outputs onto a file of the bundle
+  view-scalar      a view (view_of) of a buffer of several elements made a
+                   scalar
+  view-wider       a view's last dimension one wider
+  view-narrower    a view's last dimension one narrower
+  view-dtype       a view of another element type than its buffer's
+
+The view kinds must be refused (their bundles may even give identical
+outputs, where the view is not read, but the loader checks each view's
+shape against the buffer it views).
 
 usage:
   mutate_bundles.py --bin BUILD/bin BUNDLE... [--each] [--random N]
@@ -103,6 +112,25 @@ def sites(kind, m):
         return list(range(len(m.get("kernel_libraries", []))))
     if kind in ("input-dev-zero", "input-fifo", "input-directory"):
         return list(range(len(m["inputs"])))
+    if kind.startswith("view-"):
+        bufs = m["buffers"]
+        by_name = {b["name"]: b for b in bufs}
+
+        def elements(b):
+            n = 1
+            for d in b["type"]["shape"]:
+                n *= d
+            return n
+
+        views = [i for i, b in enumerate(bufs) if "view_of" in b]
+        if kind == "view-scalar":
+            return [i for i in views
+                    if elements(by_name[bufs[i]["view_of"]]) > 1]
+        if kind in ("view-wider", "view-narrower"):
+            return [i for i in views if bufs[i]["type"]["shape"]
+                    and (kind == "view-wider"
+                         or bufs[i]["type"]["shape"][-1] > 1)]
+        return views
     if kind == "output-in-bundle":
         return ["manifest.json", "program.json"] + [
             lib for lib in m.get("kernel_libraries", [])]
@@ -112,7 +140,11 @@ def sites(kind, m):
 KINDS = ["swap-kernels", "dtype", "drop-step", "alias", "drop-input-block",
          "shrink-transfer", "truncate-library", "zero-library",
          "input-dev-zero", "input-fifo", "input-directory",
-         "output-in-bundle"]
+         "output-in-bundle", "view-scalar", "view-wider", "view-narrower",
+         "view-dtype"]
+
+# Kinds that must be refused: identical outputs are not enough.
+MUST_REFUSE = {"view-scalar", "view-wider", "view-narrower", "view-dtype"}
 
 
 def drop_step(m, victim):
@@ -183,6 +215,18 @@ def mutate(case, work, inputs):
         args[site] = work
     elif k == "output-in-bundle":
         outputs = [os.path.join(bundle, site)]
+    elif k.startswith("view-"):
+        t = m["buffers"][site]["type"]
+        if k == "view-scalar":
+            t["shape"] = []
+        elif k == "view-wider":
+            t["shape"][-1] += 1
+        elif k == "view-narrower":
+            t["shape"][-1] -= 1
+        else:
+            old = t["dtype"]
+            t["dtype"] = DTYPES[(DTYPES.index(old) + 1) % len(DTYPES)] \
+                if old in DTYPES else "f32"
     save(bundle, m) if k not in (
         "truncate-library", "zero-library", "input-dev-zero", "input-fifo",
         "input-directory", "output-in-bundle") else None
@@ -245,6 +289,9 @@ def check(case, bins, inputs, expected, timeout):
             return f"exit {rc} without a clear error", text
         if outputs:
             return "exit 0 writing an output into the bundle", text
+        if case.kind in MUST_REFUSE:
+            return "exit 0: a view of the wrong shape or type must be " \
+                   "refused", text
         got = [open(o, "rb").read() for o in written]
         if got != expected:
             return "exit 0 with outputs that differ from the bundle's", text

@@ -257,15 +257,12 @@ private:
                             " is itself a view; name the buffer it views");
         b.viewOf = id;
         // A reshape's view holds all its root's bytes; a slice's, a run of
-        // them (a block of rows, say), whole elements in.
-        if (root.device != b.device || root.type.dtype != b.type.dtype ||
-            b.offset < root.offset ||
-            b.offset + b.bytes() > root.offset + root.bytes() ||
-            (b.offset - root.offset) % dtypeBytes(b.type.dtype) != 0)
-          fail(of.path, "a view holds bytes of the buffer it views: the "
-                        "same device and element type as " +
-                            inQuotes(root.name) +
-                            ", its bytes within that buffer's");
+        // them (a block of rows, say), whole elements in; and its shape
+        // must be what those elements are, or the data-flow check and the
+        // steps would read other elements than its rows stand for.
+        std::string field, why;
+        if (!checkView(b, root, field, why))
+          fail(field == "view_of" ? of.path : n.path + "." + field, why);
       }
     }
   }
@@ -1086,6 +1083,63 @@ bool checkSchedule(const Manifest &m, std::string &error) {
     }
   }
   return true;
+}
+
+bool checkView(const Buffer &view, const Buffer &root, std::string &field,
+               std::string &why) {
+  if (root.device != view.device || root.type.dtype != view.type.dtype ||
+      view.offset < root.offset ||
+      view.offset + view.bytes() > root.offset + root.bytes() ||
+      (view.offset - root.offset) % dtypeBytes(view.type.dtype) != 0) {
+    field = "view_of";
+    why = "a view holds bytes of the buffer it views: the same device and "
+          "element type as " +
+          inQuotes(root.name) + ", its bytes within that buffer's";
+    return false;
+  }
+  auto named = [](const Buffer &b) {
+    return inQuotes(b.name) + " (" + shapeText(b.type.shape) + " " +
+           dtypeName(b.type.dtype) + ")";
+  };
+  int64_t first = (view.offset - root.offset) / dtypeBytes(view.type.dtype),
+          count = view.type.numElements(), total = root.type.numElements();
+  if (first == 0 && count == total)
+    return true; // a reshape
+  field = "type";
+  if (view.type.shape.empty()) {
+    why = "view " + named(view) + " is a scalar, but " + named(root) +
+          " holds " + std::to_string(total) +
+          " elements: a scalar view is a reshape of a buffer of one element";
+    return false;
+  }
+  // Rows [start, start + rows) of dimension k, at one index of the
+  // dimensions before it: elements [first, first + count) with both ends
+  // on a boundary of dimension k's rows and no boundary of dimension k - 1
+  // inside; read as those rows, the view's last dimensions holding one row
+  // each (any reshape of it) and the ones before them counting rows. (So a
+  // view one column wider or narrower than the rows, whose rows would
+  // start inside the buffer's, is refused even where its elements happen
+  // to be whole rows.)
+  const std::vector<int64_t> &shape = root.type.shape,
+                             &viewShape = view.type.shape;
+  auto endsInRows = [&](int64_t row) {
+    int64_t suffix = 1;
+    for (size_t d = viewShape.size(); suffix < row && d-- > 0;)
+      suffix *= viewShape[d];
+    return suffix == row;
+  };
+  int64_t inner = 1; // the elements of one row of dimension k
+  for (size_t k = shape.size(); k-- > 0; inner *= shape[k])
+    if (first % inner == 0 && count % inner == 0 &&
+        first / inner % shape[k] + count / inner <= shape[k] &&
+        endsInRows(inner))
+      return true;
+  why = "view " + named(view) + " holds elements [" + std::to_string(first) +
+        ", " + std::to_string(first + count) + ") of " + named(root) +
+        ": a view holds all of its buffer's elements (a reshape) or a run "
+        "of its rows (whole rows of one of its dimensions), its last "
+        "dimensions one such row";
+  return false;
 }
 
 bool parseManifest(const std::string &text, Manifest &manifest,

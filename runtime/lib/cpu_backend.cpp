@@ -50,15 +50,24 @@ thread_local void *faultAddress = nullptr;
 struct sigaction previousSegv, previousBus;
 
 void onFault(int signal, siginfo_t *info, void *context) {
-  if (!faultReturn) {
-    // Not inside a kernel this backend called: behave as before it was
-    // installed, and let the fault happen again with that disposition.
-    sigaction(signal, signal == SIGSEGV ? &previousSegv : &previousBus,
-              nullptr);
-    return;
+  // Ours only if the kernel this thread is calling raised it: the CPU raises
+  // a fault with si_code > 0 (SEGV_MAPERR, SEGV_ACCERR, BUS_ADRERR, ...),
+  // while a signal sent to the process (kill -SEGV, sigqueue, tgkill) has
+  // si_code <= 0 (SI_USER, SI_QUEUE, SI_TKILL) and says nothing of the
+  // kernel, which may happen to be running when it arrives.
+  bool raisedByKernel = info && info->si_code > 0;
+  if (faultReturn && raisedByKernel) {
+    faultAddress = info->si_addr;
+    siglongjmp(*faultReturn, 1);
   }
-  faultAddress = info->si_addr;
-  siglongjmp(*faultReturn, 1);
+  // Anything else: behave as before the handler was installed. A fault
+  // raised outside a kernel happens again when this returns (the
+  // instruction reruns) and meets that disposition; a sent signal does
+  // not, so it is raised again, pending until this returns, instead of
+  // being swallowed.
+  sigaction(signal, signal == SIGSEGV ? &previousSegv : &previousBus, nullptr);
+  if (!raisedByKernel)
+    raise(signal);
 }
 
 /// Installs the handlers once for the process; they act only on threads

@@ -223,6 +223,19 @@ std::vector<Box> inRoot(const Buffer &b, const Buffer &root, const Box &box) {
 } // namespace
 
 bool checkDataFlow(const Manifest &m, std::string &error) {
+  // inRoot maps a view's elements into its buffer's by its shape: a view
+  // whose shape is not what its bytes hold (a scalar of a larger buffer,
+  // rows wider than the buffer's) must not reach it. The reader refuses
+  // these; a manifest made in code comes here unread.
+  for (size_t id = 0; id < m.buffers.size(); ++id) {
+    const Buffer &b = m.buffers[id];
+    std::string field, why;
+    if (b.viewOf >= 0 && !checkView(b, m.buffers[b.viewOf], field, why)) {
+      error =
+          "manifest.buffers[" + std::to_string(id) + "]." + field + ": " + why;
+      return false;
+    }
+  }
   auto rootOf = [&](int id) {
     return m.buffers[id].viewOf >= 0 ? m.buffers[id].viewOf : id;
   };

@@ -3,13 +3,10 @@
 #include "ein/npy.h"
 
 #include "ein/partition.h"
+#include "ein/staged_file.h"
 #include "json_node.h"
 #include "parallel.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 namespace ein {
@@ -227,34 +224,21 @@ bool writeNpy(const std::string &path, const HostTensor &tensor,
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
 
-  // Written beside `path` and renamed over it once complete: a failed
-  // write leaves what was there, and the rename replaces a link at `path`
-  // (or a file a process has mapped, such as a bundle's kernel library)
-  // instead of writing through it.
-  std::string partial = path + ".partial";
-  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    error = "cannot write '" + path + "' (its partial file '" + partial +
-            "' cannot be created)";
-    return false;
-  }
-  file.write("\x93NUMPY\x01\x00", 8);
+  // Written under a name of its own beside `path` and renamed over it once
+  // complete (ein/staged_file.h): a failed write leaves what was there, two
+  // writers at once leave one whole file, and the rename replaces a link at
+  // `path` (or a file a process has mapped, such as a bundle's kernel
+  // library) instead of writing through it.
   unsigned char length[2] = {static_cast<unsigned char>(header.size() & 0xff),
                              static_cast<unsigned char>(header.size() >> 8)};
-  file.write(reinterpret_cast<const char *>(length), 2);
-  file << header;
+  std::string head("\x93NUMPY\x01\x00", 8);
+  head.append(reinterpret_cast<const char *>(length), 2);
+  head += header;
   std::vector<unsigned char> data = tensorBytes(tensor);
-  file.write(reinterpret_cast<const char *>(data.data()), data.size());
-  file.close();
-  if (!file) {
-    std::remove(partial.c_str());
-    error = "failed writing '" + path + "'";
-    return false;
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    error = "cannot move '" + partial + "' to '" + path +
-            "': " + std::strerror(errno);
-    std::remove(partial.c_str());
+  StagedFile file(path);
+  if (!file.open() || !file.write(head.data(), head.size()) ||
+      !file.write(data.data(), data.size()) || !file.commit()) {
+    error = file.error();
     return false;
   }
   return true;

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,36 @@ thread_local std::string lastError;
 ein_status failure(const std::string &message) {
   lastError = message;
   return EIN_ERROR;
+}
+
+/// The bundles ein_bundle_load made and ein_bundle_free has not freed. A
+/// handle is looked up here before anything reads it, so NULL (what the
+/// Python package passes once a bundle is closed), a freed handle or a stray
+/// pointer is an error instead of a crash. Never destroyed: a bundle may be
+/// freed from another static's destructor at exit.
+std::mutex &liveMutex() {
+  static std::mutex *mutex = new std::mutex;
+  return *mutex;
+}
+std::set<const ein_bundle *> &liveBundles() {
+  static std::set<const ein_bundle *> *live = new std::set<const ein_bundle *>;
+  return *live;
+}
+
+/// Whether `bundle` is one to use; sets the error naming `function` if not.
+bool isLive(const ein_bundle *bundle, const char *function) {
+  if (!bundle) {
+    failure(std::string(function) + ": the bundle handle is NULL");
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(liveMutex());
+  if (!liveBundles().count(bundle)) {
+    failure(std::string(function) +
+            ": not a bundle ein_bundle_load returned (or one ein_bundle_free "
+            "has freed)");
+    return false;
+  }
+  return true;
 }
 
 /// Runs `body`, turning what it throws into an error status.
@@ -282,41 +314,76 @@ ein_status ein_bundle_load(const char *directory,
     }
     fillConstants(b.get());
     b->inputSet.assign(b->bundle.manifest.inputs.size(), false);
+    {
+      std::lock_guard<std::mutex> lock(liveMutex());
+      liveBundles().insert(b.get());
+    }
     *bundle = b.release();
     return EIN_OK;
   });
 }
 
-void ein_bundle_free(ein_bundle *bundle) { delete bundle; }
+void ein_bundle_free(ein_bundle *bundle) {
+  if (!bundle)
+    return; // as free(NULL)
+  {
+    std::lock_guard<std::mutex> lock(liveMutex());
+    // Freed twice, or never loaded: refused, not freed again.
+    if (!liveBundles().erase(bundle)) {
+      failure("ein_bundle_free: not a bundle ein_bundle_load returned (or "
+              "one ein_bundle_free has freed)");
+      return;
+    }
+  }
+  delete bundle;
+}
 
 const char *ein_bundle_target(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_target"))
+    return nullptr;
   return ein::backendName(bundle->bundle.manifest.backend);
 }
 
 int ein_bundle_devices(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_devices"))
+    return -1;
   return bundle->bundle.manifest.devices;
 }
 
 int ein_bundle_nodes(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_nodes"))
+    return -1;
   return bundle->bundle.manifest.nodes;
 }
 
-int ein_bundle_rank(const ein_bundle *bundle) { return rankOf(bundle); }
+int ein_bundle_rank(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_rank"))
+    return -1;
+  return rankOf(bundle);
+}
 
 int ein_bundle_ranks(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_ranks"))
+    return -1;
   return bundle->ranks ? bundle->ranks->size() : 1;
 }
 
 const char *ein_bundle_describe(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_describe"))
+    return nullptr;
   bundle->description = bundle->backend->describe();
   return bundle->description.c_str();
 }
 
 double ein_bundle_flops(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_flops"))
+    return -1;
   return ein::programFlops(bundle->bundle.program);
 }
 
 double ein_bundle_peak_flops(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_peak_flops"))
+    return -1;
   const ein::Manifest &m = bundle->bundle.manifest;
   if (m.backend != ein::Backend::Cuda)
     return 0;
@@ -324,25 +391,39 @@ double ein_bundle_peak_flops(const ein_bundle *bundle) {
 }
 
 int ein_bundle_num_inputs(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_num_inputs"))
+    return -1;
   return static_cast<int>(bundle->bundle.manifest.inputs.size());
 }
 
 int ein_bundle_num_outputs(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_num_outputs"))
+    return -1;
   return static_cast<int>(bundle->bundle.manifest.outputs.size());
 }
 
 ein_status ein_bundle_input_info(const ein_bundle *bundle, int index,
                                  ein_tensor_info *out) {
+  if (!isLive(bundle, "ein_bundle_input_info"))
+    return EIN_ERROR;
+  if (!out)
+    return failure("ein_bundle_input_info: no result pointer");
   return info(bundle, /*output=*/false, index, out);
 }
 
 ein_status ein_bundle_output_info(const ein_bundle *bundle, int index,
                                   ein_tensor_info *out) {
+  if (!isLive(bundle, "ein_bundle_output_info"))
+    return EIN_ERROR;
+  if (!out)
+    return failure("ein_bundle_output_info: no result pointer");
   return info(bundle, /*output=*/true, index, out);
 }
 
 ein_status ein_bundle_set_input(ein_bundle *bundle, int index, const void *data,
                                 size_t bytes) {
+  if (!isLive(bundle, "ein_bundle_set_input"))
+    return EIN_ERROR;
   const ein::TensorLayout *l = layout(bundle, /*output=*/false, index);
   if (!l || rankOf(bundle) == 0)
     if (checkBytes(l, false, index, data, bytes) != EIN_OK)
@@ -362,6 +443,8 @@ static ein_status checkInputsSet(const ein_bundle *bundle) {
 }
 
 ein_status ein_bundle_run(ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_run"))
+    return EIN_ERROR;
   if (checkInputsSet(bundle) != EIN_OK)
     return EIN_ERROR;
   bundle->ran = false; // a failed run leaves no outputs to read
@@ -374,6 +457,8 @@ ein_status ein_bundle_run(ein_bundle *bundle) {
 
 ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
                                  void *data, size_t bytes) {
+  if (!isLive(bundle, "ein_bundle_get_output"))
+    return EIN_ERROR;
   const ein::TensorLayout *l = layout(bundle, /*output=*/true, index);
   int rank = rankOf(bundle);
   if (!l || rank == 0)
@@ -410,6 +495,8 @@ ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
 ein_status ein_bundle_bench_with(ein_bundle *bundle, ein_timer timer,
                                  int warmup, int iterations,
                                  double *median_ms) {
+  if (!isLive(bundle, "ein_bundle_bench_with"))
+    return EIN_ERROR;
   if (warmup < 0 || iterations < 1 || !median_ms)
     return failure("ein_bundle_bench: needs warmup >= 0, iterations >= 1 "
                    "and a result pointer");
@@ -455,12 +542,16 @@ ein_status ein_bundle_bench_with(ein_bundle *bundle, ein_timer timer,
 
 ein_status ein_bundle_bench(ein_bundle *bundle, int warmup, int iterations,
                             double *median_ms) {
+  if (!isLive(bundle, "ein_bundle_bench"))
+    return EIN_ERROR;
   return ein_bundle_bench_with(bundle, EIN_TIMER_DEVICE, warmup, iterations,
                                median_ms);
 }
 
 ein_status ein_bundle_memory(const ein_bundle *bundle, int device,
                              ein_memory_info *info) {
+  if (!isLive(bundle, "ein_bundle_memory"))
+    return EIN_ERROR;
   int devices = bundle->bundle.manifest.devices;
   if (!info)
     return failure("ein_bundle_memory: no result pointer");
@@ -474,11 +565,15 @@ ein_status ein_bundle_memory(const ein_bundle *bundle, int device,
 }
 
 int ein_bundle_num_steps(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_num_steps"))
+    return -1;
   return static_cast<int>(bundle->bundle.manifest.steps.size());
 }
 
 ein_status ein_bundle_step_info(const ein_bundle *bundle, int index,
                                 ein_step_info *info) {
+  if (!isLive(bundle, "ein_bundle_step_info"))
+    return EIN_ERROR;
   const std::vector<ein::Step> &steps = bundle->bundle.manifest.steps;
   if (!info)
     return failure("ein_bundle_step_info: no result pointer");
@@ -498,6 +593,8 @@ ein_status ein_bundle_step_info(const ein_bundle *bundle, int index,
 static ein_status profileSteps(ein_bundle *bundle, const char *function,
                                size_t count,
                                std::vector<ein::StepTime> &times) {
+  if (!isLive(bundle, function))
+    return EIN_ERROR;
   size_t steps = bundle->bundle.manifest.steps.size();
   if (count != steps)
     return failure(std::string(function) + ": needs room for the bundle's " +

@@ -408,3 +408,154 @@ TEST(DataFlow, AViewHoldsItsBuffersBytes) {
   EXPECT_EQ(errorOf(itself), "manifest.buffers[1].view_of: buffer 'Y' is "
                              "itself a view; name the buffer it views");
 }
+
+namespace {
+
+/// Y [4, 64] f32 written from X, and V, a view of Y (its rows 0..2, [2, 64],
+/// as the test sets it) read by a transfer of its rows 0..2 into O [2, 64],
+/// the output.
+json viewedRows(json viewType, int64_t viewOffset = 1024) {
+  json m = manifest(1, {4096},
+                    {buffer("X", 0, 0, type({4, 64})),
+                     buffer("Y", 0, 1024, type({4, 64})),
+                     buffer("V", 0, viewOffset, viewType),
+                     buffer("O", 0, 2048, type({2, 64}))},
+                    {layout(type({4, 64}), {block("X", {0, 0})})},
+                    {layout(type({2, 64}), {block("O", {0, 0})})},
+                    {aggregate(0, {"X"}, "Y"), transfer(0, "V", "O", {0})});
+  m["buffers"][2]["view_of"] = "Y";
+  m["steps"][1]["from_offset"] = {0, 0};
+  m["steps"][1]["to_offset"] = {0, 0};
+  m["steps"][1]["extent"] = {2, 64};
+  return m;
+}
+
+} // namespace
+
+TEST(DataFlow, AViewsShapeIsARunOfItsBuffersRows) {
+  // Rows 0..2 of Y, rows 1..3, and Y's reshapes are views of it.
+  EXPECT_EQ(errorOf(viewedRows(type({2, 64}))), "");
+  EXPECT_EQ(errorOf(viewedRows(type({2, 64}), 1280)), "");
+  json reshaped = viewedRows(type({2, 2, 64}));
+  reshaped["steps"][1]["from_offset"] = {0, 0, 0};
+  reshaped["steps"][1]["extent"] = {1, 2, 64};
+  reshaped["steps"][1]["to_offset"] = {0, 0, 0};
+  reshaped["buffers"][3]["type"] = type({1, 2, 64});
+  reshaped["outputs"][0] = layout(type({1, 2, 64}), {block("O", {0, 0, 0})});
+  EXPECT_EQ(errorOf(reshaped), "");
+  json whole = viewedRows(type({8, 32}));
+  whole["steps"][1]["extent"] = {2, 32};
+  whole["buffers"][3]["type"] = type({2, 32});
+  whole["outputs"][0] = layout(type({2, 32}), {block("O", {0, 0})});
+  EXPECT_EQ(errorOf(whole), "");
+  // Part of one row (a run of one row's elements) is a run of rows too.
+  json part = viewedRows(type({1, 32}), 1280);
+  part["steps"][1]["extent"] = {1, 32};
+  part["buffers"][3]["type"] = type({1, 32});
+  part["outputs"][0] = layout(type({1, 32}), {block("O", {0, 0})});
+  EXPECT_EQ(errorOf(part), "");
+}
+
+TEST(DataFlow, AViewOneColumnWiderIsRefused) {
+  // [2, 65] over rows of 64: its second row would start one element into
+  // Y's second row, and the transfer would read the wrong elements.
+  EXPECT_EQ(errorOf(viewedRows(type({2, 65}))),
+            "manifest.buffers[2].type: view 'V' ([2, 65] f32) holds elements "
+            "[0, 130) of 'Y' ([4, 64] f32): a view holds all of its buffer's "
+            "elements (a reshape) or a run of its rows (whole rows of one of "
+            "its dimensions), its last dimensions one such row");
+}
+
+TEST(DataFlow, AViewOneColumnNarrowerIsRefused) {
+  // [2, 63] over rows of 64, read whole: its second row would be the last
+  // element of Y's row 1 and most of row 2.
+  json m = viewedRows(type({2, 63}), 1280);
+  m["steps"][1]["extent"] = {2, 63};
+  m["buffers"][3]["type"] = type({2, 63});
+  m["outputs"][0] = layout(type({2, 63}), {block("O", {0, 0})});
+  EXPECT_EQ(errorOf(m),
+            "manifest.buffers[2].type: view 'V' ([2, 63] f32) holds elements "
+            "[64, 190) of 'Y' ([4, 64] f32): a view holds all of its buffer's "
+            "elements (a reshape) or a run of its rows (whole rows of one of "
+            "its dimensions), its last dimensions one such row");
+}
+
+TEST(DataFlow, AViewOfWholeRowsReadAsOtherRowsIsRefused) {
+  // Rows 0..2 of Y [4, 64] are 128 elements; read as [2, 2, 32] (each row
+  // split in halves) they are a view, as [4, 32] (a row of the view is
+  // half a row of Y) they are not. Nor is [15, 4, 15] of Y [16, 64]: 15
+  // whole rows of Y, but the view's rows are 60 elements (a reshape's view
+  // [16, 4, 16] one column narrower).
+  json m = manifest(1, {8192},
+                    {buffer("X", 0, 0, type({4, 64})),
+                     buffer("Y", 0, 1024, type({4, 64})),
+                     buffer("V", 0, 1024, type({2, 2, 32}))},
+                    {layout(type({4, 64}), {block("X", {0, 0})})},
+                    {layout(type({4, 64}), {block("Y", {0, 0})})},
+                    {aggregate(0, {"X"}, "Y")});
+  m["buffers"][2]["view_of"] = "Y";
+  EXPECT_EQ(errorOf(m), "");
+  m["buffers"][2]["type"] = type({4, 32});
+  EXPECT_EQ(errorOf(m),
+            "manifest.buffers[2].type: view 'V' ([4, 32] f32) holds elements "
+            "[0, 128) of 'Y' ([4, 64] f32): a view holds all of its buffer's "
+            "elements (a reshape) or a run of its rows (whole rows of one of "
+            "its dimensions), its last dimensions one such row");
+  json tall = manifest(1, {16384},
+                       {buffer("X", 0, 0, type({16, 64})),
+                        buffer("Y", 0, 4096, type({16, 64})),
+                        buffer("V", 0, 4096, type({16, 4, 15}))},
+                       {layout(type({16, 64}), {block("X", {0, 0})})},
+                       {layout(type({16, 64}), {block("Y", {0, 0})})},
+                       {aggregate(0, {"X"}, "Y")});
+  tall["buffers"][2]["view_of"] = "Y";
+  EXPECT_EQ(errorOf(tall),
+            "manifest.buffers[2].type: view 'V' ([16, 4, 15] f32) holds "
+            "elements [0, 960) of 'Y' ([16, 64] f32): a view holds all of its "
+            "buffer's elements (a reshape) or a run of its rows (whole rows of "
+            "one of its dimensions), its last dimensions one such row");
+  tall["buffers"][2]["type"] = type({16, 4, 16});
+  EXPECT_EQ(errorOf(tall), "");
+}
+
+TEST(DataFlow, AScalarViewOfMoreThanOneElementIsRefused) {
+  // A scalar read as Y's first element once crashed the data-flow check.
+  json m = viewedRows(type({}));
+  m["buffers"][3]["type"] = type({});
+  m["steps"][1] = aggregate(0, {"V"}, "O", {0});
+  m["outputs"][0] = layout(type({}), {block("O", {})});
+  EXPECT_EQ(errorOf(m), "manifest.buffers[2].type: view 'V' ([] f32) is a "
+                        "scalar, but 'Y' ([4, 64] f32) holds 256 elements: a "
+                        "scalar view is a reshape of a buffer of one element");
+  // Of a buffer of one element it is its reshape.
+  json one = manifest(
+      1, {1024},
+      {buffer("X", 0, 0, type({1, 1})), buffer("Y", 0, 256, type({1, 1})),
+       buffer("V", 0, 256, type({})), buffer("O", 0, 512, type({}))},
+      {layout(type({1, 1}), {block("X", {0, 0})})},
+      {layout(type({}), {block("O", {})})},
+      {aggregate(0, {"X"}, "Y"), aggregate(0, {"V"}, "O", {0})});
+  one["buffers"][2]["view_of"] = "Y";
+  EXPECT_EQ(errorOf(one), "");
+}
+
+TEST(DataFlow, AViewOfAnotherElementTypeIsRefused) {
+  for (const char *dtype : {"f16", "bf16", "f64", "i32"})
+    EXPECT_EQ(errorOf(viewedRows(type({2, 64}, dtype))),
+              "manifest.buffers[2].view_of: a view holds bytes of the buffer "
+              "it views: the same device and element type as 'Y', its bytes "
+              "within that buffer's")
+        << dtype;
+}
+
+TEST(DataFlow, ViewsMadeInCodeAreCheckedToo) {
+  // checkDataFlow on a manifest built as a struct (no reader): the same
+  // refusal, not a crash.
+  Manifest m = parsed(viewedRows(type({2, 64})));
+  m.buffers[2].type.shape = {};
+  std::string error;
+  EXPECT_FALSE(checkDataFlow(m, error));
+  EXPECT_EQ(error, "manifest.buffers[2].type: view 'V' ([] f32) is a scalar, "
+                   "but 'Y' ([4, 64] f32) holds 256 elements: a scalar view "
+                   "is a reshape of a buffer of one element");
+}

@@ -16,8 +16,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <functional>
 #include <memory>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ein;
@@ -894,6 +898,94 @@ TEST(Runtime, AKernelHittingAGuardPageIsAnError) {
   EXPECT_EQ(ein_bundle_run(b.get()), EIN_OK) << ein_last_error();
 }
 
+namespace {
+
+/// The poke bundle of AKernelHittingAGuardPageIsAnError, poking within
+/// bounds, or with `kernel` "segv" a kernel that sends its process SIGSEGV.
+TempBundle faultyBundle(const std::string &kernel) {
+  json step = {{"kind", "kernel"},
+               {"device", 0},
+               {"kernel", kernel},
+               {"args", {{{"buffer", "Y"}, {"access", "readwrite"}}}},
+               {"scalars", kernel == "poke" ? json{3} : json::array()},
+               {"deps", {0}}};
+  json m = manifest(
+      1, {512}, {buffer("X", 0, 0, type({4})), buffer("Y", 0, 256, type({4}))},
+      {layout(type({4}), {block("X", {0})})},
+      {layout(type({4}), {block("Y", {0})})}, {transfer(0, "X", "Y"), step});
+  m["kernel_libraries"] = {"kernels/faulty.so"};
+  m["kernel_library_sha256"] = {fileSha256(EIN_TEST_KERNELS_DIR "/faulty.so")};
+  json p = program({argument("x", type({4}))},
+                   {joinAgg("y", type({4}), {"x"}, {{0}}, {0}, "none")}, {"y"});
+  TempBundle dir(m, p);
+  std::filesystem::create_directories(dir.path + "/kernels");
+  std::filesystem::copy_file(EIN_TEST_KERNELS_DIR "/faulty.so",
+                             dir.path + "/kernels/faulty.so");
+  return dir;
+}
+
+/// Runs `body` in a child process and returns how it ended (waitpid's
+/// status); the child exits 0 if `body` returns.
+int inChild(const std::function<void()> &body) {
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    body();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+/// Whether a child was killed by SIGSEGV, or (under AddressSanitizer, whose
+/// handler reports the signal and exits) exited non-zero: not exit 0.
+bool diedOfSegv(int status) {
+  return (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) ||
+         (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+}
+
+std::string statusText(int status) {
+  return WIFSIGNALED(status)
+             ? "killed by signal " + std::to_string(WTERMSIG(status))
+             : "exit " + std::to_string(WEXITSTATUS(status));
+}
+
+} // namespace
+
+TEST(Runtime, ASegvSentFromOutsideIsNotSwallowed) {
+  // kill -SEGV from outside, after a run installed the fault handlers: the
+  // process dies of it, as it would without them (it once returned from the
+  // handler and went on to exit 0).
+  TempBundle dir = faultyBundle("poke");
+  int status = inChild([&] {
+    BundlePtr b = load(dir);
+    float x[4] = {1, 2, 3, 4};
+    if (!b || ein_bundle_set_input(b.get(), 0, x, sizeof x) != EIN_OK ||
+        ein_bundle_run(b.get()) != EIN_OK)
+      _exit(3); // the run itself failed: not what is tested
+    kill(getpid(), SIGSEGV);
+  });
+  EXPECT_TRUE(diedOfSegv(status)) << statusText(status);
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+}
+
+TEST(Runtime, ASegvSentDuringAKernelIsNoKernelFault) {
+  // SIGSEGV sent to the process while a kernel runs (si_code SI_USER) is no
+  // fault of the kernel's: the process dies of it, it is not reported as
+  // the kernel faulting (nor swallowed).
+  TempBundle dir = faultyBundle("segv");
+  int status = inChild([&] {
+    BundlePtr b = load(dir);
+    float x[4] = {1, 2, 3, 4};
+    if (!b || ein_bundle_set_input(b.get(), 0, x, sizeof x) != EIN_OK)
+      _exit(3);
+    ein_bundle_run(b.get());
+  });
+  EXPECT_TRUE(diedOfSegv(status)) << statusText(status);
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+}
+
 TEST(Runtime, LoadErrors) {
   json p = matmulProgram({8, 4}, {4, 6});
   TempBundle absent(splitMatmulManifest(), p);
@@ -1095,4 +1187,158 @@ TEST(Cuda, RefusesWhatTheMachineCannotRun) {
   EXPECT_EQ(loadError(wrongName),
             "manifest.steps[4] (kernel 'gelu_bf16'): no kernel library's "
             "signatures name this kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// Handles: every entry point that takes a bundle refuses NULL and a freed one
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One entry point of runtime.h taking a bundle handle: `refused` calls it
+/// on a handle and says whether it returned its error value (EIN_ERROR; -1
+/// for a count or a number; NULL for a string).
+struct EntryPoint {
+  const char *name;
+  std::function<bool(ein_bundle *)> refused;
+};
+
+std::vector<EntryPoint> entryPoints() {
+  static float data[64];
+  static double times[64], ends[64];
+  static int lanes[64];
+  return {
+      {"ein_bundle_target",
+       [](ein_bundle *b) { return ein_bundle_target(b) == nullptr; }},
+      {"ein_bundle_devices",
+       [](ein_bundle *b) { return ein_bundle_devices(b) == -1; }},
+      {"ein_bundle_nodes",
+       [](ein_bundle *b) { return ein_bundle_nodes(b) == -1; }},
+      {"ein_bundle_ranks",
+       [](ein_bundle *b) { return ein_bundle_ranks(b) == -1; }},
+      {"ein_bundle_rank",
+       [](ein_bundle *b) { return ein_bundle_rank(b) == -1; }},
+      {"ein_bundle_describe",
+       [](ein_bundle *b) { return ein_bundle_describe(b) == nullptr; }},
+      {"ein_bundle_flops",
+       [](ein_bundle *b) { return ein_bundle_flops(b) == -1; }},
+      {"ein_bundle_peak_flops",
+       [](ein_bundle *b) { return ein_bundle_peak_flops(b) == -1; }},
+      {"ein_bundle_num_inputs",
+       [](ein_bundle *b) { return ein_bundle_num_inputs(b) == -1; }},
+      {"ein_bundle_num_outputs",
+       [](ein_bundle *b) { return ein_bundle_num_outputs(b) == -1; }},
+      {"ein_bundle_input_info",
+       [](ein_bundle *b) {
+         ein_tensor_info info;
+         return ein_bundle_input_info(b, 0, &info) == EIN_ERROR;
+       }},
+      {"ein_bundle_output_info",
+       [](ein_bundle *b) {
+         ein_tensor_info info;
+         return ein_bundle_output_info(b, 0, &info) == EIN_ERROR;
+       }},
+      {"ein_bundle_set_input",
+       [](ein_bundle *b) {
+         return ein_bundle_set_input(b, 0, data, 128) == EIN_ERROR;
+       }},
+      {"ein_bundle_run",
+       [](ein_bundle *b) { return ein_bundle_run(b) == EIN_ERROR; }},
+      {"ein_bundle_get_output",
+       [](ein_bundle *b) {
+         return ein_bundle_get_output(b, 0, data, 192) == EIN_ERROR;
+       }},
+      {"ein_bundle_bench_with",
+       [](ein_bundle *b) {
+         double ms;
+         return ein_bundle_bench_with(b, EIN_TIMER_HOST, 0, 1, &ms) ==
+                EIN_ERROR;
+       }},
+      {"ein_bundle_bench",
+       [](ein_bundle *b) {
+         double ms;
+         return ein_bundle_bench(b, 0, 1, &ms) == EIN_ERROR;
+       }},
+      {"ein_bundle_memory",
+       [](ein_bundle *b) {
+         ein_memory_info memory;
+         return ein_bundle_memory(b, 0, &memory) == EIN_ERROR;
+       }},
+      {"ein_bundle_num_steps",
+       [](ein_bundle *b) { return ein_bundle_num_steps(b) == -1; }},
+      {"ein_bundle_step_info",
+       [](ein_bundle *b) {
+         ein_step_info step;
+         return ein_bundle_step_info(b, 0, &step) == EIN_ERROR;
+       }},
+      {"ein_bundle_profile",
+       [](ein_bundle *b) {
+         return ein_bundle_profile(b, times, 4) == EIN_ERROR;
+       }},
+      {"ein_bundle_profile_timeline",
+       [](ein_bundle *b) {
+         return ein_bundle_profile_timeline(b, times, ends, lanes, 4) ==
+                EIN_ERROR;
+       }},
+  };
+}
+
+void PrintTo(const EntryPoint &e, std::ostream *os) { *os << e.name; }
+
+class Handles : public ::testing::TestWithParam<EntryPoint> {};
+
+} // namespace
+
+TEST_P(Handles, NullIsRefused) {
+  // Python's Bundle passes NULL once closed; C callers may too.
+  const EntryPoint &e = GetParam();
+  EXPECT_TRUE(e.refused(nullptr));
+  EXPECT_EQ(std::string(ein_last_error()),
+            std::string(e.name) + ": the bundle handle is NULL");
+}
+
+TEST_P(Handles, FreedIsRefused) {
+  // A handle ein_bundle_free has freed is refused, not read.
+  const EntryPoint &e = GetParam();
+  TempBundle dir(splitMatmulManifest(), matmulProgram({8, 4}, {4, 6}));
+  ein_bundle *b = nullptr;
+  ASSERT_EQ(ein_bundle_load(dir.path.c_str(), nullptr, &b), EIN_OK)
+      << ein_last_error();
+  ein_bundle_free(b);
+  EXPECT_TRUE(e.refused(b));
+  EXPECT_EQ(std::string(ein_last_error()),
+            std::string(e.name) +
+                ": not a bundle ein_bundle_load returned (or one "
+                "ein_bundle_free has freed)");
+}
+
+INSTANTIATE_TEST_SUITE_P(EntryPoints, Handles,
+                         ::testing::ValuesIn(entryPoints()),
+                         [](const ::testing::TestParamInfo<EntryPoint> &info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(Runtime, FreeingNullOrTwiceIsHarmless) {
+  // As free(NULL): nothing, and no error.
+  ein_bundle_free(nullptr);
+  TempBundle dir(splitMatmulManifest(), matmulProgram({8, 4}, {4, 6}));
+  ein_bundle *b = nullptr;
+  ASSERT_EQ(ein_bundle_load(dir.path.c_str(), nullptr, &b), EIN_OK)
+      << ein_last_error();
+  ein_bundle_free(b);
+  // A second free is refused (the error says so), not a double free.
+  ein_bundle_free(b);
+  EXPECT_STREQ(ein_last_error(),
+               "ein_bundle_free: not a bundle ein_bundle_load returned (or "
+               "one ein_bundle_free has freed)");
+}
+
+TEST(Runtime, InfoWithoutAResultPointerIsRefused) {
+  TempBundle dir(splitMatmulManifest(), matmulProgram({8, 4}, {4, 6}));
+  BundlePtr b = load(dir);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(ein_bundle_input_info(b.get(), 0, nullptr), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "ein_bundle_input_info: no result pointer");
+  EXPECT_EQ(ein_bundle_output_info(b.get(), 0, nullptr), EIN_ERROR);
+  EXPECT_STREQ(ein_last_error(), "ein_bundle_output_info: no result pointer");
 }

@@ -2,11 +2,15 @@
 //
 //   ein-eval PROGRAM.json [--inputs=a.npy,b.npy,...] [--outputs=o.npy,...]
 //            [--seed=S] [--save-inputs=a.npy,...] [--round-intermediates]
+//            [--max-bytes=N]
 //
 // Evaluates a logical program (program.json) in float64. Without --inputs the
 // inputs are drawn from the seed as docs/program-format.md says; --save-inputs
 // writes them out so another tool can check against the same data. Prints one
 // line per result; writes each result in its element type with --outputs.
+// Before reading or drawing anything it refuses a program whose values, as
+// the evaluator holds them, would take more host memory than --max-bytes
+// (by default the machine's physical memory).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,11 +27,13 @@ namespace {
 const char *kUsage =
     "usage: ein-eval PROGRAM.json [--inputs=a.npy,...] [--outputs=o.npy,...]\n"
     "                [--seed=S] [--save-inputs=a.npy,...] "
-    "[--round-intermediates]\n";
+    "[--round-intermediates]\n"
+    "                [--max-bytes=N]\n";
 
 int run(int argc, char **argv) {
   CommandLine line = parseCommandLine(
-      argc, argv, kUsage, {"inputs", "outputs", "seed", "save-inputs"},
+      argc, argv, kUsage,
+      {"inputs", "outputs", "seed", "save-inputs", "max-bytes"},
       {"round-intermediates"});
   if (line.positional.empty())
     die(std::string("no program given\n") + kUsage);
@@ -43,6 +49,7 @@ int run(int argc, char **argv) {
                            saveFiles = list("save-inputs");
   uint64_t seed =
       line.values.count("seed") ? parseCount("seed", line.values["seed"]) : 0;
+  MemoryLimit limit = memoryLimit(line);
 
   ein::Program program;
   std::string error;
@@ -62,6 +69,15 @@ int run(int argc, char **argv) {
 
   ein::EvalOptions options;
   options.roundIntermediates = line.flags.count("round-intermediates");
+  // The inputs as read, and what the evaluator keeps to the end.
+  checkArguments(program, options.maxElements, limit);
+  uint64_t bytes = evaluatorBytes(program);
+  for (const ein::Argument &arg : program.arguments)
+    bytes = addBytes(bytes, float64Bytes(arg.type));
+  checkHostBytes("evaluating '" + program.function + "'", bytes,
+                 "its arguments as read and as the evaluator keeps them, every "
+                 "op's result and the results returned, as float64",
+                 limit);
   std::vector<ein::HostTensor> inputs =
       loadInputs(program, inputFiles, seed, options.maxElements);
   writeOutputs(saveFiles, inputs);

@@ -3,6 +3,7 @@
 //   ein-run DIR [--inputs=a.npy,...] [--weights-dir=W] [--outputs=o.npy,...]
 //               [--seed=S] [--check] [--bench [--warmup=2] [--iters=10]
 //               [--timer=device|host]] [--profile[=FILE.json]] [--debug]
+//               [--max-bytes=N]
 //
 // Loads the bundle in DIR, binds its inputs (.npy files, or tensors drawn
 // from the seed as docs/program-format.md says), runs it and prints one line
@@ -28,6 +29,10 @@
 // source line (docs/cuda-runtime.md). --debug checks every step's memory
 // against its device's arena and poisons unwritten memory: an output that is
 // then NaN or infinite where the reference is not exits non-zero.
+// --max-bytes=N bounds the host memory the run's tensors may take (the
+// inputs and outputs as float64 and as bytes, the CPU devices' arenas, and
+// with --check the reference's values); by default the machine's physical
+// memory. A run past it is refused before any input is read or drawn.
 //
 // A bundle for several nodes runs as one process per node under Open MPI's
 // mpirun (`mpirun -n K ein-run DIR ...`): every rank runs this tool with the
@@ -42,6 +47,7 @@
 #include "ein/check.h"
 #include "ein/eval.h"
 #include "ein/runtime.h"
+#include "ein/staged_file.h"
 
 #include <algorithm>
 #include <array>
@@ -62,7 +68,7 @@ const char *kUsage =
     "[--outputs=o.npy,...] [--seed=S]\n"
     "               [--check] [--bench [--warmup=2] [--iters=10] "
     "[--timer=device|host]]\n"
-    "               [--profile[=FILE.json]] [--debug]\n";
+    "               [--profile[=FILE.json]] [--debug] [--max-bytes=N]\n";
 
 /// --debug without --check: an output that is NaN or infinite where the
 /// reference is not (debug mode fills memory no step wrote with NaN) is an
@@ -199,8 +205,8 @@ std::string jsonString(const std::string &text) {
 
 /// One profiled run as Chrome trace events ("X" events in microseconds;
 /// "M" events naming each device's process and streams), written whole to
-/// `path` (through a temporary file renamed over it, so a failed write
-/// leaves what was there).
+/// `path` (through a staging file of its own renamed over it,
+/// ein/staged_file.h, so a failed write leaves what was there).
 void writeTrace(ein_bundle *bundle, const Timeline &timeline,
                 const std::string &path) {
   int steps = ein_bundle_num_steps(bundle);
@@ -247,16 +253,44 @@ void writeTrace(ein_bundle *bundle, const Timeline &timeline,
             (i + 1 < steps ? ",\n" : "\n");
   }
   text += "]}\n";
-  std::string temporary = path + ".tmp";
-  FILE *f = std::fopen(temporary.c_str(), "wb");
-  if (!f)
-    fail("--profile: cannot write '" + path + "': " + std::strerror(errno));
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    fail("--profile: cannot write '" + path + "': " + std::strerror(errno));
+  ein::StagedFile file(path);
+  if (!file.open() || !file.write(text.data(), text.size()) || !file.commit())
+    fail("--profile: cannot write '" + path +
+         "': " + std::strerror(file.errorNumber()));
+}
+
+/// The host memory rank 0's run takes for its tensors: each input and
+/// output as float64 values and as bytes, the arenas of its CPU devices
+/// (mapped at load, touched by the run), and, with `reference`, what the
+/// reference evaluator keeps (its copy of the inputs, every op's result,
+/// the results returned).
+uint64_t hostBytes(ein_bundle *bundle, const ein::Program &program,
+                   bool reference) {
+  uint64_t bytes = 0;
+  for (const ein::Argument &arg : program.arguments)
+    bytes = addBytes(bytes, float64Bytes(arg.type) + denseBytes(arg.type));
+  for (int i = 0; i < ein_bundle_num_outputs(bundle); ++i) {
+    ein_tensor_info info;
+    check(ein_bundle_output_info(bundle, i, &info));
+    uint64_t elements =
+        info.bytes / ein::dtypeBytes(*ein::parseDType(info.dtype));
+    bytes = addBytes(bytes, info.bytes + elements * sizeof(double));
   }
+  if (std::string(ein_bundle_target(bundle)) == "cpu") {
+    // Over ranks, rank 0 holds node 0's devices.
+    int devices = ein_bundle_devices(bundle);
+    int local = ein_bundle_ranks(bundle) > 1
+                    ? devices / ein_bundle_nodes(bundle)
+                    : devices;
+    for (int d = 0; d < local; ++d) {
+      ein_memory_info memory;
+      check(ein_bundle_memory(bundle, d, &memory));
+      bytes = addBytes(bytes, memory.planned);
+    }
+  }
+  if (reference)
+    bytes = addBytes(bytes, evaluatorBytes(program));
+  return bytes;
 }
 
 /// A rank other than 0: takes part in every collective call rank 0 makes,
@@ -281,10 +315,11 @@ int runOtherRank(ein_bundle *bundle, const CommandLine &line, bool bench,
 }
 
 int run(int argc, char **argv) {
-  CommandLine line = parseCommandLine(
-      argc, argv, kUsage,
-      {"inputs", "weights-dir", "outputs", "seed", "warmup", "iters", "timer"},
-      {"check", "bench", "profile", "debug"}, {"profile"});
+  CommandLine line =
+      parseCommandLine(argc, argv, kUsage,
+                       {"inputs", "weights-dir", "outputs", "seed", "warmup",
+                        "iters", "timer", "max-bytes"},
+                       {"check", "bench", "profile", "debug"}, {"profile"});
   if (line.positional.empty())
     die(std::string("no bundle given\n") + kUsage);
   if (line.positional.size() > 1)
@@ -316,6 +351,7 @@ int run(int argc, char **argv) {
   int iters = static_cast<int>(count("iters", 10, 1000000));
   if (iters < 1)
     die("--iters must be at least 1");
+  MemoryLimit limit = memoryLimit(line);
 
   // Seconds since `from` on the host's steady clock: where startup goes.
   using Clock = std::chrono::steady_clock;
@@ -379,6 +415,15 @@ int run(int argc, char **argv) {
   int64_t maxElements = line.flags.count("check")
                             ? evalOptions.maxElements
                             : std::numeric_limits<int64_t>::max();
+  checkArguments(program, maxElements, limit);
+  checkHostBytes("running '" + program.function + "'",
+                 hostBytes(bundle, program, line.flags.count("check")),
+                 std::string("its inputs and outputs as float64 and in their "
+                             "element types, the CPU devices' arenas") +
+                     (line.flags.count("check")
+                          ? ", and the reference evaluation's values"
+                          : ""),
+                 limit);
   Clock::time_point drawing = Clock::now();
   std::vector<ein::HostTensor> inputs =
       loadInputs(program, inputFiles, seed, maxElements);

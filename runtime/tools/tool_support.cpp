@@ -4,11 +4,14 @@
 
 #include "ein/eval.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 namespace ein::tools {
 
@@ -101,6 +104,84 @@ static std::string typeText(const std::vector<int64_t> &shape, DType dtype) {
   for (int64_t d : shape)
     s += std::to_string(d) + "x";
   return s + dtypeName(dtype);
+}
+
+MemoryLimit memoryLimit(const CommandLine &line) {
+  MemoryLimit limit;
+  if (line.values.count("max-bytes")) {
+    limit.bytes = parseCount("max-bytes", line.values.at("max-bytes"));
+    limit.given = true;
+    return limit;
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && uint64_t(pages) <= UINT64_MAX / uint64_t(page))
+    limit.bytes = uint64_t(pages) * uint64_t(page);
+  return limit;
+}
+
+// Shapes hold at most 2^48 elements (the readers' bound), so one tensor's
+// bytes fit; sums of many saturate instead of wrapping.
+uint64_t float64Bytes(const TensorType &type) {
+  return uint64_t(type.numElements()) * sizeof(double);
+}
+
+uint64_t denseBytes(const TensorType &type) {
+  return uint64_t(type.numElements()) * dtypeBytes(type.dtype);
+}
+
+uint64_t addBytes(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t evaluatorBytes(const Program &program) {
+  std::map<std::string, uint64_t> valueBytes;
+  uint64_t bytes = 0;
+  for (const Argument &arg : program.arguments) {
+    valueBytes[arg.name] = float64Bytes(arg.type);
+    bytes = addBytes(bytes, float64Bytes(arg.type));
+  }
+  for (const Op &op : program.ops) {
+    valueBytes[op.result] = float64Bytes(op.type);
+    bytes = addBytes(bytes, float64Bytes(op.type));
+  }
+  for (const std::string &result : program.results)
+    bytes = addBytes(bytes, valueBytes[result]);
+  return bytes;
+}
+
+/// "than the limit of N bytes (--max-bytes)", or the default's words.
+static std::string thanLimit(const MemoryLimit &limit) {
+  std::string bytes = std::to_string(limit.bytes) + " bytes";
+  return limit.given ? "than the limit of " + bytes + " (--max-bytes)"
+                     : "than the machine's physical memory, " + bytes +
+                           " (--max-bytes=N sets another limit)";
+}
+
+void checkArguments(const Program &program, int64_t maxElements,
+                    const MemoryLimit &limit) {
+  for (size_t i = 0; i < program.arguments.size(); ++i) {
+    const Argument &arg = program.arguments[i];
+    if (arg.type.numElements() > maxElements)
+      die("argument " + std::to_string(i) + " ('" + arg.name + "') has " +
+          std::to_string(arg.type.numElements()) +
+          " elements; the CPU reference stops at " +
+          std::to_string(maxElements) + " (check large shapes on the GPU)");
+    if (float64Bytes(arg.type) > limit.bytes)
+      die("argument " + std::to_string(i) + " ('" + arg.name + "') is " +
+          typeText(arg.type.shape, arg.type.dtype) + ", " +
+          std::to_string(float64Bytes(arg.type)) +
+          " bytes as the float64 values the tool holds: more " +
+          thanLimit(limit));
+  }
+}
+
+void checkHostBytes(const std::string &what, uint64_t bytes,
+                    const std::string &why, const MemoryLimit &limit) {
+  if (bytes > limit.bytes)
+    die(what + " takes " +
+        (bytes == UINT64_MAX ? std::string("more than 2^64")
+                             : std::to_string(bytes)) +
+        " bytes of host memory (" + why + "): more " + thanLimit(limit));
 }
 
 std::vector<HostTensor> loadInputs(const Program &program,

@@ -54,6 +54,41 @@ std::vector<std::string> splitList(const std::string &option,
 uint64_t parseCount(const std::string &option, const std::string &text,
                     uint64_t max = UINT64_MAX);
 
+/// The most bytes of host memory a run's tensors may take: --max-bytes=N,
+/// or by default the machine's physical memory. Checked before anything is
+/// allocated, so a shape too large for the machine is an error naming it
+/// instead of a run the kernel's OOM killer ends.
+struct MemoryLimit {
+  uint64_t bytes = UINT64_MAX;
+  bool given = false; // --max-bytes, not the default
+};
+
+/// --max-bytes from `line`, or sysconf(_SC_PHYS_PAGES) * the page size.
+MemoryLimit memoryLimit(const CommandLine &line);
+
+/// The bytes of `type`'s values as float64 (how the tools hold a tensor's
+/// values), and of `type` in its element type.
+uint64_t float64Bytes(const TensorType &type);
+uint64_t denseBytes(const TensorType &type);
+
+/// a + b, or UINT64_MAX where that overflows.
+uint64_t addBytes(uint64_t a, uint64_t b);
+
+/// What the reference evaluator keeps of `program` to the end, in float64:
+/// its own copy of each input, every op's result, the results it returns.
+uint64_t evaluatorBytes(const Program &program);
+
+/// Refuses (die) an argument of more than `maxElements` elements, or whose
+/// values as float64 take more than `limit`, naming the argument and its
+/// size; before any input is read or drawn.
+void checkArguments(const Program &program, int64_t maxElements,
+                    const MemoryLimit &limit);
+
+/// Refuses (die) when `bytes`, what `what` takes ("evaluating 'mlp' takes
+/// ... (why)"), exceed `limit`.
+void checkHostBytes(const std::string &what, uint64_t bytes,
+                    const std::string &why, const MemoryLimit &limit);
+
 /// The inputs of a program: read from `files` (one per argument, of the
 /// argument's type) or, when `files` is empty or an argument's file name
 /// is, drawn from `seed`. Fails on

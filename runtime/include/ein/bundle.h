@@ -223,6 +223,21 @@ std::string writeManifest(const Manifest &manifest);
 /// replayed). parseManifest calls it; it is public for tests.
 bool checkSchedule(const Manifest &manifest, std::string &error);
 
+/// Checks that buffer `view` may view `root` (Buffer::viewOf): the same
+/// device and element type, its bytes within root's and whole elements in,
+/// and its elements all of root's (a reshape: any shape of as many elements,
+/// at root's offset) or a run of root's rows (whole rows of one dimension of
+/// root at one index of the dimensions before it, which may be part of one
+/// row of the last) read as rows: the view's last dimensions hold one such
+/// row (any reshape of it), the ones before count them. A scalar view is
+/// thus a reshape of a buffer of one element. Other shapes would read or
+/// write elements of root other than the ones the view's rows stand for. On
+/// failure returns false with `field` the manifest field at fault ("view_of" or
+/// "type") and `why` a sentence naming the buffers. The reader checks every
+/// view; checkDataFlow checks them again, for manifests made in code.
+bool checkView(const Buffer &view, const Buffer &root, std::string &field,
+               std::string &why);
+
 /// Checks that every element a step reads (a kernel's read or readwrite
 /// argument, a library call's operands, a transfer's source region, an
 /// aggregation's inputs) holds its buffer's value: an earlier step wrote it,

@@ -10,6 +10,15 @@
  * Every function returns EIN_OK or EIN_ERROR; after an error,
  * ein_last_error() says what went wrong, in a sentence, on this thread.
  *
+ * Handles. Every function taking a bundle refuses, without reading it, a
+ * NULL handle and one that is not a live bundle (one ein_bundle_free has
+ * freed, or no ein_bundle_load returned; a freed handle whose address a
+ * later load happens to reuse names that bundle): those returning
+ * ein_status return EIN_ERROR, those returning a count or a number -1, those
+ * returning a string NULL, each with ein_last_error() naming the function
+ * ("ein_bundle_run: the bundle handle is NULL"). ein_bundle_free(NULL) does
+ * nothing, as free(NULL); freeing a handle twice is refused, not done.
+ *
  * Ranks. A bundle for several nodes (ein_bundle_nodes) loaded in a process
  * that Open MPI's mpirun started, one process per node, runs as ranks:
  * rank r holds node r's devices and runs their steps, and the ranks move
