@@ -28,7 +28,10 @@ Mutation kinds (docs/testing.md, issue 28):
 
 The view kinds must be refused (their bundles may even give identical
 outputs, where the view is not read, but the loader checks each view's
-shape against the buffer it views).
+shape against the buffer it views). A wider or narrower view that still
+holds whole rows of its buffer's last dimension is a valid view (of other
+rows), and so is one inside one row of it: those two kinds pick only views
+whose changed shape is neither.
 
 usage:
   mutate_bundles.py --bin BUILD/bin BUNDLE... [--each] [--random N]
@@ -127,9 +130,24 @@ def sites(kind, m):
             return [i for i in views
                     if elements(by_name[bufs[i]["view_of"]]) > 1]
         if kind in ("view-wider", "view-narrower"):
-            return [i for i in views if bufs[i]["type"]["shape"]
-                    and (kind == "view-wider"
-                         or bufs[i]["type"]["shape"][-1] > 1)]
+            # One column more or less that still holds whole rows of the
+            # buffer's last dimension is another valid view (any shape of
+            # whole rows is): only the others are wrong views.
+            def wrong(b):
+                shape = b["type"]["shape"]
+                if not shape or (kind == "view-narrower" and shape[-1] <= 1):
+                    return False
+                last = shape[-1] + (1 if kind == "view-wider" else -1)
+                count = elements(b) // shape[-1] * last
+                root = by_name[b["view_of"]]
+                row = root["type"]["shape"][-1] if root["type"]["shape"] else 1
+                size = {"f64": 8, "f32": 4, "i64": 8, "i32": 4}.get(
+                    b["type"]["dtype"], 2 if b["type"]["dtype"] in
+                    ("f16", "bf16", "i16") else 1)
+                first = (b.get("offset", 0) - root.get("offset", 0)) // size
+                # Part of one row, or whole rows: a valid view still.
+                return not (first % row + count <= row or count % row == 0)
+            return [i for i in views if wrong(bufs[i])]
         return views
     if kind == "output-in-bundle":
         return ["manifest.json", "program.json"] + [

@@ -229,7 +229,10 @@ bool checkSchedule(const Manifest &manifest, std::string &error);
 /// at root's offset) or a run of root's rows (whole rows of one dimension of
 /// root at one index of the dimensions before it, which may be part of one
 /// row of the last) read as rows: the view's last dimensions hold one such
-/// row (any reshape of it), the ones before count them. A scalar view is
+/// row (any reshape of it), the ones before count them; or a run of whole
+/// rows of root's last dimension in any shape, which may span rows of the
+/// dimensions before (a part assembled in place, read as one vector or as
+/// other rows). A scalar view is
 /// thus a reshape of a buffer of one element. Other shapes would read or
 /// write elements of root other than the ones the view's rows stand for. On
 /// failure returns false with `field` the manifest field at fault ("view_of" or
