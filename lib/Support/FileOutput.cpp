@@ -2,8 +2,7 @@
 
 #include "Einsummable/Support/FileOutput.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
+#include "ein/staged_file.h"
 
 using namespace llvm;
 
@@ -19,33 +18,20 @@ std::string mlir::ein::takeStreamError(raw_fd_ostream &os) {
 bool mlir::ein::writeFileAtomically(StringRef path,
                                     function_ref<void(raw_ostream &)> write,
                                     std::string &error) {
+  std::string text;
+  raw_string_ostream os(text);
+  write(os);
+  os.flush();
   if (path == "-") {
-    write(outs());
+    outs() << text;
     outs().flush();
     return true;
   }
-  SmallString<256> dir(path);
-  sys::path::remove_filename(dir);
-  SmallString<256> model = dir;
-  sys::path::append(model, "." + sys::path::filename(path) + ".%%%%%%");
-  int fd = -1;
-  SmallString<256> staged;
-  if (std::error_code ec = sys::fs::createUniqueFile(model, fd, staged)) {
-    error = "'" + path.str() + "': " + ec.message();
-    return false;
-  }
-  {
-    raw_fd_ostream os(fd, /*shouldClose=*/true);
-    write(os);
-    os.close();
-    error = takeStreamError(os);
-  }
-  if (error.empty())
-    if (std::error_code ec = sys::fs::rename(staged, path))
-      error = ec.message();
-  if (error.empty())
+  // The runtime's tools stage their files the same way: one implementation
+  // below both.
+  ::ein::StagedFile file(path.str());
+  if (file.open() && file.write(text.data(), text.size()) && file.commit())
     return true;
-  error = "'" + path.str() + "': " + error;
-  sys::fs::remove(staged);
+  error = file.error();
   return false;
 }

@@ -20,10 +20,11 @@
 
 namespace mlir::ein {
 
-/// Writes what `write` prints to `path` ("-": standard output): into a new
-/// file `.NAME.XXXXXX` in `path`'s directory, renamed over `path` once
-/// complete. On failure, `path` is as it was, the staging file is gone, and
-/// false is returned with `error` saying why ("'PATH': reason").
+/// Writes what `write` prints to `path` ("-": standard output), staged as
+/// the runtime's tools stage theirs (ein::StagedFile: a new file
+/// `.NAME.XXXXXX` in `path`'s directory, renamed over `path` once
+/// complete). On failure, `path` is as it was, the staging file is gone, and
+/// false is returned with `error` saying why (a sentence naming `path`).
 bool writeFileAtomically(llvm::StringRef path,
                          llvm::function_ref<void(llvm::raw_ostream &)> write,
                          std::string &error);
