@@ -743,6 +743,10 @@ def _slice_of(t, x, dim, start, end, step=1):
     sizes = list(x.shape)
     offsets[dim] = start
     sizes[dim] = end - start
+    if end == start:
+        # Nothing (Phi-3's rotary split passes no dimension through): a
+        # constant of no elements, never emitted; cat drops it.
+        return Const(torch.empty(sizes, dtype=x.dtype))
     return t.e.extract_slice(x, offsets, sizes)
 
 

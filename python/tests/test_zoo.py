@@ -232,7 +232,28 @@ class Transformers(Case):
                                 workdir=self.dir.name)
 
 
+class PartialRotary(nn.Module):
+    # Phi-3's rotary embedding: the first `rotary` dimensions of each head
+    # rotate, the rest pass through; with rotary == head_dim nothing does,
+    # and the pass-through slice has no elements.
+    def __init__(self, rotary):
+        super().__init__()
+        self.rotary = rotary
+
+    def forward(self, q):
+        rot, rest = q[..., :self.rotary], q[..., self.rotary:]
+        half = rot.shape[-1] // 2
+        turned = torch.cat((-rot[..., half:], rot[..., :half]), dim=-1)
+        return torch.cat((rot * 0.5 + turned, rest), dim=-1)
+
+
 class Ops(Case):
+    def test_zero_size_slices_are_dropped(self):
+        # Once a zero-width tensor.extract_slice the parser refused.
+        x = torch.randn(2, 4, 6, 32)
+        self.check("rotary-whole", PartialRotary(32), (x,))
+        self.check("rotary-part", PartialRotary(16), (x,), devices=(2,))
+
     def test_pad_constant(self):
         x = (torch.randn(2, 3, 5, 6),)
         self.check("pad", lambda x: F.pad(x, (1, 2, 0, 3), value=0.5), x)
