@@ -83,6 +83,15 @@ class Translator:
         self.locate = locate
         self.placeholders = []
         for kind, name, tensor in arguments:
+            if kind == "weight" and not tensor.is_floating_point():
+                # An integer or boolean buffer (position or token-type
+                # ids, a causal mask, a batch norm's counter) holds indices
+                # and flags, never learned values: a constant of the trace,
+                # so what is computed from it is computed now (a bundle
+                # holds no boolean tensors, and ein's join-aggs write no
+                # integers).
+                self.placeholders.append(Const(tensor))
+                continue
             ssa = "%%%s%d" % ("in" if kind == "input" else "w",
                               sum(1 for a in self.arguments
                                   if a["kind"] == kind))
@@ -233,8 +242,13 @@ class Translator:
         ty = _linalg.element_type(dtype)
 
         def fn(b, indices):
-            return b.select(_above(b, indices, diagonal), b.const(high, ty),
-                            b.const(low, ty))
+            above = _above(b, indices, diagonal)
+            if dtype == torch.bool:
+                # The comparison itself (a select on it is the form
+                # ein-fuse-composites reads in attention), or its negation.
+                return above if high else b.op(
+                    "arith.xori %s, %s" % (above, b.const(True, "i1")), "i1")
+            return b.select(above, b.const(high, ty), b.const(low, ty))
 
         return _linalg.Indexed(shape, dtype, fn)
 
@@ -306,7 +320,7 @@ def _causal_mask(t):
     """(diagonal, low, high) when `t` (at least 2-D, the same matrix
     everywhere) holds `high` strictly above a diagonal and `low` on and
     below it, with high != low."""
-    if t.dim() < 2 or not t.is_floating_point():
+    if t.dim() < 2 or not (t.is_floating_point() or t.dtype == torch.bool):
         return None
     t = t.cpu()
     rows, cols = t.shape[-2], t.shape[-1]
@@ -589,6 +603,12 @@ def _choose(t, cond, a, b):
 
 @handles("where")
 def _where(t, node, cond, a, b):
+    if isinstance(cond, Const) and cond.tensor.dtype == torch.bool:
+        mask = _causal_mask(cond.tensor)
+        if mask is not None and not mask[2]:
+            # Keeping what is on and below the diagonal (a tril mask) is
+            # replacing what is above it: `select(key > query, b, a)`.
+            cond, a, b = Const(~cond.tensor), b, a
     return _choose(t, cond, a, b)
 
 
@@ -869,20 +889,76 @@ def _pair(v):
 def _convolution(t, node, x, w, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
     x, w = t.tensor(x), t.tensor(w)
-    if x.rank != 4 or transposed or groups != 1:
-        raise t.error("convolution: only 2-D, non-transposed, ungrouped "
-                      "convolutions are supported")
+    if x.rank not in (3, 4) or groups != 1:
+        raise t.error("convolution: only 1-D and 2-D ungrouped convolutions "
+                      "(transposed or not) are supported; this one is %d-D "
+                      "with groups=%d" % (x.rank - 2, groups))
     shape, dtype = t.out_meta()
-    padding = _pair(padding)
-    padded = t.e.pad(x, [0, 0] + padding, [0, 0] + padding, 0.0)
-    y = t.e.window_op("linalg.conv_2d_nchw_fchw", [padded, w], shape, 0.0,
-                      _pair(stride), _pair(dilation))
+    stride, padding, dilation = list(stride), list(padding), list(dilation)
+    output_padding = list(output_padding)
+    if x.rank == 3:
+        # 1-D as 2-D over a unit row dimension (one row, a window of one
+        # row): what ein.conv takes.
+        x = t.e.reshape(x, x.shape[:2] + (1,) + x.shape[2:])
+        w = t.e.reshape(w, w.shape[:2] + (1,) + w.shape[2:])
+        stride, padding, dilation = [1] + stride, [0] + padding, \
+            [1] + dilation
+        output_padding = [0] + output_padding
+        out = shape[:2] + (1,) + shape[2:]
+    else:
+        stride, padding, dilation = _pair(stride), _pair(padding), \
+            _pair(dilation)
+        output_padding = _pair(output_padding)
+        out = shape
+    if transposed:
+        x, w, low, high = _transposed_as_direct(t, x, w, stride, padding,
+                                                dilation, output_padding)
+        stride = [1, 1]
+    else:
+        low = high = padding
+    padded = t.e.pad(x, [0, 0] + low, [0, 0] + high, 0.0)
+    y = t.e.window_op("linalg.conv_2d_nchw_fchw", [padded, w], out, 0.0,
+                      stride, dilation)
     if bias is not None:
-        b = t.e.reshape(t.tensor(bias), (shape[1], 1, 1))
+        b = t.e.reshape(t.tensor(bias), (out[1], 1, 1))
         y = t.e.elementwise([y, b], dtype,
                             lambda bb, v: bb.binary("arith.addf", None, *v),
                             compute=_linalg.compute_type(dtype))
-    return y
+    return t.e.reshape(y, shape)
+
+
+def _transposed_as_direct(t, x, w, stride, padding, dilation,
+                          output_padding):
+    """A transposed convolution as a direct one with stride 1: (x, filter,
+    pad low, pad high) for it. Its input is x with stride - 1 zeros after
+    each element of a row and column (each element given a unit dimension
+    of its own, padded to `stride` and flattened back), padded by the
+    window's reach less `padding` (plus `output_padding` after, where a
+    negative pad crops); its filter is the transposed one's with input and
+    output channels swapped and each window reversed (single rows and
+    columns put back together in reverse order: no data-dependent
+    reads)."""
+    n, c, h, wd = x.shape
+    if any(s > 1 for s in stride):
+        spread = t.e.reshape(x, (n, c, h, 1, wd, 1))
+        spread = t.e.pad(spread, [0] * 6,
+                         [0, 0, 0, stride[0] - 1, 0, stride[1] - 1], 0.0)
+        x = t.e.reshape(spread, (n, c, h * stride[0], wd * stride[1]))
+    low, high = [], []
+    for i in range(2):
+        reach = dilation[i] * (w.shape[2 + i] - 1)
+        low.append(reach - padding[i])
+        # The zeros after the last element are not the transposed
+        # convolution's: taken off its high pad.
+        high.append(reach - padding[i] + output_padding[i] - (stride[i] - 1))
+    x, low, high = _crop(t, x, [0, 0] + low, [0, 0] + high)
+    for dim in (2, 3):
+        k = w.shape[dim]
+        if k > 1:
+            w = t.e.concat([_slice_of(t, w, dim, i, i + 1)
+                            for i in reversed(range(k))], dim)
+    w = t.e.transpose(w, [1, 0, 2, 3])
+    return x, w, low[2:], high[2:]
 
 
 @handles("max_pool2d_with_indices", "max_pool2d")
