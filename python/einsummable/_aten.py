@@ -830,50 +830,172 @@ def _stack(t, node, tensors, dim=0):
     return t.e.concat(parts, dim)
 
 
-@handles("index_select")
+# -- reads at indices: index_select, embedding, gather, x[ids] --------------
+# Three forms, from the cheapest: constant indices that are runs (slices put
+# together) or repeats (a floordiv read); rows of a table picked by indices
+# along its first dimension (a lookup generic with tensor.extract, which
+# ein-import makes ein.gather); and any other read at indices as a sum over
+# the indexed dimension of the elements whose position equals the index (a
+# join-agg that reads the indices as data, 0 elsewhere: a one-hot
+# contraction, O(size of that dimension) per result element).
+
+_MOST_SLICES = 4  # more runs of constant indices read as a gather
+
+
 def _index_select(t, node, a, dim, index):
     x = t.tensor(a)
     dim %= x.rank
-    if not isinstance(index, Const):
-        raise t.error("index_select with indices computed at run time (a "
-                      "gather) is not supported yet")
-    idx = [int(i) for i in index.tensor.reshape(-1).tolist()]
-    n = x.shape[dim]
-    # Each index repeated c times in order (repeat_interleave): read with a
-    # floordiv, as GQA's key/value heads are.
-    if n > 0 and len(idx) % n == 0:
-        c = len(idx) // n
-        if idx == [i // c for i in range(len(idx))]:
-            return t.e.repeat_interleave(x, dim, c)
-    # Otherwise runs of consecutive indices, as slices put together.
-    pieces, start = [], 0
-    for k in range(1, len(idx) + 1):
-        if k == len(idx) or idx[k] != idx[k - 1] + 1:
-            pieces.append(_slice_of(t, x, dim, idx[start], idx[k - 1] + 1))
-            start = k
-    return t.e.concat(pieces, dim)
+    if isinstance(index, Const):
+        idx = [int(i) for i in index.tensor.reshape(-1).tolist()]
+        n = x.shape[dim]
+        idx = [i + n if i < 0 else i for i in idx]
+        # Each index repeated c times in order (repeat_interleave): read
+        # with a floordiv, as GQA's key/value heads are.
+        if n > 0 and len(idx) % n == 0:
+            c = len(idx) // n
+            if idx == [i // c for i in range(len(idx))]:
+                return t.e.repeat_interleave(x, dim, c)
+        # Otherwise runs of consecutive indices, as slices put together.
+        runs, start = [], 0
+        for k in range(1, len(idx) + 1):
+            if k == len(idx) or idx[k] != idx[k - 1] + 1:
+                runs.append((idx[start], idx[k - 1] + 1))
+                start = k
+        if len(runs) <= _MOST_SLICES:
+            return t.e.concat([_slice_of(t, x, dim, lo, hi)
+                               for lo, hi in runs], dim)
+        index = Const(torch.tensor(idx, dtype=torch.int64))
+    ids = t.tensor(index)
+    if ids.rank != 1:
+        raise t.error("index_select with a rank-%d index; it takes a 1-D "
+                      "one" % ids.rank)
+    if dim == 0:
+        return _lookup(t, x, ids)
+    shape = x.shape[:dim] + ids.shape + x.shape[dim + 1:]
+    return _read_at(t, x, [dim], [(ids, [("d", dim)])], shape)
+
+
+HANDLERS["aten::index_select"] = _index_select
+
+
+def _lookup(t, table, ids):
+    """table[ids[i...], t...]: the rows the integer tensor `ids` names (an
+    embedding), as the generic ein-import makes ein.gather of."""
+    w = t.tensor(table)
+    w.name  # the table itself, read whole at data-dependent rows
+    shape = ids.shape + w.shape[1:]
+    r = ids.rank
+
+    def body(b, s):
+        at = [b.to_index(s[0])] + [b.index(r + k) for k in range(w.rank - 1)]
+        name = b.e.fresh("s")
+        b.lines.append("%s = tensor.extract %s[%s] : %s"
+                       % (name, w.name, ", ".join(at), w.type))
+        b.types[name] = _linalg.element_type(w.dtype)
+        return name
+    return t.e.generic([(ids, _linalg.identity(r))], shape, w.dtype, body)
+
+
+def _read_at(t, x, dims, indices, shape, place=None):
+    """out[p] = x[p with each of `dims` replaced by its index], each index
+    a (tensor, its read expressions in out's loops): for each of `dims` a
+    summed loop n over it, and the sum of x where every index equals its n
+    (0 elsewhere). x's other dimensions d are read along out's loop
+    `place[d]` (d by default; what lies beyond out's size is not read:
+    PyTorch's gather reads only what its index covers)."""
+    if not is_float(x.dtype):
+        raise t.error("a read at indices computed at run time of a %s "
+                      "tensor: ein's join-aggs write floats, so only float "
+                      "tensors can be read so (integer data read at "
+                      "integer indices needs an integer gather in "
+                      "ein-compile)" % x.dtype)
+    rank = len(shape)
+    place = place or {}
+    loops = {d: rank + i for i, d in enumerate(dims)}
+    x_exprs = [("d", loops[d] if d in loops else place.get(d, d))
+               for d in range(x.rank)]
+    sizes = [s if d in loops else shape[e[1]]
+             for d, (s, e) in enumerate(zip(x.shape, x_exprs))]
+    if tuple(sizes) != x.shape:
+        x = t.e.extract_slice(x, [0] * x.rank, sizes)
+    operands = [(x, x_exprs)] + [(t.tensor(i), list(e)) for i, e in indices]
+    zero = t.e.fill(0, shape, x.dtype)
+
+    def body(b, s):
+        hit = None
+        for k, d in enumerate(dims):
+            idx = s[1 + k]
+            at = b._conv("arith.index_cast", b.index(loops[d]), "index",
+                         b.types[idx])
+            same = b.cmpi("eq", idx, at)
+            hit = same if hit is None else b.op(
+                "arith.andi %s, %s" % (hit, same), "i1")
+        v = b.select(hit, s[0], b.const(0.0, b.types[s[0]]))
+        return b.binary("arith.addf", None, s[-1], v)
+    return t.e.generic(operands, shape, x.dtype, body,
+                       iterators=["parallel"] * rank +
+                       ["reduction"] * len(dims),
+                       out_exprs=_linalg.identity(rank), init=zero)
+
+
+@handles("gather")
+def _gather(t, node, a, dim, index, sparse_grad=False):
+    x, ids = t.tensor(a), t.tensor(index)
+    dim %= x.rank
+    return _read_at(t, x, [dim], [(ids, _linalg.identity(ids.rank))],
+                    ids.shape)
+
+
+@handles("index", "_unsafe_index")
+def _index(t, node, a, indices):
+    """x[i], x[:, i], x[i, j] (aten.index with integer index tensors at
+    consecutive dimensions, broadcast together; the result's dimensions
+    are x's before them, the indices', then x's after them)."""
+    x = t.tensor(a)
+    shape, _ = t.out_meta()
+    given = [(d, i) for d, i in enumerate(indices) if i is not None]
+    for _, i in given:
+        dtype = i.tensor.dtype if isinstance(i, Const) else i.dtype
+        if dtype in (torch.bool, torch.uint8):
+            raise t.error("indexing with a boolean mask (x[mask]) gives a "
+                          "result whose shape depends on the data; use "
+                          "torch.where or masked_fill")
+    dims = [d for d, _ in given]
+    first = dims[0]
+    if dims != list(range(first, first + len(dims))):
+        raise t.error("indexing with index tensors at dimensions %s that "
+                      "are not consecutive is not supported" % dims)
+    if len(given) == 1:
+        ids = given[0][1]
+        if isinstance(ids, Const) or first == 0:
+            flat = Const(ids.tensor.reshape(-1)) if isinstance(ids, Const) \
+                else t.e.reshape(ids, (math.prod(ids.shape),))
+            return t.e.reshape(_index_select(t, None, x, first, flat), shape)
+    # The indices' broadcast dimensions, in out's loops from `first`.
+    count = len(shape) - x.rank + len(dims)
+    exprs = []
+    for _, i in given:
+        i_shape = tuple(i.tensor.shape if isinstance(i, Const) else i.shape)
+        offset = first + count - len(i_shape)
+        exprs.append([("c", 0) if size == 1 and shape[offset + k] != 1
+                      else ("d", offset + k)
+                      for k, size in enumerate(i_shape)])
+    place = {d: d + count - len(dims) for d in range(first + len(dims),
+                                                     x.rank)}
+    return _read_at(t, x, dims, [(i, e) for (_, i), e in zip(given, exprs)],
+                    shape, place)
 
 
 @handles("embedding")
 def _embedding(t, node, weight, indices, *rest):
-    # A gather: linalg.generic reading the table with tensor.extract, as
-    # torch-mlir writes it. The importer takes gathers with the
-    # import-coverage issue; until then it refuses this with its own
-    # diagnostic.
-    w, ids = t.tensor(weight), t.tensor(indices)
-    shape, dtype = t.out_meta()
-    rank = len(shape)
-    in_exprs = _linalg.identity(ids.rank)
-
-    def body(b, s):
-        row = b.to_index(s[0])
-        col = b.index(rank - 1)
-        name = b.e.fresh("s")
-        b.lines.append("%s = tensor.extract %s[%s, %s] : %s"
-                       % (name, w.name, row, col, w.type))
-        b.types[name] = _linalg.element_type(w.dtype)
-        return name
-    return t.e.generic([(ids, in_exprs)], shape, dtype, body)
+    w = t.tensor(weight)
+    if isinstance(indices, Const):
+        # Constant ids (learned positions read at arange(n)): slices of the
+        # table where they are runs.
+        ids = indices.tensor
+        picked = _index_select(t, None, w, 0, Const(ids.reshape(-1)))
+        return t.e.reshape(picked, tuple(ids.shape) + w.shape[1:])
+    return _lookup(t, w, t.tensor(indices))
 
 
 # -- windows: convolution and pooling --------------------------------------
@@ -959,6 +1081,125 @@ def _transposed_as_direct(t, x, w, stride, padding, dilation,
                             for i in reversed(range(k))], dim)
     w = t.e.transpose(w, [1, 0, 2, 3])
     return x, w, low[2:], high[2:]
+
+
+# -- interpolation: F.interpolate, nn.Upsample -------------------------------
+# Each mode PyTorch has is separable: along each spatial dimension the
+# output is a fixed mix of the input's elements, a matrix [out, in] found by
+# running the op itself (its default overload, the same sizes and scale) on
+# a probe that holds one element per channel. Nearest modes pick one element
+# per output (a repeat read with a floordiv, or slices put together);
+# linear and cubic ones are contractions with the matrix (a constant).
+
+_INTERPOLATE = {}
+for _dims, _modes in ((1, ("upsample_nearest1d", "_upsample_nearest_exact1d",
+                           "upsample_linear1d")),
+                      (2, ("upsample_nearest2d", "_upsample_nearest_exact2d",
+                           "upsample_bilinear2d", "upsample_bicubic2d")),
+                      (3, ("upsample_nearest3d", "_upsample_nearest_exact3d",
+                           "upsample_trilinear3d"))):
+    for _mode in _modes:
+        _INTERPOLATE[_mode] = _dims
+
+
+def _interpolation_matrix(t, op, x, dim, out, align, scale):
+    """The [out, in] matrix that interpolates `x`'s spatial dimension `dim`
+    (0-based among the spatial ones) as `op` (a default overload) does."""
+    k = x.rank - 2
+    n = x.shape[2 + dim]
+    dtype = x.dtype if x.dtype in (torch.float32, torch.float64) \
+        else torch.float32
+    probe = torch.eye(n, dtype=dtype).reshape(
+        (1, n) + tuple(n if i == dim else 1 for i in range(k)))
+    sizes = [out if i == dim else 1 for i in range(k)]
+    scales = [scale if i == dim else None for i in range(k)]
+    args = [probe, sizes] + ([align] if align is not None else []) + scales
+    try:
+        y = op(*args)
+    except RuntimeError as error:
+        raise t.error("interpolating %s: %s" % (op, error))
+    return y.reshape(n, out).t().contiguous()
+
+
+def _interpolate(t, node, a, output_size, *rest):
+    x = t.tensor(a)
+    shape, dtype = t.out_meta()
+    name = _schema(node.target)[len("aten::"):]
+    k = _INTERPOLATE[name]
+    nearest = "nearest" in name
+    align = None if nearest else rest[0]
+    rest = rest if nearest else rest[1:]
+    if node.target._overloadname == "vec":
+        factors = rest[0] if rest else None
+        scales = [None] * k if factors is None else list(factors)
+    else:
+        scales = (list(rest) + [None] * k)[:k]
+    if x.rank != k + 2:
+        raise t.error("%s of a rank-%d tensor; it takes rank %d"
+                      % (name, x.rank, k + 2))
+    op = getattr(aten, name).default
+    acc = torch.float32 if dtype in (torch.float16, torch.bfloat16) \
+        else dtype
+    y, repeats = x, {}
+    for i in reversed(range(k)):
+        matrix = _interpolation_matrix(t, op, x, i, shape[2 + i], align,
+                                       scales[i])
+        n, m = matrix.shape[1], matrix.shape[0]
+        if n == m and torch.equal(matrix, torch.eye(n, dtype=matrix.dtype)):
+            continue
+        if not nearest:
+            y = _mix(t, y, 2 + i, matrix.to(acc), acc)
+            continue
+        picked = [int(j) for j in matrix.argmax(1).tolist()]
+        if m % n == 0 and picked == [j // (m // n) for j in range(m)]:
+            repeats[2 + i] = m // n
+        else:
+            y = _index_select(t, None, y, 2 + i, Const(torch.tensor(picked)))
+    if repeats:
+        y = _repeat_each(t, y, repeats)
+    return t.e.convert(y, dtype)
+
+
+def _repeat_each(t, x, repeats):
+    """x with each element repeated `repeats[d]` times along each dimension
+    d (nearest upsampling by whole factors): one copy that broadcasts a
+    new dimension after each, then those merged (a reshape). Floordiv
+    reads would need one per dimension in one map, which ein-import does
+    not take."""
+    shape, exprs = [], []
+    for d, size in enumerate(x.shape):
+        exprs.append(("d", len(shape)))
+        shape.append(size)
+        if d in repeats:
+            shape.append(repeats[d])
+    spread = t.e.view(x, exprs, tuple(shape))
+    spread.name
+    return t.e.reshape(spread, tuple(size * repeats.get(d, 1)
+                                     for d, size in enumerate(x.shape)))
+
+
+def _mix(t, x, dim, matrix, acc):
+    """y[.., o, ..] = sum over i of matrix[o, i] x[.., i, ..]: one
+    contraction with a constant, accumulated in `acc`."""
+    rank = x.rank
+    out_shape = x.shape[:dim] + (matrix.shape[0],) + x.shape[dim + 1:]
+    x_exprs = _linalg.identity(rank)
+    x_exprs[dim] = ("d", rank)
+    m = t.materialize(Const(matrix))
+    ty = _linalg.element_type(acc)
+    zero = t.e.fill(0, out_shape, acc)
+
+    def body(b, s):
+        p = b.binary("arith.mulf", None, b.cast(s[0], ty), s[1])
+        return b.binary("arith.addf", None, s[2], p)
+    return t.e.generic([(x, x_exprs), (m, [("d", dim), ("d", rank)])],
+                       out_shape, acc, body,
+                       iterators=["parallel"] * rank + ["reduction"],
+                       out_exprs=_linalg.identity(rank), init=zero)
+
+
+for _name in _INTERPOLATE:
+    HANDLERS["aten::" + _name] = _interpolate
 
 
 @handles("max_pool2d_with_indices", "max_pool2d")
