@@ -625,6 +625,60 @@ def _logical_not(t, node, a):
     return t.elementwise([a], body, compute=False)
 
 
+def _logic(name):
+    """bitwise_* (on booleans: logical) and logical_*: andi, ori, xori on
+    booleans (logical_*: each operand first made a boolean, nonzero) or on
+    integers."""
+    opname = {"and": "arith.andi", "or": "arith.ori",
+              "xor": "arith.xori"}[name.split("_")[1]]
+    logical = name.startswith("logical")
+
+    def handler(t, node, a, b):
+        shape, dtype = t.out_meta()
+        ty = "i1" if logical else _linalg.element_type(dtype)
+        if is_float(dtype) and not logical:
+            raise t.error("%s of float tensors" % node.target)
+
+        def body(bb, s):
+            x, y = (bb.cast(v, ty) for v in s)
+            return bb.op("%s %s, %s" % (opname, x, y), ty)
+        return t.elementwise([a, b], body, compute=False)
+    return handler
+
+
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "logical_and",
+              "logical_or", "logical_xor"):
+    HANDLERS["aten::" + _name] = _logic(_name)
+
+
+@handles("bitwise_not")
+def _bitwise_not(t, node, a):
+    shape, dtype = t.out_meta()
+    ty = _linalg.element_type(dtype)
+    if is_float(dtype):
+        raise t.error("bitwise_not of a float tensor")
+    return t.elementwise([a], lambda b, s: b.op("arith.xori %s, %s" % (
+        s[0], b.const(True if ty == "i1" else -1, ty)), ty), compute=False)
+
+
+@handles("any", "all")
+def _any_all(t, node, a, dim=None, keepdim=False):
+    """Whether any (all) elements are nonzero: the maximum (minimum) of 1
+    for nonzero and 0 for zero, in f32 (a reduction writes floats), then
+    compared with 0.5 where it is read (a boolean, fused into its reader)."""
+    x = t.tensor(a)
+    dims = _dims(x, dim)
+    kind = "max" if _schema(node.target) == "aten::any" else "min"
+
+    def flag(b, v):
+        return b.select(b.cmpf("une", v, b.const(0.0, "f32")),
+                        b.const(1.0, "f32"), b.const(0.0, "f32"))
+    y = t.e.reduce(x, dims, kind, pre=flag, acc_dtype=torch.float32)
+    y = _keep(t, y, x, dims, keepdim)
+    return t.elementwise([y, 0.5], lambda b, s: b.cmpf("ogt", s[0], s[1]),
+                         compute="f32")
+
+
 @handles("_to_copy", "convert_element_type", "to")
 def _to_copy(t, node, a, *args, **kwargs):
     shape, dtype = t.out_meta()
@@ -1317,6 +1371,45 @@ def _amax(t, node, a, dim=None, keepdim=False):
     return _keep(t, t.e.convert(y, out_dtype), x, dims, keepdim)
 
 
+@handles("topk")
+def _topk(t, node, a, k, dim=-1, largest=True, sorted=True):
+    """The k largest (smallest) along `dim` and their indices, largest
+    first: k rounds of argmax (ein.arg_reduce and a max join-agg), each
+    round reading the input with the elements taken so far hidden (-inf;
+    +inf for the smallest). Sorted whatever `sorted` says (PyTorch leaves
+    the order of an unsorted topk open)."""
+    x = t.tensor(a)
+    if not is_float(x.dtype):
+        raise t.error("topk of a %s tensor: only float tensors (the "
+                      "argmax ein.arg_reduce takes) are supported" % x.dtype)
+    dim %= x.rank
+    if not 0 <= k <= x.shape[dim]:
+        raise t.error("topk of %d elements along a dimension of %d"
+                      % (k, x.shape[dim]))
+    kind = "max" if largest else "min"
+    hidden = float("-inf") if largest else float("inf")
+    unit = x.shape[:dim] + (1,) + x.shape[dim + 1:]
+    position = _linalg.Indexed(x.shape, torch.int64, lambda b, idx: b._conv(
+        "arith.index_cast", idx[dim], "index", "i64"))
+    values, indices, rest = [], [], x
+    for j in range(k):
+        v, i = t.e.arg_reduce(rest, dim, kind)
+        values.append(t.e.reshape(v, unit))
+        indices.append(t.e.reshape(i, unit))
+        if j + 1 < k:
+            rest = t.e.elementwise(
+                [rest, indices[-1], position], x.dtype,
+                lambda b, s: b.select(b.cmpi("eq", s[1], s[2]),
+                                      b.const(hidden, b.types[s[0]]), s[0]),
+                compute=False)
+    if not k:
+        return [Const(torch.empty(unit[:dim] + (0,) + unit[dim + 1:],
+                                  dtype=x.dtype)),
+                Const(torch.empty(unit[:dim] + (0,) + unit[dim + 1:],
+                                  dtype=torch.int64))]
+    return [t.e.concat(values, dim), t.e.concat(indices, dim)]
+
+
 def _variance(t, x, dims, correction):
     """(mean with kept dimensions, variance without them), in f32 for
     half types."""
@@ -1402,6 +1495,72 @@ def _log_softmax(t, node, a, dim, half_to_float=False):
         [shifted, lse], dtype,
         lambda b, s: b.binary("arith.subf", None, s[0],
                               b.unary("math.log", s[1])), compute=ty)
+
+
+def _used(node, result):
+    """Whether anything reads result `result` of a node with several."""
+    return any(u.target is operator.getitem and u.args[1] == result
+               for u in node.users)
+
+
+@handles("nll_loss_forward", "nll_loss2d_forward")
+def _nll_loss(t, node, a, target, weight, reduction, ignore_index):
+    """-x[.., target, ..] (times the class weight), the sum or the mean
+    weighted by the class weights, and the total weight: the picked
+    element a one-hot sum over the classes (the target read as data),
+    targets equal to ignore_index counting 0."""
+    x, target = t.tensor(a), t.tensor(target)
+    if not is_float(x.dtype):
+        raise t.error("nll_loss of a %s tensor" % x.dtype)
+    r = target.rank  # its loops: the target's dimensions, then classes
+    x_exprs = ([("d", 0), ("d", r)] + [("d", i) for i in range(1, r)]
+               if x.rank > 1 else [("d", r)])
+    operands = [(target, _linalg.identity(r)), (x, x_exprs)]
+    if weight is not None:
+        operands.append((t.tensor(weight), [("d", r)]))
+    acc = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) \
+        else x.dtype
+    ty = _linalg.element_type(acc)
+
+    def picked(which):
+        """Per target, the (weighted) element picked, or its weight."""
+        def body(b, s):
+            at = b._conv("arith.index_cast", b.index(r), "index",
+                         b.types[s[0]])
+            hit = b.op("arith.andi %s, %s" % (
+                b.cmpi("eq", s[0], at),
+                b.cmpi("ne", s[0], b.const(ignore_index, b.types[s[0]]))),
+                "i1")
+            w = b.cast(s[2], ty) if weight is not None else b.const(1.0, ty)
+            v = w if which == "weight" else b.binary(
+                "arith.mulf", None, b.cast(s[1], ty), w)
+            v = b.select(hit, v, b.const(0.0, ty))
+            return b.binary("arith.addf", None, s[-1], v)
+        zero = t.e.fill(0, target.shape, acc)
+        return t.e.generic(operands, target.shape, acc, body,
+                           iterators=["parallel"] * r + ["reduction"],
+                           out_exprs=_linalg.identity(r), init=zero)
+    mean = reduction == 1
+    total = None
+    if mean or _used(node, 1):
+        total = t.e.reduce(picked("weight"), list(range(r)), "add")
+    loss = picked("element")
+    if reduction == 0:
+        out = t.e.elementwise([loss], x.dtype,
+                              lambda b, s: b.unary("arith.negf", s[0]),
+                              compute=ty)
+    else:
+        summed = t.e.reduce(loss, list(range(r)), "add")
+        if mean:
+            out = t.e.elementwise(
+                [summed, total], x.dtype, lambda b, s: b.unary(
+                    "arith.negf", b.binary("arith.divf", None, *s)),
+                compute=ty)
+        else:
+            out = t.e.elementwise([summed], x.dtype,
+                                  lambda b, s: b.unary("arith.negf", s[0]),
+                                  compute=ty)
+    return [out, t.e.convert(total, x.dtype) if total is not None else None]
 
 
 @handles("native_layer_norm")
@@ -1751,6 +1910,82 @@ def _select_scatter(t, node, a, src, dim, index):
     index = index + x.shape[dim] if index < 0 else index
     row = t.e.reshape(src, src.shape[:dim] + (1,) + src.shape[dim:])
     return _slice_scatter(t, node, x, row, dim, index, index + 1)
+
+
+# -- scatters at run-time indices: one-hot sums ---------------------------------
+
+def _scattered(t, index, dim, shape, src, dtype):
+    """sum over j of (index[.., j, ..] == i ? src[.., j, ..] : 0) at each
+    [.., i, ..] of `shape` (src None: 1 per hit, the count of writes), 0
+    where the index reaches no element (PyTorch's index may be smaller than
+    the tensor in the other dimensions)."""
+    ids = t.tensor(index)
+    rank = len(shape)
+    covered = ids.shape[:dim] + (shape[dim],) + ids.shape[dim + 1:]
+    exprs = _linalg.identity(rank)
+    exprs[dim] = ("d", rank)
+    operands = [(ids, exprs)]
+    if src is not None:
+        if src.shape != ids.shape:
+            src = t.e.extract_slice(src, [0] * rank, ids.shape)
+        operands.append((src, exprs))
+    ty = _linalg.element_type(dtype)
+    zero = t.e.fill(0, covered, dtype)
+
+    def body(b, s):
+        at = b._conv("arith.index_cast", b.index(dim), "index", b.types[s[0]])
+        one = b.cast(s[1], ty) if src is not None else b.const(1.0, ty)
+        v = b.select(b.cmpi("eq", s[0], at), one, b.const(0.0, ty))
+        return b.binary("arith.addf", None, s[-1], v)
+    y = t.e.generic(operands, covered, dtype, body,
+                    iterators=["parallel"] * rank + ["reduction"],
+                    out_exprs=_linalg.identity(rank), init=zero)
+    if covered != tuple(shape):
+        y = t.e.pad(y, [0] * rank, [s - c for s, c in zip(shape, covered)],
+                    0.0)
+    return y
+
+
+def _zeros(x):
+    return isinstance(x, Const) and x.tensor.numel() > 0 and bool(
+        (x.tensor == 0).all())
+
+
+@handles("scatter", "scatter_add")
+def _scatter(t, node, a, dim, index, src=None, value=None, reduce=None):
+    """scatter_add: self plus the sum of src's elements sent to each place;
+    scatter: src's element sent there (the sum, with the same index
+    repeated: PyTorch leaves that case open), or `value`, where anything is
+    sent, self elsewhere. One-hot sums over the index's dimension `dim`."""
+    shape, dtype = t.out_meta()
+    if not is_float(dtype):
+        raise t.error("scatter into a %s tensor: ein's join-aggs write "
+                      "floats" % dtype)
+    if reduce is not None:
+        raise t.error("scatter with reduce='%s' is not supported" % reduce)
+    dim %= len(shape)
+    name = _schema(node.target)
+    if src is not None and not isinstance(src, Value) and not isinstance(
+            src, Const):
+        src, value = None, src  # scatter.value: (self, dim, index, value)
+    if isinstance(src, Const) and src.tensor.numel() == 1:
+        src, value = None, src.tensor.item()
+    src = t.tensor(src) if src is not None else None
+    if name == "aten::scatter_add":
+        sent = _scattered(t, index, dim, shape, src, dtype)
+        return t.elementwise([a, sent], _arith("arith.addf", None))
+    if src is not None:
+        sent = _scattered(t, index, dim, shape, src, dtype)
+        if _zeros(a):
+            return t.e.convert(sent, dtype)
+    count = _scattered(t, index, dim, shape, None, dtype)
+    ty = _linalg.compute_type(dtype)
+
+    def body(b, s):
+        hit = b.cmpf("ogt", s[0], b.const(0.0, b.types[s[0]]))
+        return b.select(hit, s[1], s[2])
+    return t.elementwise([count, sent if src is not None else float(value),
+                          a], body, compute=ty)
 
 
 # -- adaptive pooling --------------------------------------------------------

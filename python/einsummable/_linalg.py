@@ -159,7 +159,12 @@ class Body:
         if ty in ("f32", "f64", "f16", "bf16"):
             literal = float_literal(value, ty)
         elif ty == "i1":
-            literal = "true" if value else "false"
+            # `true` and `false` are typed already: no `: i1` after them.
+            name = self.e.fresh("s")
+            self.lines.append("%s = arith.constant %s"
+                              % (name, "true" if value else "false"))
+            self.types[name] = "i1"
+            return name
         else:
             literal = str(int(value))
         return self.op("arith.constant %s" % literal, ty)
@@ -330,7 +335,8 @@ class Emitter:
             literal = float_literal(value, ty)
         else:
             literal = str(int(value))
-        self.emit("%s = arith.constant %s : %s" % (cst, literal, ty))
+        self.emit("%s = arith.constant %s%s" % (
+            cst, literal, "" if ty == "i1" else " : " + ty))
         name = self.fresh()
         self.emit("%s = linalg.fill ins(%s : %s) outs(%s : %s) -> %s"
                   % (name, cst, ty, empty.name, empty.type, empty.type))
