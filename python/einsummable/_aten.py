@@ -140,6 +140,12 @@ class Translator:
                     "the model returns %s as result %d; it must return "
                     "tensors (one, or a tuple or list of them)"
                     % (type(r).__name__, i))
+            if r.dtype == torch.bool:
+                # ein-compile: "element type 'i1' has no bundle form".
+                raise FrontendError(
+                    "the model returns a torch.bool tensor as result %d; a "
+                    "bundle holds no boolean tensors: return it as a float "
+                    "or integer tensor (.float(), .long())" % i)
             r.name  # a lazy result is made before the return
             values.append(r)
         return values
@@ -219,6 +225,9 @@ class Translator:
         t = const.tensor
         dtype = t.dtype
         shape = tuple(t.shape)
+        if t.dtype in (torch.int64, torch.int32):
+            # Held whole: a fill is a join-agg, and those write floats.
+            return self.argument(t.contiguous())
         if _splat(t):
             return self.e.fill(_first(t), shape, dtype)
         if t.numel() > 0 and bool((t == t.reshape(-1)[0]).all()) or (
@@ -228,9 +237,14 @@ class Translator:
         mask = _causal_mask(t)
         if mask is not None:
             return self.causal(shape, dtype, *mask)
+        return self.argument(t)
+
+    def argument(self, t):
+        """The constant `t` as one more weight argument, bound with its
+        value (a file in the bundle)."""
         name = "constant%d" % len(self.constants)
         ssa = "%%k%d" % len(self.constants)
-        value = Value(ssa, shape, dtype)
+        value = Value(ssa, tuple(t.shape), t.dtype)
         self.constants.append(name)
         self.arguments.append({"kind": "weight", "name": name,
                                "value": value, "tensor": t.clone()})
@@ -909,15 +923,20 @@ def _index_select(t, node, a, dim, index):
             c = len(idx) // n
             if idx == [i // c for i in range(len(idx))]:
                 return t.e.repeat_interleave(x, dim, c)
-        # Otherwise runs of consecutive indices, as slices put together.
-        runs, start = [], 0
-        for k in range(1, len(idx) + 1):
-            if k == len(idx) or idx[k] != idx[k - 1] + 1:
-                runs.append((idx[start], idx[k - 1] + 1))
-                start = k
+        # Otherwise runs of consecutive indices (a slice) or of one index
+        # (a slice of one, broadcast), put together.
+        runs = _runs(idx)
         if len(runs) <= _MOST_SLICES:
-            return t.e.concat([_slice_of(t, x, dim, lo, hi)
-                               for lo, hi in runs], dim)
+            pieces = []
+            for first, count, step in runs:
+                piece = _slice_of(t, x, dim, first, first + (
+                    count if step else 1))
+                if not step and count > 1:
+                    size = list(piece.shape)
+                    size[dim] = count
+                    piece = t.e.broadcast_to(piece, tuple(size))
+                pieces.append(piece)
+            return t.e.concat(pieces, dim)
         index = Const(torch.tensor(idx, dtype=torch.int64))
     ids = t.tensor(index)
     if ids.rank != 1:
@@ -930,6 +949,23 @@ def _index_select(t, node, a, dim, index):
 
 
 HANDLERS["aten::index_select"] = _index_select
+
+
+def _runs(idx):
+    """`idx` as runs (first, count, step): step 1 for consecutive indices,
+    0 for one index repeated."""
+    runs = []
+    for i in idx:
+        if runs:
+            first, count, step = runs[-1]
+            if count == 1 and i in (first, first + 1):
+                runs[-1] = (first, 2, i - first)
+                continue
+            if i == first + step * count:
+                runs[-1] = (first, count + 1, step)
+                continue
+        runs.append((i, 1, 1))
+    return runs
 
 
 def _lookup(t, table, ids):
@@ -1322,8 +1358,16 @@ def _sum(t, node, a, dim=None, keepdim=False, dtype=None):
     x = t.tensor(a)
     dims = _dims(x, dim)
     shape, out_dtype = t.out_meta()
-    y = t.e.reduce(x, dims, "add")
+    y = t.e.reduce(x, dims, "add", acc_dtype=_integer_acc(x.dtype))
     return _keep(t, t.e.convert(y, out_dtype), x, dims, keepdim)
+
+
+def _integer_acc(dtype):
+    """The accumulator of a reduction or scan of integers or booleans (a
+    count of a mask's elements): f64, exact below 2**53, since ein's
+    join-aggs write floats; the integer result is a conversion, computed
+    in the elementwise op that reads it. None (the default) for floats."""
+    return None if is_float(dtype) else torch.float64
 
 
 @handles("mean")
@@ -1367,7 +1411,7 @@ def _amax(t, node, a, dim=None, keepdim=False):
     dims = _dims(x, dim)
     shape, out_dtype = t.out_meta()
     kind = "max" if name in ("aten::amax", "aten::max") else "min"
-    y = t.e.reduce(x, dims, kind)
+    y = t.e.reduce(x, dims, kind, acc_dtype=_integer_acc(x.dtype))
     return _keep(t, t.e.convert(y, out_dtype), x, dims, keepdim)
 
 
@@ -1838,7 +1882,8 @@ def _cumsum(t, node, a, dim, dtype=None):
     in_exprs = _linalg.identity(rank)
     in_exprs[dim] = ("d", rank)  # read at k, the reduction loop
     acc_dtype = torch.float32 if out_dtype in (torch.float16,
-                                               torch.bfloat16) else out_dtype
+                                               torch.bfloat16) else (
+        _integer_acc(out_dtype) or out_dtype)
     acc = _linalg.element_type(acc_dtype)
     zero = t.e.fill(0, shape, acc_dtype)
 

@@ -210,6 +210,13 @@ class Body:
         return name
 
     def binary(self, fop, iop, a, b):
+        if self.types[a] != self.types[b]:
+            # A boolean in arithmetic (an integer times a mask) counts as
+            # 0 or 1 of the other operand's type.
+            if self.types[a] == "i1":
+                a = self.cast(a, self.types[b])
+            else:
+                b = self.cast(b, self.types[a])
         ty = self.types[a]
         if ty in ("f16", "bf16", "f32", "f64"):
             return self.op("%s %s, %s" % (fop, a, b), ty)

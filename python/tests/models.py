@@ -223,3 +223,152 @@ class TopOneRouter(nn.Module):
         score, expert = logits.max(-1)
         first = torch.argmax(logits, dim=-1, keepdim=True)
         return self.table(expert) * score.unsqueeze(-1) + first.to(x.dtype)
+
+
+class UNetBlock(nn.Module):
+    """One level of a U-Net on an image of odd size: convolutions with a
+    batch norm, max pooling down, a transposed convolution up (padded back
+    to the skip connection's size), the skip concatenated, and a second
+    way up through nearest and bilinear interpolation."""
+
+    def __init__(self, channels=4):
+        super().__init__()
+        c = channels
+        self.down1 = nn.Sequential(nn.Conv2d(3, c, 3, padding=1),
+                                   nn.BatchNorm2d(c), nn.ReLU())
+        self.pool = nn.MaxPool2d(2)
+        self.down2 = nn.Sequential(nn.Conv2d(c, 2 * c, 3, padding=1),
+                                   nn.ReLU())
+        self.up = nn.ConvTranspose2d(2 * c, c, 2, stride=2)
+        self.fuse = nn.Conv2d(2 * c, c, 3, padding=1)
+        self.head = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        skip = self.down1(x)
+        low = self.down2(self.pool(skip))
+        up = self.up(low)
+        up = F.pad(up, (0, skip.shape[-1] - up.shape[-1],
+                        0, skip.shape[-2] - up.shape[-2]))
+        y = F.relu(self.fuse(torch.cat([skip, up], dim=1)))
+        near = F.interpolate(low, scale_factor=2, mode="nearest")
+        smooth = F.interpolate(near, size=skip.shape[-2:], mode="bilinear",
+                               align_corners=False)
+        return self.head(y) + smooth[:, :2]
+
+
+class DenseMoE(nn.Module):
+    """A mixture of experts written densely, as people write it to run
+    without sparse kernels: a softmax router, its top-k weights
+    renormalized and put into a dense [tokens, experts] gate (comparing
+    the chosen indices with arange(experts), or scattering them), every
+    expert run on every token and weighted by its gate."""
+
+    def __init__(self, d=16, hidden=32, experts=4, k=2, scatter=False):
+        super().__init__()
+        self.k, self.scatter = k, scatter
+        self.router = nn.Linear(d, experts, bias=False)
+        self.experts = nn.ModuleList(
+            nn.Sequential(nn.Linear(d, hidden), nn.SiLU(),
+                          nn.Linear(hidden, d)) for _ in range(experts))
+
+    def forward(self, x):
+        b, s, d = x.shape
+        tokens = x.reshape(b * s, d)
+        probs = F.softmax(self.router(tokens), dim=-1)
+        weights, chosen = torch.topk(probs, self.k, dim=-1)
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+        if self.scatter:
+            gate = torch.zeros_like(probs).scatter(1, chosen, weights)
+        else:
+            experts = torch.arange(len(self.experts), device=x.device)
+            onehot = (chosen.unsqueeze(-1) == experts).to(x.dtype)
+            gate = (weights.unsqueeze(-1) * onehot).sum(dim=1)
+        outs = torch.stack([e(tokens) for e in self.experts], dim=1)
+        return (gate.unsqueeze(-1) * outs).sum(dim=1).reshape(b, s, d)
+
+
+class EncoderDecoder(nn.Module):
+    """torch.nn's own layers: an encoder of a batch-first and a
+    sequence-first (pre-norm) nn.TransformerEncoderLayer over embedded
+    source ids, an nn.TransformerDecoderLayer over the embedded target
+    with a causal mask (float, from generate_square_subsequent_mask, or
+    boolean) attending to the encoder's output, a vocabulary head."""
+
+    def __init__(self, vocab=20, d=32, heads=4, ffn=64, bool_mask=False):
+        super().__init__()
+        self.bool_mask = bool_mask
+        self.embed = nn.Embedding(vocab, d)
+        self.first = nn.TransformerEncoderLayer(d, heads, ffn,
+                                                batch_first=True)
+        self.second = nn.TransformerEncoderLayer(d, heads, ffn,
+                                                 norm_first=True)
+        self.decoder = nn.TransformerDecoderLayer(d, heads, ffn,
+                                                  batch_first=True)
+        self.out = nn.Linear(d, vocab)
+
+    def forward(self, src, tgt):
+        memory = self.first(self.embed(src))
+        memory = self.second(memory.transpose(0, 1)).transpose(0, 1)
+        t = tgt.shape[1]
+        if self.bool_mask:
+            mask = torch.triu(torch.ones(t, t, dtype=torch.bool,
+                                         device=tgt.device), diagonal=1)
+        else:
+            mask = nn.Transformer.generate_square_subsequent_mask(t)
+        return self.out(self.decoder(self.embed(tgt), memory,
+                                     tgt_mask=mask))
+
+
+class PreNormBlock(nn.Module):
+    """Causal self-attention and a GELU MLP, each behind a LayerNorm."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(),
+                                 nn.Linear(4 * d, d))
+
+    def forward(self, x, keep):
+        b, t, d = x.shape
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+                   for z in self.qkv(self.ln1(x)).chunk(3, dim=-1))
+        att = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads)
+        att = att.masked_fill(~keep, float("-inf")).softmax(dim=-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.ln2(x))
+
+
+class CausalLM(nn.Module):
+    """A whole small causal language model as people write one: token
+    embeddings and learned positions (read at arange(t)), a boolean
+    causal mask buffer, pre-norm blocks, a final norm and an LM head tied
+    to the token embeddings. Takes int64 token ids; returns the logits,
+    and with targets the cross-entropy loss too."""
+
+    def __init__(self, vocab=64, d=32, heads=4, layers=2, ctx=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList(PreNormBlock(d, heads)
+                                    for _ in range(layers))
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.tok.weight
+        self.register_buffer("keep", torch.tril(
+            torch.ones(ctx, ctx, dtype=torch.bool)))
+
+    def forward(self, ids, targets=None):
+        b, t = ids.shape
+        x = self.tok(ids) + self.pos(torch.arange(t, device=ids.device))
+        for block in self.blocks:
+            x = block(x, self.keep[:t, :t])
+        logits = self.head(self.norm(x))
+        if targets is None:
+            return logits
+        loss = F.cross_entropy(logits.reshape(b * t, -1),
+                               targets.reshape(b * t))
+        return logits, loss
