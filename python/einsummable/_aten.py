@@ -101,6 +101,7 @@ class Translator:
                                    "value": value, "tensor": tensor})
             self.placeholders.append(value)
         self.where = None
+        self.node = None  # the node being translated
 
     # -- driving ----------------------------------------------------------
 
@@ -109,6 +110,7 @@ class Translator:
         placeholder = iter(self.placeholders)
         results = None
         for node in self.gm.graph.nodes:
+            self.node = None
             self.where = self.locate(node)
             self.e.loc = ('loc("%s":%d:%d)' % self.where[1:]
                           if self.where and self.where[1] else None)
@@ -151,6 +153,10 @@ class Translator:
         return values
 
     def error(self, message):
+        """A refusal at the model's line, naming the ATen op being
+        translated (where the message does not already)."""
+        if self.node is not None and str(self.node.target) not in message:
+            message = "%s: %s" % (self.node.target, message)
         return FrontendError(message, self.where[0] if self.where else None)
 
     def call(self, node, env):
@@ -384,6 +390,16 @@ def _hiding_mask(x):
     return None
 
 
+def _hide(t, x, hiding):
+    """x plus a constant causal mask that hides (`_hiding_mask`): the
+    select ein-fuse-composites reads in attention."""
+    shape, dtype, diagonal, value = hiding
+    hidden = _linalg.Indexed(shape, torch.bool,
+                             lambda b, indices: _above(b, indices, diagonal))
+    return t.elementwise([x, hidden], lambda b, s: b.select(
+        s[1], b.const(value, b.types[s[0]]), s[0]))
+
+
 @handles("add", "sub")
 def _add_sub(t, node, a, b, alpha=1):
     fop, iop = ("arith.addf", "arith.addi") \
@@ -395,14 +411,7 @@ def _add_sub(t, node, a, b, alpha=1):
         if hiding is not None:
             a, b = b, a
     if hiding is not None:
-        shape, dtype, diagonal, value = hiding
-
-        hidden = _linalg.Indexed(
-            shape, torch.bool,
-            lambda bb, indices: _above(bb, indices, diagonal))
-        return t.elementwise(
-            [a, hidden], lambda bb, s: bb.select(
-                s[1], bb.const(value, bb.types[s[0]]), s[0]))
+        return _hide(t, a, hiding)
 
     def body(bb, s):
         y = s[1]
@@ -756,6 +765,9 @@ def _baddbmm(t, node, bias, a, b, beta=1, alpha=1):
     """beta * bias + alpha * (a @ b), batched (nn.MultiheadAttention adds
     its mask to the scores so): the product, then one elementwise op."""
     product = t.e.matmul(t.tensor(a), t.tensor(b))
+    hiding = _hiding_mask(bias)
+    if hiding is not None and beta == 1 and alpha == 1:
+        return _hide(t, product, hiding)  # a causal attn_mask
     if beta == 0:  # PyTorch ignores the bias then (NaN included)
         return t.elementwise([product], lambda bb, s: s[0] if alpha == 1
                              else bb.binary("arith.mulf", None, s[0],
@@ -1102,7 +1114,7 @@ def _convolution(t, node, x, w, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
     x, w = t.tensor(x), t.tensor(w)
     if x.rank not in (3, 4) or groups != 1:
-        raise t.error("convolution: only 1-D and 2-D ungrouped convolutions "
+        raise t.error("only 1-D and 2-D ungrouped convolutions "
                       "(transposed or not) are supported; this one is %d-D "
                       "with groups=%d" % (x.rank - 2, groups))
     shape, dtype = t.out_meta()

@@ -339,6 +339,261 @@ class Ops(Case):
         self.assertIn("divide", message)
 
 
+class Convolutions(Case):
+    def test_conv1d(self):
+        x = torch.randn(2, 3, 17)
+        self.check("conv1d", nn.Conv1d(3, 4, 3, padding=1), (x,))
+        self.check("conv1d-strided", nn.Conv1d(3, 4, 5, stride=2, padding=3,
+                                               dilation=2, bias=False),
+                   (x,), devices=(2,))
+        self.check("f-conv1d", lambda x, w: F.conv1d(x, w, stride=2),
+                   (x, torch.randn(5, 3, 3)), devices=(2,))
+
+    def test_conv_transpose2d(self):
+        x = torch.randn(1, 3, 5, 6)
+        self.check("convT", nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1,
+                                               output_padding=1), (x,))
+        # Uneven strides, dilation, output padding in one dimension; a
+        # padding beyond the window's reach (the input cropped).
+        self.check("convT-uneven", nn.ConvTranspose2d(
+            3, 4, (3, 2), stride=(1, 3), padding=(2, 0), dilation=(2, 1),
+            output_padding=(0, 2)), (x,), devices=(2,))
+        self.check("convT-crop", nn.ConvTranspose2d(3, 2, 3, stride=2,
+                                                    padding=3),
+                   (torch.randn(1, 3, 6, 6),), devices=(2,))
+
+    def test_conv_transpose1d(self):
+        self.check("convT1d", nn.ConvTranspose1d(3, 4, 3, stride=2),
+                   (torch.randn(2, 3, 8),), devices=(1, 2))
+
+    def test_conv3d_is_refused(self):
+        class Volume(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv3d(2, 2, 3)
+
+            def forward(self, x):
+                return self.conv(x)  # the line named
+        message = self.refused(
+            Volume().eval(), (torch.randn(1, 2, 4, 4, 4),),
+            "aten.convolution", "test_zoo.py:%d"
+            % (Volume.forward.__code__.co_firstlineno + 1))
+        self.assertIn("3-D", message)
+
+
+class Interpolation(Case):
+    def test_nearest(self):
+        x = torch.randn(2, 3, 5, 6)
+        self.check("nearest-2x", lambda x: F.interpolate(x, scale_factor=2),
+                   (x,))
+        self.check("nearest-size",
+                   lambda x: F.interpolate(x, size=(7, 9)), (x,),
+                   devices=(2,))
+        self.check("upsample-2.5", nn.Upsample(scale_factor=2.5), (x,),
+                   devices=(2,))
+        self.check("nearest-exact", lambda x: F.interpolate(
+            x, size=(7, 4), mode="nearest-exact"), (x,), devices=(2,))
+        self.check("nearest-1d", lambda x: F.interpolate(x, scale_factor=3),
+                   (torch.randn(2, 3, 5),), devices=(2,))
+
+    def test_bilinear(self):
+        x = torch.randn(2, 3, 5, 6)
+        self.check("bilinear-2x", lambda x: F.interpolate(
+            x, scale_factor=2, mode="bilinear"), (x,))
+        for align in (False, True):
+            self.check("bilinear-size-%s" % align, lambda x, a=align:
+                       F.interpolate(x, size=(7, 9), mode="bilinear",
+                                     align_corners=a), (x,), devices=(2,))
+        self.check("upsample-bilinear-1.7", nn.Upsample(
+            scale_factor=1.7, mode="bilinear", align_corners=True), (x,),
+            devices=(2,))
+        self.check("bilinear-down", lambda x: F.interpolate(
+            x, size=(3, 4), mode="bilinear"), (x,), devices=(2,))
+
+    def test_linear_bicubic_trilinear(self):
+        self.check("linear-1d", lambda x: F.interpolate(
+            x, scale_factor=2, mode="linear"), (torch.randn(2, 3, 5),),
+            devices=(2,))
+        self.check("bicubic", lambda x: F.interpolate(
+            x, size=(7, 9), mode="bicubic"), (torch.randn(1, 2, 5, 6),),
+            devices=(2,))
+        self.check("trilinear", lambda x: F.interpolate(
+            x, scale_factor=2, mode="trilinear"),
+            (torch.randn(1, 2, 3, 4, 5),), devices=(2,))
+
+
+class BertEmbeddings(nn.Module):
+    """BERT's embeddings as transformers writes them: position and
+    token-type ids from integer buffers, the token types gathered at the
+    positions."""
+
+    def __init__(self, vocab=30, d=16, ctx=12):
+        super().__init__()
+        self.word = nn.Embedding(vocab, d)
+        self.position = nn.Embedding(ctx, d)
+        self.token_type = nn.Embedding(2, d)
+        self.norm = nn.LayerNorm(d)
+        self.register_buffer("position_ids", torch.arange(ctx).expand(1, -1))
+        self.register_buffer("token_type_ids",
+                             torch.zeros(1, ctx, dtype=torch.long))
+
+    def forward(self, ids):
+        b, t = ids.shape
+        positions = self.position_ids[:, :t]
+        types = torch.gather(self.token_type_ids.expand(b, -1), 1,
+                             positions.expand(b, -1))
+        return self.norm(self.word(ids) + self.token_type(types)
+                         + self.position(positions))
+
+
+class Indexing(Case):
+    def test_gather_and_take_along_dim(self):
+        x = torch.randn(2, 3, 5, 6)
+        self.check("gather", lambda x, i: torch.gather(x, 3, i),
+                   (x, torch.randint(0, 6, (2, 3, 5, 4))))
+        # An index smaller than the input in another dimension.
+        self.check("gather-1", lambda x, i: torch.gather(x, 1, i),
+                   (x, torch.randint(0, 3, (2, 2, 4, 6))), devices=(2,))
+        self.check("take-along-dim",
+                   lambda x, i: torch.take_along_dim(x, i, 2),
+                   (x, torch.randint(0, 5, (1, 3, 2, 1))), devices=(2,))
+
+    def test_index_select_and_advanced_indexing(self):
+        x = torch.randn(2, 3, 5, 6)
+        self.check("index-select-0", lambda x, i: torch.index_select(x, 0, i),
+                   (x, torch.tensor([1, 0, 1])))
+        self.check("index-select-2", lambda x, i: torch.index_select(x, 2, i),
+                   (x, torch.tensor([4, 0, 1, 1])), devices=(2,))
+        # Constant indices: slices where they run, a gather where not.
+        self.check("index-runs", lambda x: x[:, [0, 0, 0, 1, 2, 3, 5, 5]],
+                   (torch.randn(3, 6),), devices=(2,))
+        self.check("index-select-const", lambda x: torch.index_select(
+            x, 3, torch.tensor([5, 0, 3, 1, 4, 2])), (x,), devices=(2,))
+        self.check("ids", lambda x, i: x[i],
+                   (torch.randn(7, 3), torch.randint(0, 7, (2, 4))),
+                   devices=(2,))
+        self.check("ids-1", lambda x, i, j: x[:, i, j],
+                   (torch.randn(7, 5, 3, 2), torch.randint(0, 5, (2, 4)),
+                    torch.randint(0, 3, (4,))), devices=(2,))
+
+    def test_bert_embeddings_from_integer_buffers(self):
+        self.check("bert-embeddings", BertEmbeddings(),
+                   (torch.randint(0, 30, (2, 9)),))
+
+    def test_refusals(self):
+        def integers(x, i):
+            return torch.gather(x, 1, i)  # the line named
+        message = self.refused(
+            integers, (torch.randint(0, 5, (3, 4)),
+                       torch.randint(0, 4, (3, 2))), "aten.gather",
+            "test_zoo.py:%d" % (integers.__code__.co_firstlineno + 1))
+        self.assertIn("integer gather", message)
+
+        def masked(x):
+            return x[x > 0]  # the line named
+        message = self.refused(masked, (torch.randn(3, 4),), "aten.index",
+                               "test_zoo.py:%d"
+                               % (masked.__code__.co_firstlineno + 1))
+        self.assertIn("boolean mask", message)
+
+        def ranked(x):
+            return torch.topk(x, 2).indices.float()  # the line named
+        self.refused(ranked, (torch.randint(0, 5, (4, 3)),), "aten.topk",
+                     "test_zoo.py:%d" % (ranked.__code__.co_firstlineno + 1))
+        with self.assertRaisesRegex(einsummable.FrontendError,
+                                    "returns a torch.bool tensor"):
+            einsummable.compile(lambda x: x > 0, (torch.randn(3, 4),),
+                                workdir=self.dir.name)
+
+
+class RoutingAndLosses(Case):
+    def test_topk(self):
+        x = torch.randn(4, 6, 7)
+        self.check("topk", lambda x: torch.topk(x, 3), (x,))
+        self.check("topk-smallest", lambda x: torch.topk(
+            x, 2, dim=1, largest=False), (x,), devices=(2,))
+
+    def test_scatter(self):
+        chosen = torch.stack([torch.randperm(6)[:2] for _ in range(4)])
+        w = torch.randn(4, 2)
+        self.check("scatter-zeros",
+                   lambda w, i: torch.zeros(4, 6).scatter(1, i, w),
+                   (w, chosen))
+        self.check("scatter", lambda x, w, i: x.scatter(1, i, w),
+                   (torch.randn(4, 6), w, chosen), devices=(2,))
+        self.check("scatter-value", lambda x, i: x.scatter(1, i, 2.5),
+                   (torch.randn(4, 6), chosen), devices=(2,))
+        # Repeated indices add up.
+        self.check("scatter-add", lambda x, w, i: x.scatter_add(0, i, w),
+                   (torch.randn(5, 6), torch.randn(3, 4),
+                    torch.randint(0, 5, (3, 4))), devices=(2,))
+
+    def test_booleans(self):
+        x, y = torch.randn(4, 6), torch.randn(4, 6)
+        self.check("logic", lambda x, y: torch.where(
+            ((x > 0) & (y > 0)) | ~(x > y), x, y), (x, y))
+        self.check("xor", lambda x, y: torch.where(
+            torch.logical_xor(x > 0, y > 0), x, y * 2), (x, y), devices=(2,))
+        self.check("any", lambda x: torch.where(
+            (x > 1).any(-1, keepdim=True), x, -x), (x,), devices=(2,))
+        self.check("all", lambda x: (x > -1).all(-1).float(), (x,),
+                   devices=(2,))
+
+        def two_readers(x, y):
+            keep = x > y
+            return torch.where(keep, x, y) + torch.where(keep, y, 0.5)
+        self.check("two-readers", two_readers, (x, y), devices=(2,))
+        # Counting a mask's elements, and positions counted along it.
+        ids = torch.randint(0, 3, (4, 6))
+        self.check("count", lambda x, i: x * (i != 0).sum(-1, keepdim=True),
+                   (x, ids), devices=(2,))
+        self.check("positions", lambda x, i: x * (
+            (i != 0).long().cumsum(-1) * (i != 0)), (x, ids), devices=(2,))
+
+    def test_cross_entropy(self):
+        x, target = torch.randn(6, 7), torch.randint(0, 7, (6,))
+        target[2] = -100  # ignored
+        self.check("cross-entropy", lambda x, t: F.cross_entropy(x, t),
+                   (x, target))
+        self.check("cross-entropy-weighted-sum", lambda x, t, w:
+                   F.cross_entropy(x, t, weight=w, reduction="sum"),
+                   (x, target, torch.rand(7)), devices=(2,))
+        self.check("cross-entropy-none", lambda x, t: F.cross_entropy(
+            x, t, reduction="none", ignore_index=3),
+            (x, torch.randint(0, 7, (6,))), devices=(2,))
+        self.check("cross-entropy-2d", lambda x, t: F.cross_entropy(x, t),
+                   (torch.randn(2, 5, 3, 4), torch.randint(0, 5, (2, 3, 4))),
+                   devices=(2,))
+        self.check("nll-weighted-mean", lambda x, t, w: F.nll_loss(
+            F.log_softmax(x, -1), t, weight=w), (x, target, torch.rand(7)),
+            devices=(2,))
+
+
+class WholeModels(Case):
+    def test_unet_block(self):
+        self.check("unet", _randomize_norms(models.UNetBlock()),
+                   (torch.randn(1, 3, 11, 14),))
+
+    def test_dense_moe(self):
+        x = torch.randn(2, 5, 16)
+        self.check("moe", models.DenseMoE(), (x,))
+        self.check("moe-scatter", models.DenseMoE(scatter=True), (x,),
+                   devices=(2,))
+
+    def test_encoder_decoder(self):
+        src, tgt = torch.randint(0, 20, (2, 7)), torch.randint(0, 20, (2, 5))
+        self.check("encoder-decoder", models.EncoderDecoder(), (src, tgt))
+        self.check("encoder-decoder-bool-mask",
+                   models.EncoderDecoder(bool_mask=True), (src, tgt),
+                   devices=(2,))
+
+    def test_causal_lm(self):
+        ids = torch.randint(0, 64, (2, 12))
+        self.check("causal-lm", models.CausalLM(), (ids,))
+        self.check("causal-lm-loss", models.CausalLM(),
+                   (ids, torch.randint(0, 64, (2, 12))), devices=(2,))
+
+
 class Arguments(unittest.TestCase):
     """compile() and load() refuse what ein-compile's command line
     refuses, naming the argument, before anything is traced (the model
