@@ -1088,6 +1088,38 @@ def _index(t, node, a, indices):
                     shape, place)
 
 
+@handles("index_put")
+def _index_put(t, node, a, indices, values, accumulate=False):
+    """x[mask] = v (and += v) with one boolean mask over x's leading
+    dimensions and one value: where(mask, v, x) (x + where(mask, v, 0))."""
+    given = [(d, i) for d, i in enumerate(indices) if i is not None]
+    mask = given[0][1] if len(given) == 1 and given[0][0] == 0 else None
+    dtype = None if mask is None else (
+        mask.tensor.dtype if isinstance(mask, Const) else mask.dtype)
+    one = values.tensor.numel() == 1 if isinstance(values, Const) else \
+        math.prod(values.shape) == 1
+    if dtype != torch.bool or not one:
+        raise t.error("only x[mask] = value with one boolean mask over x's "
+                      "leading dimensions and one value is supported (the "
+                      "mask's count of elements set depends on the data)")
+    x = t.tensor(a)
+    shape = mask.tensor.shape if isinstance(mask, Const) else mask.shape
+    extra = (1,) * (x.rank - len(shape))
+    mask = Const(mask.tensor.reshape(tuple(shape) + extra)) \
+        if isinstance(mask, Const) else t.e.reshape(mask,
+                                                    tuple(shape) + extra)
+    v = Const(values.tensor.reshape(())) if isinstance(values, Const) \
+        else t.e.reshape(values, ())
+    if not accumulate:
+        return _choose(t, mask, v, x)
+    ty = _linalg.compute_type(x.dtype)
+    return t.elementwise([x, mask, v], lambda b, s: b.binary(
+        "arith.addf", "arith.addi", s[0], b.select(
+            s[1] if b.types[s[1]] == "i1" else b.cast(s[1], "i1"),
+            _as_compute(b, s[2], b.types[s[0]]),
+            b.const(0, b.types[s[0]]))), compute=ty)
+
+
 @handles("embedding")
 def _embedding(t, node, weight, indices, *rest):
     w = t.tensor(weight)

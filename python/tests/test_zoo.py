@@ -550,6 +550,15 @@ class RoutingAndLosses(Case):
         self.check("positions", lambda x, i: x * (
             (i != 0).long().cumsum(-1) * (i != 0)), (x, ids), devices=(2,))
 
+        def assign(x):
+            y = x.clone()
+            y[y > 0.5] = 0.0  # index_put with a boolean mask
+            return y
+        self.check("mask-assign", assign, (x,), devices=(2,))
+        self.check("mask-accumulate", lambda x, m: x.index_put(
+            (m > 0,), torch.tensor(1.5), accumulate=True),
+            (torch.randn(4, 5, 3), torch.randn(4, 5)), devices=(2,))
+
     def test_cross_entropy(self):
         x, target = torch.randn(6, 7), torch.randint(0, 7, (6,))
         target[2] = -100  # ignored
