@@ -290,8 +290,52 @@ class Translator:
                 compute = _linalg.compute_type(floats[0])
             elif any(isinstance(x, float) for x in ops):
                 compute = "f32"
-        return self.e.elementwise(ops, dtype, fn, compute=compute,
-                                  out_shape=shape)
+        if dtype not in (torch.bool, torch.int64, torch.int32):
+            return self.e.elementwise(ops, dtype, fn, compute=compute,
+                                      out_shape=shape)
+        # A boolean or an integer: computed again by each reader, at this
+        # op's line, so that each copy is fused into its one reader (a
+        # bundle holds no boolean tensor, and join-aggs write no
+        # integers); an integer is also held exactly in f64 for reads at
+        # indices.
+        loc = self.e.loc
+
+        def emit(out_dtype):
+            saved, self.e.loc = self.e.loc, loc
+            try:
+                return self.e.elementwise(ops, out_dtype, fn,
+                                          compute=compute, out_shape=shape)
+            finally:
+                self.e.loc = saved
+        if dtype == torch.bool:
+            return Value(None, shape, dtype, emitter=self.e,
+                         recompute=lambda: emit(dtype).name)
+        return self.integer(shape, dtype, lambda: emit(torch.float64),
+                            lambda: emit(dtype).name)
+
+    def integer(self, shape, dtype, exact, recompute=None):
+        """An integer tensor computed in the model: each reader computes
+        it again (by default converting `exact()`, its values in f64), and
+        reads at its indices read `exact()` (emitted once)."""
+        held = []
+
+        def floats():
+            if not held:
+                held.append(exact())
+            return held[0]
+        if recompute is None:
+            def recompute():
+                return self.e.convert(floats(), dtype).name
+        value = Value(None, shape, dtype, emitter=self.e,
+                      recompute=recompute)
+        value.exact = floats
+        return value
+
+    def indices(self, x):
+        """`x` read as indices: an integer tensor computed in the model as
+        its exact f64 values (a join-agg writes no integers)."""
+        exact = getattr(x, "exact", None)
+        return exact() if exact is not None else self.tensor(x)
 
 
 def _splat(t):
@@ -433,9 +477,10 @@ def _div(t, node, a, b, rounding_mode=None):
     if rounding_mode is not None:
         def body(bb, s):
             q = bb.binary("arith.divf", None, s[0], s[1])
-            return bb.unary("math.floor" if rounding_mode == "floor"
-                            else "math.trunc", q)
-        return t.elementwise([a, b], body, compute="f32"
+            return _floor(bb, q) if rounding_mode == "floor" \
+                else _trunc(bb, q)
+        # Integers divide in f64: exact quotients below 2**53.
+        return t.elementwise([a, b], body, compute="f64"
                              if not is_float(dtype) else None)
     if isinstance(t.operand(b), float) and is_float(dtype):
         # By a constant: a product with its reciprocal, the scale
@@ -444,6 +489,72 @@ def _div(t, node, a, b, rounding_mode=None):
         inverse = 1.0 / t.operand(b)
         return t.elementwise([a, inverse], _arith("arith.mulf", None))
     return t.elementwise([a, b], _arith("arith.divf", "arith.divsi"))
+
+
+def _floor(b, x):
+    """floor(x) as x less its fraction (program.json has no math.floor;
+    remf is exact, and so is the difference)."""
+    one = b.const(1.0, b.types[x])
+    return b.binary("arith.subf", None, x, _python_mod(b, x, one))
+
+
+def _trunc(b, x):
+    one = b.const(1.0, b.types[x])
+    return b.binary("arith.subf", None, x, b.binary("arith.remf", None, x,
+                                                    one))
+
+
+def _python_mod(b, a, d):
+    """a mod d with the sign of d (Python's %, PyTorch's remainder)."""
+    ty = b.types[a]
+    floating = ty in ("f16", "bf16", "f32", "f64")
+    r = b.binary("arith.remf", "arith.remsi", a, d)
+    zero = b.const(0, ty)
+    less = (lambda x: b.cmpf("olt", x, zero)) if floating else (
+        lambda x: b.cmpi("slt", x, zero))
+    nonzero = b.cmpf("une", r, zero) if floating else b.cmpi("ne", r, zero)
+    signs = b.op("arith.xori %s, %s" % (less(r), less(d)), "i1")
+    fix = b.op("arith.andi %s, %s" % (nonzero, signs), "i1")
+    return b.select(fix, b.binary("arith.addf", "arith.addi", r, d), r)
+
+
+@handles("floor", "ceil", "trunc")
+def _rounding(t, node, a):
+    name = _schema(node.target)
+    if name == "aten::ceil":
+        return t.elementwise([a], lambda b, s: b.unary("arith.negf", _floor(
+            b, b.unary("arith.negf", s[0]))))
+    return t.elementwise([a], lambda b, s: (
+        _floor if name == "aten::floor" else _trunc)(b, s[0]))
+
+
+@handles("remainder")
+def _remainder(t, node, a, b):
+    return t.elementwise([a, b], lambda bb, s: _python_mod(bb, *s))
+
+
+@handles("fmod")
+def _fmod(t, node, a, b):
+    return t.elementwise([a, b], _arith("arith.remf", "arith.remsi"))
+
+
+@handles("floor_divide")
+def _floor_divide(t, node, a, b):
+    """a // b: floor(a / b), integers divided in f64 (exact below 2**53);
+    integers divided by a constant: the truncated quotient less one where
+    the remainder is nonzero and its sign differs from the divisor's."""
+    shape, dtype = t.out_meta()
+    if is_float(dtype) or not isinstance(t.operand(b), int):
+        return _div(t, node, a, b, "floor")
+
+    def body(bb, s):
+        x, y = s
+        q = bb.binary(None, "arith.divsi", x, y)
+        adjust = bb.cmpi("ne", _python_mod(bb, x, y),
+                         bb.binary(None, "arith.remsi", x, y))
+        return bb.select(adjust, bb.binary(None, "arith.subi", q,
+                                           bb.const(1, bb.types[q])), q)
+    return t.elementwise([a, b], body)
 
 
 @handles("neg")
@@ -705,7 +816,11 @@ def _any_all(t, node, a, dim=None, keepdim=False):
 @handles("_to_copy", "convert_element_type", "to")
 def _to_copy(t, node, a, *args, **kwargs):
     shape, dtype = t.out_meta()
-    return t.e.convert(t.tensor(a), dtype)
+    x = t.tensor(a)
+    if x.dtype != dtype and not is_float(dtype):
+        # To a boolean or an integer: computed again by each reader.
+        return t.elementwise([x], lambda b, s: s[0], compute=False)
+    return t.e.convert(x, dtype)
 
 
 HANDLERS["prims::convert_element_type"] = _to_copy
@@ -963,6 +1078,17 @@ def _index_select(t, node, a, dim, index):
 HANDLERS["aten::index_select"] = _index_select
 
 
+def _is_position(b, idx, loop):
+    """Whether the index `idx` (an integer, or an integer held exactly in
+    f64) is loop `loop`'s position."""
+    ty = b.types[idx]
+    if ty in ("i64", "i32"):
+        return b.cmpi("eq", idx, b._conv("arith.index_cast", b.index(loop),
+                                         "index", ty))
+    at = b._conv("arith.index_cast", b.index(loop), "index", "i64")
+    return b.cmpf("oeq", idx, b.cast(at, ty))
+
+
 def _runs(idx):
     """`idx` as runs (first, count, step): step 1 for consecutive indices,
     0 for one index repeated."""
@@ -984,9 +1110,14 @@ def _lookup(t, table, ids):
     """table[ids[i...], t...]: the rows the integer tensor `ids` names (an
     embedding), as the generic ein-import makes ein.gather of."""
     w = t.tensor(table)
-    w.name  # the table itself, read whole at data-dependent rows
     shape = ids.shape + w.shape[1:]
     r = ids.rank
+    if getattr(ids, "exact", None) is not None:
+        # Ids computed in the model: a join-agg writes no integers, so they
+        # are read as their f64 values (a one-hot sum over the rows).
+        return _read_at(t, w, [0], [(ids, _linalg.identity(r))], shape,
+                        {d: r + d - 1 for d in range(1, w.rank)})
+    w.name  # the table itself, read whole at data-dependent rows
 
     def body(b, s):
         at = [b.to_index(s[0])] + [b.index(r + k) for k in range(w.rank - 1)]
@@ -1020,16 +1151,14 @@ def _read_at(t, x, dims, indices, shape, place=None):
              for d, (s, e) in enumerate(zip(x.shape, x_exprs))]
     if tuple(sizes) != x.shape:
         x = t.e.extract_slice(x, [0] * x.rank, sizes)
-    operands = [(x, x_exprs)] + [(t.tensor(i), list(e)) for i, e in indices]
+    operands = [(x, x_exprs)] + [(t.indices(i), list(e))
+                                 for i, e in indices]
     zero = t.e.fill(0, shape, x.dtype)
 
     def body(b, s):
         hit = None
         for k, d in enumerate(dims):
-            idx = s[1 + k]
-            at = b._conv("arith.index_cast", b.index(loops[d]), "index",
-                         b.types[idx])
-            same = b.cmpi("eq", idx, at)
+            same = _is_position(b, s[1 + k], loops[d])
             hit = same if hit is None else b.op(
                 "arith.andi %s, %s" % (hit, same), "i1")
         v = b.select(hit, s[0], b.const(0.0, b.types[s[0]]))
@@ -1069,7 +1198,8 @@ def _index(t, node, a, indices):
                       "are not consecutive is not supported" % dims)
     if len(given) == 1:
         ids = given[0][1]
-        if isinstance(ids, Const) or first == 0:
+        if isinstance(ids, Const) or (first == 0 and getattr(
+                ids, "exact", None) is None):
             flat = Const(ids.tensor.reshape(-1)) if isinstance(ids, Const) \
                 else t.e.reshape(ids, (math.prod(ids.shape),))
             return t.e.reshape(_index_select(t, None, x, first, flat), shape)
@@ -1403,7 +1533,15 @@ def _sum(t, node, a, dim=None, keepdim=False, dtype=None):
     dims = _dims(x, dim)
     shape, out_dtype = t.out_meta()
     y = t.e.reduce(x, dims, "add", acc_dtype=_integer_acc(x.dtype))
-    return _keep(t, t.e.convert(y, out_dtype), x, dims, keepdim)
+    return _integer_result(t, _keep(t, y, x, dims, keepdim), out_dtype)
+
+
+def _integer_result(t, y, dtype):
+    """`y` as `dtype`: an integer result computed in f64 is converted by
+    each reader, its f64 values read as indices (`Translator.integer`)."""
+    if is_float(dtype):
+        return t.e.convert(y, dtype)
+    return t.integer(y.shape, dtype, lambda: y)
 
 
 def _integer_acc(dtype):
@@ -1456,7 +1594,7 @@ def _amax(t, node, a, dim=None, keepdim=False):
     shape, out_dtype = t.out_meta()
     kind = "max" if name in ("aten::amax", "aten::max") else "min"
     y = t.e.reduce(x, dims, kind, acc_dtype=_integer_acc(x.dtype))
-    return _keep(t, t.e.convert(y, out_dtype), x, dims, keepdim)
+    return _integer_result(t, _keep(t, y, x, dims, keepdim), out_dtype)
 
 
 @handles("topk")
@@ -1597,7 +1735,7 @@ def _nll_loss(t, node, a, target, weight, reduction, ignore_index):
     weighted by the class weights, and the total weight: the picked
     element a one-hot sum over the classes (the target read as data),
     targets equal to ignore_index counting 0."""
-    x, target = t.tensor(a), t.tensor(target)
+    x, target = t.tensor(a), t.indices(target)
     if not is_float(x.dtype):
         raise t.error("nll_loss of a %s tensor" % x.dtype)
     r = target.rank  # its loops: the target's dimensions, then classes
@@ -1613,12 +1751,11 @@ def _nll_loss(t, node, a, target, weight, reduction, ignore_index):
     def picked(which):
         """Per target, the (weighted) element picked, or its weight."""
         def body(b, s):
-            at = b._conv("arith.index_cast", b.index(r), "index",
-                         b.types[s[0]])
-            hit = b.op("arith.andi %s, %s" % (
-                b.cmpi("eq", s[0], at),
-                b.cmpi("ne", s[0], b.const(ignore_index, b.types[s[0]]))),
-                "i1")
+            other = b.const(ignore_index, b.types[s[0]])
+            ignored = b.cmpi("ne", s[0], other) if b.types[s[0]] in (
+                "i64", "i32") else b.cmpf("une", s[0], other)
+            hit = b.op("arith.andi %s, %s" % (_is_position(b, s[0], r),
+                                               ignored), "i1")
             w = b.cast(s[2], ty) if weight is not None else b.const(1.0, ty)
             v = w if which == "weight" else b.binary(
                 "arith.mulf", None, b.cast(s[1], ty), w)
@@ -1939,7 +2076,7 @@ def _cumsum(t, node, a, dim, dtype=None):
     y = t.e.generic([(x, in_exprs)], shape, acc_dtype, body,
                     iterators=["parallel"] * rank + ["reduction"],
                     out_exprs=_linalg.identity(rank), init=zero)
-    return t.e.convert(y, out_dtype)
+    return _integer_result(t, y, out_dtype)
 
 
 @handles("logsumexp")
@@ -2008,7 +2145,7 @@ def _scattered(t, index, dim, shape, src, dtype):
     [.., i, ..] of `shape` (src None: 1 per hit, the count of writes), 0
     where the index reaches no element (PyTorch's index may be smaller than
     the tensor in the other dimensions)."""
-    ids = t.tensor(index)
+    ids = t.indices(index)
     rank = len(shape)
     covered = ids.shape[:dim] + (shape[dim],) + ids.shape[dim + 1:]
     exprs = _linalg.identity(rank)
@@ -2022,9 +2159,8 @@ def _scattered(t, index, dim, shape, src, dtype):
     zero = t.e.fill(0, covered, dtype)
 
     def body(b, s):
-        at = b._conv("arith.index_cast", b.index(dim), "index", b.types[s[0]])
         one = b.cast(s[1], ty) if src is not None else b.const(1.0, ty)
-        v = b.select(b.cmpi("eq", s[0], at), one, b.const(0.0, ty))
+        v = b.select(_is_position(b, s[0], dim), one, b.const(0.0, ty))
         return b.binary("arith.addf", None, s[-1], v)
     y = t.e.generic(operands, covered, dtype, body,
                     iterators=["parallel"] * rank + ["reduction"],

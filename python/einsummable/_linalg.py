@@ -90,10 +90,13 @@ class Value:
       collapsed (a reshape flattening batch dimensions for a matmul).
 
     Reading a lazy value's `name` materializes it (a copy, or a
-    collapse_shape)."""
+    collapse_shape). A third kind is computed again by each reader:
+    `recompute()` emits it and returns the new name (a boolean, which a
+    bundle cannot hold: each copy has one reader, which ein-import fuses
+    it into)."""
 
     def __init__(self, name, shape, dtype, emitter=None, base=None,
-                 exprs=None, groups=None):
+                 exprs=None, groups=None, recompute=None):
         self._name = name
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype
@@ -101,6 +104,7 @@ class Value:
         self.base = base
         self.exprs = exprs
         self.groups = groups
+        self.recompute = recompute
 
     @property
     def lazy(self):
@@ -116,6 +120,8 @@ class Value:
 
     @property
     def name(self):
+        if self.recompute is not None:
+            return self.recompute()
         if self._name is None:
             self._name = self.emitter.materialize(self)
         return self._name
@@ -199,8 +205,11 @@ class Body:
             # A select (program.json has no extui).
             return self.select(x, self.const(1, ty), self.const(0, ty))
         if src in ("i32", "i64") and ty in ("i32", "i64"):
-            opname = "arith.extsi" if width[ty] > width[src] else "arith.trunci"
-            return self._conv(opname, x, src, ty)
+            # Through f64, exact for 32-bit integers (program.json has no
+            # extsi or trunci).
+            return self._conv("arith.fptosi",
+                              self._conv("arith.sitofp", x, src, "f64"),
+                              "f64", ty)
         raise FrontendError("no conversion from %s to %s" % (src, ty))
 
     def _conv(self, opname, x, src, ty):
@@ -357,8 +366,9 @@ class Emitter:
             composed = [compose(e, exprs) for e in x.exprs]
             if all(c is not None for c in composed):
                 return x.base, composed
-        x.name  # materialize a Merged value or a View that does not compose
-        return x, list(exprs)
+        # A Merged value or a View that does not compose, materialized (a
+        # value computed again per reader: once, for this one).
+        return Value(x.name, x.shape, x.dtype), list(exprs)
 
     def generic(self, operands, out_shape, out_dtype, body_fn,
                 iterators=None, out_exprs=None, init=None):
@@ -751,11 +761,26 @@ class Emitter:
             x.name
         return self.view(x, exprs, shape)
 
+    def through_floats(self, values, op):
+        """`op` (a slice, a concatenation) of booleans, done on 0.0 and 1.0
+        in f32, as ein holds no boolean tensor: the result is a boolean
+        again, computed by each reader from the floats."""
+        floats = [self.elementwise([v], torch.float32, lambda b, s: s[0],
+                                   compute=False) for v in values]
+        y = op(floats)
+        return Value(None, y.shape, torch.bool, emitter=self,
+                     recompute=lambda: self.elementwise(
+                         [y], torch.bool, lambda b, s: b.cast(s[0], "i1"),
+                         compute=False).name)
+
     def extract_slice(self, x, offsets, sizes, drop=()):
         """A static slice; `drop` lists unit dimensions the result loses."""
         shape = tuple(s for i, s in enumerate(sizes) if i not in drop)
         if tuple(sizes) == x.shape and not drop:
             return x
+        if x.dtype == torch.bool:
+            return self.through_floats([x], lambda f: self.extract_slice(
+                f[0], offsets, sizes, drop))
         name = self.fresh()
         out = tensor_type(shape, x.dtype)
         source = x.name
@@ -768,6 +793,8 @@ class Emitter:
     def concat(self, values, dim):
         if len(values) == 1:
             return values[0]
+        if values[0].dtype == torch.bool:
+            return self.through_floats(values, lambda f: self.concat(f, dim))
         dim %= values[0].rank
         shape = list(values[0].shape)
         shape[dim] = sum(v.shape[dim] for v in values)
