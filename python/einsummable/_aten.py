@@ -148,6 +148,12 @@ class Translator:
                     "the model returns a torch.bool tensor as result %d; a "
                     "bundle holds no boolean tensors: return it as a float "
                     "or integer tensor (.float(), .long())" % i)
+            if r.recompute is not None:
+                raise FrontendError(
+                    "the model returns an integer tensor computed in the "
+                    "model as result %d; ein's join-aggs write floats: "
+                    "return it as a float tensor (.float()); indices from "
+                    "argmax, max and topk are returned as they are" % i)
             r.name  # a lazy result is made before the return
             values.append(r)
         return values
@@ -1112,9 +1118,10 @@ def _lookup(t, table, ids):
     w = t.tensor(table)
     shape = ids.shape + w.shape[1:]
     r = ids.rank
-    if getattr(ids, "exact", None) is not None:
-        # Ids computed in the model: a join-agg writes no integers, so they
-        # are read as their f64 values (a one-hot sum over the rows).
+    if getattr(ids, "exact", None) is not None or not is_float(w.dtype):
+        # Ids computed in the model, or a table of integers: a join-agg
+        # writes no integers, so they are read as f64 values (a one-hot
+        # sum over the rows).
         return _read_at(t, w, [0], [(ids, _linalg.identity(r))], shape,
                         {d: r + d - 1 for d in range(1, w.rank)})
     w.name  # the table itself, read whole at data-dependent rows
@@ -1135,13 +1142,13 @@ def _read_at(t, x, dims, indices, shape, place=None):
     summed loop n over it, and the sum of x where every index equals its n
     (0 elsewhere). x's other dimensions d are read along out's loop
     `place[d]` (d by default; what lies beyond out's size is not read:
-    PyTorch's gather reads only what its index covers)."""
-    if not is_float(x.dtype):
-        raise t.error("a read at indices computed at run time of a %s "
-                      "tensor: ein's join-aggs write floats, so only float "
-                      "tensors can be read so (integer data read at "
-                      "integer indices needs an integer gather in "
-                      "ein-compile)" % x.dtype)
+    PyTorch's gather reads only what its index covers). Integers are read
+    and summed in f64 (exact below 2**53), the result an integer each
+    reader converts (`Translator.integer`)."""
+    integer = None if is_float(x.dtype) else x.dtype
+    if integer:
+        x = t.indices(x)
+    acc = torch.float64 if integer else x.dtype
     rank = len(shape)
     place = place or {}
     loops = {d: rank + i for i, d in enumerate(dims)}
@@ -1153,7 +1160,8 @@ def _read_at(t, x, dims, indices, shape, place=None):
         x = t.e.extract_slice(x, [0] * x.rank, sizes)
     operands = [(x, x_exprs)] + [(t.indices(i), list(e))
                                  for i, e in indices]
-    zero = t.e.fill(0, shape, x.dtype)
+    zero = t.e.fill(0, shape, acc)
+    ty = _linalg.element_type(acc)
 
     def body(b, s):
         hit = None
@@ -1161,12 +1169,12 @@ def _read_at(t, x, dims, indices, shape, place=None):
             same = _is_position(b, s[1 + k], loops[d])
             hit = same if hit is None else b.op(
                 "arith.andi %s, %s" % (hit, same), "i1")
-        v = b.select(hit, s[0], b.const(0.0, b.types[s[0]]))
+        v = b.select(hit, b.cast(s[0], ty), b.const(0.0, ty))
         return b.binary("arith.addf", None, s[-1], v)
-    return t.e.generic(operands, shape, x.dtype, body,
-                       iterators=["parallel"] * rank +
-                       ["reduction"] * len(dims),
-                       out_exprs=_linalg.identity(rank), init=zero)
+    y = t.e.generic(operands, shape, acc, body,
+                    iterators=["parallel"] * rank + ["reduction"] * len(dims),
+                    out_exprs=_linalg.identity(rank), init=zero)
+    return t.integer(shape, integer, lambda: y) if integer else y
 
 
 @handles("gather")
@@ -1606,8 +1614,12 @@ def _topk(t, node, a, k, dim=-1, largest=True, sorted=True):
     the order of an unsorted topk open)."""
     x = t.tensor(a)
     if not is_float(x.dtype):
-        raise t.error("topk of a %s tensor: only float tensors (the "
-                      "argmax ein.arg_reduce takes) are supported" % x.dtype)
+        # Integers ranked as their f64 values (ein.arg_reduce takes
+        # floats); the values an integer each reader converts.
+        values, indices = _topk(t, node, t.e.convert(t.indices(x),
+                                                     torch.float64),
+                                k, dim, largest, sorted)
+        return [t.integer(values.shape, x.dtype, lambda: values), indices]
     dim %= x.rank
     if not 0 <= k <= x.shape[dim]:
         raise t.error("topk of %d elements along a dimension of %d"
