@@ -249,6 +249,14 @@ class Translator:
         mask = _causal_mask(t)
         if mask is not None:
             return self.causal(shape, dtype, *mask)
+        if dtype == torch.bool:
+            # Held as 0.0 and 1.0 (a bundle holds no boolean tensor), a
+            # boolean again in each reader.
+            held = self.argument(t.to(torch.float32))
+            return Value(None, shape, dtype, emitter=self.e,
+                         recompute=lambda: self.e.elementwise(
+                             [held], dtype, lambda b, s: s[0],
+                             compute=False).name)
         return self.argument(t)
 
     def argument(self, t):
@@ -1367,7 +1375,9 @@ _INTERPOLATE = {}
 for _dims, _modes in ((1, ("upsample_nearest1d", "_upsample_nearest_exact1d",
                            "upsample_linear1d")),
                       (2, ("upsample_nearest2d", "_upsample_nearest_exact2d",
-                           "upsample_bilinear2d", "upsample_bicubic2d")),
+                           "upsample_bilinear2d", "upsample_bicubic2d",
+                           "_upsample_bilinear2d_aa",
+                           "_upsample_bicubic2d_aa")),
                       (3, ("upsample_nearest3d", "_upsample_nearest_exact3d",
                            "upsample_trilinear3d"))):
     for _mode in _modes:

@@ -135,6 +135,17 @@ class Value:
         return len(self.shape)
 
 
+def recomputed(x):
+    """Whether `x` is a value computed again by each reader, or a lazy view
+    of one: a layout op (slice, concatenation, reshape, pad) of it goes
+    through floats (`Emitter.through_floats`)."""
+    while x is not None:
+        if x.recompute is not None:
+            return True
+        x = x.base if x.lazy else None
+    return False
+
+
 class Indexed:
     """An elementwise operand computed in the body from the loop indices
     (a causal mask) instead of read from a tensor: `fn(body, indices)` gets
@@ -602,6 +613,11 @@ class Emitter:
         if math.prod(shape) != math.prod(x.shape):
             raise FrontendError("cannot view %s as %s" % (list(x.shape),
                                                           list(shape)))
+        if recomputed(x) and [d for d in shape if d != 1] != \
+                [d for d in x.shape if d != 1]:
+            # Not only unit dimensions (a view, read through its maps).
+            return self.through_floats([x], lambda f: self.reshape(f[0],
+                                                                   shape))
         if x.is_merged and shape == x.base.shape:
             return x.base  # a flattening undone
         if x.is_merged:
@@ -762,23 +778,30 @@ class Emitter:
         return self.view(x, exprs, shape)
 
     def through_floats(self, values, op):
-        """`op` (a slice, a concatenation) of booleans, done on 0.0 and 1.0
-        in f32, as ein holds no boolean tensor: the result is a boolean
-        again, computed by each reader from the floats."""
-        floats = [self.elementwise([v], torch.float32, lambda b, s: s[0],
+        """`op` (a slice, a concatenation, a reshape, a pad) of booleans or
+        integers computed again by each reader (see Value), done on their
+        values as floats (0.0 and 1.0 in f32; integers in f64, exact below
+        2**53): the result is a boolean or integer again, computed by each
+        reader from the floats (an integer's `exact()` is those floats)."""
+        dtype = values[0].dtype
+        wide = torch.float32 if dtype == torch.bool else torch.float64
+        floats = [v.exact() if getattr(v, "exact", None) is not None else
+                  self.elementwise([v], wide, lambda b, s: s[0],
                                    compute=False) for v in values]
         y = op(floats)
-        return Value(None, y.shape, torch.bool, emitter=self,
-                     recompute=lambda: self.elementwise(
-                         [y], torch.bool, lambda b, s: b.cast(s[0], "i1"),
-                         compute=False).name)
+        value = Value(None, y.shape, dtype, emitter=self,
+                      recompute=lambda: self.elementwise(
+                          [y], dtype, lambda b, s: s[0], compute=False).name)
+        if dtype != torch.bool:
+            value.exact = lambda: y
+        return value
 
     def extract_slice(self, x, offsets, sizes, drop=()):
         """A static slice; `drop` lists unit dimensions the result loses."""
         shape = tuple(s for i, s in enumerate(sizes) if i not in drop)
         if tuple(sizes) == x.shape and not drop:
             return x
-        if x.dtype == torch.bool:
+        if recomputed(x):
             return self.through_floats([x], lambda f: self.extract_slice(
                 f[0], offsets, sizes, drop))
         name = self.fresh()
@@ -793,7 +816,7 @@ class Emitter:
     def concat(self, values, dim):
         if len(values) == 1:
             return values[0]
-        if values[0].dtype == torch.bool:
+        if any(recomputed(v) for v in values):
             return self.through_floats(values, lambda f: self.concat(f, dim))
         dim %= values[0].rank
         shape = list(values[0].shape)
@@ -981,6 +1004,9 @@ class Emitter:
         """tensor.pad of x with `value`."""
         if not any(low) and not any(high):
             return x
+        if recomputed(x):
+            return self.through_floats([x], lambda f: self.pad(
+                f[0], low, high, float(value)))
         shape = tuple(d + lo + hi for d, lo, hi in zip(x.shape, low, high))
         ty = element_type(x.dtype)
         source = x.name

@@ -421,6 +421,18 @@ class Interpolation(Case):
             x, scale_factor=2, mode="trilinear"),
             (torch.randn(1, 2, 3, 4, 5),), devices=(2,))
 
+    def test_antialiased_and_area(self):
+        x = torch.randn(1, 2, 12, 16)
+        self.check("antialiased-bilinear", lambda x: F.interpolate(
+            x, size=(5, 7), mode="bilinear", antialias=True), (x,),
+            devices=(2,))
+        self.check("antialiased-bicubic", lambda x: F.interpolate(
+            x, scale_factor=0.4, mode="bicubic", antialias=True), (x,),
+            devices=(2,))
+        self.check("area", lambda x: F.interpolate(x, size=(3, 4),
+                                                   mode="area"), (x,),
+                   devices=(2,))
+
 
 class BertEmbeddings(nn.Module):
     """BERT's embeddings as transformers writes them: position and
@@ -495,6 +507,9 @@ class Indexing(Case):
             x, 1, i).float() * 2, (torch.randint(0, 5, (3, 4)),
                                    torch.randint(0, 4, (3, 2))),
             devices=(2,))
+        self.check("computed-ids-sliced", lambda w, i: F.embedding(
+            torch.cat([i + 1, i[:, :2]], 1), w),
+            (torch.randn(9, 3), torch.randint(0, 7, (2, 3))), devices=(2,))
         self.check("integer-topk", lambda x: torch.topk(x, 2).indices,
                    (torch.randperm(12).reshape(3, 4),), devices=(2,))
         x, i = torch.randn(4, 6), torch.randint(-9, 9, (4, 6))
@@ -564,8 +579,22 @@ class RoutingAndLosses(Case):
             keep = x > y
             return torch.where(keep, x, y), torch.where(keep, y, 0.5) * 3
         self.check("two-readers", two_readers, (x, y), devices=(2,))
-        self.check("mask-slice-cat", lambda x: torch.where(torch.cat(
-            [(x > 0)[:, :3], x[:, 3:] < 0], 1), x, 0.0), (x,), devices=(2,))
+        self.check("mask-slice-cat-pad", lambda x: torch.where(torch.cat(
+            [(x > 0)[:, :3], F.pad(x[:, 3:-1] < 0, (0, 1))], 1), x, 0.0),
+            (x,), devices=(2,))
+        self.check("mask-constant", lambda x: torch.where(torch.tensor(
+            [True, False, True, True, False, True]), x, 0.0), (x,),
+            devices=(2,))
+
+        def padding_mask(scores, ids):
+            # A key padding mask over heads, flattened with the batch.
+            b, h, t, _ = scores.shape
+            keep = (ids != 0)[:, None, None, :].expand(b, h, t, t)
+            return scores.reshape(b * h, t, t).masked_fill(
+                ~keep.reshape(b * h, t, t), -1e9).softmax(-1)
+        self.check("padding-mask", padding_mask, (
+            torch.randn(2, 3, 5, 5), torch.tensor([[1, 2, 0, 0, 3],
+                                                   [4, 0, 1, 1, 1]])))
         # Counting a mask's elements, and positions counted along it.
         ids = torch.randint(0, 3, (4, 6))
         self.check("count", lambda x, i: x * (i != 0).sum(-1, keepdim=True),
