@@ -324,8 +324,9 @@ class Translator:
         if dtype == torch.bool:
             return Value(None, shape, dtype, emitter=self.e,
                          recompute=lambda: emit(dtype).name)
-        return self.integer(shape, dtype, lambda: emit(torch.float64),
-                            lambda: emit(dtype).name)
+        # (Its f64 values: the integer op, widened in the op that reads it.)
+        return self.integer(shape, dtype, lambda: self.e.convert(
+            emit(dtype), torch.float64), lambda: emit(dtype).name)
 
     def integer(self, shape, dtype, exact, recompute=None):
         """An integer tensor computed in the model: each reader computes
@@ -1097,10 +1098,8 @@ def _is_position(b, idx, loop):
     f64) is loop `loop`'s position."""
     ty = b.types[idx]
     if ty in ("i64", "i32"):
-        return b.cmpi("eq", idx, b._conv("arith.index_cast", b.index(loop),
-                                         "index", ty))
-    at = b._conv("arith.index_cast", b.index(loop), "index", "i64")
-    return b.cmpf("oeq", idx, b.cast(at, ty))
+        return b.cmpi("eq", idx, b.from_index(b.index(loop), ty))
+    return b.cmpf("oeq", idx, b.cast(b.from_index(b.index(loop)), ty))
 
 
 def _runs(idx):
@@ -1637,8 +1636,8 @@ def _topk(t, node, a, k, dim=-1, largest=True, sorted=True):
     kind = "max" if largest else "min"
     hidden = float("-inf") if largest else float("inf")
     unit = x.shape[:dim] + (1,) + x.shape[dim + 1:]
-    position = _linalg.Indexed(x.shape, torch.int64, lambda b, idx: b._conv(
-        "arith.index_cast", idx[dim], "index", "i64"))
+    position = _linalg.Indexed(x.shape, torch.int64,
+                               lambda b, idx: b.from_index(idx[dim]))
     values, indices, rest = [], [], x
     for j in range(k):
         v, i = t.e.arg_reduce(rest, dim, kind)
@@ -2199,11 +2198,12 @@ def _zeros(x):
 
 
 @handles("scatter", "scatter_add")
-def _scatter(t, node, a, dim, index, src=None, value=None, reduce=None):
+def _scatter(t, node, a, dim, index, src, reduce=None):
     """scatter_add: self plus the sum of src's elements sent to each place;
     scatter: src's element sent there (the sum, with the same index
-    repeated: PyTorch leaves that case open), or `value`, where anything is
-    sent, self elsewhere. One-hot sums over the index's dimension `dim`."""
+    repeated: PyTorch leaves that case open), or a value (scatter.value),
+    where anything is sent, self elsewhere. One-hot sums over the index's
+    dimension `dim`."""
     shape, dtype = t.out_meta()
     if not is_float(dtype):
         raise t.error("scatter into a %s tensor: ein's join-aggs write "
@@ -2211,14 +2211,12 @@ def _scatter(t, node, a, dim, index, src=None, value=None, reduce=None):
     if reduce is not None:
         raise t.error("scatter with reduce='%s' is not supported" % reduce)
     dim %= len(shape)
-    name = _schema(node.target)
-    if src is not None and not isinstance(src, Value) and not isinstance(
-            src, Const):
-        src, value = None, src  # scatter.value: (self, dim, index, value)
-    if isinstance(src, Const) and src.tensor.numel() == 1:
-        src, value = None, src.tensor.item()
-    src = t.tensor(src) if src is not None else None
-    if name == "aten::scatter_add":
+    value = None
+    if isinstance(src, (Value, Const)):
+        src = t.tensor(src)
+    else:
+        src, value = None, float(src)  # scatter.value
+    if _schema(node.target) == "aten::scatter_add":
         sent = _scattered(t, index, dim, shape, src, dtype)
         return t.elementwise([a, sent], _arith("arith.addf", None))
     if src is not None:
@@ -2226,13 +2224,12 @@ def _scatter(t, node, a, dim, index, src=None, value=None, reduce=None):
         if _zeros(a):
             return t.e.convert(sent, dtype)
     count = _scattered(t, index, dim, shape, None, dtype)
-    ty = _linalg.compute_type(dtype)
 
     def body(b, s):
         hit = b.cmpf("ogt", s[0], b.const(0.0, b.types[s[0]]))
         return b.select(hit, s[1], s[2])
-    return t.elementwise([count, sent if src is not None else float(value),
-                          a], body, compute=ty)
+    return t.elementwise([count, sent if src is not None else value, a],
+                         body, compute=_linalg.compute_type(dtype))
 
 
 # -- adaptive pooling --------------------------------------------------------

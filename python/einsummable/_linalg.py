@@ -277,6 +277,10 @@ class Body:
         """An integer scalar as an index (a gather's row)."""
         return self._conv("arith.index_cast", x, self.types[x], "index")
 
+    def from_index(self, x, ty="i64"):
+        """An index (a loop's position) as an integer of type `ty`."""
+        return self._conv("arith.index_cast", x, "index", ty)
+
 
 def _affine(rank, exprs):
     dims = ", ".join("d%d" % i for i in range(rank))

@@ -507,6 +507,9 @@ class Indexing(Case):
             x, 1, i).float() * 2, (torch.randint(0, 5, (3, 4)),
                                    torch.randint(0, 4, (3, 2))),
             devices=(2,))
+        self.check("ids-from-floats", lambda w, x: F.embedding(
+            (x * 3).long().clamp(0, 8), w),
+            (torch.randn(9, 3), torch.rand(2, 5) * 3), devices=(2,))
         self.check("computed-ids-sliced", lambda w, i: F.embedding(
             torch.cat([i + 1, i[:, :2]], 1), w),
             (torch.randn(9, 3), torch.randint(0, 7, (2, 3))), devices=(2,))
