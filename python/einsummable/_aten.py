@@ -2159,7 +2159,7 @@ def _select_scatter(t, node, a, src, dim, index):
     return _slice_scatter(t, node, x, row, dim, index, index + 1)
 
 
-# -- scatters at run-time indices: one-hot sums ---------------------------------
+# -- scatters at run-time indices: one-hot sums -------------------------------
 
 def _scattered(t, index, dim, shape, src, dtype):
     """sum over j of (index[.., j, ..] == i ? src[.., j, ..] : 0) at each
