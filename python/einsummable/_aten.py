@@ -1422,6 +1422,10 @@ def _interpolate(t, node, a, output_size, *rest):
     acc = torch.float32 if dtype in (torch.float16, torch.bfloat16) \
         else dtype
     y, repeats = x, {}
+    if acc != dtype and not nearest:
+        # The contractions in f32 throughout: a gemm takes operands of one
+        # type, and the matrix is f32 (PyTorch's weights are).
+        y = t.e.elementwise([x], acc, lambda b, s: s[0], compute=False)
     for i in reversed(range(k)):
         matrix = _interpolation_matrix(t, op, x, i, shape[2 + i], align,
                                        scales[i])

@@ -421,6 +421,21 @@ class Interpolation(Case):
             x, scale_factor=2, mode="trilinear"),
             (torch.randn(1, 2, 3, 4, 5),), devices=(2,))
 
+    def test_bf16(self):
+        # The contractions run in f32 from a widened copy (a gemm takes
+        # operands of one type); the result rounds once, as PyTorch's.
+        x = torch.randn(1, 2, 5, 6).to(torch.bfloat16)
+        for mode in ("bilinear", "nearest"):
+            f = (lambda x, mode=mode: F.interpolate(x, scale_factor=2,
+                                                    mode=mode))
+            compiled = einsummable.compile(
+                f, (x,), devices=2,
+                workdir=os.path.join(self.dir.name, "bf16-" + mode))
+            got = compiled(x)
+            self.assertEqual(got.dtype, torch.bfloat16)
+            self.assertLess(error(got, f(x)), 2e-2)
+            compiled.close()
+
     def test_antialiased_and_area(self):
         x = torch.randn(1, 2, 12, 16)
         self.check("antialiased-bilinear", lambda x: F.interpolate(
