@@ -341,16 +341,14 @@ class Translator:
         if recompute is None:
             def recompute():
                 return self.e.convert(floats(), dtype).name
-        value = Value(None, shape, dtype, emitter=self.e,
-                      recompute=recompute)
-        value.exact = floats
-        return value
+        return Value(None, shape, dtype, emitter=self.e, recompute=recompute,
+                     exact=floats)
 
     def indices(self, x):
         """`x` read as indices: an integer tensor computed in the model as
         its exact f64 values (a join-agg writes no integers)."""
-        exact = getattr(x, "exact", None)
-        return exact() if exact is not None else self.tensor(x)
+        x = self.tensor(x)
+        return x.exact() if x.exact is not None else x
 
 
 def _splat(t):
@@ -1125,7 +1123,7 @@ def _lookup(t, table, ids):
     w = t.tensor(table)
     shape = ids.shape + w.shape[1:]
     r = ids.rank
-    if getattr(ids, "exact", None) is not None or not is_float(w.dtype):
+    if ids.exact is not None or not is_float(w.dtype):
         # Ids computed in the model, or a table of integers: a join-agg
         # writes no integers, so they are read as f64 values (a one-hot
         # sum over the rows).
@@ -1213,8 +1211,7 @@ def _index(t, node, a, indices):
                       "are not consecutive is not supported" % dims)
     if len(given) == 1:
         ids = given[0][1]
-        if isinstance(ids, Const) or (first == 0 and getattr(
-                ids, "exact", None) is None):
+        if isinstance(ids, Const) or (first == 0 and ids.exact is None):
             flat = Const(ids.tensor.reshape(-1)) if isinstance(ids, Const) \
                 else t.e.reshape(ids, (math.prod(ids.shape),))
             return t.e.reshape(_index_select(t, None, x, first, flat), shape)

@@ -91,12 +91,14 @@ class Value:
 
     Reading a lazy value's `name` materializes it (a copy, or a
     collapse_shape). A third kind is computed again by each reader:
-    `recompute()` emits it and returns the new name (a boolean, which a
-    bundle cannot hold: each copy has one reader, which ein-import fuses
-    it into)."""
+    `recompute()` emits it and returns the new name (a boolean or an
+    integer computed in the model: a bundle holds no boolean tensor and
+    join-aggs write floats, but each copy has one reader, which ein-import
+    fuses it into); an integer's `exact()` is its values in f64, emitted
+    once, for reads at its indices."""
 
     def __init__(self, name, shape, dtype, emitter=None, base=None,
-                 exprs=None, groups=None, recompute=None):
+                 exprs=None, groups=None, recompute=None, exact=None):
         self._name = name
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype
@@ -105,6 +107,7 @@ class Value:
         self.exprs = exprs
         self.groups = groups
         self.recompute = recompute
+        self.exact = exact
 
     @property
     def lazy(self):
@@ -789,16 +792,14 @@ class Emitter:
         reader from the floats (an integer's `exact()` is those floats)."""
         dtype = values[0].dtype
         wide = torch.float32 if dtype == torch.bool else torch.float64
-        floats = [v.exact() if getattr(v, "exact", None) is not None else
+        floats = [v.exact() if v.exact is not None else
                   self.elementwise([v], wide, lambda b, s: s[0],
                                    compute=False) for v in values]
         y = op(floats)
-        value = Value(None, y.shape, dtype, emitter=self,
-                      recompute=lambda: self.elementwise(
-                          [y], dtype, lambda b, s: s[0], compute=False).name)
-        if dtype != torch.bool:
-            value.exact = lambda: y
-        return value
+        return Value(None, y.shape, dtype, emitter=self,
+                     recompute=lambda: self.elementwise(
+                         [y], dtype, lambda b, s: s[0], compute=False).name,
+                     exact=None if dtype == torch.bool else lambda: y)
 
     def extract_slice(self, x, offsets, sizes, drop=()):
         """A static slice; `drop` lists unit dimensions the result loses."""
