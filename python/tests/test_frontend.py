@@ -4,6 +4,7 @@ its output must equal the model's own within the dtype's tolerance
 (relative to max(1, max|reference|), as ein-run --check measures)."""
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -259,6 +260,29 @@ class Models(unittest.TestCase):
         self.assertIsInstance(got, tuple)
         for g, r in zip(got, want):
             self.assertLess(error(g, r), 1e-4)
+
+
+    def test_function_with_mapping_result(self):
+        # As transformers' ModelOutput: read by key, attribute or position,
+        # fields that are None left out.
+        w = torch.randn(24, 16)
+
+        def f(x):
+            h = x @ w
+            return {"logits": h, "loss": None, "hidden": torch.tanh(h)}
+        x = torch.randn(8, 24)
+        compiled = einsummable.compile(f, (x,), devices=2,
+                                       workdir=self.dir.name)
+        got = compiled(x)
+        want = f(x)
+        self.assertEqual(list(got), ["logits", "hidden"])
+        self.assertLess(error(got["logits"], want["logits"]), 1e-4)
+        self.assertLess(error(got.hidden, want["hidden"]), 1e-4)
+        self.assertLess(error(got[1], want["hidden"]), 1e-4)
+        with open(os.path.join(self.dir.name, "frontend.json")) as f:
+            outputs = json.load(f)["outputs"]
+        self.assertEqual(outputs, {"kind": "dict", "count": 2,
+                                   "names": ["logits", "hidden"]})
 
 
 class InPlace(unittest.TestCase):
@@ -524,10 +548,20 @@ class Refusals(unittest.TestCase):
 
     def test_non_tensor_result(self):
         def f(x):
-            return {"y": x * 2}
+            return x.shape[0]
         with self.assertRaises(einsummable.FrontendError) as caught:
             einsummable.compile(f, (torch.randn(4),), workdir=self.dir.name)
         self.assertIn("must return a tensor", str(caught.exception))
+
+    def test_non_tensor_field_of_a_mapping_result(self):
+        # What a transformers model built with use_cache=True returns: a
+        # field that is no tensor is named, never dropped.
+        def f(x):
+            return {"logits": x * 2, "past_key_values": [x]}
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(f, (torch.randn(4),), workdir=self.dir.name)
+        self.assertIn("'past_key_values' is a list", str(caught.exception))
+        self.assertIn("use_cache=False", str(caught.exception))
 
     def test_training_mode(self):
         with self.assertRaises(einsummable.FrontendError) as caught:
