@@ -285,6 +285,68 @@ class Models(unittest.TestCase):
                                    "names": ["logits", "hidden"]})
 
 
+class Indexing(unittest.TestCase):
+    """Indices known at trace time (aranges, lists), strided slices and
+    boolean masks, as transformers builds its attention masks from a 0/1
+    padding mask: checked against the module at 1 and 2 devices."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="ein-indexing-")
+        torch.manual_seed(0)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def check(self, model, inputs, devices=(1, 2)):
+        with torch.no_grad():
+            want = model(*inputs)
+        for d in devices:
+            with self.subTest(devices=d):
+                compiled = einsummable.compile(
+                    model.eval(), inputs, devices=d,
+                    workdir=os.path.join(self.dir.name, str(d)))
+                got = compiled(*inputs)
+                for g, w in zip(got, want):
+                    self.assertEqual(g.shape, w.shape)
+                    self.assertLess(error(g, w), 1e-5)
+                compiled.close()
+
+    def test_padding_mask_read_with_aranges(self):
+        class Masked(nn.Module):
+            def forward(self, q, mask):
+                batch, keys = mask.shape
+                b = torch.arange(batch)[:, None, None, None]
+                i = torch.arange(keys)[None, None, :, None]
+                j = torch.arange(keys)[None, None, None, :]
+                keep = mask.bool()[b, j] & (j <= i)
+                scores = q @ q.transpose(-1, -2)
+                hidden = scores.masked_fill(~keep, -1e9).softmax(-1)
+                either = torch.logical_or(mask[:, None, None, :] > 0, j > i)
+                return hidden, (either ^ (j < 2)).float()
+        mask = torch.ones(2, 6, dtype=torch.int64)
+        mask[1, 4:] = 0
+        self.check(Masked(), (torch.randn(2, 3, 6, 8), mask))
+
+    def test_index_lists_and_strided_slices(self):
+        class Picks(nn.Module):
+            def forward(self, x):
+                return (x[:, torch.tensor([2, 0, 1])],
+                        x[:, :, ::2], x[..., 1::3], x[:, 1:, 2:7:4],
+                        x[torch.tensor([1]), 1:, torch.tensor([[0], [3]])],
+                        x[:, torch.tensor([-1, 0])][..., torch.tensor(5)])
+        self.check(Picks(), (torch.randn(2, 3, 7),))
+
+    def test_run_time_indices_are_refused(self):
+        def f(x, i):
+            return x[i]
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(f, (torch.randn(5, 3),
+                                    torch.tensor([1, 0])),
+                                workdir=self.dir.name)
+        self.assertIn("aten.index", str(caught.exception))
+        self.assertIn("run time", str(caught.exception))
+
+
 class InPlace(unittest.TestCase):
     def test_in_place_ops_are_functionalized(self):
         class Residual(nn.Module):
