@@ -233,13 +233,6 @@ def _trace(model, example_inputs):
         if not isinstance(x, torch.Tensor):
             raise FrontendError("example input %d is a %s; inputs must be "
                                 "tensors" % (i, type(x).__name__))
-        if x.dtype == torch.bool:
-            # ein-compile: "element type 'i1' has no bundle form".
-            raise FrontendError(
-                "example input %d is a torch.bool tensor; a bundle takes no "
-                "boolean inputs: pass a float mask (0 where kept, -inf "
-                "where hidden, as nn.MultiheadAttention takes it) or an "
-                "integer tensor the model compares" % i)
     # Traced where the model lives (a CUDA model traces on its GPU: the
     # trace runs every op once).
     inputs = [x.detach() for x in example_inputs]
