@@ -219,6 +219,13 @@ class Translator:
         mask = _causal_mask(t)
         if mask is not None:
             return self.causal(shape, dtype, *mask)
+        if dtype == torch.bool:
+            # A bundle holds no i1 tensors: the constant travels as 0/1
+            # integers and is compared back.
+            stored = self.materialize(Const(t.to(torch.int64)))
+            return self.e.elementwise(
+                [stored], dtype, lambda b, s: b.cast(s[0], "i1"),
+                compute=False, out_shape=shape)
         name = "constant%d" % len(self.constants)
         ssa = "%%k%d" % len(self.constants)
         value = Value(ssa, shape, dtype)
@@ -306,7 +313,7 @@ def _causal_mask(t):
     """(diagonal, low, high) when `t` (at least 2-D, the same matrix
     everywhere) holds `high` strictly above a diagonal and `low` on and
     below it, with high != low."""
-    if t.dim() < 2 or not t.is_floating_point():
+    if t.dim() < 2 or not (t.is_floating_point() or t.dtype == torch.bool):
         return None
     t = t.cpu()
     rows, cols = t.shape[-2], t.shape[-1]
@@ -336,8 +343,17 @@ def _causal_mask(t):
 
 # -- elementwise ---------------------------------------------------------
 
+def _promoted(b, s):
+    """Arithmetic operands with booleans (a comparison's result, which
+    elementwise bodies keep as i1 for selects) in the other operand's
+    type, as PyTorch promotes them."""
+    wide = [b.types[x] for x in s if b.types[x] != "i1"]
+    return [b.cast(x, wide[0]) if wide and b.types[x] == "i1" else x
+            for x in s]
+
+
 def _arith(fop, iop):
-    return lambda b, s: b.binary(fop, iop, s[0], s[1])
+    return lambda b, s: b.binary(fop, iop, *_promoted(b, s[:2]))
 
 
 def _hiding_mask(x):
@@ -377,6 +393,7 @@ def _add_sub(t, node, a, b, alpha=1):
                 s[1], bb.const(value, bb.types[s[0]]), s[0]))
 
     def body(bb, s):
+        s = _promoted(bb, s)
         y = s[1]
         if alpha != 1:
             y = bb.binary("arith.mulf", "arith.muli", y,
@@ -605,6 +622,38 @@ def _logical_not(t, node, a):
     return t.elementwise([a], body, compute=False)
 
 
+def _bitwise(opname, logical):
+    """and/or/xor: on booleans (masks) as i1, on integers bit by bit; the
+    logical_* forms read any operand as a boolean (nonzero)."""
+    def handler(t, node, a, b):
+        shape, dtype = t.out_meta()
+        ty = _linalg.element_type(dtype)
+
+        def body(bb, s):
+            x, y = (bb.cast(v, "i1") if logical or ty == "i1" else
+                    _as_compute(bb, v, ty) for v in s)
+            out = bb.op("%s %s, %s" % (opname, x, y), bb.types[x])
+            return out if bb.types[out] == ty else bb.cast(out, ty)
+        return t.elementwise([a, b], body, compute=False)
+    return handler
+
+
+for _name, _op in (("and", "arith.andi"), ("or", "arith.ori"),
+                   ("xor", "arith.xori")):
+    HANDLERS["aten::bitwise_" + _name] = _bitwise(_op, False)
+    HANDLERS["aten::__%s__" % _name] = _bitwise(_op, False)
+    HANDLERS["aten::logical_" + _name] = _bitwise(_op, True)
+
+
+@handles("bitwise_not")
+def _bitwise_not(t, node, a):
+    shape, dtype = t.out_meta()
+    if dtype != torch.bool:
+        raise t.error("bitwise_not of %s integers is not supported (of "
+                      "booleans it is)" % dtype)
+    return _logical_not(t, node, a)
+
+
 @handles("_to_copy", "convert_element_type", "to")
 def _to_copy(t, node, a, *args, **kwargs):
     shape, dtype = t.out_meta()
@@ -736,9 +785,10 @@ def _slice_of(t, x, dim, start, end, step=1):
     end = size if end is None else end
     start = max(0, min(size, start + size if start < 0 else start))
     end = max(start, min(size, end + size if end < 0 else end))
-    if step != 1:
-        raise t.error("a slice with step %d; only unit steps are supported"
-                      % step)
+    if step < 1:
+        raise t.error("a slice with step %d; steps must be positive" % step)
+    if step > 1 and end > start:
+        return _strided_slice(t, x, dim, start, end, step)
     offsets = [0] * x.rank
     sizes = list(x.shape)
     offsets[dim] = start
@@ -748,6 +798,33 @@ def _slice_of(t, x, dim, start, end, step=1):
         # constant of no elements, never emitted; cat drops it.
         return Const(torch.empty(sizes, dtype=x.dtype))
     return t.e.extract_slice(x, offsets, sizes)
+
+
+def _strided_slice(t, x, dim, start, end, step):
+    """Every `step`-th element of [start, end) along `dim`: whole steps
+    viewed as [count, step] and their first column, and the last element
+    on its own when the range ends inside a step (never padded: a padding
+    nobody reads would be written for nothing)."""
+    count = (end - start + step - 1) // step
+    whole = min(count, (x.shape[dim] - start) // step)
+    pieces = []
+    if whole:
+        pieces.append(_whole_steps(t, x, dim, start, whole, step))
+    if whole < count:
+        last = start + whole * step
+        pieces.append(_slice_of(t, x, dim, last, last + 1))
+    return t.e.concat(pieces, dim)
+
+
+def _whole_steps(t, x, dim, start, count, step):
+    y = _slice_of(t, x, dim, start, start + count * step)
+    shape = list(y.shape)
+    split = shape[:dim] + [count, step] + shape[dim + 1:]
+    y = t.e.reshape(y, split)
+    offsets = [0] * len(split)
+    sizes = list(split)
+    sizes[dim + 1] = 1
+    return t.e.extract_slice(y, offsets, sizes, drop=(dim + 1,))
 
 
 @handles("slice")
@@ -832,6 +909,94 @@ def _index_select(t, node, a, dim, index):
             pieces.append(_slice_of(t, x, dim, idx[start], idx[k - 1] + 1))
             start = k
     return t.e.concat(pieces, dim)
+
+
+def _index_pattern(t, idx, size, shape):
+    """For a constant index tensor broadcast to `shape`: (axis, positions)
+    when it varies along one axis of `shape` only (None for a constant),
+    the positions in [0, size) read along that axis; None when it varies
+    along several."""
+    full = idx.to(torch.int64).broadcast_to(shape)
+    if full.numel() and (full.min() < -size or full.max() >= size):
+        raise t.error("aten.index: an index out of range for a dimension "
+                      "of %d" % size)
+    full = torch.where(full < 0, full + size, full)
+    varying = [a for a in range(len(shape))
+               if shape[a] > 1 and not torch.equal(
+                   full, full.narrow(a, 0, 1).expand(shape))]
+    if len(varying) > 1:
+        return None
+    first = full.reshape(-1)[:1] if full.numel() else full.reshape(-1)
+    if not varying:
+        return None, [int(v) for v in first.tolist()]
+    a = varying[0]
+    line = full
+    for b in range(len(shape)):
+        if b != a:
+            line = line.narrow(b, 0, 1)
+    return a, [int(v) for v in line.reshape(-1).tolist()]
+
+
+@handles("index")
+def _index(t, node, a, indices):
+    """x[i0, i1, ...] with index tensors known at trace time, as
+    transformers' masks read a padding mask with aranges: each indexed
+    dimension reads positions that vary along one axis of the broadcast
+    index shape, so the result is selections (slices), a permutation and
+    a broadcast. Indices computed at run time (a gather, a boolean mask)
+    are refused."""
+    x = t.tensor(a)
+    indices = list(indices) + [None] * (x.rank - len(indices))
+    dims = [d for d, i in enumerate(indices) if i is not None]
+    for d in dims:
+        if not isinstance(indices[d], Const):
+            raise t.error(
+                "aten.index with indices computed at run time (a gather or "
+                "a boolean mask) is not supported; indices known at trace "
+                "time are")
+        if indices[d].tensor.dtype == torch.bool:
+            raise t.error("aten.index with a boolean mask (its result's "
+                          "shape depends on the mask's values) is not "
+                          "supported")
+    shape = tuple(torch.broadcast_shapes(
+        *[tuple(indices[d].tensor.shape) for d in dims]))
+    out_shape, _ = t.out_meta()
+    patterns = []
+    for d in dims:
+        found = _index_pattern(t, indices[d].tensor, x.shape[d], shape)
+        if found is None:
+            raise t.error(
+                "aten.index with index tensors that vary along several axes "
+                "together (a general gather) is not supported")
+        patterns.append(found)
+    used = [p[0] for p in patterns if p[0] is not None]
+    if len(used) != len(set(used)):
+        raise t.error("aten.index with two index tensors along one axis (a "
+                      "diagonal) is not supported")
+    # Each indexed dimension becomes its positions along its axis (a unit
+    # dimension for a constant index).
+    y = x
+    for d, (axis, positions) in zip(dims, patterns):
+        y = _index_select(t, node, y, d, Const(torch.tensor(positions)))
+    # y's dimensions: the others in place, each indexed one now sized for
+    # its axis. Order them as the result: the broadcast index shape where
+    # the first indexed dimension was (or first, when they are apart).
+    together = dims == list(range(dims[0], dims[-1] + 1))
+    rest = [d for d in range(x.rank) if d not in dims]
+    before = [d for d in rest if together and d < dims[0]]
+    after = [d for d in rest if d not in before]
+    axis_of = {axis: d for d, (axis, _) in zip(dims, patterns)
+               if axis is not None}
+    constant = [d for d, (axis, _) in zip(dims, patterns) if axis is None]
+    order = before + [axis_of[a] for a in sorted(axis_of)] + constant + after
+    y = t.e.transpose(y, order) if order != list(range(y.rank)) else y
+    # Unit dimensions for the broadcast axes no index varies along (and
+    # none for the constant indices), then the broadcast.
+    mid = [shape[a] if a in axis_of else 1 for a in range(len(shape))]
+    y = t.e.reshape(y, tuple(y.shape[d] for d in range(len(before))) +
+                    tuple(mid) + tuple(y.shape[len(before) + len(axis_of) +
+                                               len(constant):]))
+    return t.e.broadcast_to(y, out_shape)
 
 
 @handles("embedding")

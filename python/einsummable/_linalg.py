@@ -159,7 +159,12 @@ class Body:
         if ty in ("f32", "f64", "f16", "bf16"):
             literal = float_literal(value, ty)
         elif ty == "i1":
-            literal = "true" if value else "false"
+            # `true`/`false` are typed already (i1): no `: i1` after them.
+            name = self.e.fresh("s")
+            self.lines.append("%s = arith.constant %s"
+                              % (name, "true" if value else "false"))
+            self.types[name] = ty
+            return name
         else:
             literal = str(int(value))
         return self.op("arith.constant %s" % literal, ty)

@@ -156,7 +156,8 @@ class SelfAttention(nn.Module):
 
 
 class MaskedSelfAttention(nn.Module):
-    """A key padding mask as a float input (0 kept, -inf hidden)."""
+    """A key padding mask as an input (a float one: 0 kept, -inf hidden;
+    a boolean one: True hidden)."""
 
     def __init__(self):
         super().__init__()
@@ -223,13 +224,13 @@ class Transformers(Case):
         self.refused(layer, (x,), "aten.hardshrink",
                      os.path.join("torch", "nn", "modules", "transformer.py"))
 
-    def test_boolean_inputs_are_refused_with_the_reason(self):
-        x, mask = torch.randn(2, 6, 32), torch.zeros(2, 6, dtype=torch.bool)
-        with self.assertRaisesRegex(einsummable.FrontendError,
-                                    "input 1 is a torch.bool tensor.*float "
-                                    "mask"):
-            einsummable.compile(MaskedSelfAttention().eval(), (x, mask),
-                                workdir=self.dir.name)
+    def test_boolean_key_padding_mask(self):
+        # A torch.bool input (True where hidden), as nn.MultiheadAttention
+        # takes it: a bundle input of i1, a byte an element.
+        x = torch.randn(2, 6, 32)
+        mask = torch.zeros(2, 6, dtype=torch.bool)
+        mask[1, 4:] = True
+        self.check("bool-mask", MaskedSelfAttention(), (x, mask))
 
 
 class PartialRotary(nn.Module):
