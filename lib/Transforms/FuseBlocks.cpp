@@ -60,6 +60,21 @@ loopMap(JoinAggOp producer, JoinAggOp consumer, unsigned operand) {
     map[loop] = reads[d];
   if (llvm::is_contained(map, -1))
     return std::nullopt;
+  // Every loop of the fused op must still be read or written: a loop only
+  // the producer's output had (a broadcast the consumer reduces) has no
+  // size in the fused op.
+  llvm::SmallDenseSet<int64_t> used(consumer.getOutputIndices().begin(),
+                                    consumer.getOutputIndices().end());
+  for (unsigned i = 0, e = consumer.getInputs().size(); i < e; ++i)
+    if (i != operand) {
+      ArrayRef<int64_t> reads = consumer.getIndicesOfInput(i);
+      used.insert(reads.begin(), reads.end());
+    }
+  for (unsigned j = 0, e = producer.getInputs().size(); j < e; ++j)
+    for (int64_t loop : producer.getIndicesOfInput(j))
+      used.insert(map[loop]);
+  if (int64_t(used.size()) != consumer.getNumLoops())
+    return std::nullopt;
   return map;
 }
 

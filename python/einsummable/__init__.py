@@ -35,7 +35,28 @@ from ._errors import CompileError, FrontendError
 from ._export import export
 
 __all__ = ["compile", "load", "export", "Compiled", "CompileError",
-           "FrontendError", "CompileRemark"]
+           "FrontendError", "CompileRemark", "Outputs"]
+
+
+class Outputs(dict):
+    """The results of a model that returns a mapping (transformers'
+    ModelOutput): read as the model's were, by key (`out["logits"]`), by
+    attribute (`out.logits`) or by position (`out[0]`, the first field the
+    model set)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, slice)):
+            return list(self.values())[key]
+        return dict.__getitem__(self, key)
+
+    def to_tuple(self):
+        return tuple(self.values())
 
 
 class CompileRemark(UserWarning):
@@ -192,6 +213,8 @@ class Compiled:
         kind = self._outputs["kind"]
         if kind == "tensor":
             return results[0]
+        if kind == "dict":
+            return Outputs(zip(self._outputs["names"], results))
         return tuple(results) if kind == "tuple" else results
 
     def bench(self, warmup=10, iters=100):

@@ -87,9 +87,8 @@ class Translator:
                 # An integer or boolean buffer (position or token-type
                 # ids, a causal mask, a batch norm's counter) holds indices
                 # and flags, never learned values: a constant of the trace,
-                # so what is computed from it is computed now (a bundle
-                # holds no boolean tensors, and ein's join-aggs write no
-                # integers).
+                # so what is computed from it is computed now (a causal
+                # mask attention fusion reads, positions read as slices).
                 self.placeholders.append(Const(tensor))
                 continue
             ssa = "%%%s%d" % ("in" if kind == "input" else "w",
@@ -142,18 +141,6 @@ class Translator:
                     "the model returns %s as result %d; it must return "
                     "tensors (one, or a tuple or list of them)"
                     % (type(r).__name__, i))
-            if r.dtype == torch.bool:
-                # ein-compile: "element type 'i1' has no bundle form".
-                raise FrontendError(
-                    "the model returns a torch.bool tensor as result %d; a "
-                    "bundle holds no boolean tensors: return it as a float "
-                    "or integer tensor (.float(), .long())" % i)
-            if r.recompute is not None:
-                raise FrontendError(
-                    "the model returns an integer tensor computed in the "
-                    "model as result %d; ein's join-aggs write floats: "
-                    "return it as a float tensor (.float()); indices from "
-                    "argmax, max and topk are returned as they are" % i)
             r.name  # a lazy result is made before the return
             values.append(r)
         return values
@@ -237,9 +224,6 @@ class Translator:
         t = const.tensor
         dtype = t.dtype
         shape = tuple(t.shape)
-        if t.dtype in (torch.int64, torch.int32):
-            # Held whole: a fill is a join-agg, and those write floats.
-            return self.argument(t.contiguous())
         if _splat(t):
             return self.e.fill(_first(t), shape, dtype)
         if t.numel() > 0 and bool((t == t.reshape(-1)[0]).all()) or (
@@ -250,21 +234,15 @@ class Translator:
         if mask is not None:
             return self.causal(shape, dtype, *mask)
         if dtype == torch.bool:
-            # Held as 0.0 and 1.0 (a bundle holds no boolean tensor), a
-            # boolean again in each reader.
-            held = self.argument(t.to(torch.float32))
-            return Value(None, shape, dtype, emitter=self.e,
-                         recompute=lambda: self.e.elementwise(
-                             [held], dtype, lambda b, s: s[0],
-                             compute=False).name)
-        return self.argument(t)
-
-    def argument(self, t):
-        """The constant `t` as one more weight argument, bound with its
-        value (a file in the bundle)."""
+            # A bundle holds no i1 tensors: the constant travels as 0/1
+            # integers and is compared back.
+            stored = self.materialize(Const(t.to(torch.int64)))
+            return self.e.elementwise(
+                [stored], dtype, lambda b, s: b.cast(s[0], "i1"),
+                compute=False, out_shape=shape)
         name = "constant%d" % len(self.constants)
         ssa = "%%k%d" % len(self.constants)
-        value = Value(ssa, tuple(t.shape), t.dtype)
+        value = Value(ssa, shape, dtype)
         self.constants.append(name)
         self.arguments.append({"kind": "weight", "name": name,
                                "value": value, "tensor": t.clone()})
@@ -304,51 +282,8 @@ class Translator:
                 compute = _linalg.compute_type(floats[0])
             elif any(isinstance(x, float) for x in ops):
                 compute = "f32"
-        if dtype not in (torch.bool, torch.int64, torch.int32):
-            return self.e.elementwise(ops, dtype, fn, compute=compute,
-                                      out_shape=shape)
-        # A boolean or an integer: computed again by each reader, at this
-        # op's line, so that each copy is fused into its one reader (a
-        # bundle holds no boolean tensor, and join-aggs write no
-        # integers); an integer is also held exactly in f64 for reads at
-        # indices.
-        loc = self.e.loc
-
-        def emit(out_dtype):
-            saved, self.e.loc = self.e.loc, loc
-            try:
-                return self.e.elementwise(ops, out_dtype, fn,
-                                          compute=compute, out_shape=shape)
-            finally:
-                self.e.loc = saved
-        if dtype == torch.bool:
-            return Value(None, shape, dtype, emitter=self.e,
-                         recompute=lambda: emit(dtype).name)
-        # (Its f64 values: the integer op, widened in the op that reads it.)
-        return self.integer(shape, dtype, lambda: self.e.convert(
-            emit(dtype), torch.float64), lambda: emit(dtype).name)
-
-    def integer(self, shape, dtype, exact, recompute=None):
-        """An integer tensor computed in the model: each reader computes
-        it again (by default converting `exact()`, its values in f64), and
-        reads at its indices read `exact()` (emitted once)."""
-        held = []
-
-        def floats():
-            if not held:
-                held.append(exact())
-            return held[0]
-        if recompute is None:
-            def recompute():
-                return self.e.convert(floats(), dtype).name
-        return Value(None, shape, dtype, emitter=self.e, recompute=recompute,
-                     exact=floats)
-
-    def indices(self, x):
-        """`x` read as indices: an integer tensor computed in the model as
-        its exact f64 values (a join-agg writes no integers)."""
-        x = self.tensor(x)
-        return x.exact() if x.exact is not None else x
+        return self.e.elementwise(ops, dtype, fn, compute=compute,
+                                  out_shape=shape)
 
 
 def _splat(t):
@@ -427,8 +362,17 @@ def _causal_mask(t):
 
 # -- elementwise ---------------------------------------------------------
 
+def _promoted(b, s):
+    """Arithmetic operands with booleans (a comparison's result, which
+    elementwise bodies keep as i1 for selects) in the other operand's
+    type, as PyTorch promotes them."""
+    wide = [b.types[x] for x in s if b.types[x] != "i1"]
+    return [b.cast(x, wide[0]) if wide and b.types[x] == "i1" else x
+            for x in s]
+
+
 def _arith(fop, iop):
-    return lambda b, s: b.binary(fop, iop, s[0], s[1])
+    return lambda b, s: b.binary(fop, iop, *_promoted(b, s[:2]))
 
 
 def _hiding_mask(x):
@@ -471,6 +415,7 @@ def _add_sub(t, node, a, b, alpha=1):
         return _hide(t, a, hiding)
 
     def body(bb, s):
+        s = _promoted(bb, s)
         y = s[1]
         if alpha != 1:
             y = bb.binary("arith.mulf", "arith.muli", y,
@@ -772,30 +717,27 @@ def _logical_not(t, node, a):
     return t.elementwise([a], body, compute=False)
 
 
-def _logic(name):
-    """bitwise_* (on booleans: logical) and logical_*: andi, ori, xori on
-    booleans (logical_*: each operand first made a boolean, nonzero) or on
-    integers."""
-    opname = {"and": "arith.andi", "or": "arith.ori",
-              "xor": "arith.xori"}[name.split("_")[1]]
-    logical = name.startswith("logical")
-
+def _bitwise(opname, logical):
+    """and/or/xor: on booleans (masks) as i1, on integers bit by bit; the
+    logical_* forms read any operand as a boolean (nonzero)."""
     def handler(t, node, a, b):
         shape, dtype = t.out_meta()
-        ty = "i1" if logical else _linalg.element_type(dtype)
-        if is_float(dtype) and not logical:
-            raise t.error("%s of float tensors" % node.target)
+        ty = _linalg.element_type(dtype)
 
         def body(bb, s):
-            x, y = (bb.cast(v, ty) for v in s)
-            return bb.op("%s %s, %s" % (opname, x, y), ty)
+            x, y = (bb.cast(v, "i1") if logical or ty == "i1" else
+                    _as_compute(bb, v, ty) for v in s)
+            out = bb.op("%s %s, %s" % (opname, x, y), bb.types[x])
+            return out if bb.types[out] == ty else bb.cast(out, ty)
         return t.elementwise([a, b], body, compute=False)
     return handler
 
 
-for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "logical_and",
-              "logical_or", "logical_xor"):
-    HANDLERS["aten::" + _name] = _logic(_name)
+for _name, _op in (("and", "arith.andi"), ("or", "arith.ori"),
+                   ("xor", "arith.xori")):
+    HANDLERS["aten::bitwise_" + _name] = _bitwise(_op, False)
+    HANDLERS["aten::__%s__" % _name] = _bitwise(_op, False)
+    HANDLERS["aten::logical_" + _name] = _bitwise(_op, True)
 
 
 @handles("bitwise_not")
@@ -829,11 +771,7 @@ def _any_all(t, node, a, dim=None, keepdim=False):
 @handles("_to_copy", "convert_element_type", "to")
 def _to_copy(t, node, a, *args, **kwargs):
     shape, dtype = t.out_meta()
-    x = t.tensor(a)
-    if x.dtype != dtype and not is_float(dtype):
-        # To a boolean or an integer: computed again by each reader.
-        return t.elementwise([x], lambda b, s: s[0], compute=False)
-    return t.e.convert(x, dtype)
+    return t.e.convert(t.tensor(a), dtype)
 
 
 HANDLERS["prims::convert_element_type"] = _to_copy
@@ -964,9 +902,10 @@ def _slice_of(t, x, dim, start, end, step=1):
     end = size if end is None else end
     start = max(0, min(size, start + size if start < 0 else start))
     end = max(start, min(size, end + size if end < 0 else end))
-    if step != 1:
-        raise t.error("a slice with step %d; only unit steps are supported"
-                      % step)
+    if step < 1:
+        raise t.error("a slice with step %d; steps must be positive" % step)
+    if step > 1 and end > start:
+        return _strided_slice(t, x, dim, start, end, step)
     offsets = [0] * x.rank
     sizes = list(x.shape)
     offsets[dim] = start
@@ -976,6 +915,33 @@ def _slice_of(t, x, dim, start, end, step=1):
         # constant of no elements, never emitted; cat drops it.
         return Const(torch.empty(sizes, dtype=x.dtype))
     return t.e.extract_slice(x, offsets, sizes)
+
+
+def _strided_slice(t, x, dim, start, end, step):
+    """Every `step`-th element of [start, end) along `dim`: whole steps
+    viewed as [count, step] and their first column, and the last element
+    on its own when the range ends inside a step (never padded: a padding
+    nobody reads would be written for nothing)."""
+    count = (end - start + step - 1) // step
+    whole = min(count, (x.shape[dim] - start) // step)
+    pieces = []
+    if whole:
+        pieces.append(_whole_steps(t, x, dim, start, whole, step))
+    if whole < count:
+        last = start + whole * step
+        pieces.append(_slice_of(t, x, dim, last, last + 1))
+    return t.e.concat(pieces, dim)
+
+
+def _whole_steps(t, x, dim, start, count, step):
+    y = _slice_of(t, x, dim, start, start + count * step)
+    shape = list(y.shape)
+    split = shape[:dim] + [count, step] + shape[dim + 1:]
+    y = t.e.reshape(y, split)
+    offsets = [0] * len(split)
+    sizes = list(split)
+    sizes[dim + 1] = 1
+    return t.e.extract_slice(y, offsets, sizes, drop=(dim + 1,))
 
 
 @handles("slice")
@@ -1092,12 +1058,8 @@ HANDLERS["aten::index_select"] = _index_select
 
 
 def _is_position(b, idx, loop):
-    """Whether the index `idx` (an integer, or an integer held exactly in
-    f64) is loop `loop`'s position."""
-    ty = b.types[idx]
-    if ty in ("i64", "i32"):
-        return b.cmpi("eq", idx, b.from_index(b.index(loop), ty))
-    return b.cmpf("oeq", idx, b.cast(b.from_index(b.index(loop)), ty))
+    """Whether the integer index `idx` is loop `loop`'s position."""
+    return b.cmpi("eq", idx, b.from_index(b.index(loop), b.types[idx]))
 
 
 def _runs(idx):
@@ -1123,10 +1085,9 @@ def _lookup(t, table, ids):
     w = t.tensor(table)
     shape = ids.shape + w.shape[1:]
     r = ids.rank
-    if ids.exact is not None or not is_float(w.dtype):
-        # Ids computed in the model, or a table of integers: a join-agg
-        # writes no integers, so they are read as f64 values (a one-hot
-        # sum over the rows).
+    if not is_float(w.dtype):
+        # A table of integers: ein.gather writes floats, so its rows are
+        # read as a one-hot sum (in f64).
         return _read_at(t, w, [0], [(ids, _linalg.identity(r))], shape,
                         {d: r + d - 1 for d in range(1, w.rank)})
     w.name  # the table itself, read whole at data-dependent rows
@@ -1148,11 +1109,9 @@ def _read_at(t, x, dims, indices, shape, place=None):
     (0 elsewhere). x's other dimensions d are read along out's loop
     `place[d]` (d by default; what lies beyond out's size is not read:
     PyTorch's gather reads only what its index covers). Integers are read
-    and summed in f64 (exact below 2**53), the result an integer each
-    reader converts (`Translator.integer`)."""
+    and summed in f64 (exact below 2**53: block kernels accumulate in
+    floats), then converted."""
     integer = None if is_float(x.dtype) else x.dtype
-    if integer:
-        x = t.indices(x)
     acc = torch.float64 if integer else x.dtype
     rank = len(shape)
     place = place or {}
@@ -1163,7 +1122,7 @@ def _read_at(t, x, dims, indices, shape, place=None):
              for d, (s, e) in enumerate(zip(x.shape, x_exprs))]
     if tuple(sizes) != x.shape:
         x = t.e.extract_slice(x, [0] * x.rank, sizes)
-    operands = [(x, x_exprs)] + [(t.indices(i), list(e))
+    operands = [(x, x_exprs)] + [(t.tensor(i), list(e))
                                  for i, e in indices]
     zero = t.e.fill(0, shape, acc)
     ty = _linalg.element_type(acc)
@@ -1179,7 +1138,7 @@ def _read_at(t, x, dims, indices, shape, place=None):
     y = t.e.generic(operands, shape, acc, body,
                     iterators=["parallel"] * rank + ["reduction"] * len(dims),
                     out_exprs=_linalg.identity(rank), init=zero)
-    return t.integer(shape, integer, lambda: y) if integer else y
+    return t.e.convert(y, integer) if integer else y
 
 
 @handles("gather")
@@ -1192,9 +1151,12 @@ def _gather(t, node, a, dim, index, sparse_grad=False):
 
 @handles("index", "_unsafe_index")
 def _index(t, node, a, indices):
-    """x[i], x[:, i], x[i, j] (aten.index with integer index tensors at
-    consecutive dimensions, broadcast together; the result's dimensions
-    are x's before them, the indices', then x's after them)."""
+    """x[i], x[:, i], x[i, j]: index tensors known at trace time as
+    selections (`_index_constant`) where they fit; x[ids] at run-time ids
+    as a lookup; otherwise (run-time indices, or constant ones varying
+    along several axes) index tensors at consecutive dimensions, broadcast
+    together, read as a one-hot sum (the result's dimensions are x's
+    before them, the indices', then x's after them)."""
     x = t.tensor(a)
     shape, _ = t.out_meta()
     given = [(d, i) for d, i in enumerate(indices) if i is not None]
@@ -1202,19 +1164,22 @@ def _index(t, node, a, indices):
         dtype = i.tensor.dtype if isinstance(i, Const) else i.dtype
         if dtype in (torch.bool, torch.uint8):
             raise t.error("indexing with a boolean mask (x[mask]) gives a "
-                          "result whose shape depends on the data; use "
-                          "torch.where or masked_fill")
+                          "result whose shape depends on the mask's values; "
+                          "use torch.where or masked_fill")
+    if all(isinstance(i, Const) for _, i in given):
+        y = _index_constant(t, node, x, indices)
+        if y is not None:
+            return y
     dims = [d for d, _ in given]
     first = dims[0]
     if dims != list(range(first, first + len(dims))):
         raise t.error("indexing with index tensors at dimensions %s that "
-                      "are not consecutive is not supported" % dims)
-    if len(given) == 1:
+                      "are not consecutive, computed at run time or not "
+                      "one selection each, is not supported" % dims)
+    if len(given) == 1 and first == 0 and not isinstance(given[0][1], Const):
         ids = given[0][1]
-        if isinstance(ids, Const) or (first == 0 and ids.exact is None):
-            flat = Const(ids.tensor.reshape(-1)) if isinstance(ids, Const) \
-                else t.e.reshape(ids, (math.prod(ids.shape),))
-            return t.e.reshape(_index_select(t, None, x, first, flat), shape)
+        flat = t.e.reshape(ids, (math.prod(ids.shape),))
+        return t.e.reshape(_index_select(t, None, x, 0, flat), shape)
     # The indices' broadcast dimensions, in out's loops from `first`.
     count = len(shape) - x.rank + len(dims)
     exprs = []
@@ -1260,6 +1225,79 @@ def _index_put(t, node, a, indices, values, accumulate=False):
             s[1] if b.types[s[1]] == "i1" else b.cast(s[1], "i1"),
             _as_compute(b, s[2], b.types[s[0]]),
             b.const(0, b.types[s[0]]))), compute=ty)
+
+
+def _index_pattern(t, idx, size, shape):
+    """For a constant index tensor broadcast to `shape`: (axis, positions)
+    when it varies along one axis of `shape` only (None for a constant),
+    the positions in [0, size) read along that axis; None when it varies
+    along several."""
+    full = idx.to(torch.int64).broadcast_to(shape)
+    if full.numel() and (full.min() < -size or full.max() >= size):
+        raise t.error("aten.index: an index out of range for a dimension "
+                      "of %d" % size)
+    full = torch.where(full < 0, full + size, full)
+    varying = [a for a in range(len(shape))
+               if shape[a] > 1 and not torch.equal(
+                   full, full.narrow(a, 0, 1).expand(shape))]
+    if len(varying) > 1:
+        return None
+    first = full.reshape(-1)[:1] if full.numel() else full.reshape(-1)
+    if not varying:
+        return None, [int(v) for v in first.tolist()]
+    a = varying[0]
+    line = full
+    for b in range(len(shape)):
+        if b != a:
+            line = line.narrow(b, 0, 1)
+    return a, [int(v) for v in line.reshape(-1).tolist()]
+
+
+def _index_constant(t, node, x, indices):
+    """x[i0, i1, ...] with index tensors known at trace time, as
+    transformers' masks read a padding mask with aranges: each indexed
+    dimension reads positions that vary along one axis of the broadcast
+    index shape, so the result is selections (slices), a permutation and
+    a broadcast. None where the indices vary along several axes together
+    or two vary along one (a diagonal): those are read as at run time."""
+    indices = list(indices) + [None] * (x.rank - len(indices))
+    dims = [d for d, i in enumerate(indices) if i is not None]
+    shape = tuple(torch.broadcast_shapes(
+        *[tuple(indices[d].tensor.shape) for d in dims]))
+    out_shape, _ = t.out_meta()
+    patterns = []
+    for d in dims:
+        found = _index_pattern(t, indices[d].tensor, x.shape[d], shape)
+        if found is None:
+            return None
+        patterns.append(found)
+    used = [p[0] for p in patterns if p[0] is not None]
+    if len(used) != len(set(used)):
+        return None
+    # Each indexed dimension becomes its positions along its axis (a unit
+    # dimension for a constant index).
+    y = x
+    for d, (axis, positions) in zip(dims, patterns):
+        y = _index_select(t, node, y, d, Const(torch.tensor(positions)))
+    # y's dimensions: the others in place, each indexed one now sized for
+    # its axis. Order them as the result: the broadcast index shape where
+    # the first indexed dimension was (or first, when they are apart).
+    together = dims == list(range(dims[0], dims[-1] + 1))
+    rest = [d for d in range(x.rank) if d not in dims]
+    before = [d for d in rest if together and d < dims[0]]
+    after = [d for d in rest if d not in before]
+    axis_of = {axis: d for d, (axis, _) in zip(dims, patterns)
+               if axis is not None}
+    constant = [d for d, (axis, _) in zip(dims, patterns) if axis is None]
+    order = before + [axis_of[a] for a in sorted(axis_of)] + constant + after
+    y = t.e.transpose(y, order) if order != list(range(y.rank)) else y
+    # Unit dimensions for the broadcast axes no index varies along (and
+    # none for the constant indices), then the broadcast.
+    mid = [shape[a] if a in axis_of else 1 for a in range(len(shape))]
+    y = t.e.reshape(y, tuple(y.shape[d] for d in range(len(before))) +
+                    tuple(mid) + tuple(y.shape[len(before) + len(axis_of) +
+                                               len(constant):]))
+    return t.e.broadcast_to(y, out_shape)
 
 
 @handles("embedding")
@@ -1551,22 +1589,14 @@ def _sum(t, node, a, dim=None, keepdim=False, dtype=None):
     dims = _dims(x, dim)
     shape, out_dtype = t.out_meta()
     y = t.e.reduce(x, dims, "add", acc_dtype=_integer_acc(x.dtype))
-    return _integer_result(t, _keep(t, y, x, dims, keepdim), out_dtype)
-
-
-def _integer_result(t, y, dtype):
-    """`y` as `dtype`: an integer result computed in f64 is converted by
-    each reader, its f64 values read as indices (`Translator.integer`)."""
-    if is_float(dtype):
-        return t.e.convert(y, dtype)
-    return t.integer(y.shape, dtype, lambda: y)
+    return t.e.convert(_keep(t, y, x, dims, keepdim), out_dtype)
 
 
 def _integer_acc(dtype):
     """The accumulator of a reduction or scan of integers or booleans (a
-    count of a mask's elements): f64, exact below 2**53, since ein's
-    join-aggs write floats; the integer result is a conversion, computed
-    in the elementwise op that reads it. None (the default) for floats."""
+    count of a mask's elements): f64, exact below 2**53, since block
+    kernels accumulate in floats; the integer result is an elementwise
+    conversion. None (the default) for floats."""
     return None if is_float(dtype) else torch.float64
 
 
@@ -1612,7 +1642,7 @@ def _amax(t, node, a, dim=None, keepdim=False):
     shape, out_dtype = t.out_meta()
     kind = "max" if name in ("aten::amax", "aten::max") else "min"
     y = t.e.reduce(x, dims, kind, acc_dtype=_integer_acc(x.dtype))
-    return _integer_result(t, _keep(t, y, x, dims, keepdim), out_dtype)
+    return t.e.convert(_keep(t, y, x, dims, keepdim), out_dtype)
 
 
 @handles("topk")
@@ -1625,11 +1655,10 @@ def _topk(t, node, a, k, dim=-1, largest=True, sorted=True):
     x = t.tensor(a)
     if not is_float(x.dtype):
         # Integers ranked as their f64 values (ein.arg_reduce takes
-        # floats); the values an integer each reader converts.
-        values, indices = _topk(t, node, t.e.convert(t.indices(x),
-                                                     torch.float64),
+        # floats), exact below 2**53.
+        values, indices = _topk(t, node, t.e.convert(x, torch.float64),
                                 k, dim, largest, sorted)
-        return [t.integer(values.shape, x.dtype, lambda: values), indices]
+        return [t.e.convert(values, x.dtype), indices]
     dim %= x.rank
     if not 0 <= k <= x.shape[dim]:
         raise t.error("topk of %d elements along a dimension of %d"
@@ -1757,7 +1786,7 @@ def _nll_loss(t, node, a, target, weight, reduction, ignore_index):
     weighted by the class weights, and the total weight: the picked
     element a one-hot sum over the classes (the target read as data),
     targets equal to ignore_index counting 0."""
-    x, target = t.tensor(a), t.indices(target)
+    x, target = t.tensor(a), t.tensor(target)
     if not is_float(x.dtype):
         raise t.error("nll_loss of a %s tensor" % x.dtype)
     r = target.rank  # its loops: the target's dimensions, then classes
@@ -2098,7 +2127,7 @@ def _cumsum(t, node, a, dim, dtype=None):
     y = t.e.generic([(x, in_exprs)], shape, acc_dtype, body,
                     iterators=["parallel"] * rank + ["reduction"],
                     out_exprs=_linalg.identity(rank), init=zero)
-    return _integer_result(t, y, out_dtype)
+    return t.e.convert(y, out_dtype)
 
 
 @handles("logsumexp")
@@ -2167,7 +2196,7 @@ def _scattered(t, index, dim, shape, src, dtype):
     [.., i, ..] of `shape` (src None: 1 per hit, the count of writes), 0
     where the index reaches no element (PyTorch's index may be smaller than
     the tensor in the other dimensions)."""
-    ids = t.indices(index)
+    ids = t.tensor(index)
     rank = len(shape)
     covered = ids.shape[:dim] + (shape[dim],) + ids.shape[dim + 1:]
     exprs = _linalg.identity(rank)

@@ -21,11 +21,13 @@ FRONTEND_VERSION = 1
 
 
 class Exported:
-    def __init__(self, text, arguments, output_kind, num_outputs):
+    def __init__(self, text, arguments, output_kind, num_outputs,
+                 output_names=None):
         self.text = text
         self.arguments = arguments  # dicts: kind, name, tensor, value
         self.output_kind = output_kind
         self.num_outputs = num_outputs
+        self.output_names = output_names  # a mapping result's keys
 
     def description(self, constants_dir="constants"):
         """frontend.json's content."""
@@ -37,10 +39,11 @@ class Exported:
             if a.get("constant"):
                 entry["file"] = "%s/%s.bin" % (constants_dir, a["name"])
             args.append(entry)
+        outputs = {"kind": self.output_kind, "count": self.num_outputs}
+        if self.output_names is not None:
+            outputs["names"] = list(self.output_names)
         return {"format": FRONTEND_FORMAT, "version": FRONTEND_VERSION,
-                "arguments": args,
-                "outputs": {"kind": self.output_kind,
-                            "count": self.num_outputs}}
+                "arguments": args, "outputs": outputs}
 
     def write(self, mlir_path, description_path):
         """Writes the program and frontend.json (with the constants' bytes
@@ -128,7 +131,7 @@ def export(model, example_inputs):
          "(frontend.json names them).",
          "module {", "  " + header] + body + [ret, "  }", "}", ""])
     return Exported(text, translator.arguments, traced.output_kind,
-                    traced.num_outputs)
+                    traced.num_outputs, traced.output_names)
 
 
 def read_description(path):
@@ -148,4 +151,11 @@ def read_description(path):
         raise FrontendError("%s has version %r; this front end reads %d"
                             % (path, description.get("version"),
                                FRONTEND_VERSION))
+    outputs = description.get("outputs", {})
+    if outputs.get("kind") == "dict":
+        names = outputs.get("names")
+        if not isinstance(names, list) or len(names) != outputs.get("count"):
+            raise FrontendError(
+                "%s describes a mapping result without a name for each of "
+                "its %r outputs" % (path, outputs.get("count")))
     return description

@@ -90,15 +90,10 @@ class Value:
       collapsed (a reshape flattening batch dimensions for a matmul).
 
     Reading a lazy value's `name` materializes it (a copy, or a
-    collapse_shape). A third kind is computed again by each reader:
-    `recompute()` emits it and returns the new name (a boolean or an
-    integer computed in the model: a bundle holds no boolean tensor and
-    join-aggs write floats, but each copy has one reader, which ein-import
-    fuses it into); an integer's `exact()` is its values in f64, emitted
-    once, for reads at its indices."""
+    collapse_shape)."""
 
     def __init__(self, name, shape, dtype, emitter=None, base=None,
-                 exprs=None, groups=None, recompute=None, exact=None):
+                 exprs=None, groups=None):
         self._name = name
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype
@@ -106,8 +101,6 @@ class Value:
         self.base = base
         self.exprs = exprs
         self.groups = groups
-        self.recompute = recompute
-        self.exact = exact
 
     @property
     def lazy(self):
@@ -123,8 +116,6 @@ class Value:
 
     @property
     def name(self):
-        if self.recompute is not None:
-            return self.recompute()
         if self._name is None:
             self._name = self.emitter.materialize(self)
         return self._name
@@ -136,17 +127,6 @@ class Value:
     @property
     def rank(self):
         return len(self.shape)
-
-
-def recomputed(x):
-    """Whether `x` is a value computed again by each reader, or a lazy view
-    of one: a layout op (slice, concatenation, reshape, pad) of it goes
-    through floats (`Emitter.through_floats`)."""
-    while x is not None:
-        if x.recompute is not None:
-            return True
-        x = x.base if x.lazy else None
-    return False
 
 
 class Indexed:
@@ -179,11 +159,11 @@ class Body:
         if ty in ("f32", "f64", "f16", "bf16"):
             literal = float_literal(value, ty)
         elif ty == "i1":
-            # `true` and `false` are typed already: no `: i1` after them.
+            # `true`/`false` are typed already (i1): no `: i1` after them.
             name = self.e.fresh("s")
             self.lines.append("%s = arith.constant %s"
                               % (name, "true" if value else "false"))
-            self.types[name] = "i1"
+            self.types[name] = ty
             return name
         else:
             literal = str(int(value))
@@ -233,13 +213,6 @@ class Body:
         return name
 
     def binary(self, fop, iop, a, b):
-        if self.types[a] != self.types[b]:
-            # A boolean in arithmetic (an integer times a mask) counts as
-            # 0 or 1 of the other operand's type.
-            if self.types[a] == "i1":
-                a = self.cast(a, self.types[b])
-            else:
-                b = self.cast(b, self.types[a])
         ty = self.types[a]
         if ty in ("f16", "bf16", "f32", "f64"):
             return self.op("%s %s, %s" % (fop, a, b), ty)
@@ -384,9 +357,8 @@ class Emitter:
             composed = [compose(e, exprs) for e in x.exprs]
             if all(c is not None for c in composed):
                 return x.base, composed
-        # A Merged value or a View that does not compose, materialized (a
-        # value computed again per reader: once, for this one).
-        return Value(x.name, x.shape, x.dtype), list(exprs)
+        x.name  # materialize a Merged value or a View that does not compose
+        return x, list(exprs)
 
     def generic(self, operands, out_shape, out_dtype, body_fn,
                 iterators=None, out_exprs=None, init=None):
@@ -620,11 +592,6 @@ class Emitter:
         if math.prod(shape) != math.prod(x.shape):
             raise FrontendError("cannot view %s as %s" % (list(x.shape),
                                                           list(shape)))
-        if recomputed(x) and [d for d in shape if d != 1] != \
-                [d for d in x.shape if d != 1]:
-            # Not only unit dimensions (a view, read through its maps).
-            return self.through_floats([x], lambda f: self.reshape(f[0],
-                                                                   shape))
         if x.is_merged and shape == x.base.shape:
             return x.base  # a flattening undone
         if x.is_merged:
@@ -784,31 +751,11 @@ class Emitter:
             x.name
         return self.view(x, exprs, shape)
 
-    def through_floats(self, values, op):
-        """`op` (a slice, a concatenation, a reshape, a pad) of booleans or
-        integers computed again by each reader (see Value), done on their
-        values as floats (0.0 and 1.0 in f32; integers in f64, exact below
-        2**53): the result is a boolean or integer again, computed by each
-        reader from the floats (an integer's `exact()` is those floats)."""
-        dtype = values[0].dtype
-        wide = torch.float32 if dtype == torch.bool else torch.float64
-        floats = [v.exact() if v.exact is not None else
-                  self.elementwise([v], wide, lambda b, s: s[0],
-                                   compute=False) for v in values]
-        y = op(floats)
-        return Value(None, y.shape, dtype, emitter=self,
-                     recompute=lambda: self.elementwise(
-                         [y], dtype, lambda b, s: s[0], compute=False).name,
-                     exact=None if dtype == torch.bool else lambda: y)
-
     def extract_slice(self, x, offsets, sizes, drop=()):
         """A static slice; `drop` lists unit dimensions the result loses."""
         shape = tuple(s for i, s in enumerate(sizes) if i not in drop)
         if tuple(sizes) == x.shape and not drop:
             return x
-        if recomputed(x):
-            return self.through_floats([x], lambda f: self.extract_slice(
-                f[0], offsets, sizes, drop))
         name = self.fresh()
         out = tensor_type(shape, x.dtype)
         source = x.name
@@ -821,8 +768,6 @@ class Emitter:
     def concat(self, values, dim):
         if len(values) == 1:
             return values[0]
-        if any(recomputed(v) for v in values):
-            return self.through_floats(values, lambda f: self.concat(f, dim))
         dim %= values[0].rank
         shape = list(values[0].shape)
         shape[dim] = sum(v.shape[dim] for v in values)
@@ -1009,9 +954,6 @@ class Emitter:
         """tensor.pad of x with `value`."""
         if not any(low) and not any(high):
             return x
-        if recomputed(x):
-            return self.through_floats([x], lambda f: self.pad(
-                f[0], low, high, float(value)))
         shape = tuple(d + lo + hi for d, lo, hi in zip(x.shape, low, high))
         ty = element_type(x.dtype)
         source = x.name

@@ -1,4 +1,14 @@
-"""Tracing a model to an ATen graph with make_fx.
+"""Tracing a model to an ATen graph.
+
+On PyTorch 2 the model is exported first (`torch.export.export`,
+non-strict): the path transformers and torchvision support, on which code
+that reads values while it runs in eager mode (transformers' causal masks)
+takes its export branch. The exported graph is then replayed under make_fx
+with the front end's decompositions, so the graph the translator reads has
+the same ops on every PyTorch, and each node keeps the model line the
+export recorded. On PyTorch 1.13 (no torch.export) the model is traced by
+make_fx directly. A model export refuses is traced by make_fx as well;
+when both fail, both reasons are reported.
 
 Parameters and buffers become arguments of the traced function (weights),
 through `functional_call`, so their values are bound when a bundle loads
@@ -130,13 +140,60 @@ class _NoFastPath(TorchFunctionMode):
 
 class Traced:
     """A traced model: the graph, its arguments in order (inputs, then
-    weights) and how its results nest."""
+    weights) and how its results nest (`output_names`: the keys of a
+    mapping result, as transformers' ModelOutput, else None)."""
 
-    def __init__(self, graph, arguments, output_kind, num_outputs):
+    def __init__(self, graph, arguments, output_kind, num_outputs,
+                 output_names=None):
         self.graph = graph
         self.arguments = arguments
         self.output_kind = output_kind
         self.num_outputs = num_outputs
+        self.output_names = output_names
+
+
+# torch.export, where this PyTorch has it (2.1 and later).
+HAS_EXPORT = hasattr(torch, "export") and hasattr(torch.export, "export")
+
+
+def _flatten_result(out, structure):
+    """The model's result as a tensor or a tuple of tensors, recording in
+    `structure` how it nested. A mapping (transformers' ModelOutput, a
+    dict) gives its tensor values in order, their keys kept; fields that
+    are None are left out, and any other value is refused by name."""
+    if isinstance(out, torch.Tensor):
+        structure["kind"] = "tensor"
+        return out
+    if isinstance(out, (tuple, list)) and all(
+            isinstance(o, torch.Tensor) for o in out):
+        structure["kind"] = type(out).__name__
+        return tuple(out)
+    if isinstance(out, dict):
+        names, values = [], []
+        for key, value in out.items():
+            if value is None:
+                continue
+            if not isinstance(value, torch.Tensor):
+                hint = ""
+                if "past_key_values" in str(key) or "cache" in str(key):
+                    hint = ("; a bundle keeps no cache between calls: build "
+                            "the model with use_cache=False (e.g. "
+                            "config.use_cache = False)")
+                raise FrontendError(
+                    "the model's result field '%s' is a %s, not a tensor%s"
+                    % (key, type(value).__name__, hint))
+            names.append(str(key))
+            values.append(value)
+        if not values:
+            raise FrontendError("the model's result (%s) holds no tensor"
+                                % type(out).__name__)
+        structure["kind"] = "dict"
+        structure["names"] = names
+        return tuple(values)
+    raise FrontendError(
+        "the model returns %s; it must return a tensor, a tuple or list of "
+        "tensors, or a mapping of them (as transformers' ModelOutput)"
+        % type(out).__name__)
 
 
 def weights_of(model):
@@ -176,13 +233,6 @@ def _trace(model, example_inputs):
         if not isinstance(x, torch.Tensor):
             raise FrontendError("example input %d is a %s; inputs must be "
                                 "tensors" % (i, type(x).__name__))
-        if x.dtype == torch.bool:
-            # ein-compile: "element type 'i1' has no bundle form".
-            raise FrontendError(
-                "example input %d is a torch.bool tensor; a bundle takes no "
-                "boolean inputs: pass a float mask (0 where kept, -inf "
-                "where hidden, as nn.MultiheadAttention takes it) or an "
-                "integer tensor the model compares" % i)
     # Traced where the model lives (a CUDA model traces on its GPU: the
     # trace runs every op once).
     inputs = [x.detach() for x in example_inputs]
@@ -197,39 +247,94 @@ def _trace(model, example_inputs):
             out = _functional_call(model, bound, tuple(flat[:n]))
         else:
             out = model(*flat[:n])
-        if isinstance(out, torch.Tensor):
-            structure["kind"] = "tensor"
-            return out
-        if isinstance(out, (tuple, list)) and all(
-                isinstance(o, torch.Tensor) for o in out):
-            structure["kind"] = type(out).__name__
-            return tuple(out)
-        raise FrontendError(
-            "the model returns %s; it must return a tensor or a tuple or "
-            "list of tensors" % type(out).__name__)
+        return _flatten_result(out, structure)
 
-    tracer = proxy_tensor.PythonKeyTracer
-    had = tracer.__dict__.get("record_stack_traces")
-    tracer.record_stack_traces = True
-    try:
-        with torch.no_grad(), _NoFastPath():
-            graph = proxy_tensor.make_fx(
-                _functionalize(forward),
-                decomposition_table=_decompositions())(*inputs,
-                                                       *weight_values)
-    except FrontendError:
-        raise
-    except Exception as error:  # a data-dependent shape, an unsupported op
-        raise FrontendError("tracing the model failed: %s: %s"
-                            % (type(error).__name__, error)) from error
-    finally:
-        if had is None:
-            del tracer.record_stack_traces
-        else:
-            tracer.record_stack_traces = had
+    flat = (*inputs, *weight_values)
+    if HAS_EXPORT:
+        try:
+            graph = _trace_exported(forward, flat)
+        except FrontendError:
+            raise
+        except Exception as error:
+            # Export refuses some models make_fx takes (and the other way
+            # round): try make_fx before giving up, and name both reasons.
+            try:
+                graph = _make_fx(forward, flat)
+            except FrontendError:
+                raise
+            except Exception as second:
+                raise FrontendError(
+                    "tracing the model failed: torch.export: %s: %s; "
+                    "make_fx: %s: %s" % (type(error).__name__,
+                                         _first_lines(error),
+                                         type(second).__name__,
+                                         _first_lines(second))) from error
+    else:
+        try:
+            graph = _make_fx(forward, flat)
+        except FrontendError:
+            raise
+        except Exception as error:  # a data-dependent shape, an op
+            raise FrontendError("tracing the model failed: %s: %s"
+                                % (type(error).__name__, error)) from error
     arguments = [("input", "input%d" % i, x) for i, x in enumerate(inputs)]
     arguments += [("weight", name, w) for (name, _), w in
                   zip(weights, weight_values)]
     outputs = [n for n in graph.graph.nodes if n.op == "output"][0].args[0]
     count = len(outputs) if isinstance(outputs, (tuple, list)) else 1
-    return Traced(graph, arguments, structure.get("kind", "tensor"), count)
+    return Traced(graph, arguments, structure.get("kind", "tensor"), count,
+                  structure.get("names"))
+
+
+def _first_lines(error, lines=12):
+    """An exception's message, cut to its first lines (export's messages
+    carry pages of advice)."""
+    text = str(error).strip().splitlines()
+    return "\n".join(text[:lines]) + ("\n..." if len(text) > lines else "")
+
+
+def _make_fx(fn, flat):
+    """make_fx of `fn` on `flat`, functionalized, with the front end's
+    decompositions and each node's stack (the model line) recorded."""
+    tracer = proxy_tensor.PythonKeyTracer
+    had = tracer.__dict__.get("record_stack_traces")
+    tracer.record_stack_traces = True
+    try:
+        with torch.no_grad(), _NoFastPath():
+            return proxy_tensor.make_fx(
+                _functionalize(fn),
+                decomposition_table=_decompositions())(*flat)
+    finally:
+        if had is None:
+            del tracer.record_stack_traces
+        else:
+            tracer.record_stack_traces = had
+
+
+class _Flat(torch.nn.Module):
+    """`forward` (the model with its weights as arguments) as a module
+    without state, as torch.export takes it."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *flat):
+        return self.fn(*flat)
+
+
+def _trace_exported(forward, flat):
+    """torch.export (non-strict) of `forward` on `flat`, replayed under
+    make_fx: node by node through an fx Interpreter with each exported
+    node's metadata current, so the nodes make_fx records carry the model
+    line export recorded for the node they came from."""
+    from torch.fx import traceback as fx_traceback
+    with torch.no_grad(), _NoFastPath():
+        program = torch.export.export(_Flat(forward), flat, strict=False)
+    module = program.module()
+
+    def replay(*args):
+        return torch.fx.Interpreter(module).run(*args)
+
+    with fx_traceback.preserve_node_meta():
+        return _make_fx(replay, flat)

@@ -4,6 +4,7 @@ its output must equal the model's own within the dtype's tolerance
 (relative to max(1, max|reference|), as ein-run --check measures)."""
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -259,6 +260,91 @@ class Models(unittest.TestCase):
         self.assertIsInstance(got, tuple)
         for g, r in zip(got, want):
             self.assertLess(error(g, r), 1e-4)
+
+
+    def test_function_with_mapping_result(self):
+        # As transformers' ModelOutput: read by key, attribute or position,
+        # fields that are None left out.
+        w = torch.randn(24, 16)
+
+        def f(x):
+            h = x @ w
+            return {"logits": h, "loss": None, "hidden": torch.tanh(h)}
+        x = torch.randn(8, 24)
+        compiled = einsummable.compile(f, (x,), devices=2,
+                                       workdir=self.dir.name)
+        got = compiled(x)
+        want = f(x)
+        self.assertEqual(list(got), ["logits", "hidden"])
+        self.assertLess(error(got["logits"], want["logits"]), 1e-4)
+        self.assertLess(error(got.hidden, want["hidden"]), 1e-4)
+        self.assertLess(error(got[1], want["hidden"]), 1e-4)
+        with open(os.path.join(self.dir.name, "frontend.json")) as f:
+            outputs = json.load(f)["outputs"]
+        self.assertEqual(outputs, {"kind": "dict", "count": 2,
+                                   "names": ["logits", "hidden"]})
+
+
+class Indexing(unittest.TestCase):
+    """Indices known at trace time (aranges, lists), strided slices and
+    boolean masks, as transformers builds its attention masks from a 0/1
+    padding mask: checked against the module at 1 and 2 devices."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="ein-indexing-")
+        torch.manual_seed(0)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def check(self, model, inputs, devices=(1, 2)):
+        with torch.no_grad():
+            want = model(*inputs)
+        for d in devices:
+            with self.subTest(devices=d):
+                compiled = einsummable.compile(
+                    model.eval(), inputs, devices=d,
+                    workdir=os.path.join(self.dir.name, str(d)))
+                got = compiled(*inputs)
+                for g, w in zip(got, want):
+                    self.assertEqual(g.shape, w.shape)
+                    self.assertLess(error(g, w), 1e-5)
+                compiled.close()
+
+    def test_padding_mask_read_with_aranges(self):
+        class Masked(nn.Module):
+            def forward(self, q, mask):
+                batch, keys = mask.shape
+                b = torch.arange(batch)[:, None, None, None]
+                i = torch.arange(keys)[None, None, :, None]
+                j = torch.arange(keys)[None, None, None, :]
+                keep = mask.bool()[b, j] & (j <= i)
+                scores = q @ q.transpose(-1, -2)
+                hidden = scores.masked_fill(~keep, -1e9).softmax(-1)
+                either = torch.logical_or(mask[:, None, None, :] > 0, j > i)
+                return hidden, (either ^ (j < 2)).float()
+        mask = torch.ones(2, 6, dtype=torch.int64)
+        mask[1, 4:] = 0
+        self.check(Masked(), (torch.randn(2, 3, 6, 8), mask))
+
+    def test_index_lists_and_strided_slices(self):
+        class Picks(nn.Module):
+            def forward(self, x):
+                return (x[:, torch.tensor([2, 0, 1])],
+                        x[:, :, ::2], x[..., 1::3], x[:, 1:, 2:7:4],
+                        x[torch.tensor([1]), 1:, torch.tensor([[0], [3]])],
+                        x[:, torch.tensor([-1, 0])][..., torch.tensor(5)])
+        self.check(Picks(), (torch.randn(2, 3, 7),))
+
+    def test_boolean_mask_indices_are_refused(self):
+        # (Run-time integer indices are read as test_zoo's Indexing checks.)
+        def f(x):
+            return x[x > 0]
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(f, (torch.randn(5, 3),),
+                                workdir=self.dir.name)
+        self.assertIn("aten.index", str(caught.exception))
+        self.assertIn("boolean mask", str(caught.exception))
 
 
 class InPlace(unittest.TestCase):
@@ -524,10 +610,20 @@ class Refusals(unittest.TestCase):
 
     def test_non_tensor_result(self):
         def f(x):
-            return {"y": x * 2}
+            return x.shape[0]
         with self.assertRaises(einsummable.FrontendError) as caught:
             einsummable.compile(f, (torch.randn(4),), workdir=self.dir.name)
         self.assertIn("must return a tensor", str(caught.exception))
+
+    def test_non_tensor_field_of_a_mapping_result(self):
+        # What a transformers model built with use_cache=True returns: a
+        # field that is no tensor is named, never dropped.
+        def f(x):
+            return {"logits": x * 2, "past_key_values": [x]}
+        with self.assertRaises(einsummable.FrontendError) as caught:
+            einsummable.compile(f, (torch.randn(4),), workdir=self.dir.name)
+        self.assertIn("'past_key_values' is a list", str(caught.exception))
+        self.assertIn("use_cache=False", str(caught.exception))
 
     def test_training_mode(self):
         with self.assertRaises(einsummable.FrontendError) as caught:

@@ -221,3 +221,27 @@ func.func @copy_into_gemm(%x: tensor<16x8xf32>, %w: tensor<16x4xf32>) -> tensor<
   }
   return %c : tensor<8x4xf32>
 }
+
+// -----
+
+// A producer that broadcasts (its output has a loop none of its inputs
+// reads) stays apart from a consumer that reduces that loop away: fused,
+// the loop would be read and written by nothing and have no size.
+
+// CHECK-LABEL: func.func @broadcast_into_reduction
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5xi64>)
+// CHECK: %[[B:.*]] = ein.join_agg none ins(%[[X]][d0, d2] : tensor<2x5xi64>) out[d0, d1, d2]
+// CHECK: %[[S:.*]] = ein.join_agg add ins(%[[B]][d0, d1, d2] : tensor<2x3x5xi64>) out[]
+// CHECK: return %[[S]]
+func.func @broadcast_into_reduction(%x: tensor<2x5xi64>) -> tensor<f32> {
+  %b = ein.join_agg none ins(%x[d0, d2] : tensor<2x5xi64>) out[d0, d1, d2] attributes {device = 0 : i64} : tensor<2x3x5xi64> {
+  ^bb0(%a: i64):
+    ein.yield %a : i64
+  }
+  %s = ein.join_agg add ins(%b[d0, d1, d2] : tensor<2x3x5xi64>) out[] attributes {device = 0 : i64} : tensor<f32> {
+  ^bb0(%a: i64):
+    %f = arith.sitofp %a : i64 to f32
+    ein.yield %f : f32
+  }
+  return %s : tensor<f32>
+}

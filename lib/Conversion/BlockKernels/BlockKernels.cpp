@@ -361,9 +361,16 @@ LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
   Type accType = join.getAccType();
   Value out = args.back();
   Type resultType = elementOf(out);
-  if (!isa<FloatType>(accType))
+  AggKind kind = join.getAgg();
+  bool aggregates = kind != AggKind::None;
+  if (aggregates && !isa<FloatType>(accType))
     return join.emitOpError() << "accumulates in " << accType
                               << "; block kernels accumulate in float types";
+  Type yielded = yield.getValues().front().getType();
+  if (!isa<FloatType>(resultType) && yielded != resultType)
+    return join.emitOpError()
+           << "yields " << yielded << " into a " << resultType
+           << " result; an integer or boolean result is yielded as it is";
 
   SmallVector<AffineMap> maps;
   for (unsigned i = 0, e = join.getInputs().size(); i < e; ++i)
@@ -375,8 +382,6 @@ LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
                             ? IteratorType::parallel
                             : IteratorType::reduction);
 
-  AggKind kind = join.getAgg();
-  bool aggregates = kind != AggKind::None;
   if (aggregates) {
     int64_t extent = 1;
     SmallVector<int64_t> sizes = join.getLoopSizes();
@@ -404,7 +409,7 @@ LogicalResult joinAggKernel(JoinAggOp join, ValueRange args, OpBuilder &b) {
             if (aggregates)
               v = aggregationCombine(nb, l, kind, elements.back(),
                                      castFloat(nb, l, v, accType));
-            else
+            else if (isa<FloatType>(resultType))
               v = castFloat(nb, l, v, resultType);
             yieldValue(nb, l, v);
           });
@@ -941,13 +946,16 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
              << "has a " << type
              << " operand or result; a block kernel needs static tensors";
     // A gather also reads integer indices; an arg_reduce writes them; a
-    // join-agg may read them (its region converts or compares them).
+    // join-agg may read them (its region converts or compares them), and
+    // an elementwise one may write integers or booleans (a mask several
+    // ops read).
     bool result = type == op->getResult(0).getType() &&
                   llvm::is_contained(op->getResultTypes(), type);
+    auto join = dyn_cast<JoinAggOp>(op);
     bool indices =
         (isa<GatherOp>(op) && type == op->getOperand(1).getType()) ||
         (isa<ArgReduceOp>(op) && type == op->getResult(0).getType()) ||
-        (isa<JoinAggOp>(op) && !result);
+        (join && (!result || join.getAgg() == AggKind::None));
     if (!isa<FloatType>(tensor.getElementType()) && !indices)
       return op->emitOpError() << "has element type " << tensor.getElementType()
                                << "; block kernels read and write floats";

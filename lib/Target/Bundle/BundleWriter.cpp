@@ -52,10 +52,11 @@ using namespace mlir::ein;
 namespace {
 
 FailureOr<::ein::DType> dtypeOf(Operation *where, Type type) {
-  // Floats, and the integer indices a gather reads.
+  // Floats, the integer indices a gather reads and booleans (masks; a
+  // byte each).
   std::optional<::ein::DType> dtype = programDType(type);
   if (!dtype || !(isa<FloatType>(type) || type.isSignlessInteger(64) ||
-                  type.isSignlessInteger(32)))
+                  type.isSignlessInteger(32) || type.isSignlessInteger(1)))
     return where->emitOpError()
            << "element type " << type << " has no bundle form";
   return *dtype;

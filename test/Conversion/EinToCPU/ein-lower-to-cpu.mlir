@@ -230,3 +230,29 @@ func.func @pair_sum(%x: tensor<3x2x5xbf16>) -> tensor<3x5xbf16> {
   }
   return %s : tensor<3x5xbf16>
 }
+
+// -----
+
+// A boolean mask block (a padding mask and the causal triangle, which
+// several attentions read): the kernel writes the i1 its region yields, a
+// byte an element, with no float conversion.
+
+// CHECK-LABEL: func.func @mask
+// CHECK: func.func @ein_kernel_0(%[[M:.*]]: memref<2x6xi64>, %[[OUT:.*]]: memref<2x6x6xi1>)
+// CHECK: linalg.generic {{.*}} ins(%[[M]] : memref<2x6xi64>) outs(%[[OUT]] : memref<2x6x6xi1>)
+// CHECK: %[[KEEP:.*]] = arith.cmpi ne
+// CHECK: %[[BOTH:.*]] = arith.andi %[[KEEP]], %{{.*}} : i1
+// CHECK-NEXT: linalg.yield %[[BOTH]] : i1
+func.func @mask(%m: tensor<2x6xi64>) -> tensor<2x6x6xi1> {
+  %y = ein.join_agg none ins(%m[d0, d2] : tensor<2x6xi64>) out[d0, d1, d2] attributes {device = 0 : i64, ein.loop_offsets = array<i64: 0, 0, 0>} : tensor<2x6x6xi1> {
+  ^bb0(%a: i64):
+    %zero = arith.constant 0 : i64
+    %keep = arith.cmpi ne, %a, %zero : i64
+    %i = ein.index 1 : index
+    %j = ein.index 2 : index
+    %causal = arith.cmpi ule, %j, %i : index
+    %both = arith.andi %keep, %causal : i1
+    ein.yield %both : i1
+  }
+  return %y : tensor<2x6x6xi1>
+}

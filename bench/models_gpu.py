@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Whole models nobody on the project wrote, through the Python front end,
+in three steps across two machines (the GPU machine has PyTorch 2,
+transformers, torchvision and timm but no LLVM; the build machine has the
+compiler):
+
+  there: python3 bench/models_gpu.py export DIR [NAMES]   # trace, linalg
+  here:  python3 bench/models_gpu.py compile DIR [NAMES]  # ein-compile, CUDA
+  there: python3 bench/models_gpu.py run DIR [NAMES]      # load, compare
+
+(NAMES: a comma list of the models below, or of families (`lm`, `vision`,
+`encoder`); all when left out.)
+
+Each model is built from its library's config with random weights from a
+fixed seed on both machines, in bf16, in eval mode, and called as a user
+calls it: a causal LM on int64 token ids (and on ids with a 0/1 padding
+`attention_mask`), returning its ModelOutput (logits); an encoder on ids or
+pixels, returning hidden states; a vision classifier on images, returning
+logits. `export` traces through `torch.export` (einsummable.export) and
+writes the program and frontend.json; `compile` runs `ein-compile
+--target=cuda --devices=1`; `run` loads the bundle bound to the module's
+own weights and compares every output with the module's (bf16: the
+largest error must be under 2e-2 of max(1, max|reference|)). Each step
+prints one line per model and a table last.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+SEQ = 128
+VOCAB = 1024
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def causal_lm(model_type, layers=2, hidden=256, heads=4, kv=2, inter=512,
+              vocab=VOCAB, **extra):
+    """AutoModelForCausalLM.from_config at the given sizes."""
+    def make():
+        from transformers import AutoConfig, AutoModelForCausalLM
+        if model_type == "gpt2":
+            sizes = dict(n_embd=hidden, n_layer=layers, n_head=heads,
+                         n_positions=max(1024, SEQ), vocab_size=vocab)
+        else:
+            sizes = dict(hidden_size=hidden, intermediate_size=inter,
+                         num_hidden_layers=layers, num_attention_heads=heads,
+                         num_key_value_heads=kv, vocab_size=vocab,
+                         max_position_embeddings=4096)
+        sizes.update(extra)
+        config = AutoConfig.for_model(model_type, use_cache=False, **sizes)
+        return AutoModelForCausalLM.from_config(config,
+                                                attn_implementation="sdpa")
+    return make
+
+
+def bert(layers=2, hidden=256, heads=4, inter=512):
+    def make():
+        from transformers import AutoModel, BertConfig
+        config = BertConfig(hidden_size=hidden, num_hidden_layers=layers,
+                            num_attention_heads=heads,
+                            intermediate_size=inter, vocab_size=VOCAB)
+        return AutoModel.from_config(config, attn_implementation="sdpa")
+    return make
+
+
+def vit(layers=2, hidden=192, heads=3, image=64, patch=16):
+    def make():
+        from transformers import AutoModel, ViTConfig
+        config = ViTConfig(hidden_size=hidden, num_hidden_layers=layers,
+                           num_attention_heads=heads,
+                           intermediate_size=4 * hidden, image_size=image,
+                           patch_size=patch)
+        return AutoModel.from_config(config, attn_implementation="sdpa")
+    return make
+
+
+def torchvision_model(name, **kwargs):
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None, **kwargs)
+    return make
+
+
+def timm_model(name, **kwargs):
+    def make():
+        import timm
+        return timm.create_model(name, pretrained=False, **kwargs)
+    return make
+
+
+def ids(batch=2, seq=SEQ):
+    return ("ids", (batch, seq))
+
+
+def ids_mask(batch=2, seq=SEQ):
+    return ("ids+mask", (batch, seq))
+
+
+def image(batch=2, size=224):
+    return ("image", (batch, 3, size, size))
+
+
+# name: (family, factory, inputs)
+MODELS = {
+    "llama": ("lm", causal_lm("llama"), ids()),
+    "llama-mask": ("lm", causal_lm("llama"), ids_mask()),
+    "qwen2": ("lm", causal_lm("qwen2"), ids()),
+    "mistral": ("lm", causal_lm("mistral"), ids()),
+    "gemma": ("lm", causal_lm("gemma", head_dim=64), ids()),
+    "phi3": ("lm", causal_lm("phi3", pad_token_id=0), ids()),
+    "gpt2": ("lm", causal_lm("gpt2"), ids()),
+    "gpt2-mask": ("lm", causal_lm("gpt2"), ids_mask()),
+    "bert": ("encoder", bert(), ids()),
+    "bert-mask": ("encoder", bert(), ids_mask()),
+    "vit": ("encoder", vit(), image(2, 64)),
+    "resnet18": ("vision", torchvision_model("resnet18"), image()),
+    "mobilenet_v2": ("vision", torchvision_model("mobilenet_v2"), image()),
+    "mobilenet_v3_small": ("vision",
+                           torchvision_model("mobilenet_v3_small"), image()),
+    "efficientnet_b0": ("vision", torchvision_model("efficientnet_b0"),
+                        image()),
+    "convnext_tiny": ("vision", torchvision_model("convnext_tiny"), image()),
+    "regnet_y_400mf": ("vision", torchvision_model("regnet_y_400mf"),
+                       image()),
+    "vit_b_16": ("vision", torchvision_model("vit_b_16"), image()),
+    "timm-convnext_atto": ("vision", timm_model("convnext_atto"), image()),
+}
+
+
+def inputs_for(kind, shape, device):
+    """The seeded example inputs of a model (ids in the vocabulary; a mask
+    whose second row pads its last quarter)."""
+    torch = _torch()
+    torch.manual_seed(1)
+    if kind == "image":
+        return (torch.randn(*shape).to(torch.bfloat16).to(device),)
+    tokens = torch.randint(0, VOCAB, shape, dtype=torch.int64).to(device)
+    if kind == "ids":
+        return (tokens,)
+    mask = torch.ones(shape, dtype=torch.int64)
+    mask[-1, shape[1] * 3 // 4:] = 0
+    return (tokens, mask.to(device))
+
+
+def build(name, device="cuda"):
+    torch = _torch()
+    _, factory, (kind, shape) = MODELS[name]
+    torch.manual_seed(0)
+    model = factory().to(torch.bfloat16).eval().to(device)
+    return model, inputs_for(kind, shape, device)
+
+
+def selected(names):
+    if not names:
+        return list(MODELS)
+    chosen = []
+    for item in names.split(","):
+        family = [n for n, m in MODELS.items() if m[0] == item]
+        if family:
+            chosen += family
+        elif item in MODELS:
+            chosen.append(item)
+        else:
+            sys.exit("unknown model or family '%s' (models: %s)"
+                     % (item, ", ".join(MODELS)))
+    return chosen
+
+
+def export(directory, names=""):
+    import einsummable
+    rows = []
+    for name in selected(names):
+        out = os.path.join(directory, name)
+        os.makedirs(out, exist_ok=True)
+        start = time.time()
+        try:
+            model, inputs = build(name)
+            exported = einsummable.export(model, inputs)
+            exported.write(os.path.join(out, "model.mlir"),
+                           os.path.join(out, "frontend.json"))
+            rows.append((name, "ok", "%.1fs" % (time.time() - start)))
+        except Exception as error:  # report and go on with the others
+            rows.append((name, "FAILED", "%s: %s" % (type(error).__name__,
+                                                     str(error)[:3000])))
+        print("export", *rows[-1], flush=True)
+    _table("export", rows)
+
+
+def compile_all(directory, names=""):
+    compiler = os.path.join(os.environ.get("EIN_BUILD_DIR",
+                                           os.path.join(ROOT, "build")),
+                            "bin", "ein-compile")
+    rows = []
+    for name in selected(names):
+        src = os.path.join(directory, name, "model.mlir")
+        if not os.path.exists(src):
+            rows.append((name, "not exported", ""))
+            continue
+        start = time.time()
+        done = subprocess.run([compiler, src, "-o",
+                               os.path.join(directory, name, "bundle"),
+                               "--target=cuda", "--devices=1"],
+                              capture_output=True, text=True)
+        rows.append((name, "ok" if done.returncode == 0 else "FAILED",
+                     "%.1fs" % (time.time() - start) if done.returncode == 0
+                     else done.stderr.strip()[-1500:]))
+        print("compile", *rows[-1], flush=True)
+    _table("compile", rows)
+
+
+def _flat(out):
+    torch = _torch()
+    if isinstance(out, torch.Tensor):
+        return [("out", out)]
+    if isinstance(out, dict):
+        return [(k, v) for k, v in out.items() if isinstance(v, torch.Tensor)]
+    return [("out%d" % i, v) for i, v in enumerate(out)]
+
+
+def run(directory, names=""):
+    torch = _torch()
+    import einsummable
+    rows = []
+    for name in selected(names):
+        bundle = os.path.join(directory, name, "bundle")
+        if not os.path.isdir(bundle):
+            rows.append((name, "no bundle", ""))
+            continue
+        try:
+            model, inputs = build(name)
+            with torch.no_grad():
+                want = _flat(model(*inputs))
+            compiled = einsummable.load(
+                bundle, model,
+                frontend=os.path.join(directory, name, "frontend.json"))
+            got = _flat(compiled(*inputs))
+            if [k for k, _ in got] != [k for k, _ in want]:
+                raise RuntimeError("outputs %s, the module's %s" % (
+                    [k for k, _ in got], [k for k, _ in want]))
+            worst = 0.0
+            for (key, g), (_, w) in zip(got, want):
+                w = w.float()
+                err = ((g.float() - w).abs().max() /
+                       w.abs().max().clamp(min=1)).item()
+                worst = max(worst, err if err == err else float("inf"))
+            rows.append((name, "ok" if worst < 2e-2 else "WRONG",
+                         "%.2e" % worst))
+            compiled.close()
+            del model, compiled
+            torch.cuda.empty_cache()
+        except Exception as error:
+            rows.append((name, "FAILED", "%s: %s" % (type(error).__name__,
+                                                     str(error)[:1500])))
+        print("run", *rows[-1], flush=True)
+    _table("run", rows)
+
+
+def _table(step, rows):
+    print("\n%-20s %-8s %s" % ("model", step, "detail"))
+    for name, verdict, detail in rows:
+        print("%-20s %-8s %s" % (name, verdict,
+                                 detail.splitlines()[0][:160] if detail
+                                 else ""))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (3, 4) or \
+            sys.argv[1] not in ("export", "compile", "run"):
+        sys.exit(__doc__)
+    {"export": export, "compile": compile_all, "run": run}[sys.argv[1]](
+        *sys.argv[2:])
