@@ -151,11 +151,29 @@ def inputs_for(kind, shape, device):
     return (tokens, mask.to(device))
 
 
+def _with_mask(model):
+    """`model` called as transformers documents it, the padding mask by
+    keyword (`attention_mask=`: it is not the second positional argument
+    of every model; GPT-2's is `past_key_values`)."""
+    torch = _torch()
+
+    class WithMask(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids, mask):
+            return self.model(input_ids=ids, attention_mask=mask)
+    return WithMask()
+
+
 def build(name, device="cuda"):
     torch = _torch()
     _, factory, (kind, shape) = MODELS[name]
     torch.manual_seed(0)
     model = factory().to(torch.bfloat16).eval().to(device)
+    if kind == "ids+mask":
+        model = _with_mask(model).eval()
     return model, inputs_for(kind, shape, device)
 
 

@@ -1753,6 +1753,25 @@ def _softmax(t, node, a, dim, half_to_float=False):
     return t.e.convert(t.e.softmax(x, dim), dtype)
 
 
+@handles("_safe_softmax")
+def _safe_softmax(t, node, a, dim, dtype=None):
+    """PyTorch 2's softmax inside scaled_dot_product_attention's math form:
+    a row whose entries are all -inf (every key masked) gives 0 rather
+    than NaN."""
+    x = t.tensor(a)
+    shape, out_dtype = t.out_meta()
+    dim %= x.rank
+    p = t.e.convert(t.e.softmax(x, dim), out_dtype)
+    m = _keep(t, t.e.reduce(x, [dim], "max"), x, [dim], True)
+    ty = _linalg.compute_type(out_dtype)
+
+    def body(b, s):
+        hidden = b.cmpf("oeq", s[1], b.const(float("-inf"), b.types[s[1]]))
+        return b.select(hidden, b.const(0.0, ty), _as_compute(b, s[0], ty))
+    return t.e.elementwise([p, m], out_dtype, body, compute=False,
+                           out_shape=shape)
+
+
 @handles("_log_softmax", "log_softmax")
 def _log_softmax(t, node, a, dim, half_to_float=False):
     x = t.tensor(a)

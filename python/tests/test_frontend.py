@@ -347,6 +347,32 @@ class Indexing(unittest.TestCase):
         self.assertIn("boolean mask", str(caught.exception))
 
 
+class SafeSoftmax(unittest.TestCase):
+    """aten._safe_softmax (PyTorch 2's softmax inside attention's math
+    form) gives 0 on a row that is all -inf. PyTorch 1.13 has no such op,
+    so its translation is checked here in softmax's place."""
+
+    def test_rows_all_minus_infinity_give_zero(self):
+        from einsummable import _aten
+        x = torch.randn(4, 6)
+        x[1] = float("-inf")
+        x[2, :3] = float("-inf")
+        want = torch.softmax(x, -1).nan_to_num(0.0) * 2
+        saved = _aten.HANDLERS["aten::_softmax"]
+        _aten.HANDLERS["aten::_softmax"] = _aten.HANDLERS[
+            "aten::_safe_softmax"]
+        try:
+            with tempfile.TemporaryDirectory() as work:
+                compiled = einsummable.compile(
+                    lambda x: torch.softmax(x, -1) * 2, (x,), devices=2,
+                    workdir=work)
+                got = compiled(x)
+        finally:
+            _aten.HANDLERS["aten::_softmax"] = saved
+        self.assertTrue(torch.equal(got[1], torch.zeros(6)))
+        self.assertLess(error(got, want), 1e-6)
+
+
 class InPlace(unittest.TestCase):
     def test_in_place_ops_are_functionalized(self):
         class Residual(nn.Module):
