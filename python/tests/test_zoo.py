@@ -1,7 +1,10 @@
 """The models people run, whole (issue 55): torch.nn's own modules
-(BatchNorm, MultiheadAttention, TransformerEncoderLayer), torchvision's
-ResNet-18 and the ops they and their neighbours use (constants shaped like
-a tensor, padding, masks, cumsum, logsumexp, adaptive pooling), each
+(BatchNorm, MultiheadAttention, TransformerEncoderLayer and
+DecoderLayer), torchvision's ResNet-18, a U-Net level, a dense mixture of
+experts, a small causal LM, and the ops they and their neighbours use
+(constants shaped like a tensor, padding, masks, cumsum, logsumexp,
+adaptive pooling, 1-D and transposed convolutions, interpolation, reads
+and writes at indices, topk, cross-entropy), each
 compiled for the CPU target at 1, 2 and 4 devices and checked against the
 PyTorch module itself (f32: 1e-4 of max(1, max|reference|)); and
 compile()'s and load()'s arguments, checked as ein-compile checks its
