@@ -1894,6 +1894,27 @@ def _layer_norm(t, node, a, normalized_shape, weight, bias, eps):
 
 # -- the scaled dot-product attention ops of PyTorch 2 -------------------
 
+def _is_causal_mask(mask):
+    """Whether an attention mask known at trace time hides exactly the keys
+    after the query: a boolean one true on and below the diagonal, or an
+    additive one 0 there and at or below -1000 above it (transformers
+    writes its causal masks out under torch.export, with f16's finfo.min,
+    -65504, which bf16 rounds to -65536). Added to the scores, such a value
+    sends exp to 0 as -inf does (ein-fuse-composites' bound, unless a row's
+    visible scores are all below -896), so the attention is the causal one
+    ein fuses."""
+    if not isinstance(mask, Const) or mask.tensor.dim() < 2 or \
+            mask.tensor.shape[-1] != mask.tensor.shape[-2]:
+        return False
+    found = _causal_mask(mask.tensor)
+    if found is None or found[0] != 0:
+        return False
+    _, low, high = found
+    if mask.tensor.dtype == torch.bool:
+        return bool(low) and not bool(high)
+    return low == 0 and high <= -1000
+
+
 def _attention(t, q, k, v, causal, scale, enable_gqa=False, mask=None):
     """softmax(scale q k^T (+ causal mask)) v on [.., heads, tokens, dim]
     tensors, written as the pattern ein-fuse-composites makes one
@@ -1902,6 +1923,8 @@ def _attention(t, q, k, v, causal, scale, enable_gqa=False, mask=None):
     if q.rank != 4:
         raise t.error("attention over rank-%d tensors; [batch, heads, "
                       "tokens, dim] is supported" % q.rank)
+    if mask is not None and _is_causal_mask(mask):
+        causal, mask = True, None
     b, h, s, d = q.shape
     kv = k.shape[1]
     if kv != h:

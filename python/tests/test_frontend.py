@@ -373,6 +373,34 @@ class SafeSoftmax(unittest.TestCase):
         self.assertLess(error(got, want), 1e-6)
 
 
+class CausalMasks(unittest.TestCase):
+    """Which attention masks known at trace time are the causal attention
+    ein fuses (PyTorch 2's scaled_dot_product_attention, which 1.13 lacks:
+    checked on the masks themselves)."""
+
+    def test_causal_masks(self):
+        from einsummable._aten import Const, _is_causal_mask
+        n = 6
+        keep = torch.ones(n, n).tril().bool()
+        # transformers' export form: f16's finfo.min rounded to bf16.
+        additive = torch.zeros(n, n).masked_fill(~keep, -65504.0).to(
+            torch.bfloat16)[None, None].expand(2, 1, n, n)
+        self.assertTrue(_is_causal_mask(Const(keep)))
+        self.assertTrue(_is_causal_mask(Const(additive)))
+        self.assertTrue(_is_causal_mask(Const(torch.zeros(n, n).masked_fill(
+            ~keep, float("-inf")))))
+        # A mild penalty, the keys on or before the query hidden, another
+        # diagonal, a padded row: not the causal attention.
+        self.assertFalse(_is_causal_mask(Const(torch.zeros(n, n).masked_fill(
+            ~keep, -100.0))))
+        self.assertFalse(_is_causal_mask(Const(~keep)))
+        self.assertFalse(_is_causal_mask(Const(torch.ones(n, n).tril(
+            1).bool())))
+        padded = keep.clone()
+        padded[:, 4:] = False
+        self.assertFalse(_is_causal_mask(Const(padded)))
+
+
 class InPlace(unittest.TestCase):
     def test_in_place_ops_are_functionalized(self):
         class Residual(nn.Module):
