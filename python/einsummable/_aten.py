@@ -697,6 +697,35 @@ def _view(t, node, a, shape, *rest):
     return t.e.reshape(t.tensor(a), out_shape)
 
 
+@handles("as_strided")
+def _as_strided(t, node, a, size, stride, storage_offset=None):
+    # Functionalization replays some views as as_strided (convnext's
+    # permutes around a layer norm on a 1x1 map). Over a value (dense, row
+    # major) it is a permutation of a reshape when its strides, dimensions
+    # of one element aside, are a row-major layout of all the elements
+    # from offset 0: read in descending stride order, then permuted.
+    x = t.tensor(a)
+    size, stride = [int(d) for d in size], [int(s) for s in stride]
+    kept = [d for d in range(len(size)) if size[d] != 1]
+    order = sorted(kept, key=lambda d: -stride[d])
+    expected = 1
+    dense = not storage_offset and math.prod(size) == math.prod(x.shape)
+    for d in reversed(order):
+        dense = dense and stride[d] == expected
+        expected *= size[d]
+    if not dense:
+        raise t.error("as_strided: only a permutation of a dense view of "
+                      "the whole tensor is supported (sizes %s, strides %s, "
+                      "offset %s over %s)" % (size, stride,
+                                              storage_offset or 0,
+                                              list(x.shape)))
+    y = t.e.reshape(x, [size[d] for d in order])
+    perm = [order.index(d) for d in kept]
+    if perm != sorted(perm):
+        y = t.e.transpose(y, perm)
+    return t.e.reshape(y, size)
+
+
 @handles("unsqueeze", "squeeze", "flatten", "unflatten")
 def _unsqueeze(t, node, a, *args):
     out_shape, _ = t.out_meta()
@@ -869,14 +898,41 @@ def _pair(v):
 def _convolution(t, node, x, w, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
     x, w = t.tensor(x), t.tensor(w)
-    if x.rank != 4 or transposed or groups != 1:
-        raise t.error("convolution: only 2-D, non-transposed, ungrouped "
-                      "convolutions are supported")
+    if x.rank != 4 or transposed:
+        raise t.error("convolution: only 2-D, non-transposed convolutions "
+                      "(grouped and depthwise ones included) are supported")
     shape, dtype = t.out_meta()
     padding = _pair(padding)
+    stride, dilation = _pair(stride), _pair(dilation)
     padded = t.e.pad(x, [0, 0] + padding, [0, 0] + padding, 0.0)
-    y = t.e.window_op("linalg.conv_2d_nchw_fchw", [padded, w], shape, 0.0,
-                      _pair(stride), _pair(dilation))
+    n, c = x.shape[:2]
+    f = w.shape[0]
+    if groups == 1:
+        y = t.e.window_op("linalg.conv_2d_nchw_fchw", [padded, w], shape,
+                          0.0, stride, dilation)
+    elif groups == c and f == c:
+        # Depthwise, as torch-mlir writes it: the filter's unit channel
+        # dimension collapsed.
+        filt = t.e.regroup(w, (f,) + w.shape[2:],
+                           [([0, 1], [0]), ([2], [1]), ([3], [2])])
+        y = t.e.window_op("linalg.depthwise_conv_2d_nchw_chw",
+                          [padded, filt], shape, 0.0, stride, dilation)
+    else:
+        # Grouped (a depthwise one with a channel multiplier too), as
+        # torch-mlir writes it: the channels of the input, the filter and
+        # the result split into (group, channel in the group).
+        g = groups
+        split = [([0], [0]), ([1], [1, 2]), ([2], [3]), ([3], [4])]
+        grouped_in = t.e.regroup(
+            padded, (n, g, c // g) + padded.shape[2:], split)
+        grouped_w = t.e.regroup(
+            w, (g, f // g) + w.shape[1:],
+            [([0], [0, 1]), ([1], [2]), ([2], [3]), ([3], [4])])
+        out = (n, g, f // g) + tuple(shape[2:])
+        y = t.e.window_op("linalg.conv_2d_ngchw_gfchw",
+                          [grouped_in, grouped_w], out, 0.0, stride,
+                          dilation)
+        y = t.e.regroup(y, shape, [(d, s) for s, d in split])
     if bias is not None:
         b = t.e.reshape(t.tensor(bias), (shape[1], 1, 1))
         y = t.e.elementwise([y, b], dtype,
