@@ -706,19 +706,37 @@ def _as_strided(t, node, a, size, stride, storage_offset=None):
     # from offset 0: read in descending stride order, then permuted.
     x = t.tensor(a)
     size, stride = [int(d) for d in size], [int(s) for s in stride]
-    kept = [d for d in range(len(size)) if size[d] != 1]
-    order = sorted(kept, key=lambda d: -stride[d])
-    expected = 1
-    dense = not storage_offset and math.prod(size) == math.prod(x.shape)
-    for d in reversed(order):
-        dense = dense and stride[d] == expected
-        expected *= size[d]
-    if not dense:
+
+    def dense(size, stride):
+        # Dimensions of one element aside, a row-major layout of all the
+        # elements in some order of the dimensions.
+        kept = [d for d in range(len(size)) if size[d] != 1]
+        order = sorted(kept, key=lambda d: -stride[d])
+        expected = 1
+        for d in reversed(order):
+            if stride[d] != expected:
+                return None
+            expected *= size[d]
+        return kept, order
+
+    # The strides index the source's storage: it must be row-major itself.
+    source = _meta(node.args[0]) if hasattr(node.args[0], "meta") else None
+    source_stride = getattr(source, "stride", None)
+    if callable(source_stride):
+        source_stride = source_stride()
+    source_layout = (dense(list(x.shape), list(source_stride))
+                     if source_stride is not None else None)
+    row_major = source_stride is None or (
+        source_layout is not None and source_layout[0] == source_layout[1])
+    layout = dense(size, stride)
+    if (not layout or not row_major or storage_offset or
+            math.prod(size) != math.prod(x.shape)):
         raise t.error("as_strided: only a permutation of a dense view of "
                       "the whole tensor is supported (sizes %s, strides %s, "
                       "offset %s over %s)" % (size, stride,
                                               storage_offset or 0,
                                               list(x.shape)))
+    kept, order = layout
     y = t.e.reshape(x, [size[d] for d in order])
     perm = [order.index(d) for d in kept]
     if perm != sorted(perm):

@@ -346,6 +346,21 @@ class Ops(Case):
         self.check("logsumexp-keepdim",
                    lambda y: torch.logsumexp(y, (0, 2), keepdim=True), (y,))
 
+    def test_as_strided_permutations(self):
+        # Dense views of the whole tensor are reshapes and a transpose.
+        x = torch.randn(2, 3, 4)
+        self.check("as-strided-transpose",
+                   lambda x: torch.as_strided(x, (4, 2, 3), (1, 12, 4)) * 2,
+                   (x,), devices=(1, 2))
+        self.check("as-strided-unit",
+                   lambda x: torch.as_strided(x, (2, 1, 12), (12, 5, 1)) + 1,
+                   (x,), devices=(1,))
+        # Overlapping windows are refused, naming the view.
+        message = self.refused(
+            lambda x: torch.as_strided(x, (3, 4), (2, 1)) * 2, (x,),
+            "as_strided", "test_zoo.py")
+        self.assertIn("strides [2, 1]", message)
+
     def test_embedding_with_padding_idx(self):
         class Tagger(nn.Module):
             def __init__(self):
