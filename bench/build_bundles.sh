@@ -8,7 +8,8 @@
 #   llama/W-2w       2 GPUs, weights not replicated (--strategy=megatron:
 #                    each GPU holds half of every weight);
 #   check/           small blocks and chains for ein-run --check --debug
-#                    against the float64 evaluator, on the same paths;
+#                    against the float64 evaluator, on the same paths,
+#                    and grouped and depthwise bf16 convolutions (cuDNN);
 #   imports/         the import issue's linalg test programs
 #                    (test/Pipelines/Inputs/linalg_*.mlir) through ein-import
 #                    and ein-fuse-composites, on 1 and 2 GPUs, and a bf16
@@ -99,6 +100,16 @@ print(gemm("ragged_gemm", 1000, 1001, 999))
 PY
 quiet "$compile" "$src/ragged-gemm.mlir" -o "$out/check/ragged-gemm-1" --devices=1 --target=cuda
 quiet "$compile" "$src/ragged-gemm.mlir" -o "$out/check/ragged-gemm-2" --devices=2 --target=cuda
+
+# Grouped and depthwise bf16 convolutions: cuDNN conv steps with their
+# groups, cut by groups (and output channels) on 2 and 4 GPUs, one cut by
+# input channels in generated kernels (f32 partial sums); and with
+# --strategy=spatial, by rows and columns with halos.
+sed 's/f32/bf16/g' "$root/test/Tools/Inputs/conv-grouped.mlir" > "$src/conv-grouped-bf16.mlir"
+for d in 1 2 4; do
+  quiet "$compile" "$src/conv-grouped-bf16.mlir" -o "$out/check/conv-grouped-bf16-$d" --devices=$d --target=cuda --weights=1,3,5
+done
+quiet "$compile" "$src/conv-grouped-bf16.mlir" -o "$out/check/conv-grouped-bf16-spatial-4" --devices=4 --target=cuda --weights=1,3,5 --strategy=spatial
 
 # Batched transfers on 2 GPUs: the search's plans batch nothing there (one
 # block per op and direction), random plans of the small d64 block do.

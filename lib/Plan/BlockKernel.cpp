@@ -66,6 +66,16 @@ Operation *mlir::ein::cloneBlockKernel(OpBuilder &builder, Operation *op,
   }
   if (isa<ConvOp, PoolOp>(kernel))
     setBlockPadding(kernel, node.inputs[0], inputRegion, offsets);
+  if (auto conv = dyn_cast<ConvOp>(kernel); conv && conv.getGroupCount() != 1) {
+    // A block holds whole groups, or part of one (its `f` or `c` cut under
+    // single groups): its groups are its input channels over the filter's.
+    bool last = conv.getLayout() == "nhwc";
+    int64_t channels =
+        cast<ShapedType>(operands[0].getType()).getShape()[last ? 3 : 1];
+    int64_t perGroup =
+        cast<ShapedType>(operands[1].getType()).getShape()[last ? 2 : 1];
+    conv.setGroups(channels / perGroup);
+  }
   if (auto attention = dyn_cast<AttentionOp>(kernel)) {
     // Loops: batch, kv_head, group, query, key. A block sees its share of
     // each KV head's group and its place in the sequence.

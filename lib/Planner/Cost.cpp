@@ -98,19 +98,26 @@ bool Access::windowed() const {
 
 namespace {
 
+/// The even cut of dimension `d` by its loops' parts.
+Range evenRange(const Access &access, const std::vector<int64_t> &shape,
+                const Spec &spec, const std::vector<int64_t> &coords,
+                size_t d) {
+  std::vector<int64_t> loopParts, loopCoords;
+  for (int l : access.dimLoops[d]) {
+    loopParts.push_back(spec[l]);
+    loopCoords.push_back(coords[l]);
+  }
+  return blockRange(shape[d], numBlocks(loopParts),
+                    linearize(loopCoords, loopParts));
+}
+
 /// The even cut of each dimension by its loops' parts: the box of an
 /// ordinary access.
 Box evenBox(const Access &access, const std::vector<int64_t> &shape,
             const Spec &spec, const std::vector<int64_t> &coords) {
   Box box;
   for (size_t d = 0; d < access.dimLoops.size(); ++d) {
-    std::vector<int64_t> loopParts, loopCoords;
-    for (int l : access.dimLoops[d]) {
-      loopParts.push_back(spec[l]);
-      loopCoords.push_back(coords[l]);
-    }
-    Range r = blockRange(shape[d], numBlocks(loopParts),
-                         linearize(loopCoords, loopParts));
+    Range r = evenRange(access, shape, spec, coords, d);
     box.begin.push_back(r.offset);
     box.end.push_back(r.offset + r.size);
   }
@@ -127,6 +134,15 @@ Box accessBox(const Access &access, const Graph &graph, const Op &op,
   Box box;
   for (size_t d = 0; d < access.dimLoops.size(); ++d) {
     const std::vector<int> &loops = access.dimLoops[d];
+    if (loops.size() > 1) {
+      // A dimension spanning several loops (a grouped convolution's
+      // channels: the group, then the channel in it) is read plainly, cut
+      // as one dimension (enumerateSpecs keeps such cuts ordinary).
+      Range r = evenRange(access, shape, spec, coords, d);
+      box.begin.push_back(r.offset);
+      box.end.push_back(r.offset + r.size);
+      continue;
+    }
     Range loop =
         blockRange(op.loopSizes[loops[0]], spec[loops[0]], coords[loops[0]]);
     int64_t stride = access.stride.empty() ? 1 : access.stride[d];

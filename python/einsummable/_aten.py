@@ -863,6 +863,53 @@ def _view(t, node, a, shape, *rest):
     return t.e.reshape(t.tensor(a), out_shape)
 
 
+@handles("as_strided")
+def _as_strided(t, node, a, size, stride, storage_offset=None):
+    # Functionalization replays some views as as_strided (convnext's
+    # permutes around a layer norm on a 1x1 map). Over a value (dense, row
+    # major) it is a permutation of a reshape when its strides, dimensions
+    # of one element aside, are a row-major layout of all the elements
+    # from offset 0: read in descending stride order, then permuted.
+    x = t.tensor(a)
+    size, stride = [int(d) for d in size], [int(s) for s in stride]
+
+    def dense(size, stride):
+        # Dimensions of one element aside, a row-major layout of all the
+        # elements in some order of the dimensions.
+        kept = [d for d in range(len(size)) if size[d] != 1]
+        order = sorted(kept, key=lambda d: -stride[d])
+        expected = 1
+        for d in reversed(order):
+            if stride[d] != expected:
+                return None
+            expected *= size[d]
+        return kept, order
+
+    # The strides index the source's storage: it must be row-major itself.
+    source = _meta(node.args[0]) if hasattr(node.args[0], "meta") else None
+    source_stride = getattr(source, "stride", None)
+    if callable(source_stride):
+        source_stride = source_stride()
+    source_layout = (dense(list(x.shape), list(source_stride))
+                     if source_stride is not None else None)
+    row_major = source_stride is None or (
+        source_layout is not None and source_layout[0] == source_layout[1])
+    layout = dense(size, stride)
+    if (not layout or not row_major or storage_offset or
+            math.prod(size) != math.prod(x.shape)):
+        raise t.error("as_strided: only a permutation of a dense view of "
+                      "the whole tensor is supported (sizes %s, strides %s, "
+                      "offset %s over %s)" % (size, stride,
+                                              storage_offset or 0,
+                                              list(x.shape)))
+    kept, order = layout
+    y = t.e.reshape(x, [size[d] for d in order])
+    perm = [order.index(d) for d in kept]
+    if perm != sorted(perm):
+        y = t.e.transpose(y, perm)
+    return t.e.reshape(y, size)
+
+
 @handles("unsqueeze", "squeeze", "flatten", "unflatten")
 def _unsqueeze(t, node, a, *args):
     out_shape, _ = t.out_meta()
@@ -1325,10 +1372,13 @@ def _pair(v):
 def _convolution(t, node, x, w, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
     x, w = t.tensor(x), t.tensor(w)
-    if x.rank not in (3, 4) or groups != 1:
-        raise t.error("only 1-D and 2-D ungrouped convolutions "
-                      "(transposed or not) are supported; this one is %d-D "
-                      "with groups=%d" % (x.rank - 2, groups))
+    if x.rank not in (3, 4):
+        raise t.error("convolution: only 1-D and 2-D convolutions are "
+                      "supported; this one is %d-D" % (x.rank - 2))
+    if transposed and groups != 1:
+        raise t.error("convolution: a transposed convolution with "
+                      "groups=%d; transposed ones are supported ungrouped"
+                      % groups)
     shape, dtype = t.out_meta()
     stride, padding, dilation = list(stride), list(padding), list(dilation)
     output_padding = list(output_padding)
@@ -1345,7 +1395,7 @@ def _convolution(t, node, x, w, bias, stride, padding, dilation, transposed,
         stride, padding, dilation = _pair(stride), _pair(padding), \
             _pair(dilation)
         output_padding = _pair(output_padding)
-        out = shape
+        out = tuple(shape)
     if transposed:
         x, w, low, high = _transposed_as_direct(t, x, w, stride, padding,
                                                 dilation, output_padding)
@@ -1353,8 +1403,34 @@ def _convolution(t, node, x, w, bias, stride, padding, dilation, transposed,
     else:
         low = high = padding
     padded = t.e.pad(x, [0, 0] + low, [0, 0] + high, 0.0)
-    y = t.e.window_op("linalg.conv_2d_nchw_fchw", [padded, w], out, 0.0,
-                      stride, dilation)
+    n, c = x.shape[:2]
+    f = w.shape[0]
+    if groups == 1:
+        y = t.e.window_op("linalg.conv_2d_nchw_fchw", [padded, w], out, 0.0,
+                          stride, dilation)
+    elif groups == c and f == c:
+        # Depthwise, as torch-mlir writes it: the filter's unit channel
+        # dimension collapsed.
+        filt = t.e.regroup(w, (f,) + w.shape[2:],
+                           [([0, 1], [0]), ([2], [1]), ([3], [2])])
+        y = t.e.window_op("linalg.depthwise_conv_2d_nchw_chw",
+                          [padded, filt], out, 0.0, stride, dilation)
+    else:
+        # Grouped (a depthwise one with a channel multiplier too), as
+        # torch-mlir writes it: the channels of the input, the filter and
+        # the result split into (group, channel in the group).
+        g = groups
+        split = [([0], [0]), ([1], [1, 2]), ([2], [3]), ([3], [4])]
+        grouped_in = t.e.regroup(
+            padded, (n, g, c // g) + padded.shape[2:], split)
+        grouped_w = t.e.regroup(
+            w, (g, f // g) + w.shape[1:],
+            [([0], [0, 1]), ([1], [2]), ([2], [3]), ([3], [4])])
+        grouped_out = (n, g, f // g) + tuple(out[2:])
+        y = t.e.window_op("linalg.conv_2d_ngchw_gfchw",
+                          [grouped_in, grouped_w], grouped_out, 0.0, stride,
+                          dilation)
+        y = t.e.regroup(y, out, [(d, s) for s, d in split])
     if bias is not None:
         b = t.e.reshape(t.tensor(bias), (out[1], 1, 1))
         y = t.e.elementwise([y, b], dtype,

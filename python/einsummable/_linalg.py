@@ -678,6 +678,14 @@ class Emitter:
         return Value(None, shape, x.dtype, emitter=self, base=x.base,
                      exprs=exprs)
 
+    def regroup(self, x, shape, groups):
+        """x reshaped to `shape` as written, by a tensor.collapse_shape
+        and/or expand_shape regrouping (source dimensions, target
+        dimensions) pairs `groups`: never a lazy view or a copy, even where
+        only unit dimensions change (a front end's linalg writes grouped and
+        depthwise convolutions with these reshapes around them)."""
+        return self._reshape_now(x, shape, groups)
+
     def _reshape_now(self, x, shape, groups=None):
         """x reshaped by tensor.collapse_shape/expand_shape (free in ein)."""
         shape = tuple(shape)

@@ -196,6 +196,28 @@ class StridedCNN(nn.Module):
         return self.pool2(self.conv2(y))
 
 
+class GroupedCNN(nn.Module):
+    """Depthwise 3x3 convolutions at stride 1 and 2 (MobileNet's), a
+    grouped one (4 groups) with padding and dilation, a depthwise one with
+    two features per channel, and a pointwise one mixing the groups back:
+    each form of a grouped convolution, with and without bias."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.dw1 = nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False)
+        self.dw2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
+        self.grouped = nn.Conv2d(8, 12, 3, padding=2, dilation=2, groups=4)
+        self.multiplier = nn.Conv2d(12, 24, 3, padding=1, groups=12)
+        self.pointwise = nn.Conv2d(24, 6, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.stem(x))
+        y = torch.relu(self.dw2(torch.relu(self.dw1(y))))
+        y = torch.relu(self.grouped(y))
+        return self.pointwise(self.multiplier(y))
+
+
 class PaddedPointwise(nn.Module):
     """A 1x1 convolution with padding 1: its border outputs read padding
     only, which ein.conv does not take."""

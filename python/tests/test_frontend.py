@@ -74,6 +74,29 @@ class Models(unittest.TestCase):
         self.assertLess(error(compiled(*x), want), TOLERANCE[torch.float32])
         compiled.close()
 
+    def test_grouped_convolutions(self):
+        # Depthwise (stride 1 and 2, a channel multiplier) and grouped
+        # convolutions with padding and dilation: ein.conv with groups, at
+        # 1 to 4 devices and at 2 and 4 with strategy="spatial" (cut by
+        # rows and columns, with halos).
+        model, x = models.GroupedCNN(), (torch.randn(2, 3, 12, 10),)
+        self.check("grouped", model, x)
+        with torch.no_grad():
+            want = model.eval()(*x)
+        for d in (2, 4):
+            with self.subTest(strategy="spatial", devices=d):
+                compiled = einsummable.compile(
+                    model, x, devices=d, strategy="spatial",
+                    workdir=os.path.join(self.dir.name, "spatial-%d" % d))
+                self.assertLess(error(compiled(*x), want),
+                                TOLERANCE[torch.float32])
+                compiled.close()
+
+    def test_grouped_convolutions_bf16(self):
+        self.check("grouped-bf16", models.GroupedCNN(),
+                   (torch.randn(1, 3, 8, 8),), devices=(1, 2),
+                   dtype=torch.bfloat16)
+
     def test_top_one_router(self):
         # max(dim) and argmax: one ein.arg_reduce (indices) and a max
         # join-agg (values) each; the indices feed an embedding lookup.

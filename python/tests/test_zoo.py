@@ -84,7 +84,9 @@ class Case(unittest.TestCase):
 def _randomize_norms(model):
     """Batch norms with running statistics and affine parameters away from
     their initial values (an eval-mode norm of fresh statistics is nearly
-    the identity, which would hide a wrong translation)."""
+    the identity, which would hide a wrong translation); layer norms'
+    affine parameters and ConvNeXt's layer scales (1e-6 at first, which
+    would make its blocks the identity) likewise."""
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, nn.modules.batchnorm._BatchNorm):
@@ -92,6 +94,11 @@ def _randomize_norms(model):
                 m.running_var.uniform_(0.5, 2.0)
                 m.weight.normal_(1, 0.2)
                 m.bias.normal_(0, 0.2)
+            if isinstance(m, nn.LayerNorm):
+                m.weight.normal_(1, 0.2)
+                m.bias.normal_(0, 0.2)
+            if isinstance(getattr(m, "layer_scale", None), nn.Parameter):
+                m.layer_scale.uniform_(0.5, 1.0)
     return model
 
 
@@ -144,6 +151,38 @@ class Modules(Case):
         model = _randomize_norms(torchvision.models.resnet18(num_classes=10))
         self.check("resnet18", model, (torch.randn(1, 3, 32, 32),),
                    devices=(1, 2))
+
+
+@unittest.skipUnless(torchvision, "torchvision is not installed "
+                     "(scripts/setup.sh installs python3-torchvision)")
+class MobileNets(Case):
+    """torchvision's CNNs with depthwise and grouped convolutions (issue
+    55), whole, 10 classes, on one 32x32 image at 1, 2 and 4 devices:
+    their squeeze-and-excitation (adaptive average pooling to 1, a
+    sigmoid or hardsigmoid gate), hardswish, SiLU, ReLU6 and stochastic
+    depth in eval, and ConvNeXt's permutes, LayerNorm, layer scale and the
+    view PyTorch's functionalization writes as `as_strided`."""
+
+    def check_model(self, name):
+        torch.manual_seed(0)
+        model = _randomize_norms(getattr(torchvision.models, name)(
+            num_classes=10))
+        self.check(name, model, (torch.randn(1, 3, 32, 32),))
+
+    def test_mobilenet_v2(self):
+        self.check_model("mobilenet_v2")
+
+    def test_mobilenet_v3_small(self):
+        self.check_model("mobilenet_v3_small")
+
+    def test_efficientnet_b0(self):
+        self.check_model("efficientnet_b0")
+
+    def test_regnet_y_400mf(self):
+        self.check_model("regnet_y_400mf")
+
+    def test_convnext_tiny(self):
+        self.check_model("convnext_tiny")
 
 
 class SelfAttention(nn.Module):
@@ -310,6 +349,21 @@ class Ops(Case):
         y = torch.randn(4, 6, 5)
         self.check("logsumexp-keepdim",
                    lambda y: torch.logsumexp(y, (0, 2), keepdim=True), (y,))
+
+    def test_as_strided_permutations(self):
+        # Dense views of the whole tensor are reshapes and a transpose.
+        x = torch.randn(2, 3, 4)
+        self.check("as-strided-transpose",
+                   lambda x: torch.as_strided(x, (4, 2, 3), (1, 12, 4)) * 2,
+                   (x,), devices=(1, 2))
+        self.check("as-strided-unit",
+                   lambda x: torch.as_strided(x, (2, 1, 12), (12, 5, 1)) + 1,
+                   (x,), devices=(1,))
+        # Overlapping windows are refused, naming the view.
+        message = self.refused(
+            lambda x: torch.as_strided(x, (3, 4), (2, 1)) * 2, (x,),
+            "as_strided", "test_zoo.py")
+        self.assertIn("strides [2, 1]", message)
 
     def test_embedding_with_padding_idx(self):
         class Tagger(nn.Module):

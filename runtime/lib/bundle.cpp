@@ -596,7 +596,7 @@ private:
 
   void readConv(const Node &n, Step &s) {
     n.only({"kind", "device", "deps", "label", "call", "a", "b", "c", "layout",
-            "strides", "dilations", "pad_low", "pad_high"});
+            "strides", "dilations", "pad_low", "pad_high", "groups"});
     s.a = readLocalBuffer(n.at("a"), s.device);
     s.b = readLocalBuffer(n.at("b"), s.device);
     s.c = readLocalBuffer(n.at("c"), s.device);

@@ -364,6 +364,10 @@ void window(const Op &op, const HostTensor &x, const HostTensor *w,
   int64_t h = x.shape[last ? 1 : 2], wd = x.shape[last ? 2 : 3];
   int64_t outC = out.shape[last ? 3 : 1];
   int64_t oh = out.shape[last ? 1 : 2], ow = out.shape[last ? 2 : 3];
+  // A conv's output channel f reads the inC / groups input channels of its
+  // group f / (outC / groups).
+  int64_t perGroup = inC / op.window.groups,
+          featuresPerGroup = outC / op.window.groups;
   std::vector<int64_t> win = op.window.sizes;
   if (w)
     win = last ? std::vector<int64_t>{w->shape[0], w->shape[1]}
@@ -395,8 +399,9 @@ void window(const Op &op, const HostTensor &x, const HostTensor *w,
                 acc = op.agg == Agg::Add ? acc + v : std::max(acc, v);
                 continue;
               }
-              for (int64_t c = 0; c < inC; ++c)
-                acc += x.data[at + c * xs[1]] * filterAt(i, j, c, f);
+              int64_t first = f / featuresPerGroup * perGroup;
+              for (int64_t c = 0; c < perGroup; ++c)
+                acc += x.data[at + (first + c) * xs[1]] * filterAt(i, j, c, f);
             }
           }
           out.data[n * os[0] + f * os[1] + y * os[2] + z * os[3]] = acc;

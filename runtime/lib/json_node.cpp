@@ -47,6 +47,8 @@ void readWindow(const Node &node, Window2d &window) {
   window.dilations = node.at("dilations").integers();
   window.padLow = node.at("pad_low").integers();
   window.padHigh = node.at("pad_high").integers();
+  if (node.has("groups"))
+    window.groups = node.at("groups").integer();
 }
 
 void writeWindow(json &entry, const Window2d &window) {
@@ -55,6 +57,8 @@ void writeWindow(json &entry, const Window2d &window) {
   entry["dilations"] = window.dilations;
   entry["pad_low"] = window.padLow;
   entry["pad_high"] = window.padHigh;
+  if (window.groups != 1)
+    entry["groups"] = window.groups;
 }
 
 json writeNumber(double value) {

@@ -342,14 +342,10 @@ void checkOp(const std::string &where, Op &op,
     const TensorType &x = in[0], &w = in[1];
     if (op.window.layout != "nhwc" && op.window.layout != "nchw")
       fail(where, "layout must be \"nhwc\" or \"nchw\"");
-    bool last = op.window.layout == "nhwc";
     if (x.shape.size() != 4 || !isFloat(x.dtype))
       fail(where, "conv reads a 4-D float input");
     if (w.shape.size() != 4 || w.dtype != x.dtype)
       fail(where, "conv's filter must be 4-D, of the input's type");
-    if (w.shape[last ? 2 : 1] != x.shape[last ? 3 : 1])
-      fail(where, "conv's filter must read as many channels as the input "
-                  "has");
     std::string error;
     expectResult(checked(where,
                          convResultShape(op.window, x.shape, w.shape, error),
@@ -493,7 +489,7 @@ void parse(const json &root, Program &program) {
       break;
     case OpKind::Conv:
       n.only({"kind", "result", "type", "inputs", "layout", "strides",
-              "dilations", "pad_low", "pad_high"});
+              "dilations", "pad_low", "pad_high", "groups"});
       break;
     case OpKind::Pool:
       n.only({"kind", "result", "type", "inputs", "agg", "layout", "window",
@@ -648,9 +644,22 @@ std::vector<int64_t> convResultShape(const Window2d &w,
                                      const std::vector<int64_t> &filter,
                                      std::string &error) {
   bool last = w.layout == "nhwc";
-  if (filter.size() != 4 || input.size() != 4 ||
-      filter[last ? 2 : 1] != input[last ? 3 : 1]) {
-    error = "the filter does not read the input's channels";
+  if (filter.size() != 4 || input.size() != 4) {
+    error = "the input and the filter must be 4-D";
+    return {};
+  }
+  int64_t channels = input[last ? 3 : 1], features = filter[last ? 3 : 0];
+  if (w.groups < 1 || channels % w.groups != 0 || features % w.groups != 0) {
+    error = "groups (" + std::to_string(w.groups) +
+            ") must be positive and divide the input's " +
+            std::to_string(channels) + " channels and the filter's " +
+            std::to_string(features) + " output channels";
+    return {};
+  }
+  if (filter[last ? 2 : 1] != channels / w.groups) {
+    error = w.groups == 1 ? "the filter does not read the input's channels"
+                          : "the filter does not read the input's channels "
+                            "per group";
     return {};
   }
   Window2d window = w;

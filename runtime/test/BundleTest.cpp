@@ -529,9 +529,27 @@ TEST(Bundle, ConvSteps) {
   json alias = m;
   alias["steps"][0]["c"] = "X";
   EXPECT_REJECTS(alias, "conv's c must not be one of its operands");
-  json unknown = m;
-  unknown["steps"][0]["groups"] = 2;
-  EXPECT_REJECTS(unknown, "groups");
+  // Grouped: 4 groups of 2 input channels, the filter holding one
+  // group's; written only where it is not 1.
+  json grouped = m;
+  grouped["steps"][0]["groups"] = 2;
+  EXPECT_REJECTS(grouped, "conv of a [1, 6, 6, 8] by b [3, 3, 8, 4] into c "
+                          "[1, 6, 6, 4]: the filter does not read the "
+                          "input's channels per group");
+  json wg = type({3, 3, 2, 4}, "bf16");
+  grouped["steps"][0]["groups"] = 4;
+  grouped["buffers"][1]["type"] = wg;
+  grouped["inputs"][1]["type"] = wg;
+  EXPECT_EQ(errorOf(grouped), "");
+  ASSERT_TRUE(parseManifest(grouped.dump(), parsed, error)) << error;
+  EXPECT_EQ(parsed.steps[0].conv.groups, 4);
+  EXPECT_NE(writeManifest(parsed).find("\"groups\": 4"), std::string::npos);
+  grouped["steps"][0]["groups"] = 3;
+  EXPECT_REJECTS(grouped, "groups (3) must be positive and divide the "
+                          "input's 8 channels and the filter's 4 output "
+                          "channels");
+  ASSERT_TRUE(parseManifest(m.dump(), parsed, error)) << error;
+  EXPECT_EQ(writeManifest(parsed).find("\"groups\""), std::string::npos);
 }
 
 TEST(Bundle, KernelSteps) {

@@ -157,6 +157,52 @@ TEST(Eval, ConvolutionNchwSumsChannels) {
   EXPECT_EQ(r[0].data[1], 10 * 2 + 100 * 4);
 }
 
+TEST(Eval, GroupedConvolutionReadsItsGroup) {
+  // nchw, 4 channels of 1x1 (1, 2, 3, 4) in 2 groups, filter fchw 4x2x1x1:
+  // features 0 and 1 read channels 0 and 1, features 2 and 3 channels 2
+  // and 3.
+  json conv = {
+      {"kind", "conv"},       {"result", "y"},     {"type", type({1, 4, 1, 1})},
+      {"inputs", {"x", "w"}}, {"layout", "nchw"},  {"strides", {1, 1}},
+      {"dilations", {1, 1}},  {"pad_low", {0, 0}}, {"pad_high", {0, 0}},
+      {"groups", 2}};
+  auto r = run(program({argument("x", type({1, 4, 1, 1})),
+                        argument("w", type({4, 2, 1, 1}))},
+                       {conv}, {"y"}),
+               {tensor({1, 4, 1, 1}, {1, 2, 3, 4}),
+                tensor({4, 2, 1, 1}, {1, 10, 100, 1000, 2, 20, 200, 2000})});
+  EXPECT_EQ(r[0].data[0], 1 * 1 + 10 * 2);
+  EXPECT_EQ(r[0].data[1], 100 * 1 + 1000 * 2);
+  EXPECT_EQ(r[0].data[2], 2 * 3 + 20 * 4);
+  EXPECT_EQ(r[0].data[3], 200 * 3 + 2000 * 4);
+}
+
+TEST(Eval, DepthwiseConvolutionNhwc) {
+  // nhwc 1x1x3x2, channels (1, 2, 3) and (10, 20, 30) along the columns;
+  // depthwise (groups 2) with 2 features per channel, hwcf filter 1x2x1x4
+  // (a 1x2 window), padding 1 after the columns: feature f reads channel
+  // f / 2.
+  json conv = {
+      {"kind", "conv"},       {"result", "y"},     {"type", type({1, 1, 3, 4})},
+      {"inputs", {"x", "w"}}, {"layout", "nhwc"},  {"strides", {1, 1}},
+      {"dilations", {1, 1}},  {"pad_low", {0, 0}}, {"pad_high", {0, 1}},
+      {"groups", 2}};
+  // w[0, j, 0, f]: j = 0 row (1, 2, 3, 4), j = 1 row (5, 6, 7, 8).
+  auto r = run(program({argument("x", type({1, 1, 3, 2})),
+                        argument("w", type({1, 2, 1, 4}))},
+                       {conv}, {"y"}),
+               {tensor({1, 1, 3, 2}, {1, 10, 2, 20, 3, 30}),
+                tensor({1, 2, 1, 4}, {1, 2, 3, 4, 5, 6, 7, 8})});
+  // Column 0: x[0] and x[1] of the feature's channel.
+  EXPECT_EQ(r[0].data[0], 1 * 1 + 5 * 2);
+  EXPECT_EQ(r[0].data[1], 2 * 1 + 6 * 2);
+  EXPECT_EQ(r[0].data[2], 3 * 10 + 7 * 20);
+  EXPECT_EQ(r[0].data[3], 4 * 10 + 8 * 20);
+  // Column 2: only x[2] (the padding after it reads 0).
+  EXPECT_EQ(r[0].data[8], 1 * 3);
+  EXPECT_EQ(r[0].data[11], 4 * 30);
+}
+
 TEST(Eval, PoolingSkipsPadding) {
   // nchw 1x1x3x3 = [[-5, -1, -3], [-4, -2, -6], [-7, -8, -9]], 2x2 windows,
   // stride 2, padding 1 before: windows cover rows and columns {-1, 0} and

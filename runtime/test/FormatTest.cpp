@@ -431,7 +431,8 @@ Program everyProgramField() {
                  {"v", tensor(DType::BF16, {1, 1, 4, 8}), false},
                  {"ids", tensor(DType::I32, {2, 3}), false},
                  {"img", tensor(DType::F32, {1, 2, 7, 6}), false},
-                 {"fil", tensor(DType::F32, {3, 2, 3, 2}), false}};
+                 {"fil", tensor(DType::F32, {3, 2, 3, 2}), false},
+                 {"gfil", tensor(DType::F32, {4, 1, 3, 2}), false}};
   auto op = [&](OpKind kind, const char *result, TensorType type,
                 std::vector<std::string> inputs) -> Op & {
     Op o;
@@ -509,6 +510,10 @@ Program everyProgramField() {
   conv.window.dilations = {2, 1};
   conv.window.padLow = {1, 0};
   conv.window.padHigh = {2, 1};
+  Window2d window = conv.window; // (op() may move `conv`)
+  window.groups = 2;
+  op(OpKind::Conv, "gcv", tensor(DType::F32, {1, 4, 2, 3}), {"img", "gfil"})
+      .window = window;
   Op &pool = op(OpKind::Pool, "pl", tensor(DType::F32, {1, 2, 3, 5}), {"img"});
   pool.agg = Agg::Max;
   pool.window.layout = "nchw";
@@ -526,7 +531,8 @@ Program everyProgramField() {
   op(OpKind::Constant, "f", tensor(DType::F32, {2, 2}), {}).values = {
       0.5, -2, 1024, std::numeric_limits<double>::infinity()};
   op(OpKind::Constant, "i", tensor(DType::I32, {3}), {}).values = {1, -5, 7};
-  p.results = {"j", "a", "n", "ln", "am", "cv", "pl", "r", "l", "c", "f", "i"};
+  p.results = {"j",  "a", "n", "ln", "am", "cv", "gcv",
+               "pl", "r", "l", "c",  "f",  "i"};
   return p;
 }
 
@@ -542,7 +548,8 @@ TEST(Format, EveryProgramFieldRoundTrips) {
         "\"eps\": 1.0000000000000001e-05", "\"kind\": \"layer_norm\"",
         "\"row_offset\": 3", "\"scale\": 0.35355339059327373",
         "\"kind\": \"conv\"", "\"layout\": \"nchw\"", "\"agg\": \"max\"",
-        "\"kind\": \"arg_reduce\"", "\"agg\": \"min\"", "\"window\": [\n"})
+        "\"kind\": \"arg_reduce\"", "\"agg\": \"min\"", "\"window\": [\n",
+        "\"groups\": 2"})
     EXPECT_NE(text.find(field), std::string::npos) << field;
   // Only a weight says so.
   EXPECT_EQ(text.find("\"weight\": false"), std::string::npos);

@@ -153,9 +153,28 @@ TEST(Program, RejectsBadComposites) {
   std::vector<json> convArgs = {argument("x", type({1, 4, 4, 3})),
                                 argument("w", type({3, 3, 2, 5}))};
   EXPECT_ERROR(program(convArgs, {conv}, {"c"}),
-               "conv's filter must read as many channels as the input has");
+               "the filter does not read the input's channels");
   convArgs[1] = argument("w", type({3, 3, 3, 5}));
   EXPECT_EQ(accepted(program(convArgs, {conv}, {"c"})), "");
+  // Groups: a positive count dividing both channel counts, the filter
+  // holding one group's input channels.
+  json grouped = conv;
+  grouped["groups"] = 3;
+  grouped["type"] = type({1, 4, 4, 6});
+  std::vector<json> groupedArgs = {argument("x", type({1, 4, 4, 3})),
+                                   argument("w", type({3, 3, 1, 6}))};
+  EXPECT_EQ(accepted(program(groupedArgs, {grouped}, {"c"})), "");
+  grouped["groups"] = 2;
+  EXPECT_ERROR(program(groupedArgs, {grouped}, {"c"}),
+               "groups (2) must be positive and divide the input's 3 "
+               "channels and the filter's 6 output channels");
+  grouped["groups"] = 0;
+  EXPECT_ERROR(program(groupedArgs, {grouped}, {"c"}),
+               "groups (0) must be positive");
+  grouped["groups"] = 3;
+  groupedArgs[1] = argument("w", type({3, 3, 3, 6}));
+  EXPECT_ERROR(program(groupedArgs, {grouped}, {"c"}),
+               "the filter does not read the input's channels per group");
   conv["pad_high"] = {3, 1};
   EXPECT_ERROR(program(convArgs, {conv}, {"c"}),
                "padding must be non-negative and narrower than the window's "

@@ -91,3 +91,29 @@ module attributes {ein.target = #ein.target<devices = 1>} {
     return %c : tensor<4x4xf32>
   }
 }
+
+// -----
+
+// A grouped convolution (3 groups of 2 input and 2 output channels; loops
+// n, oh, ow, g, f, c): its channel dimensions span (g, f) and (g, c), so g
+// is cut only into parts of whole groups that are an ordinary cut of the
+// channels (3, not 2), and f or c only under g cut into single groups.
+// CHECK-LABEL: func.func @grouped_on_2
+// CHECK: ein.conv {{.*}}ein.candidates = [#ein.spec<[1, 2, 1, 1, 1, 1]>, #ein.spec<[1, 1, 2, 1, 1, 1]>], groups = 3 : i64
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @grouped_on_2(%x: tensor<1x6x3x3xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
+    %c = ein.conv %x, %w {layout = "nchw", groups = 3 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<1x6x3x3xf32>, tensor<6x2x3x3xf32> -> tensor<1x6x3x3xf32>
+    return %c : tensor<1x6x3x3xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grouped_on_6
+// CHECK: ein.conv {{.*}}ein.candidates = [#ein.spec<[1, 3, 2, 1, 1, 1]>, #ein.spec<[1, 2, 3, 1, 1, 1]>, #ein.spec<[1, 2, 1, 3, 1, 1]>, #ein.spec<[1, 1, 2, 3, 1, 1]>, #ein.spec<[1, 1, 1, 3, 2, 1]>, #ein.spec<[1, 1, 1, 3, 1, 2]>], groups = 3 : i64
+module attributes {ein.target = #ein.target<devices = 6>} {
+  func.func @grouped_on_6(%x: tensor<1x6x3x3xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
+    %c = ein.conv %x, %w {layout = "nchw", groups = 3 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<1x6x3x3xf32>, tensor<6x2x3x3xf32> -> tensor<1x6x3x3xf32>
+    return %c : tensor<1x6x3x3xf32>
+  }
+}

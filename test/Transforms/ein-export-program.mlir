@@ -116,3 +116,20 @@ func.func @flags() -> tensor<2xi1> {
   %f = arith.constant dense<[true, false]> : tensor<2xi1>
   return %f : tensor<2xi1>
 }
+
+// -----
+
+// A grouped convolution carries its `groups`; an ungrouped one none.
+// CHECK-LABEL: "function": "convs",
+// CHECK: "groups": 4,
+// CHECK-NEXT: "inputs": [
+// CHECK-NEXT: "arg0",
+// CHECK-NEXT: "arg1"
+// CHECK: "kind": "conv",
+// CHECK-NOT: "groups"
+// CHECK: "results": [
+func.func @convs(%x: tensor<1x8x6x6xf32>, %w: tensor<8x2x3x3xf32>, %v: tensor<4x8x1x1xf32>) -> tensor<1x4x6x6xf32> {
+  %g = ein.conv %x, %w {layout = "nchw", groups = 4 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<1x8x6x6xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x6x6xf32>
+  %p = ein.conv %g, %v {layout = "nchw", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x8x6x6xf32>, tensor<4x8x1x1xf32> -> tensor<1x4x6x6xf32>
+  return %p : tensor<1x4x6x6xf32>
+}

@@ -225,15 +225,51 @@ func.func @scaled_lookup(%ids: tensor<4xi32>, %table: tensor<10x8xf32>) -> tenso
 // -----
 
 // Windowed reads that are not a 2-D convolution or pooling: a depthwise
-// convolution (its filter has no input-channel loop),
-func.func @depthwise(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4xf32>) -> tensor<1x6x6x4xf32> {
+// filter read in another order than the layout's (chw in nhwc),
+func.func @depthwise_order(%x: tensor<1x8x8x4xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x6x6x4xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x6x6x4xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
-  // expected-error @+1 {{cannot be imported: it reads input 0 through a window (a convolution or pooling), but its second input is neither a pooling window (indexed by the window's loops alone) nor a filter (grouped and depthwise convolutions are not imported yet); ein imports 2-D convolutions and max/sum pooling in nhwc (filter hwcf) or nchw (filter fchw) layouts}}
-  %c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-      ins(%x, %w : tensor<1x8x8x4xf32>, tensor<3x3x4xf32>) outs(%f : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  // expected-error @+1 {{cannot be imported: it reads input 0 through a window (a convolution or pooling), but its second input is neither a pooling window (indexed by the window's loops alone) nor a depthwise filter (hwc); ein imports 2-D convolutions and max/sum pooling in nhwc (filter hwcf) or nchw (filter fchw) layouts, grouped convolutions in ngchw (filter gfchw) and depthwise ones in nchw (filter chw) or nhwc (filter hwc or hwcm)}}
+  %c = linalg.generic {indexing_maps = [
+      affine_map<(n, y, x, c, i, j) -> (n, y + i, x + j, c)>,
+      affine_map<(n, y, x, c, i, j) -> (c, i, j)>,
+      affine_map<(n, y, x, c, i, j) -> (n, y, x, c)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x8x8x4xf32>, tensor<4x3x3xf32>) outs(%f : tensor<1x6x6x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x6x6x4xf32>
   return %c : tensor<1x6x6x4xf32>
+}
+
+// -----
+
+// a grouped convolution in nhwgc (its gfhwc filter is no hwcf without a
+// transpose),
+func.func @grouped_nhwgc(%x: tensor<1x6x6x2x3xf32>, %w: tensor<2x4x3x3x3xf32>) -> tensor<1x4x4x2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x2x4xf32>) -> tensor<1x4x4x2x4xf32>
+  // expected-error @+1 {{but it is a grouped convolution in nhwgc (its filter is no hwcf without a transpose; write it in ngchw, filter gfchw)}}
+  %c = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x6x6x2x3xf32>, tensor<2x4x3x3x3xf32>) outs(%f : tensor<1x4x4x2x4xf32>) -> tensor<1x4x4x2x4xf32>
+  return %c : tensor<1x4x4x2x4xf32>
+}
+
+// -----
+
+// a grouped filter with its output channels before the groups (fgchw),
+func.func @grouped_fgchw(%x: tensor<1x2x3x6x6xf32>, %w: tensor<4x2x3x3x3xf32>) -> tensor<1x2x4x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x4x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  // expected-error @+1 {{but its grouped filter is not read as gfchw}}
+  %c = linalg.conv_2d_ngchw_fgchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x3x6x6xf32>, tensor<4x2x3x3x3xf32>) outs(%f : tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  return %c : tensor<1x2x4x4x4xf32>
 }
 
 // -----

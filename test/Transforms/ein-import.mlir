@@ -571,6 +571,73 @@ func.func @conv_nchw_bias(%x: tensor<2x3x9x9xbf16>, %w: tensor<8x3x3x3xbf16>, %b
 
 // -----
 
+// A grouped convolution as torch-mlir writes one: the padded input and the
+// filter expanded into groups, linalg.conv_2d_ngchw_gfchw into the bias
+// broadcast into groups, the result collapsed back. One ein.conv with
+// `groups` on the arguments themselves (the reshapes around it cancel),
+// the pad folded in (what the stride never reads of it dropped), the bias
+// added after.
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x6x6xf32>, %[[W:.*]]: tensor<12x4x3x3xf32>, %[[B:.*]]: tensor<12xf32>)
+// CHECK: %[[C:.*]] = ein.conv %[[X]], %[[W]] {dilations = array<i64: 1, 1>, groups = 2 : i64, layout = "nchw", pad_high = array<i64: 0, 0>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>} : tensor<1x8x6x6xf32>, tensor<12x4x3x3xf32> -> tensor<1x12x3x3xf32>
+// CHECK: %[[E:.*]] = ein.reshape %[[C]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x12x3x3xf32> -> tensor<1x2x6x3x3xf32>
+// CHECK: %[[Y:.*]] = ein.join_agg none ins(%[[E]][d0, d1, d2, d3, d4]
+// CHECK: %[[R:.*]] = ein.reshape %[[Y]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x2x6x3x3xf32> -> tensor<1x12x3x3xf32>
+// CHECK: return %[[R]]
+// CHECK-NOT: tensor.
+func.func @conv_grouped(%x: tensor<1x8x6x6xf32>, %w: tensor<12x4x3x3xf32>, %b: tensor<12xf32>) -> tensor<1x12x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x6x6xf32> to tensor<1x8x8x8xf32>
+  %e = tensor.empty() : tensor<1x12x3x3xf32>
+  %bias = linalg.broadcast ins(%b : tensor<12xf32>) outs(%e : tensor<1x12x3x3xf32>) dimensions = [0, 2, 3]
+  %xg = tensor.expand_shape %p [[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 8, 8] : tensor<1x8x8x8xf32> into tensor<1x2x4x8x8xf32>
+  %wg = tensor.expand_shape %w [[0, 1], [2], [3], [4]] output_shape [2, 6, 4, 3, 3] : tensor<12x4x3x3xf32> into tensor<2x6x4x3x3xf32>
+  %bg = tensor.expand_shape %bias [[0], [1, 2], [3], [4]] output_shape [1, 2, 6, 3, 3] : tensor<1x12x3x3xf32> into tensor<1x2x6x3x3xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%xg, %wg : tensor<1x2x4x8x8xf32>, tensor<2x6x4x3x3xf32>) outs(%bg : tensor<1x2x6x3x3xf32>) -> tensor<1x2x6x3x3xf32>
+  %r = tensor.collapse_shape %c [[0], [1, 2], [3], [4]] : tensor<1x2x6x3x3xf32> into tensor<1x12x3x3xf32>
+  return %r : tensor<1x12x3x3xf32>
+}
+
+// -----
+
+// Depthwise convolutions: torch-mlir's nchw form (the filter's unit channel
+// collapsed, looked through), and nhwc with an hwc filter and with an hwcm
+// one (a channel multiplier): the filter regrouped to hwcf with one
+// channel per group, the multiplier's result expanded back to [.., c, m].
+// CHECK-LABEL: func.func @depthwise
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x7x7xf32>, %[[W:.*]]: tensor<4x1x3x3xf32>, %[[Y:.*]]: tensor<1x5x5x3xf32>, %[[V:.*]]: tensor<3x3x3xf32>, %[[U:.*]]: tensor<3x3x3x2xf32>)
+// CHECK: %[[D:.*]] = ein.conv %[[X]], %[[W]] {dilations = array<i64: 1, 1>, groups = 4 : i64, layout = "nchw", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 2, 2>} : tensor<2x4x7x7xf32>, tensor<4x1x3x3xf32> -> tensor<2x4x3x3xf32>
+// CHECK: %[[V4:.*]] = ein.reshape %[[V]] {{\[\[}}0], [1], [2, 3]] : tensor<3x3x3xf32> -> tensor<3x3x1x3xf32>
+// CHECK: %[[H:.*]] = ein.conv %[[Y]], %[[V4]] {dilations = array<i64: 1, 1>, groups = 3 : i64, layout = "nhwc", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 1, 1>} : tensor<1x5x5x3xf32>, tensor<3x3x1x3xf32> -> tensor<1x3x3x3xf32>
+// CHECK: %[[U3:.*]] = ein.reshape %[[U]] {{\[\[}}0], [1], [2, 3]] : tensor<3x3x3x2xf32> -> tensor<3x3x6xf32>
+// CHECK: %[[U4:.*]] = ein.reshape %[[U3]] {{\[\[}}0], [1], [2, 3]] : tensor<3x3x6xf32> -> tensor<3x3x1x6xf32>
+// CHECK: %[[M:.*]] = ein.conv %[[Y]], %[[U4]] {dilations = array<i64: 1, 1>, groups = 3 : i64, layout = "nhwc", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 1, 1>} : tensor<1x5x5x3xf32>, tensor<3x3x1x6xf32> -> tensor<1x3x3x6xf32>
+// CHECK: %[[M5:.*]] = ein.reshape %[[M]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x3x3x6xf32> -> tensor<1x3x3x3x2xf32>
+// CHECK: return %[[D]], %[[H]], %[[M5]]
+func.func @depthwise(%x: tensor<2x4x7x7xf32>, %w: tensor<4x1x3x3xf32>, %y: tensor<1x5x5x3xf32>, %v: tensor<3x3x3xf32>, %u: tensor<3x3x3x2xf32>) -> (tensor<2x4x3x3xf32>, tensor<1x3x3x3xf32>, tensor<1x3x3x3x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wc = tensor.collapse_shape %w [[0, 1], [2], [3]] : tensor<4x1x3x3xf32> into tensor<4x3x3xf32>
+  %e = tensor.empty() : tensor<2x4x3x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x3x3xf32>) -> tensor<2x4x3x3xf32>
+  %d = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %wc : tensor<2x4x7x7xf32>, tensor<4x3x3xf32>) outs(%f : tensor<2x4x3x3xf32>) -> tensor<2x4x3x3xf32>
+  %e2 = tensor.empty() : tensor<1x3x3x3xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %h = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%y, %v : tensor<1x5x5x3xf32>, tensor<3x3x3xf32>) outs(%f2 : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %e3 = tensor.empty() : tensor<1x3x3x3x2xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x3x3x3x2xf32>) -> tensor<1x3x3x3x2xf32>
+  %m = linalg.depthwise_conv_2d_nhwc_hwcm {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%y, %u : tensor<1x5x5x3xf32>, tensor<3x3x3x2xf32>) outs(%f3 : tensor<1x3x3x3x2xf32>) -> tensor<1x3x3x3x2xf32>
+  return %d, %h, %m : tensor<2x4x3x3xf32>, tensor<1x3x3x3xf32>, tensor<1x3x3x3x2xf32>
+}
+
+// -----
+
 // Max pooling over a -inf pad, in nhwc, whose last padded row it never
 // reads: ein-import keeps only the padding it reads. A zero fill as the
 // sum pool's init is dropped (the identity).

@@ -188,3 +188,36 @@ module attributes {ein.target = #ein.target<devices = 2>} {
     return %o : tensor<1x1x16x64xf32>
   }
 }
+
+// -----
+
+// A depthwise convolution (4 groups of one channel, two features each) on
+// 2 GPUs, cut by its groups: each block reads its two channels and filter
+// columns, and is a depthwise convolution of 2 groups itself.
+// CHECK-LABEL: func.func @depthwise_by_groups
+// CHECK: %[[X:.*]] = ein.partition %arg0 : tensor<2x5x5x4xf32> -> !ein.rel<2x5x5x4xf32, parts = [1, 1, 1, 2], devices = [0, 1]>
+// CHECK: %[[W:.*]] = ein.partition %arg1 : tensor<3x3x1x8xf32> -> !ein.rel<3x3x1x8xf32, parts = [1, 1, 1, 2], devices = [0, 1]>
+// CHECK: ein.conv %{{.*}}, %{{.*}} {device = 0 : i64, dilations = array<i64: 1, 1>, groups = 2 : i64, layout = "nhwc", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>} : tensor<2x5x5x2xf32>, tensor<3x3x1x4xf32> -> tensor<2x3x3x4xf32>
+// CHECK: ein.conv %{{.*}}, %{{.*}} {device = 1 : i64, dilations = array<i64: 1, 1>, groups = 2 : i64, layout = "nhwc", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 2, 2>} : tensor<2x5x5x2xf32>, tensor<3x3x1x4xf32> -> tensor<2x3x3x4xf32>
+// CHECK: ein.from_blocks {{.*}} -> !ein.rel<2x3x3x8xf32, parts = [1, 1, 1, 2], devices = [0, 1]>
+module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @depthwise_by_groups(%x: tensor<2x5x5x4xf32>, %w: tensor<3x3x1x8xf32>) -> tensor<2x3x3x8xf32> {
+    %c = ein.conv %x, %w {layout = "nhwc", groups = 4 : i64, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<2x5x5x4xf32>, tensor<3x3x1x8xf32> -> tensor<2x3x3x8xf32>
+    return %c : tensor<2x3x3x8xf32>
+  }
+}
+
+// -----
+
+// Two groups on 4 GPUs, cut by groups and output rows: each block holds one
+// group (no `groups` left) and the rows it computes, with its halo and the
+// padding of its own edges.
+// CHECK-LABEL: func.func @grouped_by_groups_and_rows
+// CHECK: ein.conv %{{.*}}, %{{.*}} {device = 0 : i64, dilations = array<i64: 1, 1>, layout = "nchw", pad_high = array<i64: 0, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 1, 1>} : tensor<1x2x3x4xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x2x4xf32>
+// CHECK: ein.conv %{{.*}}, %{{.*}} {device = 3 : i64, dilations = array<i64: 1, 1>, layout = "nchw", pad_high = array<i64: 1, 1>, pad_low = array<i64: 0, 1>, strides = array<i64: 1, 1>} : tensor<1x2x3x4xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x2x4xf32>
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @grouped_by_groups_and_rows(%x: tensor<1x4x4x4xf32>, %w: tensor<16x2x3x3xf32> {ein.weight}) -> tensor<1x16x4x4xf32> {
+    %c = ein.conv %x, %w {layout = "nchw", groups = 2 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<1x4x4x4xf32>, tensor<16x2x3x3xf32> -> tensor<1x16x4x4xf32>
+    return %c : tensor<1x16x4x4xf32>
+  }
+}

@@ -581,6 +581,40 @@ TEST(Planner, WindowedReadsNeedHalosAndArriveAsTheirOwnRows) {
   EXPECT_EQ(best.total, bruteForce(g, bytesOnly(2)).total);
 }
 
+TEST(Planner, GroupedWindowsReadTheirGroupsChannels) {
+  // A grouped 1-D "convolution": x [rows 9, channels 6] in 3 groups of 2,
+  // loops (oh, g, c), the rows windowed as above and the channels spanning
+  // (g, c). Cut by groups into 3, block g reads rows [0, 9) and channels
+  // [2g, 2g + 2): its group's, no halo across groups. Cut into 2 (groups
+  // 2 and 1), its channel cut is no ordinary cut of 6 (3 and 3): not a
+  // legal spec.
+  Graph g;
+  int x = addValue(g, "x", {9, 6}, ValueKind::Activation);
+  int out = addValue(g, "y", {5, 3});
+  Op op;
+  op.name = "y";
+  op.loopSizes = {5, 3, 2};
+  op.loopNames = {"oh", "g", "c"};
+  op.cuttable = {true, true, true};
+  op.inputs = {Access{x, {{0}, {1, 2}}, {-1, 0}, {2, 1}, {3, 1}}};
+  op.output = access(out, {{0}, {1}});
+  g.ops.push_back(op);
+  OpPlan plan = planOp(g, g.ops[0], {1, 3, 1}, bytesOnly(3));
+  ASSERT_EQ(plan.needs[0].size(), 3u);
+  for (int64_t b = 0; b < 3; ++b) {
+    EXPECT_EQ(plan.needs[0][b].box.begin, (std::vector<int64_t>{0, 2 * b}));
+    EXPECT_EQ(plan.needs[0][b].box.end, (std::vector<int64_t>{9, 2 * b + 2}));
+  }
+  EXPECT_FALSE(isLegalSpec(g.ops[0], {1, 2, 1}, 2));
+  EXPECT_TRUE(isLegalSpec(g.ops[0], {1, 3, 1}, 3));
+  // Single groups cut further by channel: block (g, c) reads channel
+  // 2g + c.
+  plan = planOp(g, g.ops[0], {1, 3, 2}, bytesOnly(6));
+  ASSERT_EQ(plan.needs[0].size(), 6u);
+  EXPECT_EQ(plan.needs[0][3].box.begin, (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(plan.needs[0][3].box.end, (std::vector<int64_t>{9, 4}));
+}
+
 TEST(Planner, EvaluatingTheSearchsSpecsGivesItsTotal) {
   // evaluate() with the search's own specs finds the same plan; any other
   // assignment of legal specs costs at least as much.

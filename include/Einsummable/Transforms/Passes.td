@@ -98,6 +98,15 @@ def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
     drops unit dimensions), `insert_slice` concatenations of slices of the
     destination around the source, `tensor.concat` an `ein.concat`.
 
+    Windows: a generic reading its first input at `oh * stride + kh *
+    dilation` in the rows and columns of an nhwc or nchw tensor becomes
+    `ein.conv` (a sum of input times an hwcf/fchw filter) or `ein.pool` (a
+    max or sum of the input), a zero (or -inf) `tensor.pad` of the rows and
+    columns before it its padding. Grouped convolutions in ngchw (filter
+    gfchw) and depthwise ones (nchw with a chw filter, nhwc with hwc or hwcm)
+    become `ein.conv` with `groups` on 4-D operands, regrouped by reshapes
+    (the front end's expand and collapse around them cancel).
+
     The join computes in the accumulator type (f32 for bf16/f16 results):
     a body computing in a narrower float is extended before its yield.
     Anything else (a map that is neither, a body that is not a join plus an
@@ -404,7 +413,8 @@ def EinDeviceBlocks : Pass<"ein-device-blocks", "::mlir::ModuleOp"> {
     most FLOPs), the block the compute term charges.
     Each block is the op cloned onto its block's operands, told where it
     sits as ein-synthesize-exchanges tells it (attention's causal offsets
-    and group share, a convolution's padding, a gather's rows), except a
+    and group share, a convolution's padding and groups, a gather's rows),
+    except a
     join-agg's loop offsets, which a logical program does not carry: one
     that reads its position through `ein.index` computes as if its block
     sat at the origin (the same work, other values). It reads

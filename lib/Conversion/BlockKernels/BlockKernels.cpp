@@ -612,7 +612,7 @@ LogicalResult windowKernel(Operation *op, Value x, Value filter, Value out,
                            AggKind kind, ArrayRef<int64_t> strides,
                            ArrayRef<int64_t> dilations,
                            ArrayRef<int64_t> padLow, ArrayRef<int64_t> padHigh,
-                           OpBuilder &b) {
+                           int64_t groups, OpBuilder &b) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
   bool last = layout == "nhwc";
@@ -668,12 +668,18 @@ LogicalResult windowKernel(Operation *op, Value x, Value filter, Value out,
           yieldValue(nb, l, arith::SelectOp::create(nb, l, inside, v, fill));
         });
   }
-  // Loops: n, oh, ow, f (c for pooling), kh, kw, then c for a convolution.
+  // Loops: n, oh, ow, f (c for pooling), kh, kw, then c for a convolution
+  // (its channel within f's group when grouped).
   int64_t numLoops = filter ? 7 : 6;
   auto d = [&](int64_t l) { return getAffineDimExpr(l, ctx); };
   AffineExpr rows = d(1) * strides[0] + d(4) * dilations[0];
   AffineExpr cols = d(2) * strides[1] + d(5) * dilations[1];
   AffineExpr chan = filter ? d(6) : d(3);
+  if (filter && groups != 1) {
+    ArrayRef<int64_t> w = cast<MemRefType>(filter.getType()).getShape();
+    int64_t perGroup = w[last ? 2 : 1], features = w[last ? 3 : 0];
+    chan = d(3).floorDiv(features / groups) * perGroup + d(6);
+  }
   auto inLayout = [&](AffineExpr n, AffineExpr c, AffineExpr h, AffineExpr w) {
     SmallVector<AffineExpr> e = last ? SmallVector<AffineExpr>{n, h, w, c}
                                      : SmallVector<AffineExpr>{n, c, h, w};
@@ -981,16 +987,17 @@ mlir::ein::buildBlockKernel(Operation *op, StringRef name, OpBuilder &builder) {
                 cast<MemRefType>(args[1].getType()).getShape();
             bool last = conv.getLayout() == "nhwc";
             int64_t window[2] = {f[last ? 0 : 2], f[last ? 1 : 3]};
-            return windowKernel(conv, args[0], args[1], args[2], window,
-                                conv.getLayout(), AggKind::Add,
-                                conv.getStrides(), conv.getDilations(),
-                                conv.getPadLow(), conv.getPadHigh(), b);
+            return windowKernel(
+                conv, args[0], args[1], args[2], window, conv.getLayout(),
+                AggKind::Add, conv.getStrides(), conv.getDilations(),
+                conv.getPadLow(), conv.getPadHigh(), conv.getGroupCount(), b);
           })
           .Case([&](PoolOp pool) {
             return windowKernel(
                 pool, args[0], Value(), args[1], pool.getWindow(),
                 pool.getLayout(), pool.getKind(), pool.getStrides(),
-                pool.getDilations(), pool.getPadLow(), pool.getPadHigh(), b);
+                pool.getDilations(), pool.getPadLow(), pool.getPadHigh(),
+                /*groups=*/1, b);
           })
           .Case([&](SoftmaxOp s) { return softmaxKernel(s, args, b); })
           .Case([&](AttentionOp a) { return attentionKernel(a, args, b); })

@@ -726,6 +726,7 @@ private:
       step.conv.dilations = integers(conv.getDilations());
       step.conv.padLow = integers(conv.getPadLow());
       step.conv.padHigh = integers(conv.getPadHigh());
+      step.conv.groups = conv.getGroupCount();
       addStep(std::move(step), reads, {*y});
       return success();
     }

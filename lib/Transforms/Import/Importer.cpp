@@ -122,9 +122,9 @@ LogicalResult Importer::run() {
     if (failed(window) || (!*window && failed(importArgReduce(op))))
       return failure();
   }
-  for (Operation *pad : padOps)
-    if (pad->use_empty())
-      pad->erase();
+  for (Operation *folded : foldedOps)
+    if (folded->use_empty())
+      folded->erase();
   if (failed(fuseElementwise()))
     return failure();
   SmallVector<linalg::GenericOp> generics;

@@ -158,13 +158,20 @@ private:
   // Windows.cpp: convolutions and poolings.
 
   /// A convolution or pooling, as front ends write them (linalg's
-  /// conv_2d_nhwc_hwcf, conv_2d_nchw_fchw, pooling_nhwc/nchw_max/sum, or
-  /// generics of their form): an input read at `oh * stride + kh *
-  /// dilation` in its rows and columns. A tensor.pad before it becomes its
-  /// padding. Becomes ein.conv or ein.pool; returns false when the op reads
-  /// no input through a window, and fails, saying why, when it does but is
-  /// not one of those forms.
+  /// conv_2d_nhwc_hwcf, conv_2d_nchw_fchw, conv_2d_ngchw_gfchw,
+  /// depthwise_conv_2d_nchw_chw, depthwise_conv_2d_nhwc_hwc(m),
+  /// pooling_nhwc/nchw_max/sum, or generics of their form): an input read
+  /// at `oh * stride + kh * dilation` in its rows and columns. A tensor.pad
+  /// before it becomes its padding. Becomes ein.conv (with `groups` for the
+  /// grouped and depthwise forms, their operands regrouped to 4-D) or
+  /// ein.pool; returns false when the op reads no input through a window,
+  /// and fails, saying why, when it does but is not one of those forms.
   FailureOr<bool> importWindow(linalg::GenericOp op);
+
+  /// `value` regrouped to `type` by `groups`: the source of a reshape it
+  /// already is from `type`, else an ein.reshape at `loc`.
+  Value regrouped(Location loc, Value value,
+                  ArrayRef<ReassociationIndices> groups, RankedTensorType type);
 
   // Generics.cpp: a generic to one join-agg.
 
@@ -192,8 +199,10 @@ private:
   func::FuncOp func;
   OpBuilder builder;
 
-  /// Pads folded into a window's padding, erased once nothing reads them.
-  llvm::SmallSetVector<Operation *, 4> padOps;
+  /// Pads folded into a window's padding and reshapes its operands were
+  /// regrouped through, users before what they read, erased once nothing
+  /// reads them.
+  llvm::SmallSetVector<Operation *, 4> foldedOps;
 };
 
 } // namespace mlir::ein::import_detail

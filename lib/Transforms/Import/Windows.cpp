@@ -2,8 +2,8 @@
 //
 // A generic reading an input through a window (`oh * stride + kh *
 // dilation`), as linalg's 2-D convolutions and poolings in nhwc or nchw
-// layouts are, imported as ein.conv or ein.pool, a tensor.pad before it
-// folded into its padding.
+// layouts are (grouped and depthwise convolutions too), imported as
+// ein.conv or ein.pool, a tensor.pad before it folded into its padding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,16 +55,42 @@ std::optional<SmallVector<Term>> linearTerms(AffineExpr e) {
 
 } // namespace
 
+// Front ends expand a tensor into groups just for the window; a reshape
+// keeps the row-major order, so any one from `type` undoes it.
+Value Importer::regrouped(Location loc, Value value,
+                          ArrayRef<ReassociationIndices> groups,
+                          RankedTensorType type) {
+  if (value.getType() == type)
+    return value;
+  Operation *def = value.getDefiningOp();
+  if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                      ReshapeOp>(def) &&
+      def->getOperand(0).getType() == type) {
+    foldedOps.insert(def);
+    return def->getOperand(0);
+  }
+  SmallVector<Attribute> lists;
+  for (const ReassociationIndices &group : groups)
+    lists.push_back(builder.getI64ArrayAttr(group));
+  return ReshapeOp::create(builder, loc, type, value,
+                           builder.getArrayAttr(lists), SpecAttr());
+}
+
 FailureOr<bool> Importer::importWindow(linalg::GenericOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (op.getNumDpsInputs() < 1 || maps.empty() || maps[0].getNumResults() != 4)
+  if (op.getNumDpsInputs() < 1 || maps.empty())
+    return false;
+  int64_t rank = maps[0].getNumResults();
+  if (rank != 4 && rank != 5)
     return false;
   // Input 0's rows and columns: a loop of the result plus a window loop.
   SmallVector<int64_t> windowed;
   for (auto [d, e] : llvm::enumerate(maps[0].getResults()))
     if (auto terms = linearTerms(e); terms && terms->size() == 2)
       windowed.push_back(d);
-  if (windowed.empty())
+  // A 5-D input is a grouped 2-D convolution's; one with three windowed
+  // dimensions (a 3-D convolution) is refused as a generic.
+  if (windowed.empty() || (rank == 5 && windowed.size() != 2))
     return false;
   auto refuse = [&](const Twine &why) -> FailureOr<bool> {
     return op->emitOpError()
@@ -72,7 +98,9 @@ FailureOr<bool> Importer::importWindow(linalg::GenericOp op) {
               "convolution or pooling), but "
            << why
            << "; ein imports 2-D convolutions and max/sum pooling in nhwc "
-              "(filter hwcf) or nchw (filter fchw) layouts";
+              "(filter hwcf) or nchw (filter fchw) layouts, grouped "
+              "convolutions in ngchw (filter gfchw) and depthwise ones in "
+              "nchw (filter chw) or nhwc (filter hwc or hwcm)";
   };
   if (op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics() ||
       op.getNumDpsInputs() != 2)
@@ -83,23 +111,28 @@ FailureOr<bool> Importer::importWindow(linalg::GenericOp op) {
   bool last;
   if (windowed == SmallVector<int64_t>{1, 2})
     last = true;
-  else if (windowed == SmallVector<int64_t>{2, 3})
+  else if (windowed == SmallVector<int64_t>{rank - 2, rank - 1})
     last = false;
   else
     return refuse("its windowed dimensions are not the rows and columns of "
                   "an nhwc or nchw tensor");
   AffineMap outMap = maps.back();
-  if (!outMap.isProjectedPermutation() || outMap.getNumResults() != 4)
-    return refuse("its result is not indexed by four loops");
+  int64_t outRank = outMap.getNumResults();
+  if (!outMap.isProjectedPermutation() || (outRank != 4 && outRank != 5))
+    return refuse("its result is not indexed by four or five loops");
   auto outLoop = [&](int64_t d) {
     return cast<AffineDimExpr>(outMap.getResult(d)).getPosition();
   };
+  SmallVector<int64_t> outSpatial =
+      last ? SmallVector<int64_t>{1, 2}
+           : SmallVector<int64_t>{outRank - 2, outRank - 1};
   SmallVector<int64_t> strides, dilations, windowLoops;
-  for (int64_t d : windowed) {
+  for (auto [i, d] : llvm::enumerate(windowed)) {
     SmallVector<Term> terms = *linearTerms(maps[0].getResult(d));
-    if (terms[0].loop != outLoop(d))
+    int64_t out = outLoop(outSpatial[i]);
+    if (terms[0].loop != out)
       std::swap(terms[0], terms[1]);
-    if (terms[0].loop != outLoop(d) ||
+    if (terms[0].loop != out ||
         llvm::is_contained(outMap.getResults(),
                            getAffineDimExpr(terms[1].loop, op.getContext())))
       return refuse("dimension " + Twine(d) +
@@ -109,43 +142,106 @@ FailureOr<bool> Importer::importWindow(linalg::GenericOp op) {
     dilations.push_back(terms[1].coefficient);
     windowLoops.push_back(terms[1].loop);
   }
-  int64_t chan = last ? 3 : 1;
-  auto plain = [&](AffineMap map, int64_t d) -> std::optional<int64_t> {
-    if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(d)))
-      return dim.getPosition();
-    return std::nullopt;
-  };
-  std::optional<int64_t> batch = plain(maps[0], 0),
-                         channel = plain(maps[0], chan);
-  if (!batch || *batch != outLoop(0) || !channel)
+  // The batch leads; the other dimensions are channels (the group, then
+  // the channel in it, for a grouped input or a depthwise result with a
+  // channel multiplier).
+  SmallVector<int64_t> inChannels, outChannels;
+  bool plainly = true;
+  for (int64_t d = 1; d < rank; ++d) {
+    if (llvm::is_contained(windowed, d))
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(maps[0].getResult(d));
+    plainly = plainly && dim;
+    if (dim)
+      inChannels.push_back(dim.getPosition());
+  }
+  for (int64_t d = 1; d < outRank; ++d)
+    if (!llvm::is_contained(outSpatial, d))
+      outChannels.push_back(outLoop(d));
+  auto batch = dyn_cast<AffineDimExpr>(maps[0].getResult(0));
+  if (!plainly || !batch || batch.getPosition() != outLoop(0))
     return refuse("its batch and channel dimensions are not read plainly "
                   "in the layout of its result");
-  bool pooling = *channel == outLoop(chan);
-  AffineMap second = maps[1];
   auto loopExpr = [&](int64_t l) {
     return getAffineDimExpr(l, op.getContext());
   };
-  if (pooling) {
-    if (second.getResults() != ArrayRef<AffineExpr>{loopExpr(windowLoops[0]),
-                                                    loopExpr(windowLoops[1])})
-      return refuse("its second input is neither a pooling window "
-                    "(indexed by the window's loops alone) nor a filter "
-                    "(grouped and depthwise convolutions are not imported "
-                    "yet)");
-  } else {
-    SmallVector<AffineExpr> filter =
-        last ? SmallVector<AffineExpr>{loopExpr(windowLoops[0]),
-                                       loopExpr(windowLoops[1]),
-                                       loopExpr(*channel),
-                                       loopExpr(outLoop(chan))}
-             : SmallVector<AffineExpr>{
-                   loopExpr(outLoop(chan)), loopExpr(*channel),
-                   loopExpr(windowLoops[0]), loopExpr(windowLoops[1])};
-    if (second.getResults() != ArrayRef<AffineExpr>(filter))
+  auto reads = [&](AffineMap map, ArrayRef<int64_t> loops) {
+    SmallVector<AffineExpr> exprs;
+    for (int64_t l : loops)
+      exprs.push_back(loopExpr(l));
+    return map.getResults() == ArrayRef<AffineExpr>(exprs);
+  };
+  int64_t kh = windowLoops[0], kw = windowLoops[1];
+  // What ein.conv reads and writes: the input and result in 4-D (groups
+  // folded into the channels) and an hwcf or fchw filter, each regrouped
+  // from the generic's operand by these (none where it is 4-D already).
+  bool pooling = false;
+  int64_t groups = 1;
+  SmallVector<ReassociationIndices> inGroups, outGroups;
+  // The filter's regroupings, in order (a channel multiplier's takes two).
+  SmallVector<SmallVector<ReassociationIndices>> filterSteps;
+  SmallVector<SmallVector<int64_t>> filterShapes;
+  ArrayRef<int64_t> w =
+      cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
+  if (inChannels.size() == 1 && outChannels.size() == 1 &&
+      inChannels[0] == outChannels[0]) {
+    int64_t k = inChannels[0];
+    if (reads(maps[1], {kh, kw})) {
+      pooling = true;
+    } else if (reads(maps[1], last ? SmallVector<int64_t>{kh, kw, k}
+                                   : SmallVector<int64_t>{k, kh, kw})) {
+      // Depthwise: a group per channel, one feature each.
+      groups = w[last ? 2 : 0];
+      filterSteps.push_back(
+          last ? SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}
+               : SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+      filterShapes.push_back(last ? SmallVector<int64_t>{w[0], w[1], 1, w[2]}
+                                  : SmallVector<int64_t>{w[0], 1, w[1], w[2]});
+    } else {
+      return refuse(Twine("its second input is neither a pooling window "
+                          "(indexed by the window's loops alone) nor a "
+                          "depthwise filter (") +
+                    (last ? "hwc" : "chw") + ")");
+    }
+  } else if (inChannels.size() == 1 && outChannels.size() == 1) {
+    int64_t c = inChannels[0], f = outChannels[0];
+    if (!reads(maps[1], last ? SmallVector<int64_t>{kh, kw, c, f}
+                             : SmallVector<int64_t>{f, c, kh, kw}))
       return refuse(Twine("its filter is not read as ") +
-                    (last ? "hwcf" : "fchw") +
-                    " (grouped and depthwise convolutions are not "
-                    "imported yet)");
+                    (last ? "hwcf" : "fchw"));
+  } else if (last && inChannels.size() == 1 && outChannels.size() == 2 &&
+             outChannels[0] == inChannels[0]) {
+    // Depthwise with a channel multiplier: channel k's m-th feature is
+    // output channel k * M + m, of group k.
+    if (!reads(maps[1], {kh, kw, inChannels[0], outChannels[1]}))
+      return refuse("its depthwise filter with a channel multiplier is not "
+                    "read as hwcm");
+    groups = w[2];
+    outGroups = {{0}, {1}, {2}, {3, 4}};
+    filterSteps.push_back({{0}, {1}, {2, 3}});
+    filterShapes.push_back({w[0], w[1], w[2] * w[3]});
+    filterSteps.push_back({{0}, {1}, {2, 3}});
+    filterShapes.push_back({w[0], w[1], 1, w[2] * w[3]});
+  } else if (!last && inChannels.size() == 2 && outChannels.size() == 2 &&
+             inChannels[0] == outChannels[0]) {
+    // Grouped: input [n, g, c, h, w], filter [g, f, c, kh, kw], result
+    // [n, g, f, oh, ow].
+    int64_t g = inChannels[0], c = inChannels[1], f = outChannels[1];
+    if (!reads(maps[1], {g, f, c, kh, kw}))
+      return refuse("its grouped filter is not read as gfchw");
+    groups = w[0];
+    inGroups = {{0}, {1, 2}, {3}, {4}};
+    outGroups = inGroups;
+    filterSteps.push_back({{0, 1}, {2}, {3}, {4}});
+    filterShapes.push_back({w[0] * w[1], w[2], w[3], w[4]});
+  } else {
+    return refuse(last && inChannels.size() == 2
+                      ? "it is a grouped convolution in nhwgc (its filter is "
+                        "no hwcf without a transpose; write it in ngchw, "
+                        "filter gfchw)"
+                      : "its channels are not those of a convolution (the "
+                        "result's channels, not the input's) or of a pooling "
+                        "(the same loop)");
   }
   // The body: a conv sums x * w, a pooling combines x by max or add.
   Block &body = op.getRegion().front();
@@ -179,13 +275,34 @@ FailureOr<bool> Importer::importWindow(linalg::GenericOp op) {
            origin(mul.getRhs()) == body.getArgument(0))))
       return refuse("its body is not a sum of input times filter");
   }
-  auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+  auto outType = cast<RankedTensorType>(op.getResult(0).getType());
   Value x = op.getDpsInputs()[0];
   Type element = cast<RankedTensorType>(x.getType()).getElementType();
-  if (resultType.getElementType() != element ||
+  if (outType.getElementType() != element ||
       (!pooling && cast<RankedTensorType>(op.getDpsInputs()[1].getType())
                            .getElementType() != element))
     return refuse("its input, filter and result element types differ");
+  builder.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  // The input and result with their groups folded into the channels.
+  auto folded = [&](RankedTensorType type,
+                    ArrayRef<ReassociationIndices> regroup) {
+    if (regroup.empty())
+      return type;
+    SmallVector<int64_t> shape;
+    for (const ReassociationIndices &group : regroup) {
+      int64_t size = 1;
+      for (int64_t d : group)
+        size *= type.getShape()[d];
+      shape.push_back(size);
+    }
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+  x = regrouped(loc, x, inGroups,
+                folded(cast<RankedTensorType>(x.getType()), inGroups));
+  RankedTensorType resultType = folded(outType, outGroups);
+  int64_t chan = last ? 3 : 1;
+  int64_t spatial[2] = {last ? 1 : 2, last ? 2 : 3};
   // A tensor.pad of the rows and columns only, with the value the window
   // ignores, is the op's padding.
   SmallVector<int64_t> padLow(2, 0), padHigh(2, 0);
@@ -206,36 +323,31 @@ FailureOr<bool> Importer::importWindow(linalg::GenericOp op) {
     // Any other pad is imported on its own (concatenated splats) and
     // the window reads the padded tensor.
     if (ignored && spatialOnly) {
-      for (auto [i, d] : llvm::enumerate(windowed)) {
+      for (auto [i, d] : llvm::enumerate(spatial)) {
         padLow[i] = low[d];
         padHigh[i] = high[d];
       }
       x = pad.getSource();
-      padOps.insert(pad);
+      foldedOps.insert(pad);
     }
   }
-  builder.setInsertionPoint(op);
-  Location loc = op.getLoc();
   // linalg's result may stop before the padded input ends: padding it
   // never reads is dropped, and rows or columns it never reads sliced
   // off.
+  SmallVector<int64_t> loopSizes = op.getStaticLoopRanges();
   auto inType = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> keep(inType.getShape());
-  for (auto [i, d] : llvm::enumerate(windowed)) {
-    int64_t reach = (cast<RankedTensorType>(op.getDpsInputs()[1].getType())
-                         .getShape()[pooling ? i : (last ? i : 2 + i)] -
-                     1) *
-                        dilations[i] +
-                    1;
+  for (auto [i, d] : llvm::enumerate(spatial)) {
+    int64_t reach = (loopSizes[windowLoops[i]] - 1) * dilations[i] + 1;
     int64_t needed = (resultType.getShape()[d] - 1) * strides[i] + reach;
     int64_t fromInput = needed - padLow[i];
     if (fromInput < 1)
       return refuse("its result reads only the padding of dimension " +
-                    Twine(d));
+                    Twine(windowed[i]));
     padHigh[i] =
         std::min(padHigh[i], std::max<int64_t>(0, fromInput - keep[d]));
-    int64_t reads = (keep[d] + padLow[i] + padHigh[i] - reach) / strides[i] + 1;
-    if (reads != resultType.getShape()[d])
+    int64_t rows = (keep[d] + padLow[i] + padHigh[i] - reach) / strides[i] + 1;
+    if (rows != resultType.getShape()[d])
       keep[d] = std::min(keep[d], fromInput);
   }
   if (keep != SmallVector<int64_t>(inType.getShape()))
@@ -246,18 +358,23 @@ FailureOr<bool> Importer::importWindow(linalg::GenericOp op) {
   StringRef layout = last ? "nhwc" : "nchw";
   Value result;
   if (pooling) {
-    ArrayRef<int64_t> window =
-        cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
+    SmallVector<int64_t> window = {loopSizes[kh], loopSizes[kw]};
     result = PoolOp::create(builder, loc, resultType, *kind, x, layout, window,
                             strides, dilations, padLow, padHigh, SpecAttr(),
                             IntegerAttr());
   } else {
-    result = ConvOp::create(builder, loc, resultType, x, op.getDpsInputs()[1],
-                            layout, strides, dilations, padLow, padHigh,
-                            SpecAttr(), IntegerAttr());
+    Value filter = op.getDpsInputs()[1];
+    for (auto [regroup, shape] : llvm::zip(filterSteps, filterShapes))
+      filter = regrouped(loc, filter, regroup,
+                         RankedTensorType::get(shape, element));
+    result = ConvOp::create(
+        builder, loc, resultType, x, filter, layout, strides, dilations, padLow,
+        padHigh, static_cast<uint64_t>(groups), SpecAttr(), IntegerAttr());
   }
   if (failed(mlir::verify(result.getDefiningOp())))
     return failure();
+  if (!outGroups.empty())
+    result = reshapeOf(op, result, outGroups, outType);
   // A sum or max into a tensor other than its identity (a bias broadcast
   // into the result) is combined afterwards.
   Value init = op.getDpsInits()[0];

@@ -119,10 +119,14 @@ enum class OpKind {
 
 /// A 2-D window (conv, pool): over "nhwc" or "nchw" tensors, two values
 /// each (rows, columns). `sizes` is a pool's window (a conv's is its
-/// filter's rows and columns).
+/// filter's rows and columns). `groups` is a conv's group count: its
+/// input and output channels split into that many groups, each output
+/// channel reading its group's input channels (the filter holds one
+/// group's); written as "groups" only where it is not 1.
 struct Window2d {
   std::string layout;
   std::vector<int64_t> sizes, strides, dilations, padLow, padHigh;
+  int64_t groups = 1;
 };
 
 struct Op {
@@ -171,8 +175,10 @@ std::vector<int64_t> windowResultShape(const Window2d &w,
 
 /// The shape of a conv's result over `input` by `filter` (hwcf for nhwc,
 /// fchw for nchw; `w.sizes` unused: the filter's rows and columns); empty
-/// with `error` set where the filter does not read the input's channels or
-/// the window is not valid (windowResultShape).
+/// with `error` set where the filter does not read the input's channels in
+/// `w.groups` groups (a positive count dividing the input's and the
+/// filter's output channels) or the window is not valid
+/// (windowResultShape).
 std::vector<int64_t> convResultShape(const Window2d &w,
                                      const std::vector<int64_t> &input,
                                      const std::vector<int64_t> &filter,

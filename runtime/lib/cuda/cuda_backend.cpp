@@ -760,6 +760,7 @@ private:
         p.padLow[d] = s.conv.padLow[d];
         p.padHigh[d] = s.conv.padHigh[d];
       }
+      p.groups = s.conv.groups;
       p.type = elementType(x.dtype);
       check(cudaSetDevice(s.device), "cudaSetDevice");
       try {

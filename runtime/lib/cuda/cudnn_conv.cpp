@@ -3,7 +3,8 @@
 // One CONVOLUTION_FORWARD operation, y = conv(x, w) with alpha 1 and beta 0,
 // in cuDNN's dimension order (x [n, c, h, w], w [k, c, r, s], y [n, k, p,
 // q]) with the strides of the buffers' own layout: nhwc and hwcf, or nchw
-// and fchw, row-major. The padding before and after may differ (a block cut
+// and fchw, row-major; grouped, w holds c / groups channels [k, c / g, r,
+// s]. The padding before and after may differ (a block cut
 // by rows has padding on one side only), which the backend API takes as
 // pre- and post-paddings.
 //
@@ -36,7 +37,8 @@ std::string ConvProblem::describe() const {
          ", stride " + x({strides[0], strides[1]}) + ", dilation " +
          x({dilations[0], dilations[1]}) + ", padding " +
          x({padLow[0], padLow[1]}) + " before, " + x({padHigh[0], padHigh[1]}) +
-         " after";
+         " after" +
+         (groups != 1 ? ", " + std::to_string(groups) + " groups" : "");
 }
 
 namespace {
@@ -69,9 +71,11 @@ public:
                p.channelsLast);
     // The filter [k, c, r, s] channels last is fhwc (k, r, s, c), as
     // cuDNN's channels-last engines read it (they give wrong results for
-    // an hwcf filter, k innermost, whose strides they accept).
+    // an hwcf filter, k innermost, whose strides they accept). Grouped, it
+    // holds c / groups channels, which is how cuDNN tells the groups.
     cudnnBackendDescriptor_t w = tensor(
-        kUidW, "w", io, {p.features, p.channels, p.windowRows, p.windowColumns},
+        kUidW, "w", io,
+        {p.features, p.channels / p.groups, p.windowRows, p.windowColumns},
         p.channelsLast);
     cudnnBackendDescriptor_t y =
         tensor(kUidY, "y", io, {p.batch, p.features, p.outRows, p.outColumns},

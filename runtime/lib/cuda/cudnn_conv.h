@@ -36,6 +36,10 @@ struct ConvProblem {
   int64_t outRows = 0, outColumns = 0;
   std::array<int64_t, 2> strides{1, 1}, dilations{1, 1}, padLow{0, 0},
       padHigh{0, 0};
+  /// Channel groups: the filter reads `channels / groups` input channels,
+  /// those of its output channel's group (cuDNN infers the count from the
+  /// filter's channels).
+  int64_t groups = 1;
   ElementType type = BF16;
 
   /// "conv nhwc 32x64x56x56 * 64x3x3 -> 32x64x56x56 bf16, stride 1x1, ...".

@@ -255,4 +255,23 @@ func.func @mask(%m: tensor<2x6xi64>) -> tensor<2x6x6xi1> {
     ein.yield %both : i1
   }
   return %y : tensor<2x6x6xi1>
+
+// -----
+
+// A grouped convolution's block (2 groups: 2 input and 3 output channels
+// each): one generic over n, oh, ow, f, kh, kw, c whose input channel is
+// the group's first, (f floordiv 3) * 2, plus c; the filter holds one
+// group's 2 channels.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d3 floordiv 3) * 2 + d6, d1 + d4, d2 + d5)>
+// CHECK-DAG: #[[FILTER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d6, d4, d5)>
+// CHECK-DAG: #[[OUTMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1, d2)>
+// CHECK-LABEL: func.func @grouped_conv_block
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<1x4x5x5xf32>, %[[W:.*]]: memref<6x2x3x3xf32>, %[[Y:.*]]: memref<1x6x3x3xf32>)
+// CHECK: linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[FILTER]], #[[OUTMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %[[W]] : memref<1x4x5x5xf32>, memref<6x2x3x3xf32>) outs(%[[Y]] : memref<1x6x3x3xf32>)
+// LLVM-LABEL: func.func @grouped_conv_block
+// LLVM: llvm.func internal @ein_kernel_0.body
+func.func @grouped_conv_block(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
+  %c = ein.conv %x, %w {device = 0 : i64, layout = "nchw", groups = 2 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32> -> tensor<1x6x3x3xf32>
+  return %c : tensor<1x6x3x3xf32>
 }

@@ -387,3 +387,27 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
     return %r, %s : tensor<4x8192xbf16>, tensor<8x1024xbf16>
   }
 }
+
+// -----
+
+// Grouped convolution blocks (2 groups): in bf16 the cuDNN conv step takes
+// it (no kernel); in f32 a generated kernel, a thread an output element,
+// summing the window and its group's 2 input channels, read at channel
+// c + (f floordiv 3) * 2.
+// CHECK-DAG: #[[CHAN:.*]] = affine_map<(d0)[s0] -> (d0 + (s0 floordiv 3) * 2)>
+// CHECK-LABEL: func.func @grouped_conv_blocks
+// CHECK: ein.conv %{{.*}}, %{{.*}} {device = 0 : i64, dilations = array<i64: 1, 1>, groups = 2 : i64, layout = "nchw", {{.*}} : tensor<1x4x5x5xbf16>
+// CHECK: ein.conv %{{.*}}, %{{.*}} {device = 0 : i64, dilations = array<i64: 1, 1>, ein.kernel = "ein_kernel_0", groups = 2 : i64, {{.*}} : tensor<1x4x5x5xf32>
+// CHECK: gpu.func @ein_kernel_0_1(%[[X:.*]]: memref<1x4x5x5xf32>, %[[W:.*]]: memref<6x2x3x3xf32>, %{{.*}}: memref<1x6x3x3xf32>) kernel
+// CHECK: %[[F:.*]] = arith.remui %{{.*}}, %c6 : index
+// CHECK: scf.for %[[C:.*]] = %c0 to %c2 step %c1
+// CHECK: %[[XC:.*]] = affine.apply #[[CHAN]](%[[C]])[%[[F]]]
+// CHECK: memref.load %[[X]][%c0, %[[XC]],
+// CHECK: memref.load %[[W]][%[[F]], %[[C]],
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @grouped_conv_blocks(%x: tensor<1x4x5x5xbf16>, %w: tensor<6x2x3x3xbf16>, %y: tensor<1x4x5x5xf32>, %v: tensor<6x2x3x3xf32>) -> (tensor<1x6x3x3xbf16>, tensor<1x6x3x3xf32>) {
+    %c = ein.conv %x, %w {device = 0 : i64, layout = "nchw", groups = 2 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x5x5xbf16>, tensor<6x2x3x3xbf16> -> tensor<1x6x3x3xbf16>
+    %d = ein.conv %y, %v {device = 0 : i64, layout = "nchw", groups = 2 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32> -> tensor<1x6x3x3xf32>
+    return %c, %d : tensor<1x6x3x3xbf16>, tensor<1x6x3x3xf32>
+  }
+}

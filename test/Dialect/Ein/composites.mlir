@@ -84,6 +84,21 @@ func.func @windows(%x: tensor<8x56x56x64xbf16>, %w: tensor<3x3x64x128xbf16>, %y:
 
 // -----
 
+// Grouped and depthwise convolutions carry `groups`; a group count of 1,
+// written or not, is not printed.
+// CHECK-LABEL: func.func @grouped_windows
+// CHECK: ein.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 4 : i64, layout = "nchw", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 1, 1>} : tensor<2x8x6x6xf32>, tensor<12x2x3x3xf32> -> tensor<2x12x6x6xf32>
+// CHECK: ein.conv %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>, groups = 12 : i64, layout = "nhwc", pad_high = array<i64: 0, 0>, pad_low = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<2x6x6x12xbf16>, tensor<3x3x1x24xbf16> -> tensor<2x2x2x24xbf16>
+// CHECK: ein.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, layout = "nchw", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 1, 1>} : tensor<2x12x6x6xf32>, tensor<3x12x1x1xf32> -> tensor<2x3x6x6xf32>
+func.func @grouped_windows(%x: tensor<2x8x6x6xf32>, %w: tensor<12x2x3x3xf32>, %y: tensor<2x6x6x12xbf16>, %v: tensor<3x3x1x24xbf16>, %u: tensor<3x12x1x1xf32>) -> (tensor<2x3x6x6xf32>, tensor<2x2x2x24xbf16>) {
+  %g = ein.conv %x, %w {layout = "nchw", groups = 4 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<2x8x6x6xf32>, tensor<12x2x3x3xf32> -> tensor<2x12x6x6xf32>
+  %d = ein.conv %y, %v {layout = "nhwc", groups = 12 : i64, strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, pad_low = array<i64: 2, 2>, pad_high = array<i64: 0, 0>} : tensor<2x6x6x12xbf16>, tensor<3x3x1x24xbf16> -> tensor<2x2x2x24xbf16>
+  %p = ein.conv %g, %u {layout = "nchw", groups = 1 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x12x6x6xf32>, tensor<3x12x1x1xf32> -> tensor<2x3x6x6xf32>
+  return %p, %d : tensor<2x3x6x6xf32>, tensor<2x2x2x24xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @arg_reduces
 // CHECK: ein.arg_reduce max %{{.*}} dim 1 : tensor<16x8xbf16> -> tensor<16xi64>
 // CHECK: ein.arg_reduce min %{{.*}} dim 0 : tensor<16x8xbf16> -> tensor<8xi32>

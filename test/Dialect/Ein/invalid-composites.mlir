@@ -329,9 +329,41 @@ func.func @conv_filter_type(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3x2xbf16>) -
 // -----
 
 func.func @conv_groups(%x: tensor<1x4x4x4xf32>, %w: tensor<3x3x2x2xf32>) -> tensor<1x2x2x2xf32> {
-  // expected-error @+1 {{filter reads 2 input channels but the input has 4 (grouped convolutions are not supported)}}
+  // expected-error @+1 {{filter reads 2 input channels but the input has 4 (a grouped convolution says so in `groups`)}}
   %c = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x4xf32>, tensor<3x3x2x2xf32> -> tensor<1x2x2x2xf32>
   return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_groups_positive(%x: tensor<1x4x4x4xf32>, %w: tensor<3x3x4x2xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{groups must be positive, got 0}}
+  %c = ein.conv %x, %w {layout = "nhwc", groups = 0 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x4xf32>, tensor<3x3x4x2xf32> -> tensor<1x2x2x2xf32>
+  return %c : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @conv_groups_channels(%x: tensor<1x6x4x4xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x2x2xf32> {
+  // expected-error @+1 {{groups (4) must divide the input's 6 channels}}
+  %c = ein.conv %x, %w {layout = "nchw", groups = 4 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x6x4x4xf32>, tensor<4x2x3x3xf32> -> tensor<1x4x2x2xf32>
+  return %c : tensor<1x4x2x2xf32>
+}
+
+// -----
+
+func.func @conv_groups_features(%x: tensor<1x4x4x8xf32>, %w: tensor<3x3x2x6xf32>) -> tensor<1x2x2x6xf32> {
+  // expected-error @+1 {{groups (4) must divide the filter's 6 output channels}}
+  %c = ein.conv %x, %w {layout = "nhwc", groups = 4 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x4x4x8xf32>, tensor<3x3x2x6xf32> -> tensor<1x2x2x6xf32>
+  return %c : tensor<1x2x2x6xf32>
+}
+
+// -----
+
+func.func @conv_groups_filter(%x: tensor<1x8x4x4xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x2x2xf32> {
+  // expected-error @+1 {{filter reads 4 input channels per group but the input's 8 channels in 4 groups are 2 per group}}
+  %c = ein.conv %x, %w {layout = "nchw", groups = 4 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x8x4x4xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x2x2xf32>
+  return %c : tensor<1x4x2x2xf32>
 }
 
 // -----

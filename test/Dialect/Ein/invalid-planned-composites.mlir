@@ -93,6 +93,16 @@ module attributes {ein.target = #ein.target<devices = 2>} {
 // -----
 
 module attributes {ein.target = #ein.target<devices = 2>} {
+  func.func @grouped_filter_uncut(%x: !ein.rel<1x4x8x8xf32, parts = [1, 1, 1, 1]>, %w: !ein.rel<4x1x3x3xf32, parts = [1, 1, 1, 1]>) -> !ein.rel<1x4x6x6xf32, parts = [1, 2, 1, 1]> {
+    // expected-error @+1 {{spec cuts loops g x f into 2 parts but input 1 is cut into 1 along dimension 0}}
+    %c = ein.conv %x, %w {layout = "nchw", groups = 4 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, spec = #ein.spec<[1, 1, 1, 2, 1, 1]>} : !ein.rel<1x4x8x8xf32, parts = [1, 1, 1, 1]>, !ein.rel<4x1x3x3xf32, parts = [1, 1, 1, 1]> -> !ein.rel<1x4x6x6xf32, parts = [1, 2, 1, 1]>
+    return %c : !ein.rel<1x4x6x6xf32, parts = [1, 2, 1, 1]>
+  }
+}
+
+// -----
+
+module attributes {ein.target = #ein.target<devices = 2>} {
   func.func @arg_reduce_cut_dim(%x: !ein.rel<4x8xf32, parts = [1, 2]>) -> !ein.rel<4xi64, parts = [1], replicas = 2> {
     // expected-error @+1 {{spec #ein.spec<[1, 2]> cuts loop 'd1', which its kernel keeps whole (it reduces or normalises along it)}}
     %i = ein.arg_reduce max %x dim 1 {spec = #ein.spec<[1, 2]>} : !ein.rel<4x8xf32, parts = [1, 2]> -> !ein.rel<4xi64, parts = [1], replicas = 2>

@@ -80,3 +80,21 @@ module attributes {ein.target = #ein.target<devices = 4>} {
     return %c : !ein.rel<1x8x8x2xf32, parts = [1, 2, 1, 1], replicas = 2, partial = add>
   }
 }
+
+// -----
+
+// Grouped convolutions planned by their groups (loops n, oh, ow, g, f, c):
+// a depthwise one on 4 GPUs cut by `g`, and one of 2 groups on 4 GPUs cut
+// by `g` and by `f` within each group. The filter's and the result's
+// channels are cut as their `(g, f)` loops are, the input is read by
+// intersection, and there are no partial sums.
+// CHECK-LABEL: func.func @grouped_by_groups
+// CHECK: ein.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 8 : i64, layout = "nchw", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, spec = #ein.spec<[1, 1, 1, 4, 1, 1]>, strides = array<i64: 1, 1>} : !ein.rel<1x8x8x8xf32, parts = [1, 1, 1, 1]>, !ein.rel<8x1x3x3xf32, parts = [4, 1, 1, 1]> -> !ein.rel<1x8x8x8xf32, parts = [1, 4, 1, 1]>
+// CHECK: ein.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 2 : i64, layout = "nhwc", pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, spec = #ein.spec<[1, 1, 1, 2, 2, 1]>, strides = array<i64: 1, 1>} : !ein.rel<1x6x6x4xf32, parts = [1, 1, 1, 1]>, !ein.rel<3x3x2x8xf32, parts = [1, 1, 1, 4]> -> !ein.rel<1x4x4x8xf32, parts = [1, 1, 1, 4]>
+module attributes {ein.target = #ein.target<devices = 4>} {
+  func.func @grouped_by_groups(%x: !ein.rel<1x8x8x8xf32, parts = [1, 1, 1, 1]>, %w: !ein.rel<8x1x3x3xf32, parts = [4, 1, 1, 1]>, %y: !ein.rel<1x6x6x4xf32, parts = [1, 1, 1, 1]>, %v: !ein.rel<3x3x2x8xf32, parts = [1, 1, 1, 4]>) -> (!ein.rel<1x8x8x8xf32, parts = [1, 4, 1, 1]>, !ein.rel<1x4x4x8xf32, parts = [1, 1, 1, 4]>) {
+    %d = ein.conv %x, %w {layout = "nchw", groups = 8 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, spec = #ein.spec<[1, 1, 1, 4, 1, 1]>} : !ein.rel<1x8x8x8xf32, parts = [1, 1, 1, 1]>, !ein.rel<8x1x3x3xf32, parts = [4, 1, 1, 1]> -> !ein.rel<1x8x8x8xf32, parts = [1, 4, 1, 1]>
+    %g = ein.conv %y, %v {layout = "nhwc", groups = 2 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, spec = #ein.spec<[1, 1, 1, 2, 2, 1]>} : !ein.rel<1x6x6x4xf32, parts = [1, 1, 1, 1]>, !ein.rel<3x3x2x8xf32, parts = [1, 1, 1, 4]> -> !ein.rel<1x4x4x8xf32, parts = [1, 1, 1, 4]>
+    return %d, %g : !ein.rel<1x8x8x8xf32, parts = [1, 4, 1, 1]>, !ein.rel<1x4x4x8xf32, parts = [1, 1, 1, 4]>
+  }
+}

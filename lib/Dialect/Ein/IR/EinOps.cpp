@@ -742,11 +742,28 @@ LogicalResult ConvOp::verify() {
   if (elementTypeOf(getFilter().getType()) != element)
     return emitOpError() << "filter must hold " << element << " as the input "
                          << "does, got " << getFilter().getType();
-  if (channels != in[layout.channels])
+  int64_t groups = getGroupCount();
+  if (groups < 1)
+    return emitOpError() << "groups must be positive, got " << groups;
+  if (in[layout.channels] % groups != 0)
+    return emitOpError() << "groups (" << groups << ") must divide the input's "
+                         << in[layout.channels] << " channels";
+  if (features % groups != 0)
+    return emitOpError() << "groups (" << groups
+                         << ") must divide the filter's " << features
+                         << " output channels";
+  if (channels * groups != in[layout.channels]) {
+    if (groups == 1)
+      return emitOpError() << "filter reads " << channels
+                           << " input channels but the input has "
+                           << in[layout.channels]
+                           << " (a grouped convolution says so in `groups`)";
     return emitOpError() << "filter reads " << channels
-                         << " input channels but the input has "
-                         << in[layout.channels]
-                         << " (grouped convolutions are not supported)";
+                         << " input channels per group but the input's "
+                         << in[layout.channels] << " channels in " << groups
+                         << " groups are " << in[layout.channels] / groups
+                         << " per group";
+  }
   SmallVector<int64_t> shape(4);
   shape[layout.batch] = in[layout.batch];
   shape[layout.channels] = features;
@@ -773,12 +790,20 @@ Type ConvOp::getAccType() {
 SmallVector<int64_t> ConvOp::getLoopSizes() {
   WindowLayout layout = *windowLayout(getLayout());
   ArrayRef<int64_t> out = shapeOf(getType());
-  return {out[layout.batch], out[layout.rows], out[layout.columns],
-          out[layout.channels], shapeOf(getInput().getType())[layout.channels]};
+  int64_t groups = getGroupCount();
+  int64_t features = out[layout.channels],
+          channels = shapeOf(getInput().getType())[layout.channels];
+  if (groups == 1)
+    return {out[layout.batch], out[layout.rows], out[layout.columns], features,
+            channels};
+  return {out[layout.batch], out[layout.rows], out[layout.columns], groups,
+          features / groups, channels / groups};
 }
 
 SmallVector<std::string> ConvOp::getLoopNames() {
-  return {"n", "oh", "ow", "f", "c"};
+  if (getGroupCount() == 1)
+    return {"n", "oh", "ow", "f", "c"};
+  return {"n", "oh", "ow", "g", "f", "c"};
 }
 
 LogicalResult PoolOp::verify() {
@@ -1576,13 +1601,13 @@ SmallVector<int64_t> ArgReduceOp::getWholeLoops() {
 }
 
 /// The input access of a windowed op whose loops `n, oh, ow` are 0, 1, 2
-/// and whose channel loop is `channelLoop`: rows and columns read through
-/// the window (their halos included), the batch and channels plainly.
-static OperandAccess windowedInput(StringRef layoutName, int64_t channelLoop,
-                                   ArrayRef<int64_t> window,
-                                   ArrayRef<int64_t> strides,
-                                   ArrayRef<int64_t> dilations,
-                                   ArrayRef<int64_t> padLow) {
+/// and whose channels span `channelLoops` (outermost first): rows and
+/// columns read through the window (their halos included), the batch and
+/// channels plainly.
+static OperandAccess
+windowedInput(StringRef layoutName, ArrayRef<int64_t> channelLoops,
+              ArrayRef<int64_t> window, ArrayRef<int64_t> strides,
+              ArrayRef<int64_t> dilations, ArrayRef<int64_t> padLow) {
   WindowLayout layout = *windowLayout(layoutName);
   OperandAccess access;
   access.dimLoops.resize(4);
@@ -1590,7 +1615,8 @@ static OperandAccess windowedInput(StringRef layoutName, int64_t channelLoop,
   access.stride.assign(4, 1);
   access.extent.assign(4, 1);
   access.dimLoops[layout.batch] = {0};
-  access.dimLoops[layout.channels] = {channelLoop};
+  access.dimLoops[layout.channels].assign(channelLoops.begin(),
+                                          channelLoops.end());
   int64_t spatial[2] = {layout.rows, layout.columns};
   for (auto [d, dim] : llvm::enumerate(spatial)) {
     access.dimLoops[dim] = {int64_t(d) + 1};
@@ -1601,33 +1627,43 @@ static OperandAccess windowedInput(StringRef layoutName, int64_t channelLoop,
   return access;
 }
 
-/// The result access of a windowed op: loops `n, oh, ow` then
-/// `channelLoop`, in the layout's places.
-static OperandAccess windowedResult(StringRef layoutName, int64_t channelLoop) {
+/// The result access of a windowed op: loops `n, oh, ow` then the
+/// channels' `channelLoops`, in the layout's places.
+static OperandAccess windowedResult(StringRef layoutName,
+                                    ArrayRef<int64_t> channelLoops) {
   WindowLayout layout = *windowLayout(layoutName);
   OperandAccess access;
   access.dimLoops.resize(4);
   access.dimLoops[layout.batch] = {0};
   access.dimLoops[layout.rows] = {1};
   access.dimLoops[layout.columns] = {2};
-  access.dimLoops[layout.channels] = {channelLoop};
+  access.dimLoops[layout.channels].assign(channelLoops.begin(),
+                                          channelLoops.end());
   return access;
 }
 
 OpAccesses ConvOp::getAccesses() {
-  // Loops: n, oh, ow, f, c. The filter's window stays whole.
+  // Loops: n, oh, ow, f, c; with groups, n, oh, ow, g, f, c, each channel
+  // dimension spanning the group and its place in the group. The filter's
+  // window stays whole.
   bool last = getLayout() == "nhwc";
   ArrayRef<int64_t> filter = shapeOf(getFilter().getType());
   int64_t window[2] = {filter[last ? 0 : 2], filter[last ? 1 : 3]};
+  SmallVector<int64_t, 2> features = {3}, channels = {4};
+  if (getGroupCount() != 1) {
+    features = {3, 4};
+    channels = {3, 5};
+  }
+  SmallVector<int64_t, 2> perGroup = {channels.back()};
   OpAccesses a = accessesOf(*this);
   OperandAccess weights;
   weights.dimLoops =
-      last ? SmallVector<SmallVector<int64_t, 2>>{{}, {}, {4}, {3}}
-           : SmallVector<SmallVector<int64_t, 2>>{{3}, {4}, {}, {}};
-  a.inputs = {windowedInput(getLayout(), 4, window, getStrides(),
+      last ? SmallVector<SmallVector<int64_t, 2>>{{}, {}, perGroup, features}
+           : SmallVector<SmallVector<int64_t, 2>>{features, perGroup, {}, {}};
+  a.inputs = {windowedInput(getLayout(), channels, window, getStrides(),
                             getDilations(), getPadLow()),
               weights};
-  a.result = windowedResult(getLayout(), 3);
+  a.result = windowedResult(getLayout(), features);
   a.aggregation = AggKind::Add;
   a.accumulator = partialElement(*this, getAccType());
   return a;
@@ -1643,9 +1679,9 @@ double ConvOp::getFlopsPerPoint() {
 OpAccesses PoolOp::getAccesses() {
   // Loops: n, oh, ow, c.
   OpAccesses a = accessesOf(*this);
-  a.inputs = {windowedInput(getLayout(), 3, getWindow(), getStrides(),
+  a.inputs = {windowedInput(getLayout(), {3}, getWindow(), getStrides(),
                             getDilations(), getPadLow())};
-  a.result = windowedResult(getLayout(), 3);
+  a.result = windowedResult(getLayout(), {3});
   return a;
 }
 

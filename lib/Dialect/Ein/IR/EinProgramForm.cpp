@@ -216,6 +216,7 @@ static void describeWindow(WindowOp op, ::ein::Op &entry) {
 LogicalResult ConvOp::describeInProgram(::ein::Op &entry) {
   entry.kind = ::ein::OpKind::Conv;
   describeWindow(*this, entry);
+  entry.window.groups = getGroupCount();
   return success();
 }
 

@@ -322,16 +322,33 @@ def Ein_ConvOp : Ein_CompositeOp<"conv"> {
     same with channels before the spatial dimensions. bf16 and f16 sums
     accumulate in f32.
 
+    `groups` (default 1, not printed then) splits the channels as PyTorch's
+    `groups` does: the input's `C = groups * Cg` channels and the filter's
+    `F = groups * Fg` output channels form `groups` groups, and output
+    channel `f` sums over the `Cg` input channels of its group `f / Fg`
+    only. The filter holds `Cg` input channels: `fchw` is
+    `[F, Cg, kh, kw]`, `hwcf` is `[kh, kw, Cg, F]`. A depthwise convolution
+    is `groups = C` (`Cg = 1`; `Fg` output channels per input channel).
+
     Its loops, for a spec, are `n, oh, ow, f, c`: the batch, the output's
     rows and columns, its channels and the input's channels (a cut of `c`
-    leaves partial sums that add). The filter's window stays whole. A cut of
-    `oh` or `ow` makes each block read its rows or columns of the input and
-    the halo its window reaches into; a device-level block carries the
-    padding of its own edges.
+    leaves partial sums that add). With `groups > 1` they are `n, oh, ow,
+    g, f, c`: the group, then the output and input channels within a
+    group. `g` is cut like a batch (each block reads its groups' input
+    channels and filter rows, no partial sums); `f` or `c` can be cut only
+    under a `g` cut into single groups (the planner's rule for a dimension
+    spanning two loops), a device-level block holding the `groups` of its
+    own channels. The filter's window stays whole. A cut of `oh` or `ow`
+    makes each block read its rows or columns of the input and the halo
+    its window reaches into; a device-level block carries the padding of
+    its own edges.
 
     ```mlir
     %y = ein.conv %x, %w {layout = "nhwc", strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>}
         : tensor<8x56x56x64xbf16>, tensor<3x3x64x128xbf16> -> tensor<8x28x28x128xbf16>
+    // Depthwise: 32 groups of one channel each.
+    %d = ein.conv %x2, %w2 {layout = "nchw", groups = 32 : i64, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>}
+        : tensor<2x32x16x16xf32>, tensor<32x1x3x3xf32> -> tensor<2x32x16x16xf32>
     ```
   }];
   let arguments = (ins Ein_AnyTensorOrRelation:$input,
@@ -341,6 +358,7 @@ def Ein_ConvOp : Ein_CompositeOp<"conv"> {
                    DenseI64ArrayAttr:$dilations,
                    DenseI64ArrayAttr:$pad_low,
                    DenseI64ArrayAttr:$pad_high,
+                   DefaultValuedAttr<I64Attr, "1">:$groups,
                    OptionalAttr<Ein_SpecAttr>:$spec, OptionalAttr<I64Attr>:$device);
   let results = (outs Ein_AnyTensorOrRelation:$result);
   let assemblyFormat = [{
@@ -350,6 +368,8 @@ def Ein_ConvOp : Ein_CompositeOp<"conv"> {
   let extraClassDeclaration = [{
     /// The element type sums move and add in: f32 for bf16 and f16.
     ::mlir::Type getAccType();
+    /// The group count (the `groups` attribute, 1 when absent).
+    int64_t getGroupCount() { return getGroupsAttr().getInt(); }
   }];
 }
 
