@@ -863,10 +863,12 @@ def _view(t, node, a, shape, *rest):
     return t.e.reshape(t.tensor(a), out_shape)
 
 
-@handles("as_strided")
+@handles("as_strided", "as_strided_")
 def _as_strided(t, node, a, size, stride, storage_offset=None):
     # Functionalization replays some views as as_strided (convnext's
-    # permutes around a layer norm on a 1x1 map). Over a value (dense, row
+    # permutes around a layer norm on a 1x1 map; PyTorch 2 keeps the
+    # metadata-only in-place form, as_strided_, before a flatten after
+    # adaptive pooling: its result is the view). Over a value (dense, row
     # major) it is a permutation of a reshape when its strides, dimensions
     # of one element aside, are a row-major layout of all the elements
     # from offset 0: read in descending stride order, then permuted.
