@@ -149,8 +149,20 @@ class Modules(Case):
         # pooling, residual adds, adaptive average pooling, the classifier)
         # on a 32x32 image.
         model = _randomize_norms(torchvision.models.resnet18(num_classes=10))
-        self.check("resnet18", model, (torch.randn(1, 3, 32, 32),),
-                   devices=(1, 2))
+        self.check("resnet18", model, (torch.randn(1, 3, 32, 32),))
+
+    @unittest.skipUnless(torchvision, "torchvision is not installed "
+                         "(scripts/setup.sh installs python3-torchvision)")
+    def test_vit_b_16(self):
+        # torchvision's ViT-B/16 whole (the patch convolution, the class
+        # token, 12 encoder blocks of nn.MultiheadAttention, the head) on a
+        # 32x32 image: 4 patches and the class token. Its head starts at
+        # zero: drawn again, so the logits are not all the bias.
+        torch.manual_seed(0)
+        model = torchvision.models.vit_b_16(image_size=32, num_classes=10)
+        with torch.no_grad():
+            model.heads.head.weight.normal_(0, 0.05)
+        self.check("vit_b_16", model, (torch.randn(1, 3, 32, 32),))
 
 
 @unittest.skipUnless(torchvision, "torchvision is not installed "
