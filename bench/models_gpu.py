@@ -9,7 +9,8 @@ compiler):
   there: python3 bench/models_gpu.py run DIR [NAMES]      # load, compare
 
 (NAMES: a comma list of the models below, or of families (`lm`, `vision`,
-`encoder`); all when left out.)
+`encoder`, `real`: causal LMs at the sizes of real checkpoints); all when
+left out.)
 
 Each model is built from its library's config with random weights from a
 fixed seed on both machines, in bf16, in eval mode, and called as a user
@@ -136,17 +137,28 @@ MODELS = {
                        image()),
     "vit_b_16": ("vision", torchvision_model("vit_b_16"), image()),
     "timm-convnext_atto": ("vision", timm_model("convnext_atto"), image()),
+    # At the sizes of real checkpoints (random weights): GPT-2 (124M),
+    # Qwen2.5-0.5B and Llama-3.2-1B (tied embeddings), one sequence.
+    "gpt2-124m": ("real", causal_lm("gpt2", layers=12, hidden=768,
+                                    heads=12, vocab=50257), ids(1, 1024)),
+    "qwen2.5-0.5b": ("real", causal_lm(
+        "qwen2", layers=24, hidden=896, heads=14, kv=2, inter=4864,
+        vocab=151936, tie_word_embeddings=True), ids(1, 1024)),
+    "llama-3.2-1b": ("real", causal_lm(
+        "llama", layers=16, hidden=2048, heads=32, kv=8, inter=8192,
+        vocab=128256, tie_word_embeddings=True, rope_theta=500000.0),
+        ids(1, 1024)),
 }
 
 
-def inputs_for(kind, shape, device):
+def inputs_for(kind, shape, device, vocab=VOCAB):
     """The seeded example inputs of a model (ids in the vocabulary; a mask
     whose second row pads its last quarter)."""
     torch = _torch()
     torch.manual_seed(1)
     if kind == "image":
         return (torch.randn(*shape).to(torch.bfloat16).to(device),)
-    tokens = torch.randint(0, VOCAB, shape, dtype=torch.int64).to(device)
+    tokens = torch.randint(0, vocab, shape, dtype=torch.int64).to(device)
     if kind == "ids":
         return (tokens,)
     mask = torch.ones(shape, dtype=torch.int64)
@@ -199,9 +211,11 @@ def build(name, device="cuda"):
     _, factory, (kind, shape) = MODELS[name]
     torch.manual_seed(0)
     model = _randomized(factory()).to(torch.bfloat16).eval().to(device)
+    config = getattr(model, "config", None)
+    vocab = getattr(config, "vocab_size", VOCAB) if config else VOCAB
     if kind == "ids+mask":
         model = _with_mask(model).eval()
-    return model, inputs_for(kind, shape, device)
+    return model, inputs_for(kind, shape, device, vocab)
 
 
 def selected(names):
