@@ -255,6 +255,7 @@ func.func @mask(%m: tensor<2x6xi64>) -> tensor<2x6x6xi1> {
     ein.yield %both : i1
   }
   return %y : tensor<2x6x6xi1>
+}
 
 // -----
 
