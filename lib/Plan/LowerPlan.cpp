@@ -130,8 +130,11 @@ public:
       std::vector<bool> keep;
       if (func->hasAttr(EinDialect::getTieLayoutAttrName()))
         keep = physical::opsKeptForTies(g, options);
+      physical::ProgramChoice choice;
       program = physical::placedBestProgram(g, plan, options, *topology, keep,
-                                            synthesizedOps, placement, batch);
+                                            choice, batch);
+      synthesizedOps = std::move(choice.synthesizedOps);
+      placement = std::move(choice.placement);
       plan = physical::placedPlan(g, plan, placement);
     } else if (topology) {
       bool synthesized = false;

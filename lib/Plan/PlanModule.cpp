@@ -271,13 +271,12 @@ LogicalResult mlir::ein::planModule(ModuleOp module, const PlanConfig &config) {
     // explanation and stages=auto.
     std::optional<physical::DeviceProgram> placedProgram;
     auto placedStep = [&](const planner::Plan &p, bool dataflow = false) {
-      std::vector<bool> synthesizedOps;
-      physical::Placement placement;
+      physical::ProgramChoice choice;
       planner::SearchOptions as = options;
       as.dataflow = dataflow;
-      return physical::placedBestProgram(
-          graph->graph, p, as, topology, keptForTies(graph->graph, options),
-          synthesizedOps, placement, batchTransfers);
+      return physical::placedBestProgram(graph->graph, p, as, topology,
+                                         keptForTies(graph->graph, options),
+                                         choice, batchTransfers);
     };
     struct Candidate {
       std::string name;

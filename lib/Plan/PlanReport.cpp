@@ -637,14 +637,14 @@ remarkSimulatedStep(func::FuncOp func, mlir::ein::TargetAttr target,
   remark << "; synthesized exchanges (relays, multicast and aggregation "
             "trees) "
          << llvm::formatv("{0:F3}", synthesized * 1e3).str() << " ms";
-  std::vector<bool> synthesizedOps;
-  physical::Placement placement;
-  physical::DeviceProgram best = physical::placedBestProgram(
-      graph, plan, options, topology, keptForTies(graph, options),
-      synthesizedOps, placement, batch);
+  physical::ProgramChoice choice;
+  physical::DeviceProgram best =
+      physical::placedBestProgram(graph, plan, options, topology,
+                                  keptForTies(graph, options), choice, batch);
   double placed = physical::simulate(topology, best.tasks).seconds;
-  remark << "; with blocks placed for the machine (" << placement.placedOps()
-         << " ops moved, "
+  const std::vector<bool> &synthesizedOps = choice.synthesizedOps;
+  remark << "; with blocks placed for the machine ("
+         << choice.placement.placedOps() << " ops moved, "
          << std::count(synthesizedOps.begin(), synthesizedOps.end(), true)
          << " of " << synthesizedOps.size() << " synthesized, "
          << best.batches.size() << " batched transfers) "
