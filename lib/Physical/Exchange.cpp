@@ -1404,4 +1404,134 @@ DeviceProgram choiceProgram(const planner::Graph &graph,
                   options, topology, batch);
 }
 
+namespace {
+
+/// FNV-1a over the bytes of what it is given.
+class Fingerprint {
+public:
+  uint64_t value = 1469598103934665603ull;
+
+  void number(int64_t x) { bytes(&x, sizeof x); }
+  void real(double x) { bytes(&x, sizeof x); }
+  void numbers(const std::vector<int64_t> &xs) {
+    number(static_cast<int64_t>(xs.size()));
+    for (int64_t x : xs)
+      number(x);
+  }
+  void loops(const std::vector<std::vector<int>> &xs) {
+    number(static_cast<int64_t>(xs.size()));
+    for (const std::vector<int> &x : xs) {
+      number(static_cast<int64_t>(x.size()));
+      for (int l : x)
+        number(l);
+    }
+  }
+  void access(const planner::Access &a) {
+    number(a.value);
+    loops(a.dimLoops);
+    numbers(a.shift);
+    numbers(a.stride);
+    numbers(a.extent);
+  }
+  void box(const Box &b) {
+    numbers(b.begin);
+    numbers(b.end);
+  }
+
+private:
+  void bytes(const void *data, size_t n) {
+    const unsigned char *c = static_cast<const unsigned char *>(data);
+    for (size_t i = 0; i < n; ++i) {
+      value ^= c[i];
+      value *= 1099511628211ull;
+    }
+  }
+};
+
+} // namespace
+
+uint64_t choiceKey(const planner::Graph &graph, const planner::Plan &plan,
+                   const planner::Options &options, const Topology &topology,
+                   const std::vector<bool> &keep, bool batch) {
+  Fingerprint f;
+  f.number(static_cast<int64_t>(graph.values.size()));
+  for (const planner::Value &v : graph.values) {
+    f.numbers(v.shape);
+    f.number(v.elementBytes);
+    f.number(static_cast<int64_t>(v.kind));
+    f.numbers(v.pinnedParts);
+  }
+  f.number(static_cast<int64_t>(graph.ops.size()));
+  for (const planner::Op &op : graph.ops) {
+    f.numbers(op.loopSizes);
+    f.number(static_cast<int64_t>(op.cuttable.size()));
+    for (bool c : op.cuttable)
+      f.number(c);
+    f.number(static_cast<int64_t>(op.inputs.size()));
+    for (const planner::Access &a : op.inputs)
+      f.access(a);
+    f.access(op.output);
+    f.number(op.accBytes);
+    f.real(op.flopsPerPoint);
+    f.number(op.causal);
+    f.number(op.attention.queryLoop);
+    f.number(op.attention.keyLoop);
+    f.number(op.attention.queryOffset);
+    f.number(op.attention.keyOffset);
+    f.number(static_cast<int64_t>(op.kernel));
+    for (const std::vector<int> *loops : {&op.gemm.batch, &op.gemm.rows}) {
+      f.number(static_cast<int64_t>(loops->size()));
+      for (int l : *loops)
+        f.number(l);
+    }
+    f.number(op.gemm.m);
+    f.number(op.gemm.n);
+    f.number(op.gemm.k);
+    f.number(static_cast<int64_t>(op.pinnedInputs.size()));
+    for (const std::vector<int64_t> &pin : op.pinnedInputs)
+      f.numbers(pin);
+    f.numbers(op.pinnedOutput);
+  }
+  f.number(static_cast<int64_t>(graph.results.size()));
+  for (int r : graph.results)
+    f.number(r);
+  f.number(static_cast<int64_t>(graph.ties.size()));
+  for (const planner::Tie &t : graph.ties) {
+    f.number(t.argument);
+    f.number(t.result);
+  }
+  f.number(static_cast<int64_t>(plan.specs.size()));
+  for (const planner::Spec &spec : plan.specs)
+    f.numbers(spec);
+  f.number(static_cast<int64_t>(plan.layouts.size()));
+  for (const std::vector<Placed> &layout : plan.layouts) {
+    f.number(static_cast<int64_t>(layout.size()));
+    for (const Placed &p : layout) {
+      f.number(p.device);
+      f.box(p.box);
+    }
+  }
+  f.number(options.devices);
+  f.number(options.weightsReplicable);
+  f.number(options.dataflow);
+  f.number(options.kernelTimes);
+  f.number(topology.devices);
+  f.number(topology.nodes);
+  f.number(static_cast<int64_t>(topology.links.size()));
+  for (const Link &l : topology.links)
+    f.real(l.bandwidth);
+  for (const std::vector<Route> &from : topology.routes)
+    for (const Route &r : from) {
+      f.real(r.latency);
+      f.number(static_cast<int64_t>(r.links.size()));
+      for (int l : r.links)
+        f.number(l);
+    }
+  f.number(static_cast<int64_t>(keep.size()));
+  for (bool k : keep)
+    f.number(k);
+  f.number(batch);
+  return f.value;
+}
+
 } // namespace ein::physical

@@ -2284,6 +2284,9 @@ TEST(Placement, RepeatedLayersArePlacedOnceAndAlike) {
               << name << " " << op;
       }
     double step = simulate(topology, program.tasks).seconds;
+    EXPECT_EQ(step, simulate(topology,
+                             choiceProgram(g, plan, o, topology, choice).tasks)
+                        .seconds);
     double naive = simulate(topology, naiveProgram(g, plan, o).tasks).seconds;
     EXPECT_LE(step, naive * (1 + 1e-9)) << name;
     // Every block runs, once, where the placement puts it.
@@ -2296,6 +2299,47 @@ TEST(Placement, RepeatedLayersArePlacedOnceAndAlike) {
       }
       EXPECT_EQ(gpus.size(), 8u);
       EXPECT_EQ(kernels.size(), 8u);
+    }
+  }
+}
+
+TEST(Placement, AChoiceBuildsItsProgramAgain) {
+  // choiceProgram rebuilds what placedBestProgram chose, task for task
+  // (what ein-synthesize-exchanges does with ein-decompose's recorded
+  // choice), whole or folded; choiceKey tells the inputs apart.
+  std::vector<planner::Graph> graphs = {
+      bushy(1024), leftChain(), attentionGraph(8, 2, 256), layerStack(6, 512)};
+  for (const char *name : {"dgx1-v100", "nvswitch"}) {
+    Topology topology = make(name, 8);
+    for (const planner::Graph &g : graphs) {
+      planner::SearchOptions o;
+      o.devices = 8;
+      planner::Plan plan = planner::search(g, o);
+      ProgramChoice choice;
+      DeviceProgram chosen =
+          placedBestProgram(g, plan, o, topology, {}, choice);
+      DeviceProgram again = choiceProgram(g, plan, o, topology, choice);
+      ASSERT_EQ(chosen.tasks.size(), again.tasks.size()) << name;
+      for (size_t t = 0; t < chosen.tasks.size(); ++t) {
+        const Task &x = chosen.tasks[t], &y = again.tasks[t];
+        EXPECT_TRUE(x.kind == y.kind && x.queue == y.queue &&
+                    x.from == y.from && x.to == y.to && x.bytes == y.bytes &&
+                    x.flops == y.flops && x.seconds == y.seconds &&
+                    x.deps == y.deps && x.rank == y.rank && x.label == y.label)
+            << name << " task " << t;
+      }
+      EXPECT_EQ(chosen.movementOf, again.movementOf);
+      EXPECT_EQ(chosen.batches, again.batches);
+      EXPECT_EQ(chosen.layouts.size(), again.layouts.size());
+      uint64_t key = choiceKey(g, plan, o, topology, {}, true);
+      EXPECT_EQ(key, choiceKey(g, plan, o, topology, {}, true));
+      EXPECT_NE(key, choiceKey(g, plan, o, topology, {}, false));
+      Topology elsewhere =
+          make(std::string(name) == "nvswitch" ? "dgx1-v100" : "nvswitch", 8);
+      EXPECT_NE(key, choiceKey(g, plan, o, elsewhere, {}, true));
+      planner::Plan other = plan;
+      other.specs[0].back() = other.specs[0].back() == 1 ? 2 : 1;
+      EXPECT_NE(key, choiceKey(g, other, o, topology, {}, true));
     }
   }
 }

@@ -316,6 +316,17 @@ DeviceProgram choiceProgram(const planner::Graph &graph,
                             const Topology &topology,
                             const ProgramChoice &choice, bool batch = true);
 
+/// A fingerprint of everything placedBestProgram's choice depends on: the
+/// graph (not its names, which only label tasks), the plan's specs and
+/// layouts, the options the program builder reads (devices, weights
+/// replicable, dataflow, kernel times), the topology, `keep` and `batch`.
+/// Two calls with one key choose alike, so a choice made once (ein-decompose
+/// explaining the plan) serves a later call (ein-synthesize-exchanges)
+/// whose key is the same.
+uint64_t choiceKey(const planner::Graph &graph, const planner::Plan &plan,
+                   const planner::Options &options, const Topology &topology,
+                   const std::vector<bool> &keep, bool batch);
+
 } // namespace ein::physical
 
 #endif // EINSUMMABLE_PHYSICAL_EXCHANGE_H
