@@ -893,3 +893,52 @@ TEST(Repetition, FoldingKeepsTheFirstTwoLayersAndTheLast) {
   g.results.push_back(g.ops[7].output.value);
   EXPECT_FALSE(foldRepetition(g, plan, r, f));
 }
+
+TEST(Planner, AlternativeTotalsAreEvaluatesTotals) {
+  // Every op alone cut by every spec, priced from one build, against
+  // evaluate() of that plan whole: the same totals and the same infeasible
+  // ones, with weights replicable and not (arguments whose best layout
+  // changes with their readers' specs), a tied result and a pinned input.
+  std::vector<Graph> graphs = {layerStack(3, 256), attentionGraph(8, 2, 64)};
+  {
+    Graph tied;
+    int x = addValue(tied, "x", {512, 512}, ValueKind::Activation);
+    int w = addValue(tied, "w", {512, 512}, ValueKind::Weight);
+    int y = matmul(tied, x, w, "xw");
+    int out = elementwise(tied, {y, x}, "out");
+    tied.results = {out};
+    tied.ties = {{x, out}};
+    tied.ops[1].pinnedInputs = {{}, {4, 1}};
+    graphs.push_back(tied);
+  }
+  for (const Graph &g : graphs)
+    for (bool replicable : {true, false}) {
+      SearchOptions o;
+      o.devices = 4;
+      o.weightsReplicable = replicable;
+      Plan plan = search(g, o);
+      ASSERT_TRUE(plan.feasible) << plan.error;
+      std::vector<std::vector<Spec>> candidates;
+      for (const Op &op : g.ops)
+        candidates.push_back(enumerateSpecs(op, 4));
+      // One spec no op may take, to be refused.
+      candidates[0].push_back(Spec(g.ops[0].loopSizes.size(), 3));
+      auto totals = alternativeTotals(g, plan.specs, o, candidates);
+      ASSERT_EQ(totals.size(), g.ops.size());
+      int feasible = 0;
+      for (size_t op = 0; op < g.ops.size(); ++op)
+        for (size_t c = 0; c < candidates[op].size(); ++c) {
+          std::vector<Spec> specs = plan.specs;
+          specs[op] = candidates[op][c];
+          Plan whole = evaluate(g, specs, o);
+          ASSERT_EQ(whole.feasible, totals[op][c].has_value())
+              << "op " << op << " candidate " << c;
+          if (whole.feasible) {
+            EXPECT_EQ(whole.total, *totals[op][c])
+                << "op " << op << " candidate " << c;
+            ++feasible;
+          }
+        }
+      EXPECT_GT(feasible, 3);
+    }
+}
