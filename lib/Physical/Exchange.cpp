@@ -1328,9 +1328,13 @@ placedRepeating(const planner::Graph &graph, const planner::Plan &plan,
   if (!keep.empty())
     for (int o : folded.opOf)
       foldedKeep.push_back(keep[o]);
+  // Batching the folded graph's program serves only to compare its weights
+  // split and whole; the whole program is batched below.
+  bool compareBatched =
+      batch && !splitWeightHomes(folded.graph, folded.plan, options).empty();
   ProgramChoice made;
-  placedWhole(folded.graph, folded.plan, options, topology, foldedKeep, batch,
-              made);
+  placedWhole(folded.graph, folded.plan, options, topology, foldedKeep,
+              compareBatched, made);
   choice.splitHomes = made.splitHomes;
   choice.rotate = made.rotate;
   choice.synthesizedOps.assign(graph.ops.size(), false);
