@@ -4,16 +4,27 @@
 # (issue 25's contract) leaves every manifest, program.json, explain JSON and
 # kernel library as it was.
 #   scripts/compare-bundles.sh OLD_EIN_COMPILE NEW_EIN_COMPILE [--bench]
+#     [--same-order]
 # The corpus: examples/ (cpu and cuda, 1, 2, 3 and 8 devices, with --explain),
 # the LLaMA block under the planner's other options (stages, moving weights,
 # partials, strategies, a memory limit) and, with --bench, every bundle of bench/build_bundles.sh (slow: the full
-# LLaMA workloads). Keep a copy of the old binary before rebuilding:
+# LLaMA workloads). With --same-order, manifests may also differ in waits
+# their steps' other waits imply (scripts/same_schedule.py: the same order
+# of steps; what dropping implied waits changes). Keep a copy of the old
+# binary before rebuilding:
 #   cp build/bin/ein-compile /tmp/ein-compile.old; (rebuild)
 #   scripts/compare-bundles.sh /tmp/ein-compile.old build/bin/ein-compile
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 2 ] || { echo "usage: $0 OLD_EIN_COMPILE NEW_EIN_COMPILE [--bench]" >&2; exit 2; }
-old=$1 new=$2 bench=${3:-}
+[ $# -ge 2 ] || { echo "usage: $0 OLD_EIN_COMPILE NEW_EIN_COMPILE [--bench] [--same-order]" >&2; exit 2; }
+old=$1 new=$2 bench= order=
+for option in "${@:3}"; do
+  case $option in
+    --bench) bench=--bench ;;
+    --same-order) order=--same-order ;;
+    *) echo "$0: unknown option $option" >&2; exit 2 ;;
+  esac
+done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -71,6 +82,8 @@ corpus "$new" "$work/corpus" && mv "$work/corpus" "$work/new"
 files=$(cd "$work/old" && find . -type f | wc -l)
 if diff -r "$work/old" "$work/new" > "$work/diff"; then
   echo "compare-bundles: $files files, all byte-identical"
+elif [ "$order" = --same-order ]; then
+  python3 "$root/scripts/same_schedule.py" "$work/old" "$work/new"
 else
   echo "compare-bundles: the bundles differ:" >&2
   head -50 "$work/diff" >&2

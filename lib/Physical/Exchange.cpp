@@ -2,6 +2,7 @@
 
 #include "Einsummable/Physical/Exchange.h"
 
+#include "Einsummable/Planner/Repetition.h"
 #include "ein/chip.h"
 #include "ein/partition.h"
 
@@ -48,7 +49,13 @@ public:
       : graph(graph), plan(placedPlan(graph, plan, placement)),
         options(options), placement(placement), topology(topology),
         synthesizedOps(synthesizedOps), rotate(rotate),
-        finalTask(graph.values.size()) {}
+        finalTask(graph.values.size()), readersOf(graph.values.size()) {
+    for (size_t o = 0; o < graph.ops.size(); ++o)
+      for (const planner::Access &a : graph.ops[o].inputs)
+        if (readersOf[a.value].empty() ||
+            readersOf[a.value].back() != static_cast<int>(o))
+          readersOf[a.value].push_back(static_cast<int>(o));
+  }
 
   DeviceProgram build() {
     for (size_t o = 0; o < graph.ops.size(); ++o)
@@ -82,6 +89,8 @@ private:
   /// so a synthesized program reads them again instead of moving them
   /// again.
   std::map<std::tuple<int, int64_t, BoxKey>, std::vector<int>> present;
+  /// Per value, the ops reading it, in order.
+  std::vector<std::vector<int>> readersOf;
 
   const std::vector<int> *presentAt(int value, int64_t device,
                                     const Box &box) const {
@@ -134,46 +143,42 @@ private:
     if (std::find(graph.results.begin(), graph.results.end(), value) !=
         graph.results.end())
       return false;
-    for (size_t c = o + 1; c < graph.ops.size(); ++c) {
-      const planner::Op &consumer = graph.ops[c];
-      if (std::none_of(
-              consumer.inputs.begin(), consumer.inputs.end(),
-              [&](const planner::Access &a) { return a.value == value; }))
-        continue;
-      const planner::Spec &spec = plan.specs[c];
-      std::vector<Box> boxes;
-      std::map<BoxKey, int64_t> reader;
-      for (int64_t j = 0; j < numBlocks(spec); ++j) {
-        std::vector<int64_t> coords = delinearize(j, spec);
-        for (const planner::Access &a : consumer.inputs) {
-          if (a.value != value)
-            continue;
-          Box b = intersect(
-              planner::accessBox(a, graph, consumer, spec, coords), out);
-          if (b.volume() > 0 &&
-              reader.emplace(key(b), placement.of(int(c), j)).second)
-            boxes.push_back(b);
-        }
+    // Its first reader (every reader comes after its producer).
+    if (readersOf[value].empty())
+      return false;
+    int c = readersOf[value].front();
+    const planner::Op &consumer = graph.ops[c];
+    const planner::Spec &spec = plan.specs[c];
+    std::vector<Box> boxes;
+    std::map<BoxKey, int64_t> reader;
+    for (int64_t j = 0; j < numBlocks(spec); ++j) {
+      std::vector<int64_t> coords = delinearize(j, spec);
+      for (const planner::Access &a : consumer.inputs) {
+        if (a.value != value)
+          continue;
+        Box b = intersect(planner::accessBox(a, graph, consumer, spec, coords),
+                          out);
+        if (b.volume() > 0 && reader.emplace(key(b), placement.of(c, j)).second)
+          boxes.push_back(b);
       }
-      int64_t covered = 0;
-      for (size_t b = 0; b < boxes.size(); ++b) {
-        for (size_t e = 0; e < b; ++e)
-          if (intersect(boxes[b], boxes[e]).volume() > 0)
-            return false;
-        covered += boxes[b].volume();
-      }
-      if (covered != out.volume())
-        return false;
-      for (const Box &b : boxes) {
-        int64_t device = reader[key(b)];
-        if (std::find(producers.begin(), producers.end(), device) ==
-            producers.end())
-          return false;
-        pieces.push_back({device, b});
-      }
-      return !(pieces.size() == 1 && pieces[0].device == producers[0]);
     }
-    return false;
+    int64_t covered = 0;
+    for (size_t b = 0; b < boxes.size(); ++b) {
+      for (size_t e = 0; e < b; ++e)
+        if (intersect(boxes[b], boxes[e]).volume() > 0)
+          return false;
+      covered += boxes[b].volume();
+    }
+    if (covered != out.volume())
+      return false;
+    for (const Box &b : boxes) {
+      int64_t device = reader[key(b)];
+      if (std::find(producers.begin(), producers.end(), device) ==
+          producers.end())
+        return false;
+      pieces.push_back({device, b});
+    }
+    return !(pieces.size() == 1 && pieces[0].device == producers[0]);
   }
 
   int addTask(Task task, int movement = -1) {
@@ -320,10 +325,8 @@ private:
         std::find(graph.results.begin(), graph.results.end(), value) ==
             graph.results.end())
       return false;
-    for (size_t c = 0; c < graph.ops.size(); ++c)
-      for (const planner::Access &a : graph.ops[c].inputs)
-        if (a.value == value)
-          return false;
+    if (!readersOf[value].empty())
+      return false;
     // A result tied to an argument's layout leaves in that layout.
     for (const planner::Tie &tie : graph.ties)
       if (tie.result == value)
@@ -1194,19 +1197,22 @@ splitWeightHomes(const planner::Graph &graph, const planner::Plan &plan,
   return homes;
 }
 
+namespace {
+
 /// placedBestProgram for the weights as `plan` lays them out, unbatched.
-static DeviceProgram
+DeviceProgram
 placedAsLaid(const planner::Graph &graph, const planner::Plan &plan,
              const planner::Options &options, const Topology &topology,
-             const std::vector<bool> &keep, std::vector<bool> &synthesizedOps,
-             Placement &placement) {
+             const std::vector<bool> &keep, ProgramChoice &choice) {
   // Rotated receives spread an all-to-all over every GPU's links; on
   // point-to-point links (the V100 cube-mesh) source order can be faster
   // (w1 on 8 with weights split: 12.75 against 13.22 ms). Both orders are
   // placed and chosen op by op, and the faster program is kept (rotated on
   // a tie).
-  DeviceProgram program = placedInOrder(graph, plan, options, topology, keep,
-                                        true, synthesizedOps, placement);
+  choice.rotate = true;
+  DeviceProgram program =
+      placedInOrder(graph, plan, options, topology, keep, true,
+                    choice.synthesizedOps, choice.placement);
   std::vector<bool> sourceOps;
   Placement sourcePlacement;
   DeviceProgram sourceOrder = placedInOrder(
@@ -1217,33 +1223,41 @@ placedAsLaid(const planner::Graph &graph, const planner::Plan &plan,
       (rotated.stalled ||
        inSourceOrder.seconds < rotated.seconds * (1 - 1e-9))) {
     program = std::move(sourceOrder);
-    synthesizedOps = std::move(sourceOps);
-    placement = std::move(sourcePlacement);
+    choice.rotate = false;
+    choice.synthesizedOps = std::move(sourceOps);
+    choice.placement = std::move(sourcePlacement);
   }
   return program;
+}
+
+/// `plan` with the weights `homes` names split (splitWeightHomes).
+planner::Plan withHomes(const planner::Plan &plan,
+                        const std::map<int, std::vector<Placed>> &homes) {
+  planner::Plan split = plan;
+  for (auto &[value, pieces] : homes)
+    split.layouts[value] = pieces;
+  return split;
 }
 
 /// The program `build(p, out)` makes from `plan` and, where some weights
 /// every GPU reads whole could arrive split (splitWeightHomes), from the
 /// plan with them split: the faster, batched with `batch`. `build` writes
 /// what else it chooses into `out`, a `Chosen`, which `chosen` receives
-/// for the program kept.
+/// for the program kept; `split` says whether the weights were split.
 template <typename Chosen, typename Build>
-static DeviceProgram
+DeviceProgram
 withSplitHomes(const planner::Graph &graph, const planner::Plan &plan,
                const planner::Options &options, const Topology &topology,
-               bool batch, Chosen &chosen, Build build) {
+               bool batch, Chosen &chosen, bool &split, Build build) {
   DeviceProgram program = build(plan, chosen);
+  split = false;
   if (batch)
     batchTransfers(program, topology);
   std::map<int, std::vector<Placed>> homes =
       splitWeightHomes(graph, plan, options);
   if (!homes.empty()) {
-    planner::Plan split = plan;
-    for (auto &[value, pieces] : homes)
-      split.layouts[value] = pieces;
     Chosen splitChosen;
-    DeviceProgram splitProgram = build(split, splitChosen);
+    DeviceProgram splitProgram = build(withHomes(plan, homes), splitChosen);
     if (batch)
       batchTransfers(splitProgram, topology);
     SimResult whole = simulate(topology, program.tasks),
@@ -1251,6 +1265,7 @@ withSplitHomes(const planner::Graph &graph, const planner::Plan &plan,
     if (!apart.stalled && apart.seconds < whole.seconds * (1 - 1e-9)) {
       program = std::move(splitProgram);
       chosen = std::move(splitChosen);
+      split = true;
     }
   }
   if (options.dataflow)
@@ -1258,13 +1273,109 @@ withSplitHomes(const planner::Graph &graph, const planner::Plan &plan,
   return program;
 }
 
+/// placedBestProgram's choice for `graph` as a whole.
+DeviceProgram
+placedWhole(const planner::Graph &graph, const planner::Plan &plan,
+            const planner::Options &options, const Topology &topology,
+            const std::vector<bool> &keep, bool batch, ProgramChoice &choice) {
+  bool split = false;
+  DeviceProgram program = withSplitHomes(
+      graph, plan, options, topology, batch, choice, split,
+      [&](const planner::Plan &p, ProgramChoice &out) {
+        return placedAsLaid(graph, p, options, topology, keep, out);
+      });
+  choice.splitHomes = split;
+  return program;
+}
+
+/// choiceProgram before batching and ordering.
+DeviceProgram unbatchedProgram(const planner::Graph &graph,
+                               const planner::Plan &plan,
+                               const planner::Options &options,
+                               const Topology &topology,
+                               const ProgramChoice &choice) {
+  return mixedProgram(
+      graph,
+      choice.splitHomes
+          ? withHomes(plan, splitWeightHomes(graph, plan, options))
+          : plan,
+      options, topology, choice.placement, choice.synthesizedOps,
+      choice.rotate);
+}
+
+/// `program` batched with `batch` and, a dataflow program, its copy queues
+/// ordered.
+DeviceProgram finished(DeviceProgram program, const planner::Options &options,
+                       const Topology &topology, bool batch) {
+  if (batch)
+    batchTransfers(program, topology);
+  if (options.dataflow)
+    scheduleTransfers(program, topology);
+  return program;
+}
+
+/// placedBestProgram for a graph with `repetition`'s layers folded
+/// (planner::foldRepetition): the choice made on the folded graph, each
+/// dropped layer's ops taking their second layer's placement and form,
+/// then the whole program built from it once, batched with `batch`.
+DeviceProgram
+placedRepeating(const planner::Graph &graph, const planner::Plan &plan,
+                const planner::Options &options, const Topology &topology,
+                const std::vector<bool> &keep, bool batch,
+                const planner::Repetition &repetition,
+                const planner::FoldedGraph &folded, ProgramChoice &choice) {
+  std::vector<bool> foldedKeep;
+  if (!keep.empty())
+    for (int o : folded.opOf)
+      foldedKeep.push_back(keep[o]);
+  // Batching the folded graph's program serves only to compare its weights
+  // split and whole; the whole program is batched below.
+  bool compareBatched =
+      batch && !splitWeightHomes(folded.graph, folded.plan, options).empty();
+  ProgramChoice made;
+  placedWhole(folded.graph, folded.plan, options, topology, foldedKeep,
+              compareBatched, made);
+  choice.splitHomes = made.splitHomes;
+  choice.rotate = made.rotate;
+  choice.synthesizedOps.assign(graph.ops.size(), false);
+  choice.placement = Placement();
+  if (!made.placement.device.empty())
+    choice.placement.device.resize(graph.ops.size());
+  for (size_t o = 0; o < graph.ops.size(); ++o) {
+    int from = repetition.foldedOp(static_cast<int>(o));
+    choice.synthesizedOps[o] = made.synthesizedOps[from];
+    if (!made.placement.device.empty())
+      choice.placement.device[o] = made.placement.device[from];
+  }
+  // The placement was chosen on the folded graph: the whole step keeps the
+  // promise of searchPlacementBy, never slower than the canonical one.
+  DeviceProgram program =
+      unbatchedProgram(graph, plan, options, topology, choice);
+  if (choice.placement.placedOps()) {
+    ProgramChoice canonical = choice;
+    canonical.placement = Placement();
+    DeviceProgram unplaced =
+        unbatchedProgram(graph, plan, options, topology, canonical);
+    SimResult a = simulate(topology, program.tasks),
+              b = simulate(topology, unplaced.tasks);
+    if (!b.stalled && (a.stalled || b.seconds < a.seconds)) {
+      program = std::move(unplaced);
+      choice = std::move(canonical);
+    }
+  }
+  return finished(std::move(program), options, topology, batch);
+}
+
+} // namespace
+
 DeviceProgram bestProgram(const planner::Graph &graph,
                           const planner::Plan &plan,
                           const planner::Options &options,
                           const Topology &topology, bool &synthesized,
                           const Placement &placement, bool batch) {
+  bool split = false;
   return withSplitHomes(graph, plan, options, topology, batch, synthesized,
-                        [&](const planner::Plan &p, bool &out) {
+                        split, [&](const planner::Plan &p, bool &out) {
                           out = false;
                           return bestAsLaid(graph, p, options, topology, out,
                                             placement);
@@ -1276,18 +1387,155 @@ DeviceProgram placedBestProgram(const planner::Graph &graph,
                                 const planner::Options &options,
                                 const Topology &topology,
                                 const std::vector<bool> &keep,
-                                std::vector<bool> &synthesizedOps,
-                                Placement &placement, bool batch) {
-  std::pair<std::vector<bool>, Placement> chosen;
-  DeviceProgram program =
-      withSplitHomes(graph, plan, options, topology, batch, chosen,
-                     [&](const planner::Plan &p, auto &out) {
-                       return placedAsLaid(graph, p, options, topology, keep,
-                                           out.first, out.second);
-                     });
-  synthesizedOps = std::move(chosen.first);
-  placement = std::move(chosen.second);
-  return program;
+                                ProgramChoice &choice, bool batch) {
+  choice = ProgramChoice();
+  planner::Repetition repetition =
+      planner::findRepetition(graph, plan.specs, /*minCount=*/4);
+  planner::FoldedGraph folded;
+  if (repetition.count >= 4 &&
+      planner::foldRepetition(graph, plan, repetition, folded))
+    return placedRepeating(graph, plan, options, topology, keep, batch,
+                           repetition, folded, choice);
+  return placedWhole(graph, plan, options, topology, keep, batch, choice);
+}
+
+DeviceProgram choiceProgram(const planner::Graph &graph,
+                            const planner::Plan &plan,
+                            const planner::Options &options,
+                            const Topology &topology,
+                            const ProgramChoice &choice, bool batch) {
+  return finished(unbatchedProgram(graph, plan, options, topology, choice),
+                  options, topology, batch);
+}
+
+namespace {
+
+/// FNV-1a over the bytes of what it is given.
+class Fingerprint {
+public:
+  uint64_t value = 1469598103934665603ull;
+
+  void number(int64_t x) { bytes(&x, sizeof x); }
+  void real(double x) { bytes(&x, sizeof x); }
+  void numbers(const std::vector<int64_t> &xs) {
+    number(static_cast<int64_t>(xs.size()));
+    for (int64_t x : xs)
+      number(x);
+  }
+  void loops(const std::vector<std::vector<int>> &xs) {
+    number(static_cast<int64_t>(xs.size()));
+    for (const std::vector<int> &x : xs) {
+      number(static_cast<int64_t>(x.size()));
+      for (int l : x)
+        number(l);
+    }
+  }
+  void access(const planner::Access &a) {
+    number(a.value);
+    loops(a.dimLoops);
+    numbers(a.shift);
+    numbers(a.stride);
+    numbers(a.extent);
+  }
+  void box(const Box &b) {
+    numbers(b.begin);
+    numbers(b.end);
+  }
+
+private:
+  void bytes(const void *data, size_t n) {
+    const unsigned char *c = static_cast<const unsigned char *>(data);
+    for (size_t i = 0; i < n; ++i) {
+      value ^= c[i];
+      value *= 1099511628211ull;
+    }
+  }
+};
+
+} // namespace
+
+uint64_t choiceKey(const planner::Graph &graph, const planner::Plan &plan,
+                   const planner::Options &options, const Topology &topology,
+                   const std::vector<bool> &keep, bool batch) {
+  Fingerprint f;
+  f.number(static_cast<int64_t>(graph.values.size()));
+  for (const planner::Value &v : graph.values) {
+    f.numbers(v.shape);
+    f.number(v.elementBytes);
+    f.number(static_cast<int64_t>(v.kind));
+    f.numbers(v.pinnedParts);
+  }
+  f.number(static_cast<int64_t>(graph.ops.size()));
+  for (const planner::Op &op : graph.ops) {
+    f.numbers(op.loopSizes);
+    f.number(static_cast<int64_t>(op.cuttable.size()));
+    for (bool c : op.cuttable)
+      f.number(c);
+    f.number(static_cast<int64_t>(op.inputs.size()));
+    for (const planner::Access &a : op.inputs)
+      f.access(a);
+    f.access(op.output);
+    f.number(op.accBytes);
+    f.real(op.flopsPerPoint);
+    f.number(op.causal);
+    f.number(op.attention.queryLoop);
+    f.number(op.attention.keyLoop);
+    f.number(op.attention.queryOffset);
+    f.number(op.attention.keyOffset);
+    f.number(static_cast<int64_t>(op.kernel));
+    for (const std::vector<int> *loops : {&op.gemm.batch, &op.gemm.rows}) {
+      f.number(static_cast<int64_t>(loops->size()));
+      for (int l : *loops)
+        f.number(l);
+    }
+    f.number(op.gemm.m);
+    f.number(op.gemm.n);
+    f.number(op.gemm.k);
+    f.number(static_cast<int64_t>(op.pinnedInputs.size()));
+    for (const std::vector<int64_t> &pin : op.pinnedInputs)
+      f.numbers(pin);
+    f.numbers(op.pinnedOutput);
+  }
+  f.number(static_cast<int64_t>(graph.results.size()));
+  for (int r : graph.results)
+    f.number(r);
+  f.number(static_cast<int64_t>(graph.ties.size()));
+  for (const planner::Tie &t : graph.ties) {
+    f.number(t.argument);
+    f.number(t.result);
+  }
+  f.number(static_cast<int64_t>(plan.specs.size()));
+  for (const planner::Spec &spec : plan.specs)
+    f.numbers(spec);
+  f.number(static_cast<int64_t>(plan.layouts.size()));
+  for (const std::vector<Placed> &layout : plan.layouts) {
+    f.number(static_cast<int64_t>(layout.size()));
+    for (const Placed &p : layout) {
+      f.number(p.device);
+      f.box(p.box);
+    }
+  }
+  f.number(options.devices);
+  f.number(options.weightsReplicable);
+  f.number(options.dataflow);
+  f.number(options.kernelTimes);
+  f.number(topology.devices);
+  f.number(topology.nodes);
+  f.number(static_cast<int64_t>(topology.links.size()));
+  for (const Link &l : topology.links)
+    f.real(l.bandwidth);
+  for (const std::vector<Route> &from : topology.routes)
+    for (const Route &r : from) {
+      f.real(r.latency);
+      f.number(static_cast<int64_t>(r.links.size()));
+      for (int l : r.links)
+        f.number(l);
+    }
+  f.number(static_cast<int64_t>(keep.size()));
+  for (bool k : keep)
+    f.number(k);
+  f.number(batch);
+  return f.value;
 }
 
 } // namespace ein::physical

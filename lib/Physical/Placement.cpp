@@ -140,6 +140,7 @@ Placement placeGreedily(const planner::Graph &graph, const planner::Plan &plan,
   best = simulated(current);
   if (devices < 2)
     return current;
+  std::vector<int> owner = layoutOwners(graph);
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     if (o < keep.size() && keep[o])
       continue;
@@ -150,7 +151,7 @@ Placement placeGreedily(const planner::Graph &graph, const planner::Plan &plan,
     // as placed so far, hold off GPU d take to reach d, each region alone on
     // the machine (in picoseconds); doubled, plus one off the canonical GPU,
     // so the cheapest assignment prefers the canonical one among equals.
-    planner::Plan placed = placedPlan(graph, plan, current);
+    // The producers' blocks are where placedPlan would move them.
     std::vector<std::vector<int64_t>> cost(blocks,
                                            std::vector<int64_t>(devices, 0));
     for (int64_t j = 0; j < blocks; ++j) {
@@ -160,14 +161,16 @@ Placement placeGreedily(const planner::Graph &graph, const planner::Plan &plan,
         if (!movesWithPlan(value, options))
           continue;
         Box box = planner::accessBox(input, graph, op, spec, coords);
-        for (const Placed &h : placed.layouts[input.value]) {
+        int by = owner[input.value];
+        for (const Placed &h : plan.layouts[input.value]) {
           double bytes = double(planner::intersect(h.box, box).volume() *
                                 value.elementBytes);
+          int64_t at = by >= 0 ? current.of(by, h.device) : h.device;
           for (int64_t d = 0; d < devices && bytes > 0; ++d)
-            if (d != h.device)
+            if (d != at)
               cost[j][d] += static_cast<int64_t>(
-                  1e12 * (topology.route(h.device, d).latency +
-                          bytes / topology.bandwidth(h.device, d)));
+                  1e12 * (topology.route(at, d).latency +
+                          bytes / topology.bandwidth(at, d)));
         }
       }
       for (int64_t d = 0; d < devices; ++d)

@@ -114,6 +114,35 @@ public:
   LogicalResult run() {
     if (failed(readPlacement()) || failed(rebuildPlan()))
       return failure();
+    auto recorded = func->getAttrOfType<DictionaryAttr>(
+        EinDialect::getExchangeChoiceAttrName());
+    func->removeAttr(EinDialect::getExchangeChoiceAttrName());
+    // The recorded choice where it was made for inputs with this key (and
+    // fits this graph).
+    auto recordedChoice =
+        [&](uint64_t key) -> std::optional<physical::ProgramChoice> {
+      if (!recorded ||
+          uint64_t(recorded.getAs<IntegerAttr>("key").getInt()) != key)
+        return std::nullopt;
+      physical::ProgramChoice choice;
+      choice.rotate = recorded.getAs<BoolAttr>("rotate").getValue();
+      choice.splitHomes = recorded.getAs<BoolAttr>("split_weights").getValue();
+      ArrayRef<bool> forms =
+          recorded.getAs<DenseBoolArrayAttr>("synthesized").asArrayRef();
+      ArrayAttr place = recorded.getAs<ArrayAttr>("place");
+      if (forms.size() != g.ops.size())
+        return std::nullopt;
+      choice.synthesizedOps.assign(forms.begin(), forms.end());
+      choice.placement.device.resize(g.ops.size());
+      for (auto [o, each] : llvm::enumerate(place)) {
+        ArrayRef<int64_t> devices = cast<DenseI64ArrayAttr>(each).asArrayRef();
+        if (!devices.empty() &&
+            int64_t(devices.size()) != ::ein::numBlocks(plan.specs[o]))
+          return std::nullopt;
+        choice.placement.device[o].assign(devices.begin(), devices.end());
+      }
+      return choice;
+    };
     // Synthesized: blocks placed for the machine, then whichever of the two
     // forms simulates faster, so synthesis never makes a step slower (trees
     // pay a latency a level). A function whose results are tied to its
@@ -130,8 +159,21 @@ public:
       std::vector<bool> keep;
       if (func->hasAttr(EinDialect::getTieLayoutAttrName()))
         keep = physical::opsKeptForTies(g, options);
-      program = physical::placedBestProgram(g, plan, options, *topology, keep,
-                                            synthesizedOps, placement, batch);
+      // What ein-decompose chose for this very graph, plan and options
+      // (explaining the plan), built again; else chosen here.
+      std::optional<physical::ProgramChoice> made = recordedChoice(
+          physical::choiceKey(g, plan, options, *topology, keep, batch));
+      physical::ProgramChoice choice;
+      if (made) {
+        choice = std::move(*made);
+        program =
+            physical::choiceProgram(g, plan, options, *topology, choice, batch);
+      } else {
+        program = physical::placedBestProgram(g, plan, options, *topology, keep,
+                                              choice, batch);
+      }
+      synthesizedOps = std::move(choice.synthesizedOps);
+      placement = std::move(choice.placement);
       plan = physical::placedPlan(g, plan, placement);
     } else if (topology) {
       bool synthesized = false;
@@ -979,4 +1021,23 @@ FailureOr<LoweredPlan> mlir::ein::lowerPlan(func::FuncOp func,
   lowered.placement = lowering.blockPlacement();
   lowered.copyOrder = lowering.copyOrder();
   return lowered;
+}
+
+DictionaryAttr
+mlir::ein::exchangeChoiceAttr(MLIRContext *context, uint64_t key,
+                              const physical::ProgramChoice &choice) {
+  Builder b(context);
+  SmallVector<Attribute> place;
+  for (size_t o = 0; o < choice.synthesizedOps.size(); ++o)
+    place.push_back(b.getDenseI64ArrayAttr(o < choice.placement.device.size()
+                                               ? choice.placement.device[o]
+                                               : std::vector<int64_t>()));
+  SmallVector<bool> forms(choice.synthesizedOps.begin(),
+                          choice.synthesizedOps.end());
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("key", b.getI64IntegerAttr(int64_t(key))),
+       b.getNamedAttr("rotate", b.getBoolAttr(choice.rotate)),
+       b.getNamedAttr("split_weights", b.getBoolAttr(choice.splitHomes)),
+       b.getNamedAttr("synthesized", b.getDenseBoolArrayAttr(forms)),
+       b.getNamedAttr("place", b.getArrayAttr(place))});
 }

@@ -13,6 +13,7 @@
 #include "Einsummable/Physical/Exchange.h"
 #include "Einsummable/Physical/Pipeline.h"
 #include "Einsummable/Plan/BuildGraph.h"
+#include "Einsummable/Plan/LowerPlan.h"
 #include "Einsummable/Plan/PlanReport.h"
 #include "Einsummable/Plan/StagedPlan.h"
 #include "Einsummable/Planner/Hierarchy.h"
@@ -269,15 +270,28 @@ LogicalResult mlir::ein::planModule(ModuleOp module, const PlanConfig &config) {
     // 4.21) are simulated against the search's plan, and the fastest is
     // the plan. Its step, placed and synthesized, is kept for the
     // explanation and stages=auto.
+    // The last step placed, what it was placed for and the choice made:
+    // where it is the step lowered, ein-synthesize-exchanges takes the
+    // choice rather than making it again (ein.exchange_choice).
     std::optional<physical::DeviceProgram> placedProgram;
+    struct PlacedStep {
+      std::vector<planner::Spec> specs;
+      bool dataflow = false;
+      uint64_t key = 0;
+      physical::ProgramChoice choice;
+    };
+    std::optional<PlacedStep> lastPlaced;
     auto placedStep = [&](const planner::Plan &p, bool dataflow = false) {
-      std::vector<bool> synthesizedOps;
-      physical::Placement placement;
+      PlacedStep placed{p.specs, dataflow, 0, {}};
       planner::SearchOptions as = options;
       as.dataflow = dataflow;
-      return physical::placedBestProgram(
-          graph->graph, p, as, topology, keptForTies(graph->graph, options),
-          synthesizedOps, placement, batchTransfers);
+      std::vector<bool> keep = keptForTies(graph->graph, options);
+      physical::DeviceProgram step = physical::placedBestProgram(
+          graph->graph, p, as, topology, keep, placed.choice, batchTransfers);
+      placed.key = physical::choiceKey(graph->graph, p, as, topology, keep,
+                                       batchTransfers);
+      lastPlaced = std::move(placed);
+      return step;
     };
     struct Candidate {
       std::string name;
@@ -525,6 +539,14 @@ LogicalResult mlir::ein::planModule(ModuleOp module, const PlanConfig &config) {
                     UnitAttr::get(context));
     if (lowered && !rewritten)
       func->setAttr(EinDialect::getDataflowAttrName(), UnitAttr::get(context));
+    // Not with ties: the lowering's graph has none (the function's
+    // ein.tie_layout stands for them), so its key never matches.
+    if (lastPlaced && !rewritten && graph->graph.ties.empty() &&
+        lastPlaced->specs == plan.specs &&
+        lastPlaced->dataflow == lowered.has_value())
+      func->setAttr(
+          EinDialect::getExchangeChoiceAttrName(),
+          exchangeChoiceAttr(context, lastPlaced->key, lastPlaced->choice));
     if (memoryLimit > 0 && !rewritten)
       setPlannedMemory(
           planner::planMemory(graph->graph, plan, options.devices).largest());

@@ -120,6 +120,14 @@ mlir::ein::explainOps(const planner::Graph &graph, const planner::Plan &plan,
                       const planner::SearchOptions &options,
                       const std::vector<std::string> &locations) {
   std::vector<ExplainedOp> out;
+  std::vector<std::vector<planner::Spec>> candidates;
+  for (size_t o = 0; o < graph.ops.size(); ++o)
+    candidates.push_back(
+        options.allowedSpecs.empty()
+            ? planner::enumerateSpecs(graph.ops[o], options.devices)
+            : options.allowedSpecs[o]);
+  std::vector<std::vector<std::optional<double>>> totals =
+      planner::alternativeTotals(graph, plan.specs, options, candidates);
   for (size_t o = 0; o < graph.ops.size(); ++o) {
     const planner::Op &op = graph.ops[o];
     ExplainedOp e;
@@ -134,19 +142,9 @@ mlir::ein::explainOps(const planner::Graph &graph, const planner::Plan &plan,
         e.haloBytes +=
             planner::movedBytes(chosen.arrivals[i], chosen.needs[i],
                                 graph.values[op.inputs[i].value].elementBytes);
-    std::vector<planner::Spec> candidates =
-        options.allowedSpecs.empty()
-            ? planner::enumerateSpecs(op, options.devices)
-            : options.allowedSpecs[o];
-    for (const planner::Spec &s : candidates) {
-      if (s == plan.specs[o])
-        continue;
-      std::vector<planner::Spec> specs = plan.specs;
-      specs[o] = s;
-      planner::Plan other = planner::evaluate(graph, specs, options);
-      if (other.feasible)
-        e.alternatives.push_back({s, other.total});
-    }
+    for (size_t c = 0; c < candidates[o].size(); ++c)
+      if (candidates[o][c] != plan.specs[o] && totals[o][c])
+        e.alternatives.push_back({candidates[o][c], *totals[o][c]});
     out.push_back(std::move(e));
   }
   return out;
@@ -637,14 +635,14 @@ remarkSimulatedStep(func::FuncOp func, mlir::ein::TargetAttr target,
   remark << "; synthesized exchanges (relays, multicast and aggregation "
             "trees) "
          << llvm::formatv("{0:F3}", synthesized * 1e3).str() << " ms";
-  std::vector<bool> synthesizedOps;
-  physical::Placement placement;
-  physical::DeviceProgram best = physical::placedBestProgram(
-      graph, plan, options, topology, keptForTies(graph, options),
-      synthesizedOps, placement, batch);
+  physical::ProgramChoice choice;
+  physical::DeviceProgram best =
+      physical::placedBestProgram(graph, plan, options, topology,
+                                  keptForTies(graph, options), choice, batch);
   double placed = physical::simulate(topology, best.tasks).seconds;
-  remark << "; with blocks placed for the machine (" << placement.placedOps()
-         << " ops moved, "
+  const std::vector<bool> &synthesizedOps = choice.synthesizedOps;
+  remark << "; with blocks placed for the machine ("
+         << choice.placement.placedOps() << " ops moved, "
          << std::count(synthesizedOps.begin(), synthesizedOps.end(), true)
          << " of " << synthesizedOps.size() << " synthesized, "
          << best.batches.size() << " batched transfers) "

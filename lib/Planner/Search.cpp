@@ -565,6 +565,127 @@ Plan evaluate(const Graph &graph, const std::vector<Spec> &specs,
   return search(graph, fixed);
 }
 
+std::vector<std::vector<std::optional<double>>>
+alternativeTotals(const Graph &graph, const std::vector<Spec> &specs,
+                  const SearchOptions &options,
+                  const std::vector<std::vector<Spec>> &candidates) {
+  size_t numOps = graph.ops.size();
+  std::vector<std::vector<std::optional<double>>> totals(numOps);
+  for (size_t o = 0; o < numOps; ++o)
+    totals[o].resize(candidates[o].size());
+  // One problem with every spec asked about, the plan's own included.
+  std::vector<std::vector<Spec>> allowed = candidates;
+  for (size_t o = 0; o < numOps; ++o)
+    allowed[o].push_back(specs[o]);
+  Problem pb = build(graph, options, allowed);
+  if (!pb.error.empty())
+    return totals;
+  auto indexOf = [&](size_t o, const Spec &s) {
+    auto it = std::find(pb.specs[o].begin(), pb.specs[o].end(), s);
+    return it == pb.specs[o].end() ? -1 : int(it - pb.specs[o].begin());
+  };
+  std::vector<int> choice(pb.nodes.size(), 0);
+  for (size_t o = 0; o < numOps; ++o) {
+    choice[pb.opNode[o]] = indexOf(o, specs[o]);
+    if (choice[pb.opNode[o]] < 0)
+      return totals; // the plan itself is not legal
+  }
+  std::vector<std::vector<int>> edgesFrom(pb.nodes.size());
+  for (size_t e = 0; e < pb.edges.size(); ++e)
+    edgesFrom[pb.edges[e].producer].push_back(static_cast<int>(e));
+  // Per argument node, who reads it (op, input); per op, spec and input,
+  // which of the argument's layouts that spec asks it to arrive in.
+  std::vector<std::vector<std::pair<int, size_t>>> readsOf(pb.nodes.size());
+  std::vector<int> nodeOf(graph.values.size(), -1);
+  std::vector<std::map<std::vector<std::vector<int64_t>>, int>> layoutIndex(
+      pb.nodes.size());
+  for (size_t n = 0; n < pb.nodes.size(); ++n)
+    if (pb.nodes[n].op < 0) {
+      nodeOf[pb.nodes[n].value] = static_cast<int>(n);
+      for (size_t k = 0; k < pb.nodes[n].holds.size(); ++k)
+        layoutIndex[n].emplace(layoutKey(pb.nodes[n].holds[k]),
+                               static_cast<int>(k));
+    }
+  std::vector<std::vector<std::vector<int>>> arrival(numOps);
+  for (size_t o = 0; o < numOps; ++o) {
+    const Op &op = graph.ops[o];
+    arrival[o].resize(pb.plans[o].size());
+    for (size_t k = 0; k < pb.plans[o].size(); ++k) {
+      arrival[o][k].assign(op.inputs.size(), -1);
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        int a = nodeOf[op.inputs[i].value];
+        if (a >= 0 && graph.values[pb.nodes[a].value].pinnedParts.empty())
+          arrival[o][k][i] =
+              layoutIndex[a].at(layoutKey(pb.plans[o][k].arrivals[i]));
+        else if (a >= 0)
+          arrival[o][k][i] = 0; // it arrives as pinned
+      }
+      if (k == 0)
+        for (size_t i = 0; i < op.inputs.size(); ++i)
+          if (int a = nodeOf[op.inputs[i].value]; a >= 0)
+            readsOf[a].push_back({static_cast<int>(o), i});
+    }
+  }
+  // An argument's cheapest layout among those its readers ask for (the
+  // candidates of the plan with these specs), each costed over its edges.
+  auto argumentCost = [&](int a) {
+    std::set<int> layouts;
+    for (auto [o, i] : readsOf[a])
+      layouts.insert(arrival[o][choice[pb.opNode[o]]][i]);
+    double best = std::numeric_limits<double>::infinity();
+    for (int k : layouts) {
+      double cost = pb.nodes[a].unary[k];
+      for (int e : edgesFrom[a])
+        cost += pb.edges[e].cost[k][choice[pb.edges[e].consumer]];
+      best = std::min(best, cost);
+    }
+    return best;
+  };
+  // The plan's total as assignmentCost sums it, by parts: each op's unary
+  // term, each edge between ops, each argument's cheapest layout.
+  double total = 0;
+  for (size_t n = 0; n < pb.nodes.size(); ++n)
+    total += pb.nodes[n].op >= 0 ? pb.nodes[n].unary[choice[n]]
+                                 : argumentCost(static_cast<int>(n));
+  for (const Edge &e : pb.edges)
+    if (pb.nodes[e.producer].op >= 0)
+      total += e.cost[choice[e.producer]][choice[e.consumer]];
+  for (size_t o = 0; o < numOps; ++o) {
+    int node = pb.opNode[o];
+    // The terms that depend on op o's spec.
+    std::set<int> arguments;
+    std::vector<int> edges;
+    for (int e : pb.edgesInto[node]) {
+      if (pb.nodes[pb.edges[e].producer].op < 0)
+        arguments.insert(pb.edges[e].producer);
+      else
+        edges.push_back(e);
+    }
+    for (int e : edgesFrom[node])
+      edges.push_back(e);
+    auto part = [&]() {
+      double sum = pb.nodes[node].unary[choice[node]];
+      for (int e : edges)
+        sum += pb.edges[e].cost[choice[pb.edges[e].producer]]
+                               [choice[pb.edges[e].consumer]];
+      for (int a : arguments)
+        sum += argumentCost(a);
+      return sum;
+    };
+    int own = choice[node];
+    double without = total - part();
+    for (size_t c = 0; c < candidates[o].size(); ++c) {
+      int k = indexOf(o, candidates[o][c]);
+      if (k < 0)
+        continue;
+      choice[node] = k;
+      totals[o][c] = without + part();
+    }
+    choice[node] = own;
+  }
+  return totals;
+}
+
 Plan bruteForce(const Graph &graph, const Options &options) {
   Problem pb = build(graph, options);
   if (!pb.error.empty())

@@ -56,6 +56,25 @@ inline int elementwise(Graph &g, std::vector<int> inputs,
   return out;
 }
 
+/// A stack of `layers` identical layers over [n, n] values, as a deep model
+/// is: an op on the input x (its embedding), then per layer a matmul with
+/// its own weight and the residual add of what the layer read, then a head
+/// matmul whose result the graph returns. Ops: 0 the embedding, 1 + 2l and
+/// 2 + 2l layer l's matmul and add, 1 + 2 layers the head.
+inline Graph layerStack(int layers, int64_t n = 256) {
+  Graph g;
+  int x = addValue(g, "x", {n, n}, ValueKind::Activation);
+  int h = elementwise(g, {x}, "embed");
+  for (int l = 0; l < layers; ++l) {
+    int w = addValue(g, "w" + std::to_string(l), {n, n}, ValueKind::Weight);
+    int t = matmul(g, h, w, "mm" + std::to_string(l));
+    h = elementwise(g, {t, h}, "add" + std::to_string(l));
+  }
+  int head = addValue(g, "w_head", {n, n}, ValueKind::Weight);
+  g.results = {matmul(g, h, head, "head")};
+  return g;
+}
+
 /// Causal GQA attention over loops [batch, kv_head, group, query, key].
 inline Graph attentionGraph(int64_t heads, int64_t kvHeads, int64_t tokens) {
   Graph g;

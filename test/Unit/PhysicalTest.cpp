@@ -1156,10 +1156,11 @@ TEST(Synthesis, PerOpFormsAreNeverSlowerThanEitherUniformForm) {
           simulate(topology, mixedProgram(g, plan, o, topology, {}, none).tasks)
               .seconds,
           simulate(topology, naiveProgram(g, plan, o).tasks).seconds);
-      std::vector<bool> forms;
-      Placement placement;
+      ProgramChoice choice;
       DeviceProgram chosen =
-          placedBestProgram(g, plan, o, topology, {}, forms, placement);
+          placedBestProgram(g, plan, o, topology, {}, choice);
+      const std::vector<bool> &forms = choice.synthesizedOps;
+      const Placement &placement = choice.placement;
       ASSERT_EQ(forms.size(), g.ops.size());
       double mixed = simulate(topology, chosen.tasks).seconds;
       double uniform = std::min(
@@ -1315,10 +1316,8 @@ TEST(Synthesis, WeightsEveryGpuReadsWholeArriveSplit) {
   // of w to each; the program's layout of w says so, and the same bytes
   // move.
   Topology topology = make("nvswitch", 4);
-  std::vector<bool> forms;
-  Placement placement;
-  DeviceProgram chosen =
-      placedBestProgram(g, plan, o, topology, {}, forms, placement);
+  ProgramChoice choice;
+  DeviceProgram chosen = placedBestProgram(g, plan, o, topology, {}, choice);
   EXPECT_EQ(chosen.layouts[w].size(), 4u);
   DeviceProgram wholeProgram = naiveProgram(g, plan, o);
   EXPECT_LT(simulate(topology, chosen.tasks).seconds,
@@ -1552,10 +1551,9 @@ TEST(Synthesis, EveryPresetDeliversOverLinksItHas) {
             specs.push_back(choices[rng() % choices.size()]);
         double bytes = 0;
         planner::Plan plan = planWith(g, specs, o, bytes);
-        std::vector<bool> forms;
-        Placement placement;
-        DeviceProgram p =
-            placedBestProgram(g, plan, o, topology, {}, forms, placement);
+        ProgramChoice choice;
+        DeviceProgram p = placedBestProgram(g, plan, o, topology, {}, choice);
+        const Placement &placement = choice.placement;
         std::string what = name + " graph " + std::to_string(gi) + " trial " +
                            std::to_string(trial);
         expectDelivered(g, placedPlan(g, plan, placement), o, p, what);
@@ -1683,10 +1681,10 @@ TEST(Synthesis, BatchedProgramsKeepEveryMovementAndDependency) {
       o.devices = devices;
       double bytes = 0;
       planner::Plan plan = planWith(g, planner::search(g, o).specs, o, bytes);
-      std::vector<bool> forms;
-      Placement placement;
-      DeviceProgram after =
-          placedBestProgram(g, plan, o, topology, {}, forms, placement);
+      ProgramChoice choice;
+      DeviceProgram after = placedBestProgram(g, plan, o, topology, {}, choice);
+      const std::vector<bool> &forms = choice.synthesizedOps;
+      const Placement &placement = choice.placement;
       DeviceProgram before =
           mixedProgram(g, plan, o, topology, placement, forms);
       ASSERT_EQ(after.movements.size(), before.movements.size());
@@ -2253,4 +2251,95 @@ TEST(Pipeline, MicroBatchesOverlapTheStages) {
   for (const StagedPlan &p : all)
     EXPECT_TRUE(p.feasible) << p.error;
   EXPECT_TRUE(stagedPlans(g, options, make("nvswitch", 2)).empty());
+}
+
+TEST(Placement, RepeatedLayersArePlacedOnceAndAlike) {
+  // Eight identical layers: blocks are placed and exchange forms chosen on
+  // the stack folded to three layers (planner::foldRepetition), the layers
+  // between the second and the last taking the second's; the step is never
+  // slower than the canonical naive one.
+  planner::Graph g = layerStack(8, 1024);
+  planner::Options o;
+  o.devices = 8;
+  std::vector<planner::Spec> specs;
+  for (const planner::Op &op : g.ops)
+    specs.push_back(op.loopSizes.size() == 3 ? planner::Spec{1, 1, 8}
+                                             : planner::Spec{8, 1});
+  double bytes = 0;
+  planner::Plan plan = planWith(g, specs, o, bytes);
+  for (const char *name : {"dgx1-v100", "nvswitch"}) {
+    Topology topology = make(name, 8);
+    ProgramChoice choice;
+    DeviceProgram program = placedBestProgram(g, plan, o, topology, {}, choice);
+    const std::vector<bool> &synthesized = choice.synthesizedOps;
+    const Placement &placement = choice.placement;
+    ASSERT_EQ(synthesized.size(), g.ops.size());
+    ASSERT_EQ(program.ops.size(), g.ops.size());
+    for (int layer = 2; layer < 7; ++layer)
+      for (int k = 0; k < 2; ++k) {
+        int op = 1 + 2 * layer + k, second = 3 + k;
+        EXPECT_EQ(synthesized[op], synthesized[second]) << name << " " << op;
+        for (int64_t j = 0; j < 8; ++j)
+          EXPECT_EQ(placement.of(op, j), placement.of(second, j))
+              << name << " " << op;
+      }
+    double step = simulate(topology, program.tasks).seconds;
+    EXPECT_EQ(step, simulate(topology,
+                             choiceProgram(g, plan, o, topology, choice).tasks)
+                        .seconds);
+    double naive = simulate(topology, naiveProgram(g, plan, o).tasks).seconds;
+    EXPECT_LE(step, naive * (1 + 1e-9)) << name;
+    // Every block runs, once, where the placement puts it.
+    for (size_t op = 0; op < program.ops.size(); ++op) {
+      const std::vector<OpProgram::Kernel> &kernels = program.ops[op].kernels;
+      std::set<int64_t> gpus;
+      for (size_t j = 0; j < kernels.size(); ++j) {
+        EXPECT_EQ(kernels[j].device, placement.of(op, int64_t(j)));
+        gpus.insert(kernels[j].device);
+      }
+      EXPECT_EQ(gpus.size(), 8u);
+      EXPECT_EQ(kernels.size(), 8u);
+    }
+  }
+}
+
+TEST(Placement, AChoiceBuildsItsProgramAgain) {
+  // choiceProgram rebuilds what placedBestProgram chose, task for task
+  // (what ein-synthesize-exchanges does with ein-decompose's recorded
+  // choice), whole or folded; choiceKey tells the inputs apart.
+  std::vector<planner::Graph> graphs = {
+      bushy(1024), leftChain(), attentionGraph(8, 2, 256), layerStack(6, 512)};
+  for (const char *name : {"dgx1-v100", "nvswitch"}) {
+    Topology topology = make(name, 8);
+    for (const planner::Graph &g : graphs) {
+      planner::SearchOptions o;
+      o.devices = 8;
+      planner::Plan plan = planner::search(g, o);
+      ProgramChoice choice;
+      DeviceProgram chosen =
+          placedBestProgram(g, plan, o, topology, {}, choice);
+      DeviceProgram again = choiceProgram(g, plan, o, topology, choice);
+      ASSERT_EQ(chosen.tasks.size(), again.tasks.size()) << name;
+      for (size_t t = 0; t < chosen.tasks.size(); ++t) {
+        const Task &x = chosen.tasks[t], &y = again.tasks[t];
+        EXPECT_TRUE(x.kind == y.kind && x.queue == y.queue &&
+                    x.from == y.from && x.to == y.to && x.bytes == y.bytes &&
+                    x.flops == y.flops && x.seconds == y.seconds &&
+                    x.deps == y.deps && x.rank == y.rank && x.label == y.label)
+            << name << " task " << t;
+      }
+      EXPECT_EQ(chosen.movementOf, again.movementOf);
+      EXPECT_EQ(chosen.batches, again.batches);
+      EXPECT_EQ(chosen.layouts.size(), again.layouts.size());
+      uint64_t key = choiceKey(g, plan, o, topology, {}, true);
+      EXPECT_EQ(key, choiceKey(g, plan, o, topology, {}, true));
+      EXPECT_NE(key, choiceKey(g, plan, o, topology, {}, false));
+      Topology elsewhere =
+          make(std::string(name) == "nvswitch" ? "dgx1-v100" : "nvswitch", 8);
+      EXPECT_NE(key, choiceKey(g, plan, o, elsewhere, {}, true));
+      planner::Plan other = plan;
+      other.specs[0].back() = other.specs[0].back() == 1 ? 2 : 1;
+      EXPECT_NE(key, choiceKey(g, other, o, topology, {}, true));
+    }
+  }
 }

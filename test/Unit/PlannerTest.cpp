@@ -3,6 +3,7 @@
 
 #include "Einsummable/Planner/Hierarchy.h"
 #include "Einsummable/Planner/Memory.h"
+#include "Einsummable/Planner/Repetition.h"
 #include "Einsummable/Planner/Search.h"
 #include "Einsummable/Planner/Strategy.h"
 #include "GraphBuilder.h"
@@ -848,4 +849,130 @@ TEST(Planner, BytesBetweenNodesCountMore) {
   EXPECT_EQ(flat, 3 * 64 * 4);
   EXPECT_EQ(planOp(g, g.ops[0], {1, 4, 1}, options).aggBytes,
             flat + 2 * 64 * 4 * (4 - 1));
+}
+
+TEST(Repetition, FindsTheLayersOfAStack) {
+  // Six layers of (matmul, add) between an embedding and a head: period 2
+  // from op 1, however the layers are cut, as long as every layer is cut
+  // alike; the head, a matmul too, does not extend the run (its result is
+  // returned).
+  Graph g = layerStack(6);
+  std::vector<Spec> specs;
+  for (const Op &op : g.ops)
+    specs.push_back(op.loopSizes.size() == 3 ? Spec{1, 1, 8} : Spec{8, 1});
+  Repetition r = findRepetition(g, specs);
+  EXPECT_EQ(r.first, 1);
+  EXPECT_EQ(r.period, 2);
+  EXPECT_EQ(r.count, 6);
+  // A layer cut otherwise ends the run before it.
+  specs[1 + 2 * 4] = Spec{8, 1, 1};
+  r = findRepetition(g, specs);
+  EXPECT_EQ(r.first, 1);
+  EXPECT_EQ(r.period, 2);
+  EXPECT_EQ(r.count, 4);
+  EXPECT_EQ(findRepetition(g, specs, /*minCount=*/5).count, 0);
+  // A layer reading its own weight twice is not its neighbours' repeat.
+  Graph h = layerStack(3);
+  h.ops[3].inputs[1].value = h.ops[3].inputs[0].value;
+  std::vector<Spec> hs(h.ops.size(), Spec{1, 1, 8});
+  for (size_t o = 0; o < h.ops.size(); ++o)
+    if (h.ops[o].loopSizes.size() == 2)
+      hs[o] = Spec{8, 1};
+  EXPECT_LT(findRepetition(h, hs).count, 3);
+}
+
+TEST(Repetition, FoldingKeepsTheFirstTwoLayersAndTheLast) {
+  Graph g = layerStack(6);
+  std::vector<Spec> specs;
+  for (const Op &op : g.ops)
+    specs.push_back(op.loopSizes.size() == 3 ? Spec{1, 1, 8} : Spec{8, 1});
+  Repetition r = findRepetition(g, specs);
+  ASSERT_EQ(r.count, 6);
+  Plan plan;
+  plan.feasible = true;
+  plan.specs = specs;
+  plan.layouts.resize(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v)
+    plan.layouts[v] = {Placed{int64_t(v % 8), Box{{0, 0}, {1, 1}}}};
+  FoldedGraph f;
+  ASSERT_TRUE(foldRepetition(g, plan, r, f));
+  // The embedding, layers 0 and 1, layer 5 and the head.
+  EXPECT_EQ(f.opOf, (std::vector<int>{0, 1, 2, 3, 4, 11, 12, 13}));
+  ASSERT_EQ(f.graph.ops.size(), 8u);
+  ASSERT_EQ(f.plan.specs.size(), 8u);
+  for (size_t o = 0; o < f.opOf.size(); ++o) {
+    EXPECT_EQ(f.graph.ops[o].name, g.ops[f.opOf[o]].name);
+    EXPECT_EQ(f.plan.specs[o], specs[f.opOf[o]]);
+    EXPECT_EQ(r.foldedOp(f.opOf[o]), static_cast<int>(o));
+  }
+  // Layer 5 reads what layer 1 leaves (its matmul and its add), with its
+  // own weight; the dropped layers' weights are gone.
+  EXPECT_EQ(f.graph.ops[5].inputs[0].value, f.graph.ops[4].output.value);
+  EXPECT_EQ(f.graph.values[f.graph.ops[5].inputs[1].value].name, "w5");
+  EXPECT_EQ(f.graph.ops[6].inputs[1].value, f.graph.ops[4].output.value);
+  for (const Value &v : f.graph.values)
+    EXPECT_TRUE(v.name != "w2" && v.name != "w3" && v.name != "w4") << v.name;
+  EXPECT_EQ(f.graph.values[f.graph.results[0]].name, "head");
+  // Layouts go with their values.
+  for (size_t v = 0; v < f.graph.values.size(); ++v)
+    for (size_t w = 0; w < g.values.size(); ++w)
+      if (g.values[w].name == f.graph.values[v].name) {
+        EXPECT_EQ(f.plan.layouts[v][0].device, int64_t(w % 8));
+      }
+  // The dropped layers' ops decide as layer 1's.
+  EXPECT_EQ(r.foldedOp(5), 3);
+  EXPECT_EQ(r.foldedOp(8), 4);
+  EXPECT_EQ(r.foldedOp(10), 4);
+  // A dropped layer's value that leaves the graph cannot be folded away.
+  g.results.push_back(g.ops[7].output.value);
+  EXPECT_FALSE(foldRepetition(g, plan, r, f));
+}
+
+TEST(Planner, AlternativeTotalsAreEvaluatesTotals) {
+  // Every op alone cut by every spec, priced from one build, against
+  // evaluate() of that plan whole: the same totals and the same infeasible
+  // ones, with weights replicable and not (arguments whose best layout
+  // changes with their readers' specs), a tied result and a pinned input.
+  std::vector<Graph> graphs = {layerStack(3, 256), attentionGraph(8, 2, 64)};
+  {
+    Graph tied;
+    int x = addValue(tied, "x", {512, 512}, ValueKind::Activation);
+    int w = addValue(tied, "w", {512, 512}, ValueKind::Weight);
+    int y = matmul(tied, x, w, "xw");
+    int out = elementwise(tied, {y, x}, "out");
+    tied.results = {out};
+    tied.ties = {{x, out}};
+    tied.ops[1].pinnedInputs = {{}, {4, 1}};
+    graphs.push_back(tied);
+  }
+  for (const Graph &g : graphs)
+    for (bool replicable : {true, false}) {
+      SearchOptions o;
+      o.devices = 4;
+      o.weightsReplicable = replicable;
+      Plan plan = search(g, o);
+      ASSERT_TRUE(plan.feasible) << plan.error;
+      std::vector<std::vector<Spec>> candidates;
+      for (const Op &op : g.ops)
+        candidates.push_back(enumerateSpecs(op, 4));
+      // One spec no op may take, to be refused.
+      candidates[0].push_back(Spec(g.ops[0].loopSizes.size(), 3));
+      auto totals = alternativeTotals(g, plan.specs, o, candidates);
+      ASSERT_EQ(totals.size(), g.ops.size());
+      int feasible = 0;
+      for (size_t op = 0; op < g.ops.size(); ++op)
+        for (size_t c = 0; c < candidates[op].size(); ++c) {
+          std::vector<Spec> specs = plan.specs;
+          specs[op] = candidates[op][c];
+          Plan whole = evaluate(g, specs, o);
+          ASSERT_EQ(whole.feasible, totals[op][c].has_value())
+              << "op " << op << " candidate " << c;
+          if (whole.feasible) {
+            EXPECT_EQ(whole.total, *totals[op][c])
+                << "op " << op << " candidate " << c;
+            ++feasible;
+          }
+        }
+      EXPECT_GT(feasible, 3);
+    }
 }

@@ -274,6 +274,17 @@ Placement searchPlacement(const planner::Graph &graph,
                           const std::vector<bool> &keep, bool synthesized,
                           bool rotate = true);
 
+/// What placedBestProgram chooses, from which it builds the program
+/// (choiceProgram): the mixedProgram of a placement and per-op forms, with
+/// receives rotated or in source order, over the weights as the plan lays
+/// them out or split (splitWeightHomes).
+struct ProgramChoice {
+  bool splitHomes = false;
+  bool rotate = true;
+  std::vector<bool> synthesizedOps;
+  Placement placement;
+};
+
 /// What `exchange=synthesized` runs: the faster uniform form (bestProgram)
 /// with the blocks placed for it (searchPlacement, each form placed for
 /// itself; ops in `keep` stay canonical), then, op by op, the other form
@@ -282,15 +293,39 @@ Placement searchPlacement(const planner::Graph &graph,
 /// more with the weights splitWeightHomes splits, kept where faster (the
 /// program's `layouts` say which); and last, with `batch`, batches
 /// transfers (batchTransfers) and orders a dataflow program's copy queues
-/// (scheduleTransfers). `synthesizedOps` and `placement` receive what was
-/// chosen.
+/// (scheduleTransfers). `choice` receives what was chosen.
+///
+/// A graph of at least four identical layers (planner::findRepetition) is
+/// decided folded to three (planner::foldRepetition): the layers between
+/// the second and the last take the second's placement and forms, so the
+/// search costs as much for 4 layers as for 400; the program is then built
+/// whole from that choice, its blocks left canonical where the placement
+/// would make the whole step slower.
 DeviceProgram placedBestProgram(const planner::Graph &graph,
                                 const planner::Plan &plan,
                                 const planner::Options &options,
                                 const Topology &topology,
                                 const std::vector<bool> &keep,
-                                std::vector<bool> &synthesizedOps,
-                                Placement &placement, bool batch = true);
+                                ProgramChoice &choice, bool batch = true);
+
+/// The program placedBestProgram builds from `choice` (made for the same
+/// graph, plan and options): no search, the same program.
+DeviceProgram choiceProgram(const planner::Graph &graph,
+                            const planner::Plan &plan,
+                            const planner::Options &options,
+                            const Topology &topology,
+                            const ProgramChoice &choice, bool batch = true);
+
+/// A fingerprint of everything placedBestProgram's choice depends on: the
+/// graph (not its names, which only label tasks), the plan's specs and
+/// layouts, the options the program builder reads (devices, weights
+/// replicable, dataflow, kernel times), the topology, `keep` and `batch`.
+/// Two calls with one key choose alike, so a choice made once (ein-decompose
+/// explaining the plan) serves a later call (ein-synthesize-exchanges)
+/// whose key is the same.
+uint64_t choiceKey(const planner::Graph &graph, const planner::Plan &plan,
+                   const planner::Options &options, const Topology &topology,
+                   const std::vector<bool> &keep, bool batch);
 
 } // namespace ein::physical
 

@@ -47,6 +47,13 @@ FailureOr<LoweredPlan> lowerPlan(func::FuncOp func, const PlannerGraph &graph,
                                  const ::ein::Topology *topology,
                                  bool placeBlocks, bool batch);
 
+/// `choice`, made for inputs whose physical::choiceKey is `key`, as the
+/// function attribute ein-synthesize-exchanges reads
+/// (EinDialect::getExchangeChoiceAttrName()): lowerPlan with the same key
+/// builds its program from it instead of choosing again.
+DictionaryAttr exchangeChoiceAttr(MLIRContext *context, uint64_t key,
+                                  const ::ein::physical::ProgramChoice &choice);
+
 } // namespace mlir::ein
 
 #endif // EINSUMMABLE_PLAN_LOWERPLAN_H

@@ -66,8 +66,8 @@ struct ExplainedOp {
   std::vector<std::pair<::ein::planner::Spec, double>> alternatives;
 };
 
-/// Per op of `plan`, its explanation; alternatives are costed with
-/// planner::evaluate.
+/// Per op of `plan`, its explanation; alternatives are costed as
+/// planner::evaluate costs them (planner::alternativeTotals).
 std::vector<ExplainedOp>
 explainOps(const ::ein::planner::Graph &graph, const ::ein::planner::Plan &plan,
            const ::ein::planner::SearchOptions &options,

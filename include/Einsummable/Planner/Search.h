@@ -13,6 +13,7 @@
 #include "Einsummable/Planner/Cost.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,18 @@ Plan search(const Graph &graph, const SearchOptions &options);
 /// arrival layouts chosen: what a plan costs as a whole.
 Plan evaluate(const Graph &graph, const std::vector<Spec> &specs,
               const SearchOptions &options);
+
+/// Per op o, per spec of `candidates[o]`: evaluate(graph, specs with op o
+/// alone cut by it, options).total, or nullopt where that plan is
+/// infeasible. The same numbers (every cost is a whole number of bytes, so
+/// sums are exact in any order), priced from one build of the problem: a
+/// spec changes only its op's terms, the edges into and out of it and the
+/// best layouts of the arguments it reads; evaluating each alternative
+/// whole cost the ops squared (an explanation of 32 layers).
+std::vector<std::vector<std::optional<double>>>
+alternativeTotals(const Graph &graph, const std::vector<Spec> &specs,
+                  const SearchOptions &options,
+                  const std::vector<std::vector<Spec>> &candidates);
 
 /// Tries every combination of specs and arrival layouts; for tests on small
 /// graphs (exponential).

@@ -311,7 +311,10 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
     search to data-parallel, Megatron-style or random plans (docs/planner.md);
     `explain` writes, per op, the chosen spec, its cost terms and the whole
     plan's cost under each alternative spec, with the simulated step and its
-    exchanges (docs/explain.md). A search that runs longer than
+    exchanges (docs/explain.md); the placement and exchange forms that step
+    was simulated with stay on the function (`ein.exchange_choice`) for
+    ein-synthesize-exchanges to lower, so explaining costs no second
+    placement. A search that runs longer than
     `progress-seconds` says how far it has come on standard error.
   }];
   let options = [
@@ -502,7 +505,14 @@ def EinSynthesizeExchanges
     simulates faster, so block k of an op may run on a GPU other than k.
     A function marked `ein.tie_layout` (ein-decompose with `tie-layout`)
     keeps the ops that fix its arguments' and results' layouts canonical.
-    The report's `placed_ops` counts the ops moved.
+    The report's `placed_ops` counts the ops moved. A stack of at least
+    four identical layers is placed and formed on the stack folded to three
+    layers, the layers between the second and the last taking the second's
+    choices (docs/physical.md, "Identical layers, decided once"). A
+    function carrying `ein.exchange_choice` (what ein-decompose chose when
+    it simulated the plan for its explanation) is built from that choice,
+    with no search, where its key is that of the graph, plan and options
+    lowered here; the attribute is dropped either way.
 
     Last, transfers of one op between the same two GPUs whose sources are
     ready when that phase of the op starts (a producer's blocks, blocks the

@@ -1028,7 +1028,10 @@ static std::string kernelKey(func::FuncOp kernel,
   kernel.setSymName("kernel");
   std::string key;
   llvm::raw_string_ostream os(key);
-  kernel.print(os, OpPrintingFlags().printGenericOpForm());
+  // Numbered on its own (a kernel is isolated from above, so its names are
+  // the same): numbering the whole module for every kernel costs the
+  // program's size squared.
+  kernel.print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
   kernel.setSymNameAttr(name);
   for (const ::ein::SignatureArg &arg : signature.args)
     os << "|" << static_cast<int>(arg.access);

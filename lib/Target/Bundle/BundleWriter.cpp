@@ -42,9 +42,11 @@
 #include <stdio.h>
 
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <set>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::ein;
@@ -251,9 +253,11 @@ private:
 
   /// Places every buffer in its device's arena, reusing the bytes of
   /// buffers whose last access came before: first fit in order of first
-  /// use. Where a buffer takes bytes another held, its first step waits for
-  /// every step that touched the other (the schedule then orders all
-  /// accesses to those bytes, which checkSchedule verifies on reading).
+  /// use. Where a buffer takes bytes another held last, its first step
+  /// waits for every step that touched the other (the schedule then orders
+  /// all accesses to those bytes, which checkSchedule verifies on reading).
+  /// Earlier holders of the bytes need no wait of their own: the last
+  /// holder's first step waited for them.
   /// Views take their root's offset.
   void placeBuffers() {
     holdTransfersEarly();
@@ -261,8 +265,11 @@ private:
       int64_t begin, end;
       int buffer;
     };
-    std::vector<std::vector<Held>> active(arenas.size()),
-        retired(arenas.size());
+    std::vector<std::vector<Held>> active(arenas.size());
+    // Per device, the buffer that last held each run of bytes: runs by
+    // their first byte, with their end and that buffer.
+    std::vector<std::map<int64_t, std::pair<int64_t, int>>> lastHeld(
+        arenas.size());
     std::vector<int> order;
     for (int b = 0, e = bufferList.size(); b < e; ++b)
       if (bufferList[b].root == b && !bufferList[b].unused)
@@ -282,7 +289,6 @@ private:
       // Buffers last touched before this one's first step free their bytes.
       for (size_t i = 0; i < live.size();) {
         if (bufferList[live[i].buffer].last < buffer.first) {
-          retired[buffer.device].push_back(live[i]);
           live.erase(live.begin() + i);
         } else {
           ++i;
@@ -302,21 +308,39 @@ private:
       arenas[buffer.device] =
           std::max(arenas[buffer.device], offset + buffer.bytes);
       if (buffer.firstStep < 0)
-        continue;
+        continue; // no step touches it, so none waits for it
+      // The buffers that held its bytes last (none is live: first fit).
+      std::set<int> previous;
+      std::map<int64_t, std::pair<int64_t, int>> &held =
+          lastHeld[buffer.device];
+      auto run = held.upper_bound(offset);
+      if (run != held.begin() && std::prev(run)->second.first > offset)
+        --run;
+      std::vector<std::tuple<int64_t, int64_t, int>> cut;
+      while (run != held.end() && run->first < offset + size) {
+        auto [begin, rest] = *run;
+        previous.insert(rest.second);
+        cut.push_back({begin, rest.first, rest.second});
+        run = held.erase(run);
+      }
+      for (auto [begin, end, holder] : cut) {
+        if (begin < offset)
+          held[begin] = {offset, holder};
+        if (end > offset + size)
+          held[offset + size] = {end, holder};
+      }
+      held[offset] = {offset + size, b};
       // A buffer assembled in place is first written by its parts'
       // producers, which do not wait for one another.
       std::vector<int> starters = {buffer.firstStep};
       if (assembledInPlace.count(b))
         starters = writers[b];
-      for (const Held &h : retired[buffer.device])
-        if (h.begin < offset + size && offset < h.end) {
-          // Its first step waits for every step of the bytes' earlier
-          // owner.
-          for (int first : starters)
-            for (int s : touchedBy[h.buffer])
-              if (s < first)
-                stepDeps[first].insert(s);
-        }
+      // Its first step waits for every step of the bytes' last holders.
+      for (int holder : previous)
+        for (int first : starters)
+          for (int s : touchedBy[holder])
+            if (s < first)
+              stepDeps[first].insert(s);
     }
     for (Buffer &buffer : bufferList)
       buffer.offset = bufferList[buffer.root].offset + buffer.viewOffset;

@@ -71,7 +71,7 @@ func.func @g() attributes {ein.weight} {
 
 // -----
 
-// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target', 'ein.kernel_signatures', 'ein.tie_layout', 'ein.planned_memory', 'ein.block_flops' or 'ein.block_seconds'}}
+// expected-error @+1 {{unknown ein attribute 'ein.devices'; expected 'ein.target', 'ein.candidates', 'ein.loop_offsets', 'ein.kernel', 'ein.kernel_target', 'ein.kernel_signatures', 'ein.tie_layout', 'ein.exchange_choice', 'ein.planned_memory', 'ein.block_flops' or 'ein.block_seconds'}}
 module attributes {ein.devices = 8} {}
 
 // -----
@@ -342,3 +342,43 @@ module attributes {ein.target = #ein.target<devices = 2, backend = "tpu">} {}
 
 // expected-error @+1 {{#ein.target backend cuda: a cuda bundle's chip is sm_NN, got 'host'}}
 module attributes {ein.target = #ein.target<devices = 2, chip = "host", backend = "cuda">} {}
+
+// -----
+
+// expected-error @+1 {{'ein.exchange_choice' must be a dictionary, got 3 : i64}}
+func.func @choice_not_dictionary() attributes {ein.exchange_choice = 3} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ein.exchange_choice' belongs on a function, not on 'builtin.module'}}
+module attributes {ein.exchange_choice = {key = 1 : i64, rotate = true, split_weights = false, synthesized = array<i1>, place = []}} {}
+
+// -----
+
+// expected-error @+1 {{'ein.exchange_choice' must hold exactly key (i64), rotate and split_weights (bool), synthesized (array<i1>) and place (an array of array<i64>)}}
+func.func @choice_without_key() attributes {ein.exchange_choice = {rotate = true, split_weights = false, synthesized = array<i1>, place = []}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ein.exchange_choice' has 2 ops' forms but 1 ops' places}}
+func.func @choice_lengths() attributes {ein.exchange_choice = {key = 1 : i64, rotate = true, split_weights = false, synthesized = array<i1: true, false>, place = [array<i64>]}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ein.exchange_choice' places op 0 with [1, 0], not an array<i64>}}
+func.func @choice_place_not_array() attributes {ein.exchange_choice = {key = 1 : i64, rotate = true, split_weights = false, synthesized = array<i1: true>, place = [[1, 0]]}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ein.exchange_choice' places op 1 on array<i64: 1, 1>; each block runs on its own GPU, numbered from 0}}
+func.func @choice_place_twice() attributes {ein.exchange_choice = {key = 1 : i64, rotate = false, split_weights = false, synthesized = array<i1: true, false>, place = [array<i64>, array<i64: 1, 1>]}} {
+  return
+}

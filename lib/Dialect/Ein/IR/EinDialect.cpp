@@ -160,6 +160,44 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
              << "' belongs on a function, not on '" << op->getName() << "'";
     return success();
   }
+  if (attr.getName() == getExchangeChoiceAttrName()) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto bad = [&](StringRef what) {
+      return op->emitError()
+             << "'" << getExchangeChoiceAttrName() << "' " << what;
+    };
+    if (!dict)
+      return bad("must be a dictionary, got ") << attr.getValue();
+    if (!isa<FunctionOpInterface>(op))
+      return bad("belongs on a function, not on '") << op->getName() << "'";
+    auto key = dict.getAs<IntegerAttr>("key");
+    auto rotate = dict.getAs<BoolAttr>("rotate");
+    auto split = dict.getAs<BoolAttr>("split_weights");
+    auto synthesized = dict.getAs<DenseBoolArrayAttr>("synthesized");
+    auto place = dict.getAs<ArrayAttr>("place");
+    if (dict.size() != 5 || !key || !key.getType().isSignlessInteger(64) ||
+        !rotate || !split || !synthesized || !place)
+      return bad("must hold exactly key (i64), rotate and split_weights "
+                 "(bool), synthesized (array<i1>) and place (an array of "
+                 "array<i64>), got ")
+             << attr.getValue();
+    if (place.size() != size_t(synthesized.size()))
+      return bad("has ") << synthesized.size() << " ops' forms but "
+                         << place.size() << " ops' places";
+    for (auto [i, each] : llvm::enumerate(place)) {
+      auto devices = dyn_cast<DenseI64ArrayAttr>(each);
+      if (!devices)
+        return bad("places op ")
+               << i << " with " << each << ", not an array<i64>";
+      llvm::SmallDenseSet<int64_t> seen;
+      for (int64_t device : devices.asArrayRef())
+        if (device < 0 || !seen.insert(device).second)
+          return bad("places op ")
+                 << i << " on " << devices
+                 << "; each block runs on its own GPU, numbered from 0";
+    }
+    return success();
+  }
   if (attr.getName() == getPlannedMemoryAttrName()) {
     auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!bytes || !bytes.getType().isSignlessInteger(64) || bytes.getInt() < 0)
@@ -194,6 +232,7 @@ LogicalResult EinDialect::verifyOperationAttribute(Operation *op,
                          << getKernelTargetAttrName() << "', '"
                          << getKernelSignaturesAttrName() << "', '"
                          << getTieLayoutAttrName() << "', '"
+                         << getExchangeChoiceAttrName() << "', '"
                          << getPlannedMemoryAttrName() << "', '"
                          << getBlockFlopsAttrName() << "' or '"
                          << getBlockSecondsAttrName() << "'";

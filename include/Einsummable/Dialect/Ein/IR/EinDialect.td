@@ -88,6 +88,19 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPlaceAttrName() {
       return "ein.place";
     }
+    /// Dictionary on a function: the placement and exchange forms
+    /// ein-decompose chose when it simulated the plan as lowered (for its
+    /// explanation or stages=auto), keyed by a fingerprint of what they were
+    /// chosen for (physical::choiceKey): {key = i64, rotate = bool,
+    /// split_weights = bool, synthesized = array<i1>, place = [array<i64>,
+    /// ...]}, one entry of `synthesized` and `place` per op (an empty
+    /// `place`: the op's blocks on their canonical GPUs).
+    /// ein-synthesize-exchanges builds its program from it, instead of
+    /// choosing again, where the key is that of its own graph, plan and
+    /// options, and drops it either way.
+    static constexpr ::llvm::StringLiteral getExchangeChoiceAttrName() {
+      return "ein.exchange_choice";
+    }
     /// Unit attribute a chunked plan (ein-decompose{stages=1xM}) sets on a
     /// function: it runs as a dataflow bundle, each GPU's steps spread over
     /// several streams so that a step waits for its dependencies only and
