@@ -233,13 +233,6 @@ class Translator:
         mask = _causal_mask(t)
         if mask is not None:
             return self.causal(shape, dtype, *mask)
-        if dtype == torch.bool:
-            # A bundle holds no i1 tensors: the constant travels as 0/1
-            # integers and is compared back.
-            stored = self.materialize(Const(t.to(torch.int64)))
-            return self.e.elementwise(
-                [stored], dtype, lambda b, s: b.cast(s[0], "i1"),
-                compute=False, out_shape=shape)
         name = "constant%d" % len(self.constants)
         ssa = "%%k%d" % len(self.constants)
         value = Value(ssa, shape, dtype)
