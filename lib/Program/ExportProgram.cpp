@@ -129,7 +129,9 @@ LogicalResult Exporter::exportDeviceLevel(Operation *op,
     auto it = names.find(from);
     if (it == names.end())
       return op->emitOpError() << "reads a value with no program.json form";
-    names[to] = it->second;
+    // A copy first: inserting `to` may grow the map and move `it->second`.
+    std::string name = it->second;
+    names[to] = std::move(name);
     return success();
   };
   if (auto partition = dyn_cast<PartitionOp>(op)) {
@@ -381,7 +383,9 @@ FailureOr<::ein::Program> Exporter::run(func::FuncOp func) {
       if (it == names.end())
         return annotation.emitOpError()
                << "annotates a value with no program.json form";
-      names[annotation.getResult()] = it->second;
+      // A copy first: inserting the result may grow the map.
+      std::string name = it->second;
+      names[annotation.getResult()] = std::move(name);
       continue;
     }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
