@@ -185,6 +185,41 @@ JoinAggOp throughTranspose(Value &value, SmallVector<int64_t> &indices) {
   return t;
 }
 
+/// `value`, read at `indices`, seen through an ein.reshape that only drops
+/// unit dimensions, where `want` is `indices` with those dimensions' loops
+/// back in place and every loop put back is of size one (`isUnitLoop`): the
+/// reshape's source, read at `want`. A batch of one reaches attention so,
+/// its key and values read with the batch dimension dropped. Returns the
+/// reshape, or null (`value` and `indices` unchanged).
+ReshapeOp throughUnitCollapse(Value &value, SmallVector<int64_t> &indices,
+                              ArrayRef<int64_t> want,
+                              llvm::function_ref<bool(int64_t)> isUnitLoop) {
+  auto reshape = value.getDefiningOp<ReshapeOp>();
+  if (!reshape || want.size() <= indices.size())
+    return {};
+  ArrayRef<int64_t> source =
+      cast<RankedTensorType>(reshape.getSource().getType()).getShape();
+  ArrayRef<int64_t> result =
+      cast<RankedTensorType>(reshape.getType()).getShape();
+  if (source.size() != want.size() || result.size() != indices.size())
+    return {};
+  size_t next = 0;
+  for (auto [p, loop] : llvm::enumerate(want)) {
+    if (next < indices.size() && indices[next] == loop &&
+        source[p] == result[next]) {
+      ++next;
+      continue;
+    }
+    if (source[p] != 1 || !isUnitLoop(loop))
+      return {};
+  }
+  if (next != indices.size())
+    return {};
+  value = reshape.getSource();
+  indices.assign(want.begin(), want.end());
+  return reshape;
+}
+
 std::optional<Contraction> contractionOf(JoinAggOp op) {
   if (!isLogical(op) || op.getAgg() != AggKind::Add ||
       op.getInputs().size() != 2)
@@ -279,6 +314,21 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
     std::swap(qk->lhs, qk->rhs), std::swap(qk->lhsIndices, qk->rhsIndices);
   // The key may come transposed ([.., d, t], as linalg.batch_matmul reads
   // it): look through the transpose.
+  // A batch of one may reach the key and values with its dimension
+  // dropped (transformers' GQA expand, exported at batch 1).
+  auto scoreShape = cast<RankedTensorType>(scoreOp.getType()).getShape();
+  auto unitIn = [](ArrayRef<int64_t> loops, ArrayRef<int64_t> shape) {
+    return [=](int64_t loop) {
+      const int64_t *at = llvm::find(loops, loop);
+      return at != loops.end() && shape[at - loops.begin()] == 1;
+    };
+  };
+  SmallVector<int64_t> keyWant(kvLead);
+  keyWant.append({t, d});
+  ReshapeOp keyCollapse;
+  if (!isLeadThen(qk->rhsIndices, kvLead, {t, d}))
+    keyCollapse = throughUnitCollapse(qk->rhs, qk->rhsIndices, keyWant,
+                                      unitIn(out, scoreShape));
   JoinAggOp keyTranspose;
   if (!isLeadThen(qk->rhsIndices, kvLead, {t, d}))
     keyTranspose = throughTranspose(qk->rhs, qk->rhsIndices);
@@ -324,6 +374,13 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
   ArrayRef<int64_t> pvLead = pvOut.drop_back(2);
   int64_t ps = pvOut[n - 2], pt = pv->summed, e = pvOut[n - 1];
   ArrayRef<int64_t> pvKvLead = gqa ? pvLead.drop_back() : pvLead;
+  SmallVector<int64_t> valueWant(pvKvLead);
+  valueWant.append({pt, e});
+  ReshapeOp valueCollapse;
+  if (!isLeadThen(pv->rhsIndices, pvKvLead, {pt, e}))
+    valueCollapse = throughUnitCollapse(
+        pv->rhs, pv->rhsIndices, valueWant,
+        unitIn(pvOut, cast<RankedTensorType>(valueOp.getType()).getShape()));
   if (!isLeadThen(pv->lhsIndices, pvLead, {ps, pt}) ||
       !isLeadThen(pv->rhsIndices, pvKvLead, {pt, e}))
     return miss("the values are not read heads-major ([.., heads, tokens, "
@@ -388,7 +445,8 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
     fused = batched(fused, resultType);
   result.replaceAllUsesWith(fused);
   eraseIfDead({collapseResult, valueOp, splitProbs, softmax, epilogueOp,
-               collapseScores, scoreOp, splitQuery, keyTranspose});
+               collapseScores, scoreOp, splitQuery, keyTranspose, keyCollapse,
+               valueCollapse});
   return true;
 }
 
