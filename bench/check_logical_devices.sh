@@ -21,10 +21,12 @@
 #   llama-seq-1x4    a batch-1 block in 4 sequence chunks (--stages=1x4),
 #                    causal attention per chunk over the keys up to it;
 #   chain-*          bench/gen_matrix_chain.py's chains at --scale 32;
-#   matmul-3d        the README's matmul planned as the 3-D matmul (8 only);
+#   matmul-3d        the 3-D matmul, as planned in bench/matmul_3d_plan.mlir
+#                    (8 only);
 #   ragged-gemm      1000 x 1001 x 999 bf16: cuts of odd sizes;
 #   import-*         test/Pipelines/Inputs/linalg_*.mlir through the
-#                    importer (3 devices: 7 rows and columns cut unevenly);
+#                    importer, on 3 devices (7 rows and columns cut
+#                    unevenly) and 8 (the shard-pinned ones on their grids);
 #   conv-grouped     grouped and depthwise bf16 convolutions (cuDNN), cut by
 #                    channels, and -spatial (--strategy=spatial: rows and
 #                    columns, with halos);
@@ -53,26 +55,26 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 step=${1:-}
-dir=${2:-$root/ldev-bundles}
+ldev_dir=${2:-$root/ldev-bundles}
 DEVICE_COUNTS="2 3 4 8"
 
 build() {
   set -e
   local compile=${EIN_COMPILE:-$root/build/bin/ein-compile}
-  local src=$dir/src
-  rm -rf "$dir"
-  mkdir -p "$dir/bundles" "$src"
-  : > "$dir/list.txt"
+  local src=$ldev_dir/src
+  rm -rf "$ldev_dir"
+  mkdir -p "$ldev_dir/bundles" "$src"
+  : > "$ldev_dir/list.txt"
   local skipped=()
   # compile NAME SOURCE N [REFERENCE] [ein-compile flags...]: into
   # bundles/NAME-N, listed; a refusal is listed as skipped.
   compile() {
     local name=$1 source=$2 n=$3 reference=$4
     shift 4
-    local out=$dir/bundles/$name-$n
+    local out=$ldev_dir/bundles/$name-$n
     if "$compile" "$source" -o "$out" --devices="$n" --target=cuda "$@" \
         > "$src/$name-$n.log" 2>&1; then
-      echo "$name-$n $n $reference" >> "$dir/list.txt"
+      echo "$name-$n $n $reference" >> "$ldev_dir/list.txt"
       echo "compiled $name-$n"
     else
       skipped+=("$name-$n: $(grep -m1 -i 'error' "$src/$name-$n.log" | cut -c1-160 || true)")
@@ -80,6 +82,10 @@ build() {
     fi
   }
   block() { python3 "$root/examples/gen_llama_block.py" "$@"; }
+  # The front end needs PyTorch: Debian's python3 here (README), or
+  # EIN_PYTHON.
+  local torch_python=${EIN_PYTHON:-/usr/bin/python3}
+  [ -x "$torch_python" ] || torch_python=python3
 
   # The small check programs of bench/build_bundles.sh.
   block --hidden 512 --heads 8 --kv-heads 2 --ffn 1024 --batch 2 --seq 200 --dtype bf16 > "$src/d64.mlir"
@@ -102,11 +108,10 @@ build() {
     done
   done
 
-  # The README's 3-D matmul, compiled as planned: each input block read by
-  # two join blocks, each output block two partial sums, on 8 devices.
-  sed -n '/^module attributes {ein.target = #ein.target<devices = 8>}/,/^}$/p' \
-      "$root/README.md" > "$src/matmul-3d.mlir"
-  compile matmul-3d "$src/matmul-3d.mlir" 8 check
+  # The 3-D matmul, compiled as planned (the search cuts this one [4, 1,
+  # 2]): each input block read by two join blocks, each output block two
+  # partial sums, on 8 devices.
+  compile matmul-3d "$here/matmul_3d_plan.mlir" 8 check
 
   python3 - "$here" > "$src/ragged-gemm.mlir" <<'PY'
 import sys
@@ -128,7 +133,14 @@ PY
     local p
     p=$(basename "$f" .mlir); p=import-${p#linalg_}
     p=${p//_/-}
-    for n in 3 8; do
+    # A shard pin names its grid's devices (4 and 2); the others go on 3
+    # and 8.
+    local counts="3 8"
+    case $p in
+      import-pinned-mlp) counts=4 ;;
+      import-softmax-pinned) counts=2 ;;
+    esac
+    for n in $counts; do
       compile "$p" "$f" "$n" check
     done
   done
@@ -156,12 +168,13 @@ PY
   fi
 
   set +e
-  python3 "$here/check_logical_devices.py" build "$dir/python"
+  PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" EIN_BUILD_DIR="${EIN_BUILD_DIR:-$root/build}" \
+    "$torch_python" "$here/check_logical_devices.py" build "$ldev_dir/python"
   local python_status=$?
   set -e
   for s in "${skipped[@]}"; do echo "left out: $s"; done
   rm -rf "$src"
-  echo "$(grep -vc ' -$' "$dir/list.txt") bundles to check, $(ls -d "$dir"/python/*/bundle-* 2>/dev/null | wc -l) Python bundles; $(du -sh "$dir" | cut -f1) in $dir"
+  echo "$(grep -vc ' -$' "$ldev_dir/list.txt") bundles to check, $(ls -d "$ldev_dir"/python/*/bundle-* 2>/dev/null | wc -l) Python bundles; $(du -sh "$ldev_dir" | cut -f1) in $ldev_dir"
   return $python_status
 }
 
@@ -172,7 +185,7 @@ run() {
   export EIN_BUILD_DIR=$build_dir
   local einrun=$build_dir/bin/ein-run
   local logs=${OUT:+$OUT/ldev-logs}
-  logs=${logs:-$dir/logs}
+  logs=${logs:-$ldev_dir/logs}
   mkdir -p "$logs"
   # shellcheck source=/dev/null
   source "$here/nvidia_libs.sh"
@@ -182,7 +195,7 @@ run() {
   while read -r name n reference; do
     [ "$reference" = - ] && continue
     echo "$name" | grep -Eq -- "$pattern" || continue
-    local map verdict err log=$logs/$name.log bundle=$dir/bundles/$name
+    local map verdict err log=$logs/$name.log bundle=$ldev_dir/bundles/$name
     map=$(printf '0%.0s,' $(seq "$n")); map=${map%,}
     total=$((total + 1))
     if [ "$reference" = check ]; then
@@ -194,7 +207,7 @@ run() {
       # bundle (run once), on the same seeded inputs.
       local ref=$logs/$reference.npy
       if [ ! -f "$ref" ]; then
-        timeout 600 "$einrun" "$dir/bundles/$reference" --seed=7 --outputs="$ref" > "$logs/$reference.log" 2>&1 || rm -f "$ref"
+        timeout 600 "$einrun" "$ldev_dir/bundles/$reference" --seed=7 --outputs="$ref" > "$logs/$reference.log" 2>&1 || rm -f "$ref"
       fi
       rm -f "$logs/$name.npy"
       timeout 600 "$einrun" "$bundle" --debug --seed=7 --device-map="$map" --outputs="$logs/$name.npy" > "$log" 2>&1
@@ -222,18 +235,27 @@ run() {
     fi
     rows+=("$name $n $map $verdict ${err:--}")
     echo "$name $n $map $verdict ${err:--}"
-  done < "$dir/list.txt"
+  done < "$ldev_dir/list.txt"
 
   # The front end: models loaded with device_map=[0] * N.
-  if [ -d "$dir/python" ] && echo python | grep -Eq -- "$pattern"; then
-    python3 "$here/check_logical_devices.py" run "$dir/python" > "$logs/python.log" 2> "$logs/python.err"
+  if [ -d "$ldev_dir/python" ] && echo python | grep -Eq -- "$pattern"; then
+    python3 "$here/check_logical_devices.py" run "$ldev_dir/python" > "$logs/python.log" 2> "$logs/python.err"
+    local python_status=$? python_rows=0
     while read -r line; do
+      # shellcheck disable=SC2086
       set -- $line
       [ $# -eq 5 ] || continue
-      total=$((total + 1))
+      total=$((total + 1)) python_rows=$((python_rows + 1))
       [ "$4" = ok ] && right=$((right + 1))
       rows+=("$line")
+      echo "$line"
     done < "$logs/python.log"
+    # A Python part that ran nothing (no PyTorch, say) is a failure too.
+    if [ "$python_rows" -eq 0 ]; then
+      total=$((total + 1))
+      rows+=("python-models - - FAIL(status-$python_status) -")
+      tail -3 "$logs/python.err"
+    fi
   fi
 
   {
