@@ -48,7 +48,9 @@
 # name matches PATTERN (a grep -E pattern; all by default) with
 # `ein-run --check --debug --seed=7 --device-map=0,...,0` (one 0 per
 # device), checks that it printed "logical devices N on 1 GPU: timings are
-# not those of N GPUs", then the Python part, and prints a table last:
+# not those of N GPUs", then ein-runtime-tests' test of the C API on one
+# GPU where EIN_BUILD_DIR/bin has it, then the Python part, and prints a
+# table last:
 # bundle, devices, map, verdict, max_rel_err, and "R right of T". Logs go
 # to $OUT/ldev-logs when OUT is set, else DIR/logs. Exit 0 when all are right.
 set -uo pipefail
@@ -237,6 +239,18 @@ run() {
     echo "$name $n $map $verdict ${err:--}"
   done < "$ldev_dir/list.txt"
 
+  # The runtime's own test of the C API on one GPU, where gpu-run has it.
+  if [ -x "$build_dir/bin/ein-runtime-tests" ] && echo runtime-test | grep -Eq -- "$pattern"; then
+    total=$((total + 1))
+    if "$build_dir/bin/ein-runtime-tests" --gtest_filter='Cuda.LogicalDevicesShareOneGpu:Runtime.DeviceMap*' \
+        > "$logs/runtime-test.log" 2>&1 && grep -q '\[  PASSED  \] 2 tests' "$logs/runtime-test.log"; then
+      right=$((right + 1)); rows+=("runtime-test-logical-devices 2 0,0 ok -")
+    else
+      rows+=("runtime-test-logical-devices 2 0,0 FAIL -")
+    fi
+    echo "${rows[-1]}"
+  fi
+
   # The front end: models loaded with device_map=[0] * N.
   if [ -d "$ldev_dir/python" ] && echo python | grep -Eq -- "$pattern"; then
     python3 "$here/check_logical_devices.py" run "$ldev_dir/python" > "$logs/python.log" 2> "$logs/python.err"
@@ -272,5 +286,5 @@ run() {
 case $step in
   build) build ;;
   run) run "$@" ;;
-  *) sed -n '2,45p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set /{/^set /!p}' "$0"; exit 2 ;;
 esac
