@@ -64,12 +64,18 @@ build() {
   set -e
   local compile=${EIN_COMPILE:-$root/build/bin/ein-compile}
   local src=$ldev_dir/src
+  # Only a directory this step made before is replaced.
+  if [ -e "$ldev_dir" ] && [ ! -f "$ldev_dir/list.txt" ]; then
+    echo "$ldev_dir exists and is no earlier build's (no list.txt): name another directory" >&2
+    exit 1
+  fi
   rm -rf "$ldev_dir"
   mkdir -p "$ldev_dir/bundles" "$src"
   : > "$ldev_dir/list.txt"
   local skipped=()
-  # compile NAME SOURCE N [REFERENCE] [ein-compile flags...]: into
-  # bundles/NAME-N, listed; a refusal is listed as skipped.
+  # compile NAME SOURCE N REFERENCE [ein-compile flags...]: into
+  # bundles/NAME-N, listed with REFERENCE (check, - for a reference
+  # itself, or the bundle to compare with); a refusal is left out.
   compile() {
     local name=$1 source=$2 n=$3 reference=$4
     shift 4
