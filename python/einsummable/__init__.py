@@ -19,6 +19,7 @@ import ctypes
 import errno
 import inspect
 import json
+import numbers
 import os
 import shutil
 import subprocess
@@ -35,7 +36,8 @@ from ._errors import CompileError, FrontendError
 from ._export import export
 
 __all__ = ["compile", "load", "export", "Compiled", "CompileError",
-           "FrontendError", "CompileRemark", "Outputs"]
+           "FrontendError", "CompileRemark", "LogicalDevicesWarning",
+           "Outputs"]
 
 
 class Outputs(dict):
@@ -64,6 +66,12 @@ class CompileRemark(UserWarning):
     fused, and why not): the program is right, but slower than it could
     be."""
 
+class LogicalDevicesWarning(UserWarning):
+    """A bundle loaded with a device map that puts several of its devices
+    on one GPU (`load(..., device_map=[0, 0])`): it computes what it would
+    on as many GPUs, but its timings are not theirs."""
+
+
 _DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
            "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32,
            "i1": torch.bool}
@@ -83,7 +91,7 @@ class Compiled:
     RuntimeError; closing twice does nothing."""
 
     def __init__(self, bundle, description, weights, mlir=None, summary="",
-                 explain_path=None):
+                 explain_path=None, device_map=None):
         self._lock = threading.RLock()
         self._scratch = None
         self.bundle = os.path.abspath(bundle)
@@ -93,7 +101,14 @@ class Compiled:
         self._description = description
         self._args = description["arguments"]
         self._outputs = description["outputs"]
-        self._runtime = _runtime.Bundle(self.bundle)
+        self._runtime = _runtime.Bundle(self.bundle, device_map=device_map)
+        devices, gpus = self._runtime.devices, self._runtime.gpus
+        if 0 < gpus < devices:
+            warnings.warn("logical devices %d on %d GPU%s: timings are not "
+                          "those of %d GPUs" % (devices, gpus,
+                                                "" if gpus == 1 else "s",
+                                                devices),
+                          LogicalDevicesWarning, stacklevel=3)
         if len(self._runtime.inputs) != len(self._args):
             raise FrontendError(
                 "the bundle has %d inputs but frontend.json describes %d "
@@ -118,6 +133,13 @@ class Compiled:
     @property
     def devices(self):
         return self._runtime.devices
+
+    @property
+    def gpus(self):
+        """The distinct GPUs the devices run on: `devices`, unless
+        load(..., device_map=...) put several on one GPU; 0 on the cpu
+        target."""
+        return self._runtime.gpus
 
     @property
     def rank(self):
@@ -401,6 +423,33 @@ def _path(name, value, optional=False):
                        _type_name(value), value))
 
 
+def _device_map(value):
+    """load()'s device_map: None, or a list (or tuple) of GPU indices, ints
+    of 0 or more, as a list of ints. TypeError for a wrong type, ValueError
+    for a value out of range, each naming the argument. Whether it has one
+    entry per device and names GPUs that exist is the runtime's to say
+    (also a ValueError naming device_map)."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise TypeError("device_map must be a list of GPU indices (ints, 0 "
+                        "or more), one per device of the bundle, such as "
+                        "[0, 0, 0, 0]; not %s %r" % (_type_name(value), value))
+    if not value:
+        raise ValueError("device_map is empty: give one GPU index per "
+                         "device of the bundle (None: device d on GPU d)")
+    gpus = []
+    for i, gpu in enumerate(value):
+        if isinstance(gpu, bool) or not isinstance(gpu, numbers.Integral):
+            raise TypeError("device_map[%d] must be an int (a GPU index), "
+                            "not %s %r" % (i, _type_name(gpu), gpu))
+        if not 0 <= gpu < 2 ** 31:
+            raise ValueError("device_map[%d] is %d: a GPU index is 0 or more"
+                             % (i, gpu))
+        gpus.append(int(gpu))
+    return gpus
+
+
 # Keywords of compile() that are paths as well as strings.
 _PATH_KEYWORDS = ("topology", "cuda_toolkit")
 
@@ -594,7 +643,7 @@ def _run_ein_compile(mlir, output, explain, *, devices, target, strategy,
     return done.stdout
 
 
-def load(bundle, model=None, frontend=None):
+def load(bundle, model=None, frontend=None, device_map=None):
     """The `Compiled` of a bundle compiled elsewhere, bound to `model`'s
     parameters and buffers by name. The description of the arguments is the
     bundle's frontend.json (`compile` puts it there) or `frontend`, the
@@ -602,9 +651,18 @@ def load(bundle, model=None, frontend=None):
     may be omitted when the program has no weights. A `bundle` or
     `frontend` that is not a path, or a `model` that is not an
     nn.Module (or a function), raises TypeError; a `bundle` that is not a
-    directory FileNotFoundError."""
+    directory FileNotFoundError.
+
+    `device_map` runs a CUDA bundle's device d on GPU device_map[d]
+    (docs/cuda-runtime.md, "Logical devices"): `[0, 0, 0, 0]` runs a bundle
+    for 4 GPUs on GPU 0, each device with its own memory and streams there,
+    and warns (LogicalDevicesWarning) that its timings are not those of 4
+    GPUs. Not a list of ints: TypeError; a negative entry, an empty list,
+    a length other than the bundle's devices, a GPU CUDA does not see, or
+    a map for a cpu bundle: ValueError naming device_map."""
     bundle = _path("bundle", bundle)
     frontend = _path("frontend", frontend, optional=True)
+    device_map = _device_map(device_map)
     if model is not None and not (isinstance(model, torch.nn.Module) or
                                   callable(model)):
         raise TypeError("model must be the torch.nn.Module whose weights "
@@ -625,4 +683,4 @@ def load(bundle, model=None, frontend=None):
     if missing:
         raise FrontendError("the bundle needs the weights %s: pass the model"
                             % ", ".join(missing[:5]))
-    return Compiled(bundle, description, weights)
+    return Compiled(bundle, description, weights, device_map=device_map)

@@ -26,7 +26,9 @@ class _TensorInfo(ctypes.Structure):
 
 
 class _LoadOptions(ctypes.Structure):
-    _fields_ = [("debug", ctypes.c_int)]
+    # runtime.h's ein_load_options, whose size ein_bundle_load_with is told.
+    _fields_ = [("debug", ctypes.c_int), ("device_map_size", ctypes.c_int),
+                ("device_map", ctypes.POINTER(ctypes.c_int))]
 
 
 _library = None
@@ -44,12 +46,15 @@ def library():
     lib.ein_bundle_load.argtypes = [ctypes.c_char_p,
                                     ctypes.POINTER(_LoadOptions),
                                     ctypes.POINTER(p)]
+    lib.ein_bundle_load_with.argtypes = [ctypes.c_char_p,
+                                         ctypes.POINTER(_LoadOptions),
+                                         ctypes.c_size_t, ctypes.POINTER(p)]
     lib.ein_bundle_free.argtypes = [p]
     lib.ein_bundle_free.restype = None
     lib.ein_bundle_target.argtypes = [p]
     lib.ein_bundle_target.restype = ctypes.c_char_p
-    for name in ("ein_bundle_devices", "ein_bundle_nodes", "ein_bundle_rank",
-                 "ein_bundle_ranks"):
+    for name in ("ein_bundle_devices", "ein_bundle_gpus", "ein_bundle_nodes",
+                 "ein_bundle_rank", "ein_bundle_ranks"):
         getattr(lib, name).argtypes = [p]
     for name in ("ein_bundle_flops", "ein_bundle_peak_flops"):
         getattr(lib, name).argtypes = [p]
@@ -90,17 +95,34 @@ class TensorInfo:
 class Bundle:
     """One loaded bundle (docs/bundle-format.md)."""
 
-    def __init__(self, directory, debug=False):
+    def __init__(self, directory, debug=False, device_map=None):
+        """`device_map`: None, or the GPU of each device (a list of ints
+        the caller has checked; docs/cuda-runtime.md, "Logical devices").
+        A refusal of the map raises ValueError naming `device_map`."""
         self._lib = library()
         self._lock = threading.RLock()
         self._handle = ctypes.c_void_p()
         self.directory = directory
-        options = _LoadOptions(1 if debug else 0)
-        self._check(self._lib.ein_bundle_load(
+        options = _LoadOptions(1 if debug else 0, 0, None)
+        if device_map is not None:
+            entries = (ctypes.c_int * len(device_map))(*device_map)
+            options.device_map_size = len(device_map)
+            options.device_map = entries
+        status = self._lib.ein_bundle_load_with(
             os.fsencode(directory), ctypes.byref(options),
-            ctypes.byref(self._handle)))
+            ctypes.sizeof(options), ctypes.byref(self._handle))
+        if status != EIN_OK:
+            message = self._lib.ein_last_error().decode()
+            if device_map is not None and message.startswith(
+                    "the device map"):
+                raise ValueError("device_map=%s: %s"
+                                 % (list(device_map), message))
+            raise RuntimeError(message)
         self.target = self._lib.ein_bundle_target(self._handle).decode()
         self.devices = self._lib.ein_bundle_devices(self._handle)
+        # The distinct GPUs the devices run on (fewer than the devices where
+        # a device map folds them; 0 on the cpu target).
+        self.gpus = self._lib.ein_bundle_gpus(self._handle)
         # Under mpirun, a bundle for several nodes runs one rank per process
         # (docs/distributed.md): every call is then collective, rank 0's
         # inputs are scattered and the outputs gathered into rank 0.

@@ -36,6 +36,11 @@ struct BackendOptions {
   /// ranks->rank()'s devices only, runs their steps, and moves transfers
   /// between nodes through it. Null: every device is here.
   Communicator *ranks = nullptr;
+  /// Logical devices (ein_load_options.device_map): the CUDA backend runs
+  /// device d on GPU deviceMap[d]. Empty: device d on GPU d. The C API
+  /// has checked its form and that it has one entry per device; the CPU
+  /// backend is never given one.
+  std::vector<int> deviceMap;
 };
 
 /// What runs a bundle's schedule on its devices (ein::Backend, target.h,

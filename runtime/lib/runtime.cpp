@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -19,6 +20,8 @@
 
 struct ein_bundle {
   ein::Bundle bundle;
+  /// The load's device map (ein_load_options), checked; empty: none.
+  std::vector<int> deviceMap;
   /// A run of several ranks: this process's link to the others (null for a
   /// single process). Declared before the backend, which uses it, so it
   /// outlives it.
@@ -133,6 +136,16 @@ void copyBlock(const ein::TensorLayout &l, const ein::Buffer &buffer,
   else
     ein::copyRegion(from, buffer.type.shape, origin, to, l.type.shape, p.offset,
                     buffer.type.shape, width);
+}
+
+/// The distinct GPUs the bundle runs on (ein_bundle_gpus).
+int gpusOf(const ein_bundle *b) {
+  const ein::Manifest &m = b->bundle.manifest;
+  if (m.backend != ein::Backend::Cuda)
+    return 0;
+  if (b->deviceMap.empty())
+    return m.devices;
+  return int(std::set<int>(b->deviceMap.begin(), b->deviceMap.end()).size());
 }
 
 /// This process's rank (0 for a single process).
@@ -277,6 +290,57 @@ void fillConstants(ein_bundle *b) {
   }
 }
 
+/// "0,0,1" for messages.
+std::string mapText(const std::vector<int> &map) {
+  std::string text;
+  for (int gpu : map)
+    text += (text.empty() ? "" : ",") + std::to_string(gpu);
+  return text;
+}
+
+/// The device map of `options` (the fields the caller's `size` covers),
+/// checked for what needs no bundle: a count of 0 or more, entries where
+/// there are some, each 0 or more. Throws RuntimeError.
+std::vector<int> readDeviceMap(const ein_load_options &options, size_t size) {
+  if (size < sizeof(ein_load_options))
+    return {};
+  int count = options.device_map_size;
+  if (count < 0)
+    throw ein::RuntimeError("the device map has a negative size (" +
+                            std::to_string(count) + ")");
+  if (count > 0 && !options.device_map)
+    throw ein::RuntimeError("the device map has " + std::to_string(count) +
+                            " entries but a NULL pointer to them");
+  std::vector<int> map(options.device_map, options.device_map + count);
+  for (int d = 0; d < count; ++d)
+    if (map[d] < 0)
+      throw ein::RuntimeError("the device map " + mapText(map) +
+                              " puts device " + std::to_string(d) + " on GPU " +
+                              std::to_string(map[d]) +
+                              ": a GPU is a CUDA device index, 0 or more");
+  return map;
+}
+
+/// Checks `map` against the bundle it is for: the CUDA backend's only, one
+/// entry per device (CUDA bundles run every device in one process).
+void checkDeviceMap(const ein::Manifest &m, const std::vector<int> &map) {
+  if (map.empty())
+    return;
+  if (m.backend != ein::Backend::Cuda)
+    throw ein::RuntimeError(
+        "the device map " + mapText(map) +
+        " applies to the CUDA backend, and this bundle targets " +
+        ein::backendName(m.backend) +
+        " (its devices are virtual GPUs in this process's memory)");
+  if (int(map.size()) != m.devices)
+    throw ein::RuntimeError(
+        "the device map " + mapText(map) + " has " +
+        std::to_string(map.size()) + " entr" + (map.size() == 1 ? "y" : "ies") +
+        ", but the bundle has " + std::to_string(m.devices) + " device" +
+        (m.devices == 1 ? "" : "s") +
+        " (one entry per device: the GPU it runs on)");
+}
+
 } // namespace
 
 extern "C" {
@@ -286,18 +350,43 @@ const char *ein_last_error(void) { return lastError.c_str(); }
 ein_status ein_bundle_load(const char *directory,
                            const ein_load_options *options,
                            ein_bundle **bundle) {
+  // The struct as it first was: `debug` alone.
+  return ein_bundle_load_with(
+      directory, options, offsetof(ein_load_options, device_map_size), bundle);
+}
+
+ein_status ein_bundle_load_with(const char *directory,
+                                const ein_load_options *options,
+                                size_t options_size, ein_bundle **bundle) {
   if (!directory || !bundle)
     return failure("ein_bundle_load: null argument");
   *bundle = nullptr;
+  // The sizes the struct has had: `debug` alone, then with the device map.
+  constexpr size_t first = offsetof(ein_load_options, device_map_size);
+  if (options && options_size != first && options_size != sizeof *options)
+    return failure("ein_bundle_load_with: options_size is " +
+                   std::to_string(options_size) +
+                   " bytes, which is no size ein_load_options has had (" +
+                   std::to_string(first) + " or " +
+                   std::to_string(sizeof *options) +
+                   "): pass sizeof(ein_load_options) of the runtime.h you "
+                   "built against");
+  // The caller's bytes of the struct, the rest left zero.
+  ein_load_options given = {};
+  if (options)
+    std::memcpy(&given, options, options_size);
   return guarded([&] {
     auto b = std::make_unique<ein_bundle>();
+    b->deviceMap = readDeviceMap(given, options ? options_size : 0);
     std::string error;
     if (!ein::readBundle(directory, b->bundle, error))
       return failure(error);
+    checkDeviceMap(b->bundle.manifest, b->deviceMap);
     joinRanks(b.get());
     ein::BackendOptions backendOptions;
-    backendOptions.debug = options && options->debug;
+    backendOptions.debug = given.debug;
     backendOptions.ranks = b->ranks.get();
+    backendOptions.deviceMap = b->deviceMap;
     switch (b->bundle.manifest.backend) {
     case ein::Backend::Cpu:
       b->backend = ein::createCpuBackend(b->bundle, backendOptions);
@@ -350,6 +439,12 @@ int ein_bundle_devices(const ein_bundle *bundle) {
   return bundle->bundle.manifest.devices;
 }
 
+int ein_bundle_gpus(const ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_gpus"))
+    return -1;
+  return gpusOf(bundle);
+}
+
 int ein_bundle_nodes(const ein_bundle *bundle) {
   if (!isLive(bundle, "ein_bundle_nodes"))
     return -1;
@@ -387,7 +482,7 @@ double ein_bundle_peak_flops(const ein_bundle *bundle) {
   const ein::Manifest &m = bundle->bundle.manifest;
   if (m.backend != ein::Backend::Cuda)
     return 0;
-  return m.devices * ein::chipInfo(m.chip).gemmFlopsPerSecond;
+  return gpusOf(bundle) * ein::chipInfo(m.chip).gemmFlopsPerSecond;
 }
 
 int ein_bundle_num_inputs(const ein_bundle *bundle) {

@@ -1082,6 +1082,137 @@ TEST(Runtime, ApiMisuse) {
       "ein_bundle_profile: needs room for the bundle's 4 steps, got 3");
 }
 
+namespace {
+
+/// Loads `dir` through ein_bundle_load_with with the device map `map` (its
+/// size `size` and pointer as given); the error, or "" once loaded (and
+/// freed).
+std::string loadWithMap(const TempBundle &dir, int size, const int *map,
+                        size_t optionsSize = sizeof(ein_load_options)) {
+  ein_load_options options = {};
+  options.device_map_size = size;
+  options.device_map = map;
+  ein_bundle *b = nullptr;
+  if (ein_bundle_load_with(dir.path.c_str(), &options, optionsSize, &b) ==
+      EIN_OK) {
+    ein_bundle_free(b);
+    return "";
+  }
+  EXPECT_EQ(b, nullptr);
+  return ein_last_error();
+}
+
+} // namespace
+
+TEST(Runtime, DeviceMapIsCheckedAndRefusedOnTheCpu) {
+  json p = matmulProgram({8, 4}, {4, 6});
+  TempBundle cpu(splitMatmulManifest(), p);
+  int twoOnZero[] = {0, 0}, negative[] = {0, -1}, one[] = {0};
+  // The struct's sizes: `debug` alone (the first), or all of it.
+  EXPECT_EQ(loadWithMap(cpu, 2, twoOnZero, 3),
+            "ein_bundle_load_with: options_size is 3 bytes, which is no size "
+            "ein_load_options has had (4 or 16): pass "
+            "sizeof(ein_load_options) of the runtime.h you built against");
+  EXPECT_NE(loadWithMap(cpu, 2, twoOnZero, 24), "");
+  // A caller of the first size is read as it was written: no map.
+  EXPECT_EQ(loadWithMap(cpu, 2, twoOnZero, sizeof(int)), "");
+  // ein_bundle_load reads `debug` alone.
+  ein_load_options old = {};
+  old.device_map_size = 2;
+  old.device_map = twoOnZero;
+  ein_bundle *b = nullptr;
+  ASSERT_EQ(ein_bundle_load(cpu.path.c_str(), &old, &b), EIN_OK)
+      << ein_last_error();
+  EXPECT_EQ(ein_bundle_gpus(b), 0); // the cpu target has none
+  ein_bundle_free(b);
+  // No map: as before.
+  EXPECT_EQ(loadWithMap(cpu, 0, nullptr), "");
+
+  // The map's form, before the bundle is read.
+  EXPECT_EQ(loadWithMap(cpu, -1, twoOnZero),
+            "the device map has a negative size (-1)");
+  EXPECT_EQ(loadWithMap(cpu, 2, nullptr),
+            "the device map has 2 entries but a NULL pointer to them");
+  EXPECT_EQ(loadWithMap(cpu, 2, negative),
+            "the device map 0,-1 puts device 1 on GPU -1: a GPU is a CUDA "
+            "device index, 0 or more");
+  // A cpu bundle's devices are virtual GPUs: no map.
+  EXPECT_EQ(loadWithMap(cpu, 2, twoOnZero),
+            "the device map 0,0 applies to the CUDA backend, and this bundle "
+            "targets cpu (its devices are virtual GPUs in this process's "
+            "memory)");
+
+  // A CUDA bundle takes one entry per device, checked whether or not this
+  // runtime has the CUDA backend or the machine a GPU.
+  TempBundle cuda(retarget(splitMatmulManifest(), "cuda"), p);
+  EXPECT_EQ(loadWithMap(cuda, 1, one),
+            "the device map 0 has 1 entry, but the bundle has 2 devices (one "
+            "entry per device: the GPU it runs on)");
+  int three[] = {0, 0, 0};
+  EXPECT_EQ(loadWithMap(cuda, 3, three),
+            "the device map 0,0,0 has 3 entries, but the bundle has 2 "
+            "devices (one entry per device: the GPU it runs on)");
+  std::string folded = loadWithMap(cuda, 2, twoOnZero);
+  if (!cudaUnavailable().empty())
+    EXPECT_EQ(folded, cudaUnavailable());
+  else
+    EXPECT_EQ(folded, "");
+  int far[] = {0, 4096};
+  std::string beyond = loadWithMap(cuda, 2, far);
+  if (!cudaUnavailable().empty())
+    EXPECT_EQ(beyond, cudaUnavailable());
+  else
+    EXPECT_EQ(beyond.rfind("the device map 0,4096 puts device 1 on GPU 4096, "
+                           "but this machine has ",
+                           0),
+              0u)
+        << beyond;
+}
+
+TEST(Cuda, LogicalDevicesShareOneGpu) {
+  if (!cudaUnavailable().empty())
+    GTEST_SKIP() << "CUDA bundles cannot run here: " << cudaUnavailable();
+  // The split matmul's two devices on GPU 0: each its own arena and stream
+  // there, the transfer between them a copy within the GPU, one graph.
+  json p = matmulProgram({8, 4}, {4, 6});
+  TempBundle dir(retarget(splitMatmulManifest(), "cuda"), p);
+  for (int debug = 0; debug < 2; ++debug) {
+    int map[] = {0, 0};
+    ein_load_options options = {};
+    options.debug = debug;
+    options.device_map_size = 2;
+    options.device_map = map;
+    ein_bundle *raw = nullptr;
+    ASSERT_EQ(
+        ein_bundle_load_with(dir.path.c_str(), &options, sizeof options, &raw),
+        EIN_OK)
+        << ein_last_error();
+    BundlePtr b(raw);
+    EXPECT_EQ(ein_bundle_devices(b.get()), 2);
+    EXPECT_EQ(ein_bundle_gpus(b.get()), 1);
+    EXPECT_NE(std::string(ein_bundle_describe(b.get()))
+                  .find("cuda: 2 logical devices on 1 x "),
+              std::string::npos)
+        << ein_bundle_describe(b.get());
+    Program program;
+    std::string error;
+    ASSERT_TRUE(parseProgram(p.dump(), program, error)) << error;
+    std::vector<HostTensor> inputs, reference;
+    std::vector<HostTensor> outputs = runSeeded(b.get(), program, inputs);
+    ASSERT_TRUE(evaluate(program, inputs, reference, error)) << error;
+    EXPECT_LT(maxRelativeError(outputs[0], reference[0]), 1e-6);
+    // The GPU's memory is the first device's figure; the second's is in it.
+    ein_memory_info first, second;
+    ASSERT_EQ(ein_bundle_memory(b.get(), 0, &first), EIN_OK);
+    ASSERT_EQ(ein_bundle_memory(b.get(), 1, &second), EIN_OK);
+    EXPECT_EQ(second.measured, 0u);
+    EXPECT_GE(first.measured, first.planned + second.planned);
+    double ms = -1;
+    EXPECT_EQ(ein_bundle_bench(b.get(), 1, 3, &ms), EIN_OK) << ein_last_error();
+    EXPECT_GE(ms, 0);
+  }
+}
+
 TEST(Region, CopiesASubRectangle) {
   // Copy the [1:3, 2:4] corner of a 3x4 tensor into [0:2, 1:3] of a 2x5 one.
   std::vector<int32_t> src(12), dst(10, -1);
@@ -1212,6 +1343,8 @@ std::vector<EntryPoint> entryPoints() {
        [](ein_bundle *b) { return ein_bundle_target(b) == nullptr; }},
       {"ein_bundle_devices",
        [](ein_bundle *b) { return ein_bundle_devices(b) == -1; }},
+      {"ein_bundle_gpus",
+       [](ein_bundle *b) { return ein_bundle_gpus(b) == -1; }},
       {"ein_bundle_nodes",
        [](ein_bundle *b) { return ein_bundle_nodes(b) == -1; }},
       {"ein_bundle_ranks",

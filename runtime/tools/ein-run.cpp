@@ -3,7 +3,7 @@
 //   ein-run DIR [--inputs=a.npy,...] [--weights-dir=W] [--outputs=o.npy,...]
 //               [--seed=S] [--check] [--bench [--warmup=2] [--iters=10]
 //               [--timer=device|host]] [--profile[=FILE.json]] [--debug]
-//               [--max-bytes=N]
+//               [--max-bytes=N] [--device-map=G0,G1,...]
 //
 // Loads the bundle in DIR, binds its inputs (.npy files, or tensors drawn
 // from the seed as docs/program-format.md says), runs it and prints one line
@@ -33,6 +33,12 @@
 // inputs and outputs as float64 and as bytes, the CPU devices' arenas, and
 // with --check the reference's values); by default the machine's physical
 // memory. A run past it is refused before any input is read or drawn.
+// --device-map=0,0,0,0 (or EIN_DEVICE_MAP, when the flag is absent) runs a
+// CUDA bundle's device d on GPU d's entry: a bundle for 4 devices on one
+// GPU, each device its own arena and streams there, the step still one
+// CUDA graph (docs/cuda-runtime.md, "Logical devices"). Where devices share
+// a GPU the run says so ("logical devices 4 on 1 GPU: timings are not those
+// of 4 GPUs"), and --bench beside its figure. A cpu bundle refuses a map.
 //
 // A bundle for several nodes runs as one process per node under Open MPI's
 // mpirun (`mpirun -n K ein-run DIR ...`): every rank runs this tool with the
@@ -51,10 +57,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -68,7 +76,8 @@ const char *kUsage =
     "[--outputs=o.npy,...] [--seed=S]\n"
     "               [--check] [--bench [--warmup=2] [--iters=10] "
     "[--timer=device|host]]\n"
-    "               [--profile[=FILE.json]] [--debug] [--max-bytes=N]\n";
+    "               [--profile[=FILE.json]] [--debug] [--max-bytes=N]\n"
+    "               [--device-map=G0,G1,...]\n";
 
 /// --debug without --check: an output that is NaN or infinite where the
 /// reference is not (debug mode fills memory no step wrote with NaN) is an
@@ -105,6 +114,43 @@ bool debugOutputsFinite(const ein::Program &program,
     return false;
   }
   return true;
+}
+
+/// The GPUs a device map names (--device-map=0,0,1,1 or EIN_DEVICE_MAP):
+/// one CUDA device index per device of the bundle. `source` names where
+/// it came from in errors.
+std::vector<int> parseDeviceMap(const std::string &source,
+                                const std::string &text) {
+  std::vector<int> map;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma - start);
+    char *end = nullptr;
+    errno = 0;
+    long gpu = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || !std::isdigit((unsigned char)item[0]) ||
+        errno == ERANGE || gpu > std::numeric_limits<int>::max())
+      die(source + "=" + text +
+          ": a device map is a comma-separated list of GPU indices (0 or "
+          "more), one per device of the bundle, such as 0,0,0,0; '" +
+          item + "' is not one");
+    map.push_back(int(gpu));
+    if (comma == std::string::npos)
+      return map;
+    start = comma + 1;
+  }
+}
+
+/// "logical devices 4 on 1 GPU: timings are not those of 4 GPUs" where a
+/// device map puts several devices on one GPU; "" otherwise.
+std::string foldedNotice(ein_bundle *bundle) {
+  int devices = ein_bundle_devices(bundle), gpus = ein_bundle_gpus(bundle);
+  if (gpus <= 0 || gpus >= devices)
+    return "";
+  return "logical devices " + std::to_string(devices) + " on " +
+         std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
+         ": timings are not those of " + std::to_string(devices) + " GPUs";
 }
 
 /// "rank R of K: " in a run of several ranks, which every error names.
@@ -318,7 +364,7 @@ int run(int argc, char **argv) {
   CommandLine line =
       parseCommandLine(argc, argv, kUsage,
                        {"inputs", "weights-dir", "outputs", "seed", "warmup",
-                        "iters", "timer", "max-bytes"},
+                        "iters", "timer", "max-bytes", "device-map"},
                        {"check", "bench", "profile", "debug"}, {"profile"});
   if (line.positional.empty())
     die(std::string("no bundle given\n") + kUsage);
@@ -361,8 +407,30 @@ int run(int argc, char **argv) {
   Clock::time_point started = Clock::now();
   ein_load_options options = {};
   options.debug = line.flags.count("debug") ? 1 : 0;
+  // The device map: the flag, else the environment's (for scripts).
+  std::string mapSource, mapText;
+  if (line.has("device-map")) {
+    mapSource = "--device-map";
+    mapText = line.values.at("device-map");
+  } else if (const char *env = std::getenv("EIN_DEVICE_MAP")) {
+    mapSource = "EIN_DEVICE_MAP";
+    mapText = env;
+  }
+  std::vector<int> deviceMap;
+  if (!mapSource.empty()) {
+    deviceMap = parseDeviceMap(mapSource, mapText);
+    options.device_map_size = int(deviceMap.size());
+    options.device_map = deviceMap.data();
+  }
   ein_bundle *bundle = nullptr;
-  check(ein_bundle_load(line.positional[0].c_str(), &options, &bundle));
+  if (ein_bundle_load_with(line.positional[0].c_str(), &options, sizeof options,
+                           &bundle) != EIN_OK) {
+    std::string error = ein_last_error();
+    // The runtime's word on the map, named as the user gave it.
+    if (!mapSource.empty() && error.rfind("the device map", 0) == 0)
+      fail(mapSource + "=" + mapText + ": " + error);
+    fail(error);
+  }
   double loadSeconds = seconds(started);
   int rank = ein_bundle_rank(bundle), ranks = ein_bundle_ranks(bundle);
   if (ranks > 1)
@@ -372,6 +440,9 @@ int run(int argc, char **argv) {
     return runOtherRank(bundle, line, bench, timer, warmup, iters);
   std::printf("ranks=%d nodes=%d devices=%d\n", ranks, ein_bundle_nodes(bundle),
               ein_bundle_devices(bundle));
+  std::string folded = foldedNotice(bundle);
+  if (!folded.empty())
+    std::printf("%s\n", folded.c_str());
 
   // The program's arguments carry the names and types the inputs must have;
   // readBundle checked that they match the manifest.
@@ -490,9 +561,10 @@ int run(int argc, char **argv) {
   if (bench) {
     check(ein_bundle_bench_with(bundle, timer, warmup, iters, &ms));
     std::printf("median_ms=%.4f (target %s, %d devices, warmup %d, iters "
-                "%d, %s clock)\n%s\n",
+                "%d, %s clock%s%s)\n%s\n",
                 ms, ein_bundle_target(bundle), ein_bundle_devices(bundle),
                 warmup, iters, timer == EIN_TIMER_HOST ? "host" : "device",
+                folded.empty() ? "" : "; ", folded.c_str(),
                 ein_bundle_describe(bundle));
     // Where the seconds before the timed runs went: loading (kernels,
     // library plans), the inputs (drawn or read, then set), the first run.
@@ -507,8 +579,8 @@ int run(int argc, char **argv) {
     if (peak > 0 && ms > 0)
       std::printf(" of_peak=%.3f (%d x %.0f TFLOP/s, the chip table's bf16 "
                   "gemm rate)",
-                  flops / (ms * 1e-3) / peak, ein_bundle_devices(bundle),
-                  peak / ein_bundle_devices(bundle) / 1e12);
+                  flops / (ms * 1e-3) / peak, ein_bundle_gpus(bundle),
+                  peak / ein_bundle_gpus(bundle) / 1e12);
     std::printf("\n");
     for (int d = 0; d < ein_bundle_devices(bundle); ++d) {
       ein_memory_info memory;

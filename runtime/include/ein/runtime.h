@@ -46,12 +46,27 @@ typedef enum ein_status { EIN_OK = 0, EIN_ERROR = 1 } ein_status;
 
 typedef struct ein_bundle ein_bundle;
 
+/* The options of a load. The struct grows at its end: ein_bundle_load
+ * reads `debug` alone (the struct as it first was, so a caller built
+ * against that header keeps working), ein_bundle_load_with as many bytes
+ * as its caller says it has. Zero every field you do not set. */
 typedef struct ein_load_options {
   /* Check, at every step, that each pointer a step receives lies inside its
    * device's arena, and fill every non-input byte of every arena with 0xff
    * (a NaN in every float type) before each run, so a step that reads
    * memory nothing wrote poisons the result. */
   int debug;
+  /* Logical devices (ein_bundle_load_with only). The CUDA backend runs the
+   * bundle's device d on GPU device_map[d]: `device_map_size` entries, one
+   * per device of the bundle, each a CUDA device index (0 up to the GPUs
+   * CUDA sees). Several devices may share a GPU: each keeps its own arena,
+   * streams and events there, a transfer between two of them is a
+   * device-to-device copy on the stream a peer copy would take, and the
+   * step stays one CUDA graph; peer access is needed only between distinct
+   * GPUs. Then timings are not those of as many GPUs (ein_bundle_gpus).
+   * 0 and NULL: device d on GPU d. The CPU backend refuses a map. */
+  int device_map_size;
+  const int *device_map;
 } ein_load_options;
 
 /* The description of one input or output. `dtype` is "f32", "bf16", ...;
@@ -71,11 +86,27 @@ const char *ein_last_error(void);
 ein_status ein_bundle_load(const char *directory,
                            const ein_load_options *options,
                            ein_bundle **bundle);
+
+/* ein_bundle_load reading the first `options_size` bytes of `options`
+ * (pass sizeof *options): the fields past them keep their defaults, so a
+ * caller built against an older runtime.h is read as it was written. A
+ * size below the first field's or above this runtime's struct is an error.
+ * A device map (device_map_size, device_map) that is malformed, names a
+ * GPU CUDA does not see, or is given for a cpu bundle is an error whose
+ * message begins "the device map". */
+ein_status ein_bundle_load_with(const char *directory,
+                                const ein_load_options *options,
+                                size_t options_size, ein_bundle **bundle);
 void ein_bundle_free(ein_bundle *bundle);
 
 /* "cpu" or "cuda", and the number of devices the schedule uses. */
 const char *ein_bundle_target(const ein_bundle *bundle);
 int ein_bundle_devices(const ein_bundle *bundle);
+
+/* The distinct GPUs the bundle's devices run on: ein_bundle_devices,
+ * unless a device map (ein_load_options) puts several on one GPU; 0 for
+ * the cpu target. */
+int ein_bundle_gpus(const ein_bundle *bundle);
 
 /* The nodes the bundle's devices sit on (1 unless compiled for a topology
  * of several), the processes the run uses (1, or the nodes when a launcher
@@ -92,7 +123,8 @@ const char *ein_bundle_describe(const ein_bundle *bundle);
  * the compiler counts them: docs/bundle-format.md, "FLOPs"), and the rate
  * the chip table gives the bundle's devices together for dense bf16 gemms
  * (FLOP/s; 0 for the cpu target, whose chip the table does not know): a
- * step's achieved rate against the hardware's. */
+ * step's achieved rate against the hardware's. Under a device map, the
+ * rate of the GPUs it names (ein_bundle_gpus), not of the devices. */
 double ein_bundle_flops(const ein_bundle *bundle);
 double ein_bundle_peak_flops(const ein_bundle *bundle);
 

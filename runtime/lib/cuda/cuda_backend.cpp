@@ -1,12 +1,16 @@
 //===- cuda_backend.cpp - The schedule as one multi-GPU CUDA graph --------===//
 //
 // Setup: every GPU the bundle uses must exist, be the bundle's chip and reach
-// every other by peer access; each gets one arena (the bundle's static
+// every other by peer access; each device gets one arena (the bundle's static
 // buffer plan), a stream, and, when it runs gemms, a cuBLASLt handle and
-// workspace. Kernels load from the bundle's .cubin files and from the
-// backend's own fatbin (aggregation, strided copies). cuBLASLt's heuristics
-// are queried, and every attention step planned (cuDNN's fused SDPA or the
-// runtime's own kernel, attention.h), before capture.
+// workspace. A device map (BackendOptions::deviceMap) runs device d on GPU
+// gpu(d): devices that share a GPU keep their own arenas, streams and
+// events there, and a transfer between two of them is the same
+// cudaMemcpy*Async(cudaMemcpyDefault) or copy kernel as a peer copy, on the
+// same stream, which CUDA runs device to device. Kernels load from the bundle's
+// .cubin files and from the backend's own fatbin (aggregation, strided copies).
+// cuBLASLt's heuristics are queried, and every attention step planned (cuDNN's
+// fused SDPA or the runtime's own kernel, attention.h), before capture.
 //
 // The schedule is issued once eagerly (which also loads every kernel into
 // every context) and once under stream capture into a single graph spanning
@@ -156,11 +160,11 @@ public:
 
   void release() {
     for (int d = 0; d < int(streams.size()); ++d) {
-      cudaSetDevice(d);
+      cudaSetDevice(gpu(d));
       cudaStreamSynchronize(streams[d]);
     }
     for (size_t i = 0; i < extraStreams.size(); ++i) {
-      cudaSetDevice(int(i % m.devices));
+      cudaSetDevice(gpu(int(i % m.devices)));
       cudaStreamSynchronize(extraStreams[i]);
       cudaStreamDestroy(extraStreams[i]);
     }
@@ -174,57 +178,56 @@ public:
     convs.clear();
     for (size_t i = 0; i < attentionWorkspaces.size(); ++i)
       if (attentionWorkspaces[i]) {
-        cudaSetDevice(int(i % m.devices));
+        cudaSetDevice(gpu(int(i % m.devices)));
         cudaFree(attentionWorkspaces[i]);
       }
     for (auto &[step, plan] : gemms) {
       lt.cublasLtMatmulDescDestroy(plan.desc);
       for (cublasLtMatrixLayout_t l : {plan.a, plan.b, plan.c})
         lt.cublasLtMatrixLayoutDestroy(l);
-      cudaSetDevice(m.steps[step].device);
+      cudaSetDevice(gpu(m.steps[step].device));
       for (const PaddedOperand *p :
            {&plan.padA, &plan.padB, &plan.padC, &plan.padBias})
         cudaFree(p->buffer);
     }
     for (int d = 0; d < int(handles.size()); ++d)
       if (handles[d]) {
-        cudaSetDevice(d);
+        cudaSetDevice(gpu(d));
         lt.cublasLtDestroy(handles[d]);
       }
     for (size_t i = 0; i < workspaces.size(); ++i)
       if (workspaces[i]) {
-        cudaSetDevice(int(i % m.devices));
+        cudaSetDevice(gpu(int(i % m.devices)));
         cudaFree(workspaces[i]);
       }
     for (cudaLibrary_t library : libraries)
       cudaLibraryUnload(library);
     // (A failed setup may have allocated one arena more than streams.)
     for (int d = 0; d < int(arenas.size()); ++d) {
-      cudaSetDevice(d);
+      cudaSetDevice(gpu(d));
       cudaFree(arenas[d]);
     }
     for (int d = 0; d < int(streams.size()); ++d) {
-      cudaSetDevice(d);
+      cudaSetDevice(gpu(d));
       cudaStreamDestroy(streams[d]);
     }
   }
 
   void writeBuffer(int buffer, const unsigned char *host) override {
     const Buffer &b = m.buffers[buffer];
-    check(cudaSetDevice(b.device), "cudaSetDevice");
+    check(cudaSetDevice(gpu(b.device)), "cudaSetDevice");
     check(cudaMemcpy(arenas[b.device] + b.offset, host, b.bytes(),
                      cudaMemcpyHostToDevice),
-          "copying input buffer '" + b.name + "' to GPU " +
-              std::to_string(b.device));
+          "copying input buffer '" + b.name + "' to " + deviceName(b.device));
   }
 
   void readBuffer(int buffer, unsigned char *host) const override {
     const Buffer &b = m.buffers[buffer];
-    check(cudaSetDevice(b.device), "cudaSetDevice");
+    check(cudaSetDevice(gpu(b.device)), "cudaSetDevice");
     check(cudaMemcpy(host, arenas[b.device] + b.offset, b.bytes(),
                      cudaMemcpyDeviceToHost),
-          "copying output buffer '" + b.name + "' from GPU " +
-              std::to_string(b.device));
+          "copying output buffer '" + b.name + "' from " +
+              deviceName(b.device));
   }
 
   void run() override {
@@ -237,10 +240,10 @@ public:
   double timedRun() override {
     if (options.debug)
       poison();
-    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
     check(cudaEventRecord(start, streams[0]), "cudaEventRecord");
     launchStep();
-    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
     check(cudaEventRecord(stop, streams[0]), "cudaEventRecord");
     synchronize("running the step");
     float ms = 0;
@@ -250,10 +253,15 @@ public:
 
   std::string describe() const override {
     cudaDeviceProp props;
-    cudaGetDeviceProperties(&props, 0);
+    cudaGetDeviceProperties(&props, gpu(0));
     std::string text = "cuda: " + std::to_string(m.devices) + " x " +
                        props.name + " (" + m.chip + "), one CUDA graph of " +
                        std::to_string(graphNodes) + " nodes";
+    if (!options.deviceMap.empty())
+      text = "cuda: " + std::to_string(m.devices) + " logical devices on " +
+             std::to_string(gpus().size()) + " x " + props.name + " (" +
+             m.chip + "; device map " + mapText() + "), one CUDA graph of " +
+             std::to_string(graphNodes) + " nodes";
     if (laneMode == Lanes::Copy)
       text += ", transfers on a second stream per GPU";
     if (laneMode == Lanes::Dataflow)
@@ -292,7 +300,7 @@ public:
       if (open) {
         *open = 1; // a gate still closed opens before its memory goes
         for (int d = 0; d < m.devices; ++d) {
-          cudaSetDevice(d);
+          cudaSetDevice(gpu(d));
           cudaDeviceSynchronize();
         }
         cudaFreeHost(const_cast<int *>(open));
@@ -307,13 +315,13 @@ public:
     try {
       synchronize("starting the profile");
       for (int d = 0; d < m.devices; ++d) {
-        check(cudaSetDevice(d), "cudaSetDevice");
+        check(cudaSetDevice(gpu(d)), "cudaSetDevice");
         cudaEvent_t origin;
         check(cudaEventCreate(&origin), "cudaEventCreate");
         origins.push_back(origin);
       }
       for (const Step &s : m.steps) {
-        check(cudaSetDevice(s.device), "cudaSetDevice");
+        check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
         cudaEvent_t begin, end;
         check(cudaEventCreate(&begin), "cudaEventCreate");
         marks.push_back({begin, nullptr});
@@ -330,12 +338,12 @@ public:
       unsigned long long limitNs = kGateLimitNs;
       void *gateArgs[] = {&gate, &limitNs};
       for (int lane = 0; lane < lanes(); ++lane) {
-        check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+        check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
         launch(gateKernel, dim3(1), dim3(1), gateArgs, 0, laneStream(lane),
                "the profile's gate");
       }
       for (int d = 0; d < m.devices; ++d) {
-        check(cudaSetDevice(d), "cudaSetDevice");
+        check(cudaSetDevice(gpu(d)), "cudaSetDevice");
         check(cudaEventRecord(origins[d], streams[d]), "cudaEventRecord");
       }
       issueSchedule(&marks);
@@ -368,7 +376,13 @@ public:
              (device < int(handles.size()) && handles[device] ? kWorkspaceBytes
                                                               : 0)) +
         (device < int(padBytes.size()) ? padBytes[device] : 0);
-    check(cudaSetDevice(device), "cudaSetDevice");
+    // Devices that share a GPU share its free memory: what it lost since
+    // the first of them allocated is that one's, the others' is 0, so the
+    // devices' figures still add up to the GPU's.
+    for (int d = 0; d < device; ++d)
+      if (gpu(d) == gpu(device))
+        return {planned, 0};
+    check(cudaSetDevice(gpu(device)), "cudaSetDevice");
     size_t free = 0, total = 0;
     check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
     return {planned, freeBefore[device] > free ? freeBefore[device] - free : 0};
@@ -463,11 +477,38 @@ private:
   /// One step of the schedule on every device: a graph replay, or the
   /// schedule issued eagerly.
   void launchStep() {
-    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
     if (useGraph)
       check(cudaGraphLaunch(exec, streams[0]), "launching the step's graph");
     else
       issueSchedule();
+  }
+
+  /// The GPU that runs device `d`: the device map's entry, or d itself.
+  int gpu(int d) const {
+    return options.deviceMap.empty() ? d : options.deviceMap[d];
+  }
+  /// Device `d` in messages: "GPU d", or under a device map "device d (GPU
+  /// p)".
+  std::string deviceName(int d) const {
+    if (options.deviceMap.empty())
+      return "GPU " + std::to_string(d);
+    return "device " + std::to_string(d) + " (GPU " + std::to_string(gpu(d)) +
+           ")";
+  }
+  /// The distinct GPUs the devices run on, in increasing order.
+  std::vector<int> gpus() const {
+    std::set<int> used;
+    for (int d = 0; d < m.devices; ++d)
+      used.insert(gpu(d));
+    return {used.begin(), used.end()};
+  }
+  /// "0,0,1,1": the device map, for messages.
+  std::string mapText() const {
+    std::string text;
+    for (int p : options.deviceMap)
+      text += (text.empty() ? "" : ",") + std::to_string(p);
+    return text;
   }
 
   void checkMachine() {
@@ -478,10 +519,23 @@ private:
           std::string("the bundle targets cuda, but no CUDA GPU is usable "
                       "here (") +
           cudaGetErrorString(status) + ")");
-    if (count < m.devices)
-      throw RuntimeError("the bundle needs " + std::to_string(m.devices) +
-                         " GPUs; this machine has " + std::to_string(count));
-    for (int d = 0; d < m.devices; ++d) {
+    if (options.deviceMap.empty()) {
+      if (count < m.devices)
+        throw RuntimeError("the bundle needs " + std::to_string(m.devices) +
+                           " GPUs; this machine has " + std::to_string(count));
+    } else {
+      for (int d = 0; d < m.devices; ++d)
+        if (gpu(d) >= count)
+          throw RuntimeError(
+              "the device map " + mapText() + " puts device " +
+              std::to_string(d) + " on GPU " + std::to_string(gpu(d)) +
+              ", but this machine has " + std::to_string(count) + " GPU" +
+              (count == 1 ? "" : "s") + " (CUDA devices 0 to " +
+              std::to_string(count - 1) + ")");
+    }
+    // Each GPU once, however many devices it runs.
+    std::vector<int> used = gpus();
+    for (int d : used) {
       cudaDeviceProp props;
       check(cudaGetDeviceProperties(&props, d), "cudaGetDeviceProperties");
       std::string chip = "sm_" + std::to_string(props.major * 10 + props.minor);
@@ -490,9 +544,11 @@ private:
                            ", but GPU " + std::to_string(d) + " (" +
                            props.name + ") is " + chip);
     }
-    for (int d = 0; d < m.devices; ++d) {
+    // Peer access between distinct GPUs only: devices that share a GPU
+    // reach each other's arenas as their own.
+    for (int d : used) {
       check(cudaSetDevice(d), "cudaSetDevice");
-      for (int e = 0; e < m.devices; ++e) {
+      for (int e : used) {
         if (e == d)
           continue;
         int can = 0;
@@ -529,7 +585,7 @@ private:
 
   void allocate() {
     for (int d = 0; d < m.devices; ++d) {
-      check(cudaSetDevice(d), "cudaSetDevice");
+      check(cudaSetDevice(gpu(d)), "cudaSetDevice");
       size_t free = 0, total = 0;
       check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
       freeBefore.push_back(free);
@@ -537,26 +593,26 @@ private:
           runsGemm(d) ? kWorkspaceBytes * size_t(computeStreams()) : 0;
       size_t need = size_t(m.arenaBytes[d]) + workspace;
       if (need > free)
-        throw RuntimeError("out of memory on GPU " + std::to_string(d) +
+        throw RuntimeError("out of memory on " + deviceName(d) +
                            ": the plan needs " + mib(need) + " (arena " +
                            mib(m.arenaBytes[d]) + ", cuBLASLt workspace " +
                            mib(workspace) + ") but only " + mib(free) + " of " +
                            mib(total) + " are free");
       void *arena = nullptr;
       check(cudaMalloc(&arena, std::max<size_t>(m.arenaBytes[d], 256)),
-            "allocating GPU " + std::to_string(d) + "'s arena");
+            "allocating " + deviceName(d) + "'s arena");
       arenas.push_back(static_cast<unsigned char *>(arena));
       // The first run happens before any input is set: let it read zeros,
       // not whatever the allocation held (indices into gathers, say).
       check(cudaMemset(arena, 0, std::max<size_t>(m.arenaBytes[d], 256)),
-            "clearing GPU " + std::to_string(d) + "'s arena");
+            "clearing " + deviceName(d) + "'s arena");
       cudaStream_t stream;
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
             "cudaStreamCreate");
       streams.push_back(stream);
     }
     for (int lane = m.devices; lane < lanes(); ++lane) {
-      check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+      check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
       cudaStream_t stream;
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
             "cudaStreamCreate");
@@ -655,7 +711,7 @@ private:
         workspaces.assign(size_t(m.devices) * computeStreams(), nullptr);
         padBytes.assign(m.devices, 0);
       }
-      check(cudaSetDevice(s.device), "cudaSetDevice");
+      check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
       if (!handles[s.device]) {
         ltCheck(lt.cublasLtCreate(&handles[s.device]), "cublasLtCreate");
         // One workspace per compute stream: gemms on two streams may run
@@ -702,7 +758,7 @@ private:
         if (const std::optional<StridedView> &view = *attentionViews(s)[t])
           std::copy(view->strides.begin(), view->strides.end(),
                     strides[t]->begin());
-      check(cudaSetDevice(s.device), "cudaSetDevice");
+      check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
       size_t staged = 0;
       try {
         try {
@@ -762,7 +818,7 @@ private:
       }
       p.groups = s.conv.groups;
       p.type = elementType(x.dtype);
-      check(cudaSetDevice(s.device), "cudaSetDevice");
+      check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
       try {
         convs[i] = cuda::createCudnnConv(p);
       } catch (const RuntimeError &e) {
@@ -785,9 +841,9 @@ private:
       int d = int(i % m.devices);
       if (!workspace[d])
         continue;
-      check(cudaSetDevice(d), "cudaSetDevice");
+      check(cudaSetDevice(gpu(d)), "cudaSetDevice");
       check(cudaMalloc(&attentionWorkspaces[i], workspace[d]),
-            "allocating GPU " + std::to_string(d) + "'s attention workspace (" +
+            "allocating " + deviceName(d) + "'s attention workspace (" +
                 mib(workspace[d]) + ")");
     }
   }
@@ -1076,7 +1132,7 @@ private:
   }
 
   cudaEvent_t newEvent(int device) {
-    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaSetDevice(gpu(device)), "cudaSetDevice");
     cudaEvent_t e;
     check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
           "cudaEventCreate");
@@ -1145,7 +1201,7 @@ private:
     join.push_back(nullptr);
     for (int lane = 1; lane < lanes(); ++lane)
       join.push_back(newEvent(lane % m.devices));
-    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&stop), "cudaEventCreate");
     events.push_back(start);
@@ -1163,16 +1219,16 @@ private:
   /// events is recorded after its waits and after the step.
   void issueSchedule(
       const std::vector<std::pair<cudaEvent_t, cudaEvent_t>> *marks = nullptr) {
-    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
     check(cudaEventRecord(forkEvent, streams[0]), "cudaEventRecord");
     for (int lane = 1; lane < lanes(); ++lane) {
-      check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+      check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
       check(cudaStreamWaitEvent(laneStream(lane), forkEvent, 0),
             "cudaStreamWaitEvent");
     }
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
-      check(cudaSetDevice(s.device), "cudaSetDevice");
+      check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
       cudaStream_t stream = laneStream(laneOf(s));
       for (int d : s.deps)
         if (laneOf(m.steps[d]) != laneOf(s))
@@ -1186,9 +1242,9 @@ private:
         check(cudaEventRecord(done[i], stream), "cudaEventRecord");
     }
     for (int lane = 1; lane < lanes(); ++lane) {
-      check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+      check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
       check(cudaEventRecord(join[lane], laneStream(lane)), "cudaEventRecord");
-      check(cudaSetDevice(0), "cudaSetDevice");
+      check(cudaSetDevice(gpu(0)), "cudaSetDevice");
       check(cudaStreamWaitEvent(streams[0], join[lane], 0),
             "cudaStreamWaitEvent");
     }
@@ -1474,27 +1530,27 @@ private:
 
   void synchronize(const std::string &what) {
     for (int lane = 0; lane < lanes(); ++lane) {
-      check(cudaSetDevice(lane % m.devices), "cudaSetDevice");
+      check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
       check(cudaStreamSynchronize(laneStream(lane)), what);
     }
     check(cudaGetLastError(), what);
   }
 
   void capture() {
-    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
     check(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeThreadLocal),
           "beginning the graph capture");
     try {
       issueSchedule();
     } catch (...) {
       cudaGraph_t partial = nullptr;
-      cudaSetDevice(0);
+      cudaSetDevice(gpu(0));
       cudaStreamEndCapture(streams[0], &partial);
       if (partial)
         cudaGraphDestroy(partial);
       throw;
     }
-    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
     check(cudaStreamEndCapture(streams[0], &graph), "capturing the schedule");
     check(cudaGraphGetNodes(graph, nullptr, &graphNodes), "cudaGraphGetNodes");
     size_t least = m.steps.size(); // every step is at least one node
@@ -1509,7 +1565,7 @@ private:
   /// Debug mode: every byte of every arena that no input holds becomes 0xff.
   void poison() {
     for (int d = 0; d < m.devices; ++d) {
-      check(cudaSetDevice(d), "cudaSetDevice");
+      check(cudaSetDevice(gpu(d)), "cudaSetDevice");
       for (auto [first, last] : nonInputSpans(m, d))
         check(
             cudaMemsetAsync(arenas[d] + first, 0xff, last - first, streams[d]),
