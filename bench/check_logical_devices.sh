@@ -53,6 +53,7 @@
 # table last:
 # bundle, devices, map, verdict, max_rel_err, and "R right of T". Logs go
 # to $OUT/ldev-logs when OUT is set, else DIR/logs. Exit 0 when all are right.
+# Each ein-run gets EIN_CHECK_TIMEOUT seconds (600 unless set).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -207,7 +208,7 @@ run() {
     map=$(printf '0%.0s,' $(seq "$n")); map=${map%,}
     total=$((total + 1))
     if [ "$reference" = check ]; then
-      timeout 600 "$einrun" "$bundle" --check --debug --seed=7 --device-map="$map" > "$log" 2>&1
+      timeout "${EIN_CHECK_TIMEOUT:-600}" "$einrun" "$bundle" --check --debug --seed=7 --device-map="$map" > "$log" 2>&1
       status=$?
       err=$(grep -o 'max_rel_err=[^ ]*' "$log" | tail -1 | cut -d= -f2)
     else
@@ -215,10 +216,10 @@ run() {
       # bundle (run once), on the same seeded inputs.
       local ref=$logs/$reference.npy
       if [ ! -f "$ref" ]; then
-        timeout 600 "$einrun" "$ldev_dir/bundles/$reference" --seed=7 --outputs="$ref" > "$logs/$reference.log" 2>&1 || rm -f "$ref"
+        timeout "${EIN_CHECK_TIMEOUT:-600}" "$einrun" "$ldev_dir/bundles/$reference" --seed=7 --outputs="$ref" > "$logs/$reference.log" 2>&1 || rm -f "$ref"
       fi
       rm -f "$logs/$name.npy"
-      timeout 600 "$einrun" "$bundle" --debug --seed=7 --device-map="$map" --outputs="$logs/$name.npy" > "$log" 2>&1
+      timeout "${EIN_CHECK_TIMEOUT:-600}" "$einrun" "$bundle" --debug --seed=7 --device-map="$map" --outputs="$logs/$name.npy" > "$log" 2>&1
       status=$?
       local dtype
       dtype=$(grep -o "result 0 '[^']*': [0-9x]* [a-z0-9]*" "$log" | awk '{print $NF}')
