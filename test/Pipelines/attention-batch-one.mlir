@@ -59,3 +59,4 @@ func.func @llama_batch_one(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>, %
   } -> tensor<1x4x16x8xf32>
   return %out : tensor<1x4x16x8xf32>
 }
+

@@ -101,6 +101,9 @@ bool isCausalCondition(Value cond, int64_t s, int64_t t, bool masked) {
 struct ScoreEpilogue {
   double scale = 1;
   bool causal = false;
+  /// The scores lack the epilogue's leading dimension, of size one (read
+  /// at [d1, ...]: GPT-2's scores at batch 1, a batched matmul over heads).
+  bool unitLead = false;
 };
 
 /// The most a masked score may be, after the epilogue's scale, for the
@@ -120,13 +123,22 @@ bool isMaskValue(Value v, double scale) {
 }
 
 std::optional<ScoreEpilogue> scoreEpilogue(JoinAggOp op) {
-  int64_t rank = cast<ShapedType>(op.getType()).getRank();
-  if (!isElementwise(op) || op.getInputs().size() != 1 ||
-      !isIdentity(op.getIndicesOfInput(0), rank))
+  auto type = cast<ShapedType>(op.getType());
+  int64_t rank = type.getRank();
+  if (!isElementwise(op) || op.getInputs().size() != 1)
     return std::nullopt;
+  ScoreEpilogue epilogue;
+  if (!isIdentity(op.getIndicesOfInput(0), rank)) {
+    ArrayRef<int64_t> read = op.getIndicesOfInput(0);
+    SmallVector<int64_t> tail;
+    for (int64_t i = 1; i < rank; ++i)
+      tail.push_back(i);
+    if (type.getDimSize(0) != 1 || read != ArrayRef<int64_t>(tail))
+      return std::nullopt;
+    epilogue.unitLead = true;
+  }
   Value arg = op.getJoin().front().getArgument(0);
   Product outer = productOf(yieldedValue(op));
-  ScoreEpilogue epilogue;
   if (outer.hasFactors({{arg, 1}})) {
     epilogue.scale = outer.coefficient;
     return epilogue;
@@ -183,6 +195,16 @@ JoinAggOp throughTranspose(Value &value, SmallVector<int64_t> &indices) {
   value = t.getInputs()[0];
   indices = composed;
   return t;
+}
+
+/// Whether `reshape` collapses a leading dimension of size one into the
+/// next ([[0, 1], [2], ...]).
+bool dropsUnitLead(ReshapeOp reshape) {
+  auto source = cast<RankedTensorType>(reshape.getSource().getType());
+  auto result = cast<RankedTensorType>(reshape.getType());
+  return source.getRank() == result.getRank() + 1 &&
+         source.getDimSize(0) == 1 &&
+         source.getShape().drop_front() == result.getShape();
 }
 
 /// `value`, read at `indices`, seen through an ein.reshape that only drops
@@ -289,6 +311,14 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
   } else {
     epilogueOp = nullptr;
   }
+  // Scores without the softmax's leading unit dimension: the attention is
+  // of the scores' rank, its probabilities read through a reshape that
+  // collapses that dimension away again.
+  if (epilogue.unitLead) {
+    if (rank != 4)
+      return false;
+    rank = 3;
+  }
   int64_t heads = rank - 3; // the head dimension of scores, q and the output
   auto collapseScores = scores.getDefiningOp<ReshapeOp>();
   if (collapseScores && !splitsDim(collapseScores, heads, /*collapse=*/true))
@@ -352,6 +382,14 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
   // Weighted values: sum over t of p * v, [lead..., s, e], the
   // probabilities split like the query under GQA and the result collapsed.
   Operation *user = soleUser(softmax.getResult());
+  ReshapeOp collapseProbs;
+  if (epilogue.unitLead) {
+    collapseProbs = dyn_cast_or_null<ReshapeOp>(user);
+    if (!collapseProbs || !dropsUnitLead(collapseProbs))
+      return miss("the probabilities are not read without the leading unit "
+                  "dimension the scores lack");
+    user = soleUser(collapseProbs.getResult());
+  }
   ReshapeOp splitProbs = dyn_cast_or_null<ReshapeOp>(user);
   if (gqa != bool(splitProbs) ||
       (splitProbs && !splitsDim(splitProbs, heads, /*collapse=*/false)))
@@ -364,7 +402,9 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
   if (!pv || pv->coefficient != 1)
     return miss("the probabilities are not multiplied by the values alone "
                 "(p . v with no other user)");
-  Value probs = splitProbs ? splitProbs.getResult() : softmax.getResult();
+  Value probs = splitProbs      ? splitProbs.getResult()
+                : collapseProbs ? collapseProbs.getResult()
+                                : softmax.getResult();
   if (pv->rhs == probs)
     std::swap(pv->lhs, pv->rhs), std::swap(pv->lhsIndices, pv->rhsIndices);
   ArrayRef<int64_t> pvOut = valueOp.getOutputIndices();
@@ -444,9 +484,9 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
   if (rank == 3)
     fused = batched(fused, resultType);
   result.replaceAllUsesWith(fused);
-  eraseIfDead({collapseResult, valueOp, splitProbs, softmax, epilogueOp,
-               collapseScores, scoreOp, splitQuery, keyTranspose, keyCollapse,
-               valueCollapse});
+  eraseIfDead({collapseResult, valueOp, splitProbs, collapseProbs, softmax,
+               epilogueOp, collapseScores, scoreOp, splitQuery, keyTranspose,
+               keyCollapse, valueCollapse});
   return true;
 }
 
