@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 namespace ein {
 
@@ -226,54 +227,97 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
                     " (check large shapes on the GPU)");
 
   std::fill(out.data.begin(), out.data.end(), identity(op.agg));
+  // Threads split one loop of the result's (each output element is
+  // accumulated by one thread, in the order one thread would): the same
+  // answer to the bit, in a fraction of the time on many cores. The
+  // outermost such loop of at least as many iterations as threads, else
+  // the longest.
+  int64_t threads =
+      std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
+                        static_cast<int64_t>(iterations / double(1 << 20)));
+  int64_t split = -1;
+  for (int64_t l : op.outputIndices)
+    if (sizes[l] >= threads && (split < 0 || l < split))
+      split = l;
+  if (split < 0)
+    for (int64_t l : op.outputIndices)
+      if (split < 0 || sizes[l] > sizes[split])
+        split = l;
+  if (split >= 0)
+    threads = std::min(threads, sizes[split]);
   const size_t numArgs = op.join.args.size();
-  std::vector<double> values(numArgs + op.join.ops.size());
-  std::vector<int64_t> loop(numLoops, 0);
-  std::vector<int64_t> offset(in.size() + 1, 0);
-  for (int64_t it = 0, total = static_cast<int64_t>(iterations); it < total;
-       ++it) {
-    for (size_t i = 0; i < numArgs; ++i)
-      values[i] = in[i]->data[offset[i]];
-    for (size_t k = 0; k < op.join.ops.size(); ++k) {
-      const ScalarOp &s = op.join.ops[k];
-      double v = scalar(s, values, loop);
-      values[numArgs + k] = options.roundIntermediates ? roundTo(s.type, v) : v;
+  auto run = [&](int64_t first, int64_t end) {
+    std::vector<double> values(numArgs + op.join.ops.size());
+    std::vector<int64_t> loop(numLoops, 0), lo(numLoops, 0), hi(sizes);
+    std::vector<int64_t> offset(in.size() + 1, 0);
+    if (split >= 0) {
+      lo[split] = loop[split] = first;
+      hi[split] = end;
+      for (size_t o = 0; o < offset.size(); ++o)
+        offset[o] = strides[o][split] * first;
     }
-    double y = values[op.join.yield];
-    double &acc = out.data[offset[in.size()]];
-    if (options.roundIntermediates && op.agg != Agg::None)
-      y = roundTo(op.acc, y);
-    switch (op.agg) {
-    case Agg::None:
-      acc = y;
-      break;
-    case Agg::Add:
-      acc += y;
-      break;
-    case Agg::Mul:
-      acc *= y;
-      break;
-    case Agg::Max:
-      acc = std::isnan(y) || std::isnan(acc) ? std::nan("") : std::max(acc, y);
-      break;
-    case Agg::Min:
-      acc = std::isnan(y) || std::isnan(acc) ? std::nan("") : std::min(acc, y);
-      break;
-    }
-    if (options.roundIntermediates && op.agg != Agg::None)
-      acc = roundTo(op.acc, acc);
-    // Advance the odometer (last loop fastest) and every operand's offset.
-    for (int64_t l = numLoops - 1; l >= 0; --l) {
-      if (++loop[l] < sizes[l]) {
-        for (size_t o = 0; o < offset.size(); ++o)
-          offset[o] += strides[o][l];
+    double total = 1;
+    for (int64_t l = 0; l < numLoops; ++l)
+      total *= static_cast<double>(hi[l] - lo[l]);
+    for (int64_t it = 0, count = static_cast<int64_t>(total); it < count;
+         ++it) {
+      for (size_t i = 0; i < numArgs; ++i)
+        values[i] = in[i]->data[offset[i]];
+      for (size_t k = 0; k < op.join.ops.size(); ++k) {
+        const ScalarOp &s = op.join.ops[k];
+        double v = scalar(s, values, loop);
+        values[numArgs + k] =
+            options.roundIntermediates ? roundTo(s.type, v) : v;
+      }
+      double y = values[op.join.yield];
+      double &acc = out.data[offset[in.size()]];
+      if (options.roundIntermediates && op.agg != Agg::None)
+        y = roundTo(op.acc, y);
+      switch (op.agg) {
+      case Agg::None:
+        acc = y;
+        break;
+      case Agg::Add:
+        acc += y;
+        break;
+      case Agg::Mul:
+        acc *= y;
+        break;
+      case Agg::Max:
+        acc =
+            std::isnan(y) || std::isnan(acc) ? std::nan("") : std::max(acc, y);
+        break;
+      case Agg::Min:
+        acc =
+            std::isnan(y) || std::isnan(acc) ? std::nan("") : std::min(acc, y);
         break;
       }
-      loop[l] = 0;
-      for (size_t o = 0; o < offset.size(); ++o)
-        offset[o] -= strides[o][l] * (sizes[l] - 1);
+      if (options.roundIntermediates && op.agg != Agg::None)
+        acc = roundTo(op.acc, acc);
+      // Advance the odometer (last loop fastest) and every operand's
+      // offset.
+      for (int64_t l = numLoops - 1; l >= 0; --l) {
+        if (++loop[l] < hi[l]) {
+          for (size_t o = 0; o < offset.size(); ++o)
+            offset[o] += strides[o][l];
+          break;
+        }
+        loop[l] = lo[l];
+        for (size_t o = 0; o < offset.size(); ++o)
+          offset[o] -= strides[o][l] * (hi[l] - lo[l] - 1);
+      }
     }
+  };
+  if (split < 0 || threads <= 1) {
+    run(0, split < 0 ? 1 : sizes[split]);
+    return;
   }
+  std::vector<std::thread> workers;
+  for (int64_t w = 0; w < threads; ++w)
+    workers.emplace_back(run, sizes[split] * w / threads,
+                         sizes[split] * (w + 1) / threads);
+  for (std::thread &worker : workers)
+    worker.join();
 }
 
 void softmax(const HostTensor &x, int64_t dim, HostTensor &out) {

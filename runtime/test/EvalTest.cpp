@@ -56,6 +56,42 @@ TEST(Eval, MaxAndSumReductions) {
   EXPECT_EQ(r[2].data, (std::vector<double>{-5}));
 }
 
+// Ops of millions of iterations run on threads that split a loop of the
+// result; each element is still accumulated in one thread's order, so the
+// answer is the one-thread answer to the bit (here summed in the order the
+// loops below sum).
+TEST(Eval, ThreadedJoinAggsAccumulateInLoopOrder) {
+  const int64_t m = 64, k = 1024, n = 64, rows = 4096, cols = 1024;
+  json p = program(
+      {argument("a", type({m, k})), argument("b", type({k, n})),
+       argument("x", type({rows, cols}))},
+      {joinAgg("c", type({m, n}), {"a", "b"}, {{0, 1}, {1, 2}}, {0, 2}, "add",
+               "arith.mulf"),
+       // The result's only loop is the inner one: threads split columns.
+       joinAgg("colsum", type({cols}), {"x"}, {{0, 1}}, {1}, "add")},
+      {"c", "colsum"});
+  auto draw = [](int64_t count, double scale) {
+    std::vector<double> v(count);
+    for (int64_t i = 0; i < count; ++i)
+      v[i] = std::sin(double(i) * scale) * 1.7 + 1e-3 * double(i % 7);
+    return v;
+  };
+  HostTensor a = tensor({m, k}, draw(m * k, 0.37));
+  HostTensor b = tensor({k, n}, draw(k * n, 0.11));
+  HostTensor x = tensor({rows, cols}, draw(rows * cols, 0.013));
+  auto r = run(p, {a, b, x});
+  std::vector<double> c(m * n, 0.0), colsum(cols, 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t t = 0; t < k; ++t)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * n + j] += a.data[i * k + t] * b.data[t * n + j];
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      colsum[j] += x.data[i * cols + j];
+  EXPECT_EQ(r[0].data, c);
+  EXPECT_EQ(r[1].data, colsum);
+}
+
 TEST(Eval, Softmax) {
   json op = {{"kind", "softmax"},
              {"result", "y"},
