@@ -66,6 +66,7 @@ class CompileRemark(UserWarning):
     fused, and why not): the program is right, but slower than it could
     be."""
 
+
 class LogicalDevicesWarning(UserWarning):
     """A bundle loaded with a device map that puts several of its devices
     on one GPU (`load(..., device_map=[0, 0])`): it computes what it would
