@@ -183,26 +183,10 @@ def time_module(model, x, warmup=5, iters=20):
 
 
 def time_graphed(model, x, warmup=10, iters=50):
-    """Median ms of one replay of a CUDA graph of model(x), as the peers in
-    bench/peers time PyTorch (launch costs out of the comparison, as
-    they are out of ein's one-graph bundle). None if capture fails."""
-    torch = _torch()
-    with torch.no_grad():
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for _ in range(3):
-                model(x)
-        torch.cuda.current_stream().wait_stream(stream)
-        torch.cuda.synchronize()
-        try:
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                model(x)
-        except Exception:
-            return None
-    from cuda_events import timed
-    return timed(graph.replay, warmup, iters)
+    """Median ms of one replay of a CUDA graph of model(x)
+    (cuda_events.graphed); None if capture fails."""
+    from cuda_events import graphed
+    return graphed(lambda: model(x), warmup, iters)
 
 
 def run(directory, names=""):

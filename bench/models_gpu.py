@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Whole models nobody on the project wrote, through the Python front end,
-in three steps across two machines (the GPU machine has PyTorch 2,
-transformers, torchvision and timm but no LLVM; the build machine has the
-compiler):
+in three steps across two machines, and a fourth that times them (the GPU
+machine has PyTorch 2, transformers, torchvision and timm but no LLVM; the
+build machine has the compiler):
 
   there: python3 bench/models_gpu.py export DIR [NAMES]   # trace, linalg
   here:  python3 bench/models_gpu.py compile DIR [NAMES]  # ein-compile, CUDA
   there: python3 bench/models_gpu.py run DIR [NAMES]      # load, compare
+  there: python3 bench/models_gpu.py bench DIR [NAMES]    # time vs peers
 
 (NAMES: a comma list of the models below, or of families (`lm`, `vision`,
 `encoder`, `real`: causal LMs at the sizes of real checkpoints, `8b`:
@@ -365,6 +366,69 @@ def run(directory, names=""):
     _table("run", rows)
 
 
+# The peers `bench` times besides the module eager: torch.compile in these
+# modes (EIN_PEER_MODES, a comma list, to choose), each replayed from a CUDA
+# graph as the eager module is (max-autotune without its own CUDA graphs, so
+# that one graph replays it as it replays every peer).
+PEER_MODES = ("default", "max-autotune-no-cudagraphs")
+
+
+def bench(directory, names=""):
+    """ein's median step (Compiled.bench) against the module's, eager and
+    through torch.compile in each of PEER_MODES, every one replayed from a
+    CUDA graph, in one process on one GPU. The ratio is the best peer's
+    time over ein's (above 1: ein is faster); a table last, with the
+    geomean of the ratios."""
+    import math
+    torch = _torch()
+    import einsummable
+    sys.path.insert(0, HERE)
+    from cuda_events import graphed
+    modes = [m for m in os.environ.get("EIN_PEER_MODES",
+                                       ",".join(PEER_MODES)).split(",") if m]
+    rows, ratios = [], []
+    for name in selected(names):
+        bundle = os.path.join(directory, name, "bundle")
+        if not os.path.isdir(bundle):
+            rows.append((name, "no bundle", ""))
+            continue
+        try:
+            model, inputs = build(name)
+            compiled = einsummable.load(
+                bundle, model,
+                frontend=os.path.join(directory, name, "frontend.json"))
+            ours = compiled.bench(10, 50)
+            compiled.close()
+            del compiled
+            torch.cuda.empty_cache()
+            peers = {"eager": graphed(lambda: model(*inputs))}
+            for mode in modes:
+                torch._dynamo.reset()
+                peer = torch.compile(model, mode=mode, dynamic=False)
+                peers[mode] = graphed(lambda: peer(*inputs))
+            timed = {k: v for k, v in peers.items() if v is not None}
+            if not timed:
+                raise RuntimeError("no peer could be captured in a CUDA graph")
+            best = min(timed, key=timed.get)
+            ratios.append(timed[best] / ours)
+            rows.append((name, "%.3fx" % ratios[-1], "ein %.3f ms; %s; best %s"
+                         % (ours, ", ".join(
+                             "%s %s" % (k, "n/a" if v is None else "%.3f" % v)
+                             for k, v in peers.items()), best)))
+            del model, peers
+            torch.cuda.empty_cache()
+        except Exception as error:
+            rows.append((name, "FAILED", "%s: %s" % (type(error).__name__,
+                                                     str(error)[:1500])))
+        print("bench", *rows[-1], flush=True)
+    _table("bench", rows)
+    if ratios:
+        print("geomean %.3fx over %d models (best of eager and torch.compile "
+              "%s, each from a CUDA graph)" % (
+                  math.exp(sum(map(math.log, ratios)) / len(ratios)),
+                  len(ratios), "/".join(modes)))
+
+
 def _table(step, rows):
     print("\n%-20s %-8s %s" % ("model", step, "detail"))
     for name, verdict, detail in rows:
@@ -375,7 +439,8 @@ def _table(step, rows):
 
 if __name__ == "__main__":
     if len(sys.argv) not in (3, 4) or \
-            sys.argv[1] not in ("export", "compile", "run"):
+            sys.argv[1] not in ("export", "compile", "run", "bench"):
         sys.exit(__doc__)
-    {"export": export, "compile": compile_all, "run": run}[sys.argv[1]](
+    {"export": export, "compile": compile_all, "run": run,
+     "bench": bench}[sys.argv[1]](
         *sys.argv[2:])
