@@ -69,14 +69,34 @@ struct EinFuseComposites
                         << "'";
       return signalPassFailure();
     }
+    // One remark per source line and reason: a model's 32 layers are one
+    // line of its source, said once with how many attentions it stands for.
+    struct Missed {
+      SoftmaxOp first;
+      std::string why;
+      int count = 0;
+    };
+    SmallVector<Missed> misses;
     for (SoftmaxOp softmax : softmaxes) {
       std::string missed;
-      if (!fuseAttention(softmax, missed) && !missed.empty() &&
-          remarks == "missed")
-        softmax.emitRemark()
-            << "attention not fused (it runs as separate kernels, with its "
-               "scores in memory): "
-            << missed;
+      if (fuseAttention(softmax, missed) || missed.empty() ||
+          remarks != "missed")
+        continue;
+      auto same = llvm::find_if(misses, [&](Missed &m) {
+        return m.first.getLoc() == softmax.getLoc() && m.why == missed;
+      });
+      if (same != misses.end())
+        ++same->count;
+      else
+        misses.push_back({softmax, missed, 1});
+    }
+    for (Missed &m : misses) {
+      InFlightDiagnostic remark = m.first.emitRemark();
+      remark << "attention not fused (it runs as separate kernels, with its "
+                "scores in memory): "
+             << m.why;
+      if (m.count > 1)
+        remark << " (" << m.count << " attentions at this location)";
     }
     SmallVector<JoinAggOp> elementwiseOps;
     root->walk([&](JoinAggOp op) {

@@ -169,7 +169,9 @@ def EinFuseComposites : Pass<"ein-fuse-composites", "::mlir::ModuleOp"> {
 
     Where a softmax reads the product of two tensors (an attention's
     scores) but the rest of the pattern does not match, a remark names the
-    softmax and what stood in the way (`remarks=none` silences it).
+    softmax and what stood in the way (`remarks=none` silences it); the
+    softmaxes of one source location missed for one reason (a model's
+    layers) share one remark, which says how many they are.
   }];
   let options = [
     Option<"remarks", "remarks", "std::string", "\"missed\"",
