@@ -12,7 +12,6 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
-#include <thread>
 
 namespace ein {
 
@@ -232,9 +231,7 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
   // answer to the bit, in a fraction of the time on many cores. The
   // outermost such loop of at least as many iterations as threads, else
   // the longest.
-  int64_t threads =
-      std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
-                        static_cast<int64_t>(iterations / double(1 << 20)));
+  int64_t threads = threadsFor(iterations);
   int64_t split = -1;
   for (int64_t l : op.outputIndices)
     if (sizes[l] >= threads && (split < 0 || l < split))
@@ -243,8 +240,6 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
     for (int64_t l : op.outputIndices)
       if (split < 0 || sizes[l] > sizes[split])
         split = l;
-  if (split >= 0)
-    threads = std::min(threads, sizes[split]);
   const size_t numArgs = op.join.args.size();
   auto run = [&](int64_t first, int64_t end) {
     std::vector<double> values(numArgs + op.join.ops.size());
@@ -308,16 +303,11 @@ void joinAgg(const Op &op, const std::vector<const HostTensor *> &in,
       }
     }
   };
-  if (split < 0 || threads <= 1) {
-    run(0, split < 0 ? 1 : sizes[split]);
+  if (split < 0) {
+    run(0, 1);
     return;
   }
-  std::vector<std::thread> workers;
-  for (int64_t w = 0; w < threads; ++w)
-    workers.emplace_back(run, sizes[split] * w / threads,
-                         sizes[split] * (w + 1) / threads);
-  for (std::thread &worker : workers)
-    worker.join();
+  parallelFor(sizes[split], run, iterations / double(sizes[split]));
 }
 
 void softmax(const HostTensor &x, int64_t dim, HostTensor &out) {

@@ -18,12 +18,21 @@
 
 namespace ein {
 
+/// The threads `work` elements' worth of work gets: one per core, and one
+/// per million elements at most.
+inline int64_t threadsFor(double work) {
+  return std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
+                           static_cast<int64_t>(work / double(1 << 20)));
+}
+
 /// Calls `body(first, end)` on disjoint ranges covering [0, count), on up
-/// to one thread per core (one range per million elements at most; small
-/// counts run on the caller's thread). `body` must touch only its range.
-template <typename Body> void parallelFor(int64_t count, const Body &body) {
-  int64_t threads = std::min<int64_t>(
-      std::max(1u, std::thread::hardware_concurrency()), count / (1 << 20));
+/// to one thread per core (one range per million elements' worth of work at
+/// most, an item being `itemWork` elements' worth; small counts run on the
+/// caller's thread). `body` must touch only its range.
+template <typename Body>
+void parallelFor(int64_t count, const Body &body, double itemWork = 1) {
+  int64_t threads =
+      std::min<int64_t>(threadsFor(double(count) * itemWork), count);
   if (threads <= 1) {
     body(int64_t(0), count);
     return;
