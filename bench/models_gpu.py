@@ -321,7 +321,12 @@ def _error(got, want):
     return worst
 
 
-def run(directory, names=""):
+def _each_bundle(step, directory, names, measure):
+    """For each selected model with a bundle: the module built, its bundle
+    loaded bound to it, and `measure(model, inputs, compiled)` giving the
+    row's verdict and detail (it may close `compiled` early; closing twice
+    does nothing). A model without a bundle or whose steps fail gets a row
+    saying so; each row is printed as it comes, the table last."""
     torch = _torch()
     import einsummable
     rows = []
@@ -332,38 +337,47 @@ def run(directory, names=""):
             continue
         try:
             model, inputs = build(name)
-            with torch.no_grad():
-                want = _flat(model(*inputs))
             compiled = einsummable.load(
                 bundle, model,
                 frontend=os.path.join(directory, name, "frontend.json"))
-            got = _flat(compiled(*inputs))
-            compiled.close()
-            del compiled
-            if [k for k, _ in got] != [k for k, _ in want]:
-                raise RuntimeError("outputs %s, the module's %s" % (
-                    [k for k, _ in got], [k for k, _ in want]))
-            # The same module in f32 (its bf16 weights widened) is the
-            # reference both bf16 answers are measured against.
-            model.float()
-            with torch.no_grad():
-                exact = _flat(model(*[x.float() if x.is_floating_point()
-                                      else x for x in inputs]))
-            ours = _error(got, exact)
-            eager = _error(want, exact)
-            scale = max(w.abs().max().item() for _, w in exact)
-            right = ours < 2e-2 or ours <= 2 * eager
-            rows.append((name, "ok" if right else "WRONG",
-                         "%.2e (module in bf16: %.2e; vs bf16 module "
-                         "%.2e; max |reference| %.3g)"
-                         % (ours, eager, _error(got, want), scale)))
-            del model, got, want, exact
+            try:
+                rows.append((name,) + measure(model, inputs, compiled))
+            finally:
+                compiled.close()
+            del model, compiled
             torch.cuda.empty_cache()
         except Exception as error:
             rows.append((name, "FAILED", "%s: %s" % (type(error).__name__,
                                                      str(error)[:1500])))
-        print("run", *rows[-1], flush=True)
-    _table("run", rows)
+        print(step, *rows[-1], flush=True)
+    _table(step, rows)
+
+
+def run(directory, names=""):
+    torch = _torch()
+
+    def measure(model, inputs, compiled):
+        got = _flat(compiled(*inputs))
+        compiled.close()
+        with torch.no_grad():
+            want = _flat(model(*inputs))
+        if [k for k, _ in got] != [k for k, _ in want]:
+            raise RuntimeError("outputs %s, the module's %s" % (
+                [k for k, _ in got], [k for k, _ in want]))
+        # The same module in f32 (its bf16 weights widened) is the
+        # reference both bf16 answers are measured against.
+        model.float()
+        with torch.no_grad():
+            exact = _flat(model(*[x.float() if x.is_floating_point()
+                                  else x for x in inputs]))
+        ours = _error(got, exact)
+        eager = _error(want, exact)
+        scale = max(w.abs().max().item() for _, w in exact)
+        right = ours < 2e-2 or ours <= 2 * eager
+        return ("ok" if right else "WRONG",
+                "%.2e (module in bf16: %.2e; vs bf16 module %.2e; max "
+                "|reference| %.3g)" % (ours, eager, _error(got, want), scale))
+    _each_bundle("run", directory, names, measure)
 
 
 # The peers `bench` times besides the module eager: torch.compile in these
@@ -381,47 +395,30 @@ def bench(directory, names=""):
     geomean of the ratios."""
     import math
     torch = _torch()
-    import einsummable
     sys.path.insert(0, HERE)
     from cuda_events import graphed
     modes = [m for m in os.environ.get("EIN_PEER_MODES",
                                        ",".join(PEER_MODES)).split(",") if m]
-    rows, ratios = [], []
-    for name in selected(names):
-        bundle = os.path.join(directory, name, "bundle")
-        if not os.path.isdir(bundle):
-            rows.append((name, "no bundle", ""))
-            continue
-        try:
-            model, inputs = build(name)
-            compiled = einsummable.load(
-                bundle, model,
-                frontend=os.path.join(directory, name, "frontend.json"))
-            ours = compiled.bench(10, 50)
-            compiled.close()
-            del compiled
-            torch.cuda.empty_cache()
-            peers = {"eager": graphed(lambda: model(*inputs))}
-            for mode in modes:
-                torch._dynamo.reset()
-                peer = torch.compile(model, mode=mode, dynamic=False)
-                peers[mode] = graphed(lambda: peer(*inputs))
-            timed = {k: v for k, v in peers.items() if v is not None}
-            if not timed:
-                raise RuntimeError("no peer could be captured in a CUDA graph")
-            best = min(timed, key=timed.get)
-            ratios.append(timed[best] / ours)
-            rows.append((name, "%.3fx" % ratios[-1], "ein %.3f ms; %s; best %s"
-                         % (ours, ", ".join(
-                             "%s %s" % (k, "n/a" if v is None else "%.3f" % v)
-                             for k, v in peers.items()), best)))
-            del model, peers
-            torch.cuda.empty_cache()
-        except Exception as error:
-            rows.append((name, "FAILED", "%s: %s" % (type(error).__name__,
-                                                     str(error)[:1500])))
-        print("bench", *rows[-1], flush=True)
-    _table("bench", rows)
+    ratios = []
+
+    def measure(model, inputs, compiled):
+        ours = compiled.bench(10, 50)
+        compiled.close()  # its memory freed before the peers run
+        torch.cuda.empty_cache()
+        peers = {"eager": graphed(lambda: model(*inputs))}
+        for mode in modes:
+            torch._dynamo.reset()
+            peer = torch.compile(model, mode=mode, dynamic=False)
+            peers[mode] = graphed(lambda: peer(*inputs))
+        timed = {k: v for k, v in peers.items() if v is not None}
+        if not timed:
+            raise RuntimeError("no peer could be captured in a CUDA graph")
+        best = min(timed, key=timed.get)
+        ratios.append(timed[best] / ours)
+        return ("%.3fx" % ratios[-1], "ein %.3f ms; %s; best %s" % (
+            ours, ", ".join("%s %s" % (k, "n/a" if v is None else "%.3f" % v)
+                            for k, v in peers.items()), best))
+    _each_bundle("bench", directory, names, measure)
     if ratios:
         print("geomean %.3fx over %d models (best of eager and torch.compile "
               "%s, each from a CUDA graph)" % (
