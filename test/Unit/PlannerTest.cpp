@@ -851,15 +851,26 @@ TEST(Planner, BytesBetweenNodesCountMore) {
             flat + 2 * 64 * 4 * (4 - 1));
 }
 
+namespace {
+
+/// Specs cutting every layer of a layerStack alike: each matmul by its
+/// columns, each add by its rows.
+std::vector<Spec> stackSpecs(const Graph &g) {
+  std::vector<Spec> specs;
+  for (const Op &op : g.ops)
+    specs.push_back(op.loopSizes.size() == 3 ? Spec{1, 1, 8} : Spec{8, 1});
+  return specs;
+}
+
+} // namespace
+
 TEST(Repetition, FindsTheLayersOfAStack) {
   // Six layers of (matmul, add) between an embedding and a head: period 2
   // from op 1, however the layers are cut, as long as every layer is cut
   // alike; the head, a matmul too, does not extend the run (its result is
   // returned).
   Graph g = layerStack(6);
-  std::vector<Spec> specs;
-  for (const Op &op : g.ops)
-    specs.push_back(op.loopSizes.size() == 3 ? Spec{1, 1, 8} : Spec{8, 1});
+  std::vector<Spec> specs = stackSpecs(g);
   Repetition r = findRepetition(g, specs);
   EXPECT_EQ(r.first, 1);
   EXPECT_EQ(r.period, 2);
@@ -874,18 +885,12 @@ TEST(Repetition, FindsTheLayersOfAStack) {
   // A layer reading its own weight twice is not its neighbours' repeat.
   Graph h = layerStack(3);
   h.ops[3].inputs[1].value = h.ops[3].inputs[0].value;
-  std::vector<Spec> hs(h.ops.size(), Spec{1, 1, 8});
-  for (size_t o = 0; o < h.ops.size(); ++o)
-    if (h.ops[o].loopSizes.size() == 2)
-      hs[o] = Spec{8, 1};
-  EXPECT_LT(findRepetition(h, hs).count, 3);
+  EXPECT_LT(findRepetition(h, stackSpecs(h)).count, 3);
 }
 
 TEST(Repetition, FoldingKeepsTheFirstTwoLayersAndTheLast) {
   Graph g = layerStack(6);
-  std::vector<Spec> specs;
-  for (const Op &op : g.ops)
-    specs.push_back(op.loopSizes.size() == 3 ? Spec{1, 1, 8} : Spec{8, 1});
+  std::vector<Spec> specs = stackSpecs(g);
   Repetition r = findRepetition(g, specs);
   ASSERT_EQ(r.count, 6);
   Plan plan;
