@@ -78,23 +78,28 @@ std::vector<HostTensor> runSeeded(ein_bundle *b, const Program &program,
   return outputs;
 }
 
-/// Runs the bundle on seeded inputs and returns its worst relative error
-/// against the reference evaluator.
-double errorAgainstReference(const TempBundle &dir, const json &programJson,
-                             bool debug = false) {
-  BundlePtr b = load(dir, debug);
-  if (!b)
-    return INFINITY;
+/// Runs a loaded bundle on seeded inputs and returns its worst relative
+/// error against the reference evaluator.
+double errorAgainstReference(ein_bundle *b, const json &programJson) {
   Program program;
   std::string error;
   EXPECT_TRUE(parseProgram(programJson.dump(), program, error)) << error;
   std::vector<HostTensor> inputs, reference;
-  std::vector<HostTensor> outputs = runSeeded(b.get(), program, inputs);
+  std::vector<HostTensor> outputs = runSeeded(b, program, inputs);
   EXPECT_TRUE(evaluate(program, inputs, reference, error)) << error;
   double worst = 0;
   for (size_t i = 0; i < outputs.size(); ++i)
     worst = std::max(worst, maxRelativeError(outputs[i], reference[i]));
   return worst;
+}
+
+/// The same for the bundle in `dir`, loaded.
+double errorAgainstReference(const TempBundle &dir, const json &programJson,
+                             bool debug = false) {
+  BundlePtr b = load(dir, debug);
+  if (!b)
+    return INFINITY;
+  return errorAgainstReference(b.get(), programJson);
 }
 
 /// `m` for `target`: the chip of a CUDA bundle is the test machines' H200.
@@ -1194,13 +1199,7 @@ TEST(Cuda, LogicalDevicesShareOneGpu) {
                   .find("cuda: 2 logical devices on 1 x "),
               std::string::npos)
         << ein_bundle_describe(b.get());
-    Program program;
-    std::string error;
-    ASSERT_TRUE(parseProgram(p.dump(), program, error)) << error;
-    std::vector<HostTensor> inputs, reference;
-    std::vector<HostTensor> outputs = runSeeded(b.get(), program, inputs);
-    ASSERT_TRUE(evaluate(program, inputs, reference, error)) << error;
-    EXPECT_LT(maxRelativeError(outputs[0], reference[0]), 1e-6);
+    EXPECT_LT(errorAgainstReference(b.get(), p), 1e-6);
     // The GPU's memory is the first device's figure; the second's is in it.
     ein_memory_info first, second;
     ASSERT_EQ(ein_bundle_memory(b.get(), 0, &first), EIN_OK);
