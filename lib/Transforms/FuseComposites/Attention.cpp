@@ -129,11 +129,8 @@ std::optional<ScoreEpilogue> scoreEpilogue(JoinAggOp op) {
     return std::nullopt;
   ScoreEpilogue epilogue;
   if (!isIdentity(op.getIndicesOfInput(0), rank)) {
-    ArrayRef<int64_t> read = op.getIndicesOfInput(0);
-    SmallVector<int64_t> tail;
-    for (int64_t i = 1; i < rank; ++i)
-      tail.push_back(i);
-    if (type.getDimSize(0) != 1 || read != ArrayRef<int64_t>(tail))
+    if (type.getDimSize(0) != 1 ||
+        !isIdentityWithout(op.getIndicesOfInput(0), rank, 0))
       return std::nullopt;
     epilogue.unitLead = true;
   }
@@ -342,8 +339,6 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
   ArrayRef<int64_t> kvLead = gqa ? lead.drop_back() : lead;
   if (!isLeadThen(qk->lhsIndices, lead, {s, d}))
     std::swap(qk->lhs, qk->rhs), std::swap(qk->lhsIndices, qk->rhsIndices);
-  // The key may come transposed ([.., d, t], as linalg.batch_matmul reads
-  // it): look through the transpose.
   // A batch of one may reach the key and values with its dimension
   // dropped (transformers' GQA expand, exported at batch 1).
   auto scoreShape = cast<RankedTensorType>(scoreOp.getType()).getShape();
@@ -359,6 +354,8 @@ bool fuseAttention(SoftmaxOp softmax, std::string &missed) {
   if (!isLeadThen(qk->rhsIndices, kvLead, {t, d}))
     keyCollapse = throughUnitCollapse(qk->rhs, qk->rhsIndices, keyWant,
                                       unitIn(out, scoreShape));
+  // The key may come transposed ([.., d, t], as linalg.batch_matmul reads
+  // it): look through the transpose.
   JoinAggOp keyTranspose;
   if (!isLeadThen(qk->rhsIndices, kvLead, {t, d}))
     keyTranspose = throughTranspose(qk->rhs, qk->rhsIndices);
