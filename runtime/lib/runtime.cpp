@@ -274,7 +274,12 @@ void joinRanks(ein_bundle *b) {
   if (m.backend == ein::Backend::Cuda) {
     // The transport of transfers between GPU processes; only MPI's is
     // built (through pinned host memory, cuda_backend.cpp).
-    std::string transport = cudaTransport();
+    std::string transport;
+    try {
+      transport = cudaTransport();
+    } catch (const ein::RuntimeError &e) {
+      throw ein::RuntimeError(where + e.what());
+    }
     if (transport == "nccl")
       throw ein::RuntimeError(
           where +
