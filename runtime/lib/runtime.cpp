@@ -287,9 +287,10 @@ void joinRanks(ein_bundle *b) {
           "NCCL are not built yet; use EIN_TRANSPORT=mpi (the default)");
     if (launch.kind == ein::Launch::Kind::Torchrun)
       throw ein::RuntimeError(
-          where + "the ranks of a CUDA bundle talk through MPI for now (the "
-                  "NCCL transport, which torchrun-style launches need, is "
-                  "not built yet): launch with mpirun -n " +
+          where +
+          "the ranks of a CUDA bundle talk through MPI for now (the "
+          "NCCL transport, which torchrun-style launches need, is "
+          "not built yet): launch with mpirun -n " +
           std::to_string(m.nodes) + " instead of torchrun-style variables");
   }
   if (launch.kind == ein::Launch::Kind::Torchrun)

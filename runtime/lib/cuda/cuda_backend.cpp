@@ -288,9 +288,9 @@ public:
     cudaDeviceProp props;
     cudaGetDeviceProperties(&props, gpu(firstLocal));
     int held = node < 0 ? m.devices : m.devicesPerNode();
-    std::string how = useGraph ? "one CUDA graph of " +
-                                     std::to_string(graphNodes) + " nodes"
-                               : std::string("eager stream launches");
+    std::string how =
+        useGraph ? "one CUDA graph of " + std::to_string(graphNodes) + " nodes"
+                 : std::string("eager stream launches");
     std::string text = "cuda: " + std::to_string(held) + " x " + props.name +
                        " (" + m.chip + "), " + how;
     if (!options.deviceMap.empty())
@@ -298,8 +298,8 @@ public:
              std::to_string(gpus().size()) + " x " + props.name + " (" +
              m.chip + "; device map " + mapText() + "), " + how;
     if (node >= 0)
-      text += "; this rank holds node " + std::to_string(node) +
-              "'s devices " + std::to_string(firstLocal) + " to " +
+      text += "; this rank holds node " + std::to_string(node) + "'s devices " +
+              std::to_string(firstLocal) + " to " +
               std::to_string(firstLocal + held - 1) +
               ", transfers between nodes through MPI (pinned host staging, " +
               options.ranks->engine() + ")";
@@ -635,8 +635,9 @@ private:
             (node < 0 ? "the bundle needs " : "each rank needs ") +
             std::to_string(need) + " GPUs; this machine has " +
             std::to_string(count) +
-            (node < 0 ? "" : " (or give --device-map one GPU per device "
-                             "of the node)"));
+            (node < 0 ? ""
+                      : " (or give --device-map one GPU per device "
+                        "of the node)"));
     } else {
       for (int d = 0; d < m.devices; ++d)
         if (local(d) && gpu(d) >= count)
