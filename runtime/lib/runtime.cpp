@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -239,6 +240,20 @@ void checkAgreement(ein_bundle *b) {
     throw ein::RuntimeError(c.prefix() + verdict);
 }
 
+/// EIN_TRANSPORT for a CUDA bundle's ranks: "mpi" (the default) or "nccl";
+/// throws RuntimeError naming the variable for anything else.
+std::string cudaTransport() {
+  const char *value = std::getenv("EIN_TRANSPORT");
+  if (!value || !*value)
+    return "mpi";
+  std::string text = value;
+  if (text != "mpi" && text != "nccl")
+    throw ein::RuntimeError("EIN_TRANSPORT='" + text +
+                            "' is not a transport between GPU processes: "
+                            "mpi (the default) or nccl");
+  return text;
+}
+
 /// Joins the ranks a launcher started, if any (a launch of one process for
 /// a bundle of one node needs none).
 void joinRanks(ein_bundle *b) {
@@ -256,11 +271,28 @@ void joinRanks(ein_bundle *b) {
         std::to_string(m.nodes) +
         " processes, or run it without a launcher to run " +
         "every node in one process)");
-  if (m.backend == ein::Backend::Cuda)
-    throw ein::RuntimeError(
-        where + "a CUDA bundle runs its nodes in one process for now "
-                "(transfers between GPU processes through NCCL are not "
-                "built yet): run it without a launcher");
+  if (m.backend == ein::Backend::Cuda) {
+    // The transport of transfers between GPU processes; only MPI's is
+    // built (through pinned host memory, cuda_backend.cpp).
+    std::string transport;
+    try {
+      transport = cudaTransport();
+    } catch (const ein::RuntimeError &e) {
+      throw ein::RuntimeError(where + e.what());
+    }
+    if (transport == "nccl")
+      throw ein::RuntimeError(
+          where +
+          "EIN_TRANSPORT=nccl: transfers between GPU processes through "
+          "NCCL are not built yet; use EIN_TRANSPORT=mpi (the default)");
+    if (launch.kind == ein::Launch::Kind::Torchrun)
+      throw ein::RuntimeError(
+          where +
+          "the ranks of a CUDA bundle talk through MPI for now (the "
+          "NCCL transport, which torchrun-style launches need, is "
+          "not built yet): launch with mpirun -n " +
+          std::to_string(m.nodes) + " instead of torchrun-style variables");
+  }
   if (launch.kind == ein::Launch::Kind::Torchrun)
     throw ein::RuntimeError(
         where +
@@ -322,8 +354,10 @@ std::vector<int> readDeviceMap(const ein_load_options &options, size_t size) {
 }
 
 /// Checks `map` against the bundle it is for: the CUDA backend's only, one
-/// entry per device (CUDA bundles run every device in one process).
-void checkDeviceMap(const ein::Manifest &m, const std::vector<int> &map) {
+/// entry per device this process holds (every device, or under a launcher
+/// its node's; `ranks` says which: null before joining or without one).
+void checkDeviceMap(const ein::Manifest &m, const std::vector<int> &map,
+                    const ein::Communicator *ranks, bool countToo) {
   if (map.empty())
     return;
   if (m.backend != ein::Backend::Cuda)
@@ -332,6 +366,20 @@ void checkDeviceMap(const ein::Manifest &m, const std::vector<int> &map) {
         " applies to the CUDA backend, and this bundle targets " +
         ein::backendName(m.backend) +
         " (its devices are virtual GPUs in this process's memory)");
+  if (!countToo)
+    return;
+  if (ranks) {
+    int held = m.devicesPerNode();
+    if (int(map.size()) != held)
+      throw ein::RuntimeError(
+          ranks->prefix() + "the device map " + mapText(map) + " has " +
+          std::to_string(map.size()) + " entr" +
+          (map.size() == 1 ? "y" : "ies") + ", but this rank holds " +
+          std::to_string(held) + " device" + (held == 1 ? "" : "s") +
+          " (under a launcher the map names the GPU of each device of the "
+          "rank's node, one entry each)");
+    return;
+  }
   if (int(map.size()) != m.devices)
     throw ein::RuntimeError(
         "the device map " + mapText(map) + " has " +
@@ -381,8 +429,13 @@ ein_status ein_bundle_load_with(const char *directory,
     std::string error;
     if (!ein::readBundle(directory, b->bundle, error))
       return failure(error);
-    checkDeviceMap(b->bundle.manifest, b->deviceMap);
+    // Its size once the ranks are known: under a launcher, one entry per
+    // device of the rank's node.
+    checkDeviceMap(b->bundle.manifest, b->deviceMap, nullptr,
+                   /*countToo=*/false);
     joinRanks(b.get());
+    checkDeviceMap(b->bundle.manifest, b->deviceMap, b->ranks.get(),
+                   /*countToo=*/true);
     ein::BackendOptions backendOptions;
     backendOptions.debug = given.debug;
     backendOptions.ranks = b->ranks.get();

@@ -18,9 +18,24 @@
 // dependency on another device's step becomes an event edge. Each run
 // replays the graph.
 //
+// Under a launcher (BackendOptions::ranks), the process holds its node's
+// devices only (the device map, if any, names their GPUs, one entry per
+// device of the node), and runs without a graph: every run issues its
+// node's steps eagerly in schedule order, and a transfer between nodes is
+// a host step at its place in that order, through the MPI transport: the
+// sending rank copies its regions into a pinned staging buffer after the
+// step's waits, synchronizes the stream and sends the message; the
+// receiving rank receives it into its own staging buffer and copies it to
+// the destinations on the step's stream, before the consumers (which wait
+// on the step's event as on any other). The message is packed as the CPU
+// backend packs it (each copy's extent, dense, in order), and every rank
+// meets every transfer in the one schedule order, so no rank waits for a
+// message a peer sends only later; every wait is bounded (ranks.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "../backend.h"
+#include "../ranks.h"
 #include "attention.h"
 #include "copy_plan.h"
 #include "cublaslt.h"
@@ -129,9 +144,13 @@ cudaDataType_t libraryType(DType t) {
 class CudaBackend final : public DeviceBackend {
 public:
   CudaBackend(const Bundle &bundle, const BackendOptions &options)
-      : bundle(bundle), m(bundle.manifest), options(options),
+      : bundle(bundle), own(localManifest(bundle.manifest, options)), m(own),
+        options(options), node(options.ranks ? options.ranks->rank() : -1),
+        firstLocal(node < 0 ? 0 : node * m.devicesPerNode()),
         copyMode(choice("EIN_CUDA_COPY", {"auto", "engine", "kernel"})),
-        useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on"),
+        // Under a launcher the transfers between nodes are host steps (MPI),
+        // which no graph can hold: every run is issued eagerly.
+        useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on" && node < 0),
         laneMode(lanesFor(bundle.manifest)),
         padMode(
             gemmPadMode(choice("EIN_GEMM_PAD", {"auto", "always", "never"}))),
@@ -145,9 +164,12 @@ public:
       planAttentions();
       createEvents();
       // Eagerly once: loads every kernel into every context and surfaces
-      // errors outside capture, where they are easier to read.
-      issueSchedule();
-      synchronize("the first run of the schedule");
+      // errors outside capture, where they are easier to read. (Not under a
+      // launcher: that run would exchange messages at load.)
+      if (node < 0) {
+        issueSchedule();
+        synchronize("the first run of the schedule");
+      }
       if (useGraph)
         capture();
     } catch (...) {
@@ -160,10 +182,17 @@ public:
 
   void release() {
     for (int d = 0; d < int(streams.size()); ++d) {
+      if (!streams[d])
+        continue;
       cudaSetDevice(gpu(d));
       cudaStreamSynchronize(streams[d]);
     }
+    for (auto &[step, buffer] : staging)
+      cudaFreeHost(buffer);
+    staging.clear();
     for (size_t i = 0; i < extraStreams.size(); ++i) {
+      if (!extraStreams[i])
+        continue;
       cudaSetDevice(gpu(int(i % m.devices)));
       cudaStreamSynchronize(extraStreams[i]);
       cudaStreamDestroy(extraStreams[i]);
@@ -204,10 +233,14 @@ public:
       cudaLibraryUnload(library);
     // (A failed setup may have allocated one arena more than streams.)
     for (int d = 0; d < int(arenas.size()); ++d) {
+      if (!arenas[d])
+        continue;
       cudaSetDevice(gpu(d));
       cudaFree(arenas[d]);
     }
     for (int d = 0; d < int(streams.size()); ++d) {
+      if (!streams[d])
+        continue;
       cudaSetDevice(gpu(d));
       cudaStreamDestroy(streams[d]);
     }
@@ -240,11 +273,11 @@ public:
   double timedRun() override {
     if (options.debug)
       poison();
-    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
-    check(cudaEventRecord(start, streams[0]), "cudaEventRecord");
+    check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
+    check(cudaEventRecord(start, streams[firstLocal]), "cudaEventRecord");
     launchStep();
-    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
-    check(cudaEventRecord(stop, streams[0]), "cudaEventRecord");
+    check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
+    check(cudaEventRecord(stop, streams[firstLocal]), "cudaEventRecord");
     synchronize("running the step");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
@@ -253,15 +286,23 @@ public:
 
   std::string describe() const override {
     cudaDeviceProp props;
-    cudaGetDeviceProperties(&props, gpu(0));
-    std::string text = "cuda: " + std::to_string(m.devices) + " x " +
-                       props.name + " (" + m.chip + "), one CUDA graph of " +
-                       std::to_string(graphNodes) + " nodes";
+    cudaGetDeviceProperties(&props, gpu(firstLocal));
+    int held = node < 0 ? m.devices : m.devicesPerNode();
+    std::string how =
+        useGraph ? "one CUDA graph of " + std::to_string(graphNodes) + " nodes"
+                 : std::string("eager stream launches");
+    std::string text = "cuda: " + std::to_string(held) + " x " + props.name +
+                       " (" + m.chip + "), " + how;
     if (!options.deviceMap.empty())
-      text = "cuda: " + std::to_string(m.devices) + " logical devices on " +
+      text = "cuda: " + std::to_string(held) + " logical devices on " +
              std::to_string(gpus().size()) + " x " + props.name + " (" +
-             m.chip + "; device map " + mapText() + "), one CUDA graph of " +
-             std::to_string(graphNodes) + " nodes";
+             m.chip + "; device map " + mapText() + "), " + how;
+    if (node >= 0)
+      text += "; this rank holds node " + std::to_string(node) + "'s devices " +
+              std::to_string(firstLocal) + " to " +
+              std::to_string(firstLocal + held - 1) +
+              ", transfers between nodes through MPI (pinned host staging, " +
+              options.ranks->engine() + ")";
     if (laneMode == Lanes::Copy)
       text += ", transfers on a second stream per GPU";
     if (laneMode == Lanes::Dataflow)
@@ -300,27 +341,40 @@ public:
       if (open) {
         *open = 1; // a gate still closed opens before its memory goes
         for (int d = 0; d < m.devices; ++d) {
+          if (!local(d))
+            continue;
           cudaSetDevice(gpu(d));
           cudaDeviceSynchronize();
         }
         cudaFreeHost(const_cast<int *>(open));
       }
       for (auto [begin, end] : marks) {
-        cudaEventDestroy(begin);
-        cudaEventDestroy(end);
+        if (begin)
+          cudaEventDestroy(begin);
+        if (end)
+          cudaEventDestroy(end);
       }
       for (cudaEvent_t origin : origins)
-        cudaEventDestroy(origin);
+        if (origin)
+          cudaEventDestroy(origin);
     };
     try {
       synchronize("starting the profile");
       for (int d = 0; d < m.devices; ++d) {
+        if (!local(d)) {
+          origins.push_back(nullptr);
+          continue;
+        }
         check(cudaSetDevice(gpu(d)), "cudaSetDevice");
         cudaEvent_t origin;
         check(cudaEventCreate(&origin), "cudaEventCreate");
         origins.push_back(origin);
       }
       for (const Step &s : m.steps) {
+        if (!local(s.device)) {
+          marks.push_back({nullptr, nullptr});
+          continue;
+        }
         check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
         cudaEvent_t begin, end;
         check(cudaEventCreate(&begin), "cudaEventCreate");
@@ -337,12 +391,16 @@ public:
       const int *gate = static_cast<const int *>(mapped); // UVA: one address
       unsigned long long limitNs = kGateLimitNs;
       void *gateArgs[] = {&gate, &limitNs};
-      for (int lane = 0; lane < lanes(); ++lane) {
+      // (Not under a launcher: a transfer between nodes waits on the host
+      // for its stream, which the gate would hold.)
+      for (int lane = 0; lane < lanes() && node < 0; ++lane) {
         check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
         launch(gateKernel, dim3(1), dim3(1), gateArgs, 0, laneStream(lane),
                "the profile's gate");
       }
       for (int d = 0; d < m.devices; ++d) {
+        if (!local(d))
+          continue;
         check(cudaSetDevice(gpu(d)), "cudaSetDevice");
         check(cudaEventRecord(origins[d], streams[d]), "cudaEventRecord");
       }
@@ -353,6 +411,10 @@ public:
       std::vector<StepTime> times;
       for (size_t i = 0; i < marks.size(); ++i) {
         const Step &s = m.steps[i];
+        if (!local(s.device)) {
+          times.push_back({0, 0, 0});
+          continue;
+        }
         float start = 0, end = 0;
         check(cudaEventElapsedTime(&start, origins[s.device], marks[i].first),
               "cudaEventElapsedTime");
@@ -369,6 +431,8 @@ public:
   }
 
   ein_memory_info memory(int device) const override {
+    if (!local(device)) // another rank's: its plan alone
+      return {size_t(m.arenaBytes[device]), 0};
     size_t planned =
         size_t(m.arenaBytes[device]) +
         size_t(computeStreams()) *
@@ -379,7 +443,7 @@ public:
     // Devices that share a GPU share its free memory: what it lost since
     // the first of them allocated is that one's, the others' is 0, so the
     // devices' figures still add up to the GPU's.
-    for (int d = 0; d < device; ++d)
+    for (int d = firstLocal; d < device; ++d)
       if (gpu(d) == gpu(device))
         return {planned, 0};
     check(cudaSetDevice(gpu(device)), "cudaSetDevice");
@@ -390,8 +454,49 @@ public:
 
 private:
   const Bundle &bundle;
+  /// The manifest as this process runs it: under a launcher, a transfer
+  /// between nodes runs on its end on this rank's node (its device is the
+  /// sending device on the sending rank, the receiving one on the other).
+  Manifest own;
   const Manifest &m;
   BackendOptions options;
+  /// The node whose devices this process holds (-1: all, no launcher), and
+  /// its first device.
+  int node, firstLocal;
+  /// Per transfer between nodes (by step), its pinned staging buffer: the
+  /// copies' regions, dense, one after another.
+  std::map<size_t, unsigned char *> staging;
+
+  static Manifest localManifest(const Manifest &manifest,
+                                const BackendOptions &options) {
+    Manifest local = manifest;
+    if (!options.ranks)
+      return local;
+    int node = options.ranks->rank();
+    for (Step &s : local.steps) {
+      if (s.kind != StepKind::Transfer || s.copies.empty())
+        continue;
+      int from = local.buffers[s.copies.front().src.buffer].device,
+          to = local.buffers[s.copies.front().dst.buffer].device;
+      if (local.nodeOf(from) == node)
+        s.device = from;
+      else if (local.nodeOf(to) == node)
+        s.device = to;
+    }
+    return local;
+  }
+
+  /// Whether device `d` is this process's.
+  bool local(int d) const { return node < 0 || m.nodeOf(d) == node; }
+  /// Whether lane `lane` (laneOfStep) is on one of this process's devices.
+  bool localLane(int lane) const { return local(lane % m.devices); }
+  /// Whether `s` is a transfer between this rank's node and another.
+  bool betweenNodes(const Step &s) const {
+    if (node < 0 || s.kind != StepKind::Transfer || s.copies.empty())
+      return false;
+    return m.nodeOf(m.buffers[s.copies.front().src.buffer].device) !=
+           m.nodeOf(m.buffers[s.copies.front().dst.buffer].device);
+  }
   /// EIN_CUDA_COPY: "auto" (the copy kernel below the chip table's
   /// copyKernelBelowBytes,
   /// else the copy engine where one contiguous or 2-D call does), "engine"
@@ -477,7 +582,7 @@ private:
   /// One step of the schedule on every device: a graph replay, or the
   /// schedule issued eagerly.
   void launchStep() {
-    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
+    check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
     if (useGraph)
       check(cudaGraphLaunch(exec, streams[0]), "launching the step's graph");
     else
@@ -485,8 +590,11 @@ private:
   }
 
   /// The GPU that runs device `d`: the device map's entry, or d itself.
+  /// Under a launcher, device d is the (d - firstLocal)th of the node's:
+  /// on that GPU of this machine, or the map's entry for it.
   int gpu(int d) const {
-    return options.deviceMap.empty() ? d : options.deviceMap[d];
+    int index = d - firstLocal;
+    return options.deviceMap.empty() ? index : options.deviceMap[index];
   }
   /// Device `d` in messages: "GPU d", or under a device map "device d (GPU
   /// p)".
@@ -500,7 +608,8 @@ private:
   std::vector<int> gpus() const {
     std::set<int> used;
     for (int d = 0; d < m.devices; ++d)
-      used.insert(gpu(d));
+      if (local(d))
+        used.insert(gpu(d));
     return {used.begin(), used.end()};
   }
   /// "0,0,1,1": the device map, for messages.
@@ -520,12 +629,18 @@ private:
                       "here (") +
           cudaGetErrorString(status) + ")");
     if (options.deviceMap.empty()) {
-      if (count < m.devices)
-        throw RuntimeError("the bundle needs " + std::to_string(m.devices) +
-                           " GPUs; this machine has " + std::to_string(count));
+      int need = node < 0 ? m.devices : m.devicesPerNode();
+      if (count < need)
+        throw RuntimeError(
+            (node < 0 ? "the bundle needs " : "each rank needs ") +
+            std::to_string(need) + " GPUs; this machine has " +
+            std::to_string(count) +
+            (node < 0 ? ""
+                      : " (or give --device-map one GPU per device "
+                        "of the node)"));
     } else {
       for (int d = 0; d < m.devices; ++d)
-        if (gpu(d) >= count)
+        if (local(d) && gpu(d) >= count)
           throw RuntimeError(
               "the device map " + mapText() + " puts device " +
               std::to_string(d) + " on GPU " + std::to_string(gpu(d)) +
@@ -585,6 +700,12 @@ private:
 
   void allocate() {
     for (int d = 0; d < m.devices; ++d) {
+      if (!local(d)) { // another rank's
+        freeBefore.push_back(0);
+        arenas.push_back(nullptr);
+        streams.push_back(nullptr);
+        continue;
+      }
       check(cudaSetDevice(gpu(d)), "cudaSetDevice");
       size_t free = 0, total = 0;
       check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
@@ -612,12 +733,39 @@ private:
       streams.push_back(stream);
     }
     for (int lane = m.devices; lane < lanes(); ++lane) {
+      if (!localLane(lane)) {
+        extraStreams.push_back(nullptr);
+        continue;
+      }
       check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
       cudaStream_t stream;
       check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
             "cudaStreamCreate");
       extraStreams.push_back(stream);
     }
+    // Pinned host memory (mapped, so the copy kernel reaches it too) for
+    // each transfer between this node and another.
+    for (size_t i = 0; i < m.steps.size(); ++i) {
+      const Step &s = m.steps[i];
+      if (!local(s.device) || !betweenNodes(s))
+        continue;
+      check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
+      void *buffer = nullptr;
+      check(cudaHostAlloc(&buffer, std::max<size_t>(messageBytes(s), 1),
+                          cudaHostAllocMapped | cudaHostAllocPortable),
+            "allocating the staging buffer of transfer step " +
+                std::to_string(i) + " (" + mib(messageBytes(s)) + ")");
+      staging[i] = static_cast<unsigned char *>(buffer);
+    }
+  }
+
+  /// The bytes of a transfer's message: each copy's extent, dense.
+  size_t messageBytes(const Step &s) const {
+    size_t total = 0;
+    for (const Step::Copy &c : s.copies)
+      total += size_t(product(c.src.extent)) *
+               dtypeBytes(m.buffers[c.src.buffer].type.dtype);
+    return total;
   }
 
   cudaLibrary_t loadLibrary(const void *image, const std::string &what) {
@@ -702,7 +850,7 @@ private:
   void planGemms() {
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
-      if (s.kind != StepKind::Library || s.call != "gemm")
+      if (s.kind != StepKind::Library || s.call != "gemm" || !local(s.device))
         continue;
       if (!lt.loaded())
         lt.load();
@@ -734,7 +882,8 @@ private:
     std::vector<size_t> workspace(m.devices, 0);
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
-      if (s.kind != StepKind::Library || s.call != "attention")
+      if (s.kind != StepKind::Library || s.call != "attention" ||
+          !local(s.device))
         continue;
       const std::vector<int64_t> &q = viewOf(m, s.q, s.qView).shape,
                                  &k = viewOf(m, s.k, s.kView).shape,
@@ -787,7 +936,7 @@ private:
     }
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
-      if (s.kind != StepKind::Library || s.call != "conv")
+      if (s.kind != StepKind::Library || s.call != "conv" || !local(s.device))
         continue;
       const TensorType &x = m.buffers[s.a].type, &w = m.buffers[s.b].type,
                        &y = m.buffers[s.c].type;
@@ -1193,15 +1342,18 @@ private:
 
   void createEvents() {
     done.assign(m.steps.size(), nullptr);
+    // (Under a launcher, a dependency on another rank's step is met by the
+    // message between them.)
     for (const Step &s : m.steps)
       for (int d : s.deps)
-        if (laneOf(m.steps[d]) != laneOf(s) && !done[d])
+        if (local(s.device) && local(m.steps[d].device) &&
+            laneOf(m.steps[d]) != laneOf(s) && !done[d])
           done[d] = newEvent(m.steps[d].device);
-    forkEvent = newEvent(0);
+    forkEvent = newEvent(firstLocal);
     join.push_back(nullptr);
     for (int lane = 1; lane < lanes(); ++lane)
-      join.push_back(newEvent(lane % m.devices));
-    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
+      join.push_back(localLane(lane) ? newEvent(lane % m.devices) : nullptr);
+    check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&stop), "cudaEventCreate");
     events.push_back(start);
@@ -1219,19 +1371,23 @@ private:
   /// events is recorded after its waits and after the step.
   void issueSchedule(
       const std::vector<std::pair<cudaEvent_t, cudaEvent_t>> *marks = nullptr) {
-    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
-    check(cudaEventRecord(forkEvent, streams[0]), "cudaEventRecord");
-    for (int lane = 1; lane < lanes(); ++lane) {
+    check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
+    check(cudaEventRecord(forkEvent, streams[firstLocal]), "cudaEventRecord");
+    for (int lane = 0; lane < lanes(); ++lane) {
+      if (lane == firstLocal || !localLane(lane))
+        continue;
       check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
       check(cudaStreamWaitEvent(laneStream(lane), forkEvent, 0),
             "cudaStreamWaitEvent");
     }
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
+      if (!local(s.device))
+        continue; // another rank's
       check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
       cudaStream_t stream = laneStream(laneOf(s));
       for (int d : s.deps)
-        if (laneOf(m.steps[d]) != laneOf(s))
+        if (local(m.steps[d].device) && laneOf(m.steps[d]) != laneOf(s))
           check(cudaStreamWaitEvent(stream, done[d], 0), "cudaStreamWaitEvent");
       if (marks)
         check(cudaEventRecord((*marks)[i].first, stream), "cudaEventRecord");
@@ -1241,11 +1397,13 @@ private:
       if (done[i])
         check(cudaEventRecord(done[i], stream), "cudaEventRecord");
     }
-    for (int lane = 1; lane < lanes(); ++lane) {
+    for (int lane = 0; lane < lanes(); ++lane) {
+      if (lane == firstLocal || !localLane(lane))
+        continue;
       check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
       check(cudaEventRecord(join[lane], laneStream(lane)), "cudaEventRecord");
-      check(cudaSetDevice(gpu(0)), "cudaSetDevice");
-      check(cudaStreamWaitEvent(streams[0], join[lane], 0),
+      check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
+      check(cudaStreamWaitEvent(streams[firstLocal], join[lane], 0),
             "cudaStreamWaitEvent");
     }
   }
@@ -1338,7 +1496,10 @@ private:
       return;
     }
     case StepKind::Transfer:
-      transfer(s, stream, where);
+      if (betweenNodes(s))
+        transferBetweenNodes(index, s, stream, where);
+      else
+        transfer(s, stream, where);
       return;
     case StepKind::Aggregate:
       aggregate(s, stream, where);
@@ -1389,6 +1550,55 @@ private:
       dim3 grid = gridFor(most);
       grid.y = static_cast<unsigned>(p.count);
       launch(copyBatchKernel, grid, dim3(kThreads), args, 0, stream, where);
+    }
+  }
+
+  /// A transfer between nodes, through the MPI transport: the sending rank
+  /// copies each copy's source region, dense, into the step's pinned
+  /// staging buffer after the step's waits, waits for the stream and sends
+  /// the message; the receiving rank receives it and copies it out to the
+  /// destinations on the stream, where the step's consumers wait for it.
+  /// The message is the CPU backend's (cpu_backend.cpp), and like it each
+  /// rank sends or receives at the step's place in the schedule.
+  void transferBetweenNodes(size_t index, const Step &s, cudaStream_t stream,
+                            const std::string &where) {
+    const Step::Copy &first = s.copies.front();
+    int from = m.nodeOf(m.buffers[first.src.buffer].device),
+        to = m.nodeOf(m.buffers[first.dst.buffer].device);
+    bool sending = from == node;
+    unsigned char *message = staging.at(index);
+    size_t total = messageBytes(s);
+    std::string what = "transfer step " + std::to_string(index) +
+                       (s.label.empty() ? "" : " '" + s.label + "'") + ", " +
+                       std::to_string(total) + " bytes";
+    if (!sending)
+      options.ranks->receive(from, message, total, what);
+    size_t at = 0;
+    for (const Step::Copy &c : s.copies) {
+      const Region &r = sending ? c.src : c.dst;
+      const Buffer &b = m.buffers[r.buffer];
+      int width = dtypeBytes(b.type.dtype);
+      std::vector<int64_t> origin(r.extent.size(), 0);
+      cuda::CopyPlan plan;
+      try {
+        // The copy engine where one call does (the staging is host memory);
+        // the copy kernel, through the mapping, where not.
+        plan = sending ? cuda::planCopy(address(r.buffer), b.type.shape,
+                                        r.offset, message + at, r.extent,
+                                        origin, r.extent, width, false)
+                       : cuda::planCopy(message + at, r.extent, origin,
+                                        address(r.buffer), b.type.shape,
+                                        r.offset, r.extent, width, false);
+      } catch (const std::invalid_argument &e) {
+        throw RuntimeError(where + ": " + e.what());
+      }
+      issueCopy(plan, stream, where);
+      at += size_t(product(r.extent)) * width;
+    }
+    if (sending) {
+      check(cudaStreamSynchronize(stream),
+            where + ": copying the message to the host");
+      options.ranks->send(to, message, total, what);
     }
   }
 
@@ -1530,6 +1740,8 @@ private:
 
   void synchronize(const std::string &what) {
     for (int lane = 0; lane < lanes(); ++lane) {
+      if (!localLane(lane))
+        continue;
       check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
       check(cudaStreamSynchronize(laneStream(lane)), what);
     }
@@ -1565,6 +1777,8 @@ private:
   /// Debug mode: every byte of every arena that no input holds becomes 0xff.
   void poison() {
     for (int d = 0; d < m.devices; ++d) {
+      if (!local(d))
+        continue;
       check(cudaSetDevice(gpu(d)), "cudaSetDevice");
       for (auto [first, last] : nonInputSpans(m, d))
         check(

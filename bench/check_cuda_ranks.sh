@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# CUDA ranks over MPI (issue 56 item 3; docs/distributed.md, "CUDA ranks"):
+# CUDA bundles compiled for nodes=K,gpus=G run as K processes under mpirun,
+# every rank's G devices on GPU 0 (--device-map=0,...: one 0 per device of
+# the rank's node), transfers between nodes through the MPI transport
+# (EIN_TRANSPORT=mpi: device to pinned host, MPI, host to device), each
+# checked against the reference on rank 0. Two steps, as the GPU machine
+# has no compiler:
+#
+#   here:  bash bench/check_cuda_ranks.sh build [DIR]
+#   there: EIN_BUILD_DIR=gpu-run bash bench/check_cuda_ranks.sh run [DIR] [PATTERN]
+#
+# DIR defaults to ranks-bundles/ (git ignores it). `build` compiles, with
+# --target=cuda, into DIR/bundles/NAME-KxG (topology nodes=K,gpus=G for
+# 2x1, 2x2 and 4x1):
+#   chain-*          bench/gen_matrix_chain.py's chains at --scale 32, the
+#                    search's plan and -split (--weights-replicable=false,
+#                    so blocks cross nodes);
+#   llama            a small LLaMA block (examples/gen_llama_block.py
+#                    --hidden 64 --heads 4 --kv-heads 2 --ffn 128 --batch 4
+#                    --seq 16, f32), the search's plan and -split;
+#   llama-1x2 / -2x2 the same block as a staged plan (--stages=1x2: the
+#                    batch in 2 chunks; --stages=2x2: 2 pipeline stages of
+#                    2 chunks), dataflow bundles.
+# Variants the compiler refuses at some topology are listed and left out.
+# DIR/list.txt names each bundle: NAME NODES GPUS.
+#
+# `run` (from the repository root on the GPU machine; EIN_BUILD_DIR holds
+# bin/ein-run and lib/libeinsummable_runtime.so; Open MPI's mpirun, 4.1 at
+# /usr/bin/mpirun there, or MPIRUN) runs each bundle whose name matches
+# PATTERN (grep -E; all by default) as
+#   EIN_TRANSPORT=mpi mpirun --allow-run-as-root --oversubscribe -n K \
+#     ein-run BUNDLE --check --debug --seed=7 --device-map=0,...,0
+# within EIN_CHECK_TIMEOUT seconds (300 unless set), then one fault: rank 1
+# of llama-split-2x1 stopped mid-run, which rank 0 must name within
+# EIN_RANK_TIMEOUT=5 (exit non-zero, "rank 1 has died or hangs"), and
+# prints a table last: bundle, ranks, devices per rank, verdict,
+# max_rel_err, and "R right of T". Logs go to $OUT/ranks-logs when OUT is
+# set, else DIR/logs. Exit 0 when all are right.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+step=${1:-}
+ranks_dir=${2:-$root/ranks-bundles}
+TOPOLOGIES="2x1 2x2 4x1"
+
+build() {
+  set -e
+  local compile=${EIN_COMPILE:-$root/build/bin/ein-compile}
+  local src=$ranks_dir/src
+  # Only a directory this step made before is replaced.
+  if [ -e "$ranks_dir" ] && [ ! -f "$ranks_dir/list.txt" ]; then
+    echo "$ranks_dir exists and is no earlier build's (no list.txt): name another directory" >&2
+    exit 1
+  fi
+  rm -rf "$ranks_dir"
+  mkdir -p "$ranks_dir/bundles" "$src"
+  : > "$ranks_dir/list.txt"
+  local skipped=()
+  # compile NAME SOURCE KxG [ein-compile flags...]: into bundles/NAME-KxG;
+  # a refusal is left out.
+  compile() {
+    local name=$1 source=$2 topo=$3
+    shift 3
+    local k=${topo%x*} g=${topo#*x}
+    local out=$ranks_dir/bundles/$name-$topo
+    if "$compile" "$source" -o "$out" --target=cuda --topology="nodes=$k,gpus=$g" "$@" \
+        > "$src/$name-$topo.log" 2>&1; then
+      echo "$name-$topo $k $g" >> "$ranks_dir/list.txt"
+      echo "compiled $name-$topo: $(grep -m1 '^nodes:' "$src/$name-$topo.log" | sed 's/.*; //')"
+    else
+      skipped+=("$name-$topo: $(grep -m1 -i 'error' "$src/$name-$topo.log" | cut -c1-160 || true)")
+      echo "skipped $name-$topo"
+    fi
+  }
+  python3 "$root/examples/gen_llama_block.py" --hidden 64 --heads 4 --kv-heads 2 \
+    --ffn 128 --batch 4 --seq 16 > "$src/llama.mlir"
+  for c in A-square-chain B-skinny-chain C-bushy; do
+    python3 "$here/gen_matrix_chain.py" "$c" --scale 32 > "$src/$c.mlir"
+  done
+  for topo in $TOPOLOGIES; do
+    for c in A-square-chain B-skinny-chain C-bushy; do
+      compile "chain-$c" "$src/$c.mlir" "$topo"
+      compile "chain-$c-split" "$src/$c.mlir" "$topo" --weights-replicable=false
+    done
+    compile llama "$src/llama.mlir" "$topo"
+    compile llama-split "$src/llama.mlir" "$topo" --weights-replicable=false
+    compile llama-1x2 "$src/llama.mlir" "$topo" --stages=1x2
+    compile llama-2x2 "$src/llama.mlir" "$topo" --stages=2x2
+  done
+  set +e
+  for s in "${skipped[@]}"; do echo "left out: $s"; done
+  rm -rf "$src"
+  echo "$(wc -l < "$ranks_dir/list.txt") bundles; $(du -sh "$ranks_dir" | cut -f1) in $ranks_dir"
+}
+
+run() {
+  local rows=() right=0 total=0
+  local pattern=${3:-.}
+  local build_dir=${EIN_BUILD_DIR:-$root/build}
+  export EIN_BUILD_DIR=$build_dir
+  local einrun=$build_dir/bin/ein-run
+  local mpirun=${MPIRUN:-$(command -v mpirun || echo /usr/bin/mpirun)}
+  local logs=${OUT:+$OUT/ranks-logs}
+  logs=${logs:-$ranks_dir/logs}
+  mkdir -p "$logs"
+  # shellcheck source=/dev/null
+  source "$here/nvidia_libs.sh"
+  [ -x "$einrun" ] || { echo "no ein-run in $build_dir/bin (set EIN_BUILD_DIR)"; exit 1; }
+  [ -f "$ranks_dir/list.txt" ] || { echo "no $ranks_dir/list.txt: run the build step first"; exit 1; }
+  nvidia-smi -L 2>/dev/null | tee "$logs/gpu.txt"
+  "$mpirun" --version 2>&1 | head -1 | tee "$logs/mpi.txt"
+  unset EIN_DEVICE_MAP
+  export EIN_TRANSPORT=mpi OMPI_MCA_btl_vader_single_copy_mechanism=none
+  # mpirun passes the environment on (-x for the ones it would not).
+  local mpi=("$mpirun" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH
+             -x EIN_TRANSPORT -x NCCL_NVLS_ENABLE)
+  local fault_bundle=
+  while read -r name k g; do
+    echo "$name" | grep -Eq -- "$pattern" || continue
+    local map verdict err log=$logs/$name.log bundle=$ranks_dir/bundles/$name status
+    map=$(printf '0%.0s,' $(seq "$g")); map=${map%,}
+    total=$((total + 1))
+    timeout "${EIN_CHECK_TIMEOUT:-300}" "${mpi[@]}" -n "$k" \
+      "$einrun" "$bundle" --check --debug --seed=7 --device-map="$map" > "$log" 2>&1
+    status=$?
+    err=$(grep -o 'max_rel_err=[^ ]*' "$log" | tail -1 | cut -d= -f2)
+    if [ $status -eq 0 ] && grep -q "^ranks=$k nodes=$k " "$log" && [ -n "$err" ]; then
+      verdict=ok; right=$((right + 1))
+      case $name in llama-split-2x1) fault_bundle=$bundle ;; esac
+    elif [ $status -eq 124 ]; then
+      verdict=TIMEOUT
+    else
+      verdict=FAIL
+    fi
+    rows+=("$name $k $g $verdict ${err:--}")
+    echo "${rows[-1]}"
+  done < "$ranks_dir/list.txt"
+
+  # A rank that hangs: rank 1 stopped mid-run is named by rank 0 within
+  # EIN_RANK_TIMEOUT, and the run ends non-zero (bounded by timeout 120).
+  if echo fault | grep -Eq -- "$pattern"; then
+    [ -n "$fault_bundle" ] || fault_bundle=$ranks_dir/bundles/llama-split-2x1
+    total=$((total + 1))
+    local log=$logs/fault-stopped-rank.log
+    timeout 120 env EIN_RANK_TIMEOUT=5 "${mpi[@]}" -x EIN_RANK_TIMEOUT -n 2 sh -c \
+      'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 3; kill -STOP $$) & fi; exec "$0" "$@"' \
+      "$einrun" "$fault_bundle" --bench --iters=1000000 --device-map=0 > "$log" 2>&1
+    local status=$?
+    if [ $status -ne 0 ] && [ $status -ne 124 ] && grep -q 'rank 1 has died or hangs' "$log"; then
+      right=$((right + 1)); rows+=("fault-stopped-rank 2 1 ok -")
+    else
+      rows+=("fault-stopped-rank 2 1 FAIL(status-$status) -")
+    fi
+    echo "${rows[-1]}"
+  fi
+
+  {
+    printf '%-30s %5s %16s %-9s %s\n' bundle ranks devices_per_rank verdict max_rel_err
+    for row in "${rows[@]}"; do
+      # shellcheck disable=SC2086
+      printf '%-30s %5s %16s %-9s %s\n' $row
+    done
+    echo "$right right of $total"
+  } | tee "$logs/table.txt"
+  [ "$right" -eq "$total" ] && [ "$total" -gt 0 ]
+}
+
+case $step in
+  build) build ;;
+  run) run "$@" ;;
+  *) sed -n '2,/^set /{/^set /!p}' "$0"; exit 2 ;;
+esac
