@@ -155,6 +155,45 @@ run() {
     echo "${rows[-1]}"
   fi
 
+  # The transport's choice with every rank on GPU 0: auto takes MPI and
+  # says why; nccl is refused, naming the devices that share a GPU. And the
+  # NCCL engine itself, as far as one GPU allows: ein-runtime-tests' one-rank
+  # communicator sending to itself, eagerly and inside a CUDA graph.
+  if echo transport | grep -Eq -- "$pattern"; then
+    local bundle=$ranks_dir/bundles/llama-split-2x1 log=$logs/transport-auto.log status
+    total=$((total + 1))
+    timeout 120 env -u EIN_TRANSPORT "$mpirun" --allow-run-as-root --oversubscribe \
+      -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -n 2 \
+      "$einrun" "$bundle" --bench --warmup=1 --iters=3 --device-map=0 > "$log" 2>&1
+    status=$?
+    if [ $status -eq 0 ] && grep -q 'through MPI (.*EIN_TRANSPORT=auto, devices 0 (rank 0) and 1 (rank 1) are on one GPU)' "$log"; then
+      right=$((right + 1)); rows+=("transport-auto-mpi 2 1 ok -")
+    else
+      rows+=("transport-auto-mpi 2 1 FAIL(status-$status) -")
+    fi
+    echo "${rows[-1]}"
+    log=$logs/transport-nccl-refused.log
+    total=$((total + 1))
+    timeout 120 env EIN_TRANSPORT=nccl "${mpi[@]}" -n 2 \
+      "$einrun" "$bundle" --check --seed=7 --device-map=0 > "$log" 2>&1
+    status=$?
+    if [ $status -ne 0 ] && [ $status -ne 124 ] && grep -q 'EIN_TRANSPORT=nccl: devices 0 (rank 0) and 1 (rank 1) are on one GPU, and NCCL refuses' "$log"; then
+      right=$((right + 1)); rows+=("transport-nccl-refused 2 1 ok -")
+    else
+      rows+=("transport-nccl-refused 2 1 FAIL(status-$status) -")
+    fi
+    echo "${rows[-1]}"
+    log=$logs/nccl-one-rank.log
+    total=$((total + 1))
+    if timeout 120 "$build_dir/bin/ein-runtime-tests" --gtest_filter='Nccl*' > "$log" 2>&1 &&
+        grep -q '^\[  PASSED  \]' "$log" && ! grep -q SKIPPED "$log"; then
+      right=$((right + 1)); rows+=("nccl-one-rank-communicator 1 1 ok -")
+    else
+      rows+=("nccl-one-rank-communicator 1 1 FAIL -")
+    fi
+    echo "${rows[-1]}"
+  fi
+
   {
     printf '%-30s %5s %16s %-9s %s\n' bundle ranks devices_per_rank verdict max_rel_err
     for row in "${rows[@]}"; do

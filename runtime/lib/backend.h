@@ -36,6 +36,11 @@ struct BackendOptions {
   /// ranks->rank()'s devices only, runs their steps, and moves transfers
   /// between nodes through it. Null: every device is here.
   Communicator *ranks = nullptr;
+  /// Under ranks, how a CUDA bundle's transfers between nodes move
+  /// (EIN_TRANSPORT): "auto" (NCCL where every device of the run is on a
+  /// GPU of its own, else MPI), "mpi" or "nccl". The CPU backend's are
+  /// always MPI's.
+  std::string transport = "auto";
   /// Logical devices (ein_load_options.device_map): the CUDA backend runs
   /// device d on GPU deviceMap[d]. Empty: device d on GPU d. The C API
   /// has checked its form and that it has one entry per device; the CPU

@@ -319,6 +319,8 @@ public:
     transfer(peer, data, bytes, what, /*sending=*/false);
   }
 
+  void abandon() override { mpi().broken = true; }
+
 private:
   int rankIndex, worldSize;
   double timeout;

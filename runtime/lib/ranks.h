@@ -75,6 +75,10 @@ public:
   double maximum(double value, const std::string &what);
   /// Returns once every rank has called it.
   void barrier(const std::string &what);
+  /// Takes the run for broken (a wait elsewhere, such as a GPU transport's,
+  /// gave a peer up for dead): messages may be left in flight, and the
+  /// process ends without waiting for its peers.
+  virtual void abandon() = 0;
 
   /// "rank R of N: " for messages.
   std::string prefix() const;

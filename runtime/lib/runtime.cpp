@@ -27,6 +27,8 @@ struct ein_bundle {
   /// single process). Declared before the backend, which uses it, so it
   /// outlives it.
   std::unique_ptr<ein::Communicator> ranks;
+  /// EIN_TRANSPORT, read when the ranks are joined (BackendOptions).
+  std::string transport = "auto";
   std::unique_ptr<ein::DeviceBackend> backend;
   std::vector<bool> inputSet;
   bool ran = false;
@@ -240,17 +242,19 @@ void checkAgreement(ein_bundle *b) {
     throw ein::RuntimeError(c.prefix() + verdict);
 }
 
-/// EIN_TRANSPORT for a CUDA bundle's ranks: "mpi" (the default) or "nccl";
-/// throws RuntimeError naming the variable for anything else.
+/// EIN_TRANSPORT for a CUDA bundle's ranks: "auto" (the default: NCCL
+/// where every device of the run has a GPU of its own, MPI otherwise),
+/// "mpi" or "nccl"; throws RuntimeError naming the variable for anything
+/// else.
 std::string cudaTransport() {
   const char *value = std::getenv("EIN_TRANSPORT");
   if (!value || !*value)
-    return "mpi";
+    return "auto";
   std::string text = value;
-  if (text != "mpi" && text != "nccl")
+  if (text != "auto" && text != "mpi" && text != "nccl")
     throw ein::RuntimeError("EIN_TRANSPORT='" + text +
                             "' is not a transport between GPU processes: "
-                            "mpi (the default) or nccl");
+                            "auto (the default), mpi or nccl");
   return text;
 }
 
@@ -272,25 +276,18 @@ void joinRanks(ein_bundle *b) {
         " processes, or run it without a launcher to run " +
         "every node in one process)");
   if (m.backend == ein::Backend::Cuda) {
-    // The transport of transfers between GPU processes; only MPI's is
-    // built (through pinned host memory, cuda_backend.cpp).
-    std::string transport;
+    // The transport is chosen with the ranks' GPUs known (cuda_backend.cpp);
+    // its variable is read here, so a bad value stops every rank at once.
     try {
-      transport = cudaTransport();
+      b->transport = cudaTransport();
     } catch (const ein::RuntimeError &e) {
       throw ein::RuntimeError(where + e.what());
     }
-    if (transport == "nccl")
-      throw ein::RuntimeError(
-          where +
-          "EIN_TRANSPORT=nccl: transfers between GPU processes through "
-          "NCCL are not built yet; use EIN_TRANSPORT=mpi (the default)");
     if (launch.kind == ein::Launch::Kind::Torchrun)
       throw ein::RuntimeError(
           where +
-          "the ranks of a CUDA bundle talk through MPI for now (the "
-          "NCCL transport, which torchrun-style launches need, is "
-          "not built yet): launch with mpirun -n " +
+          "the ranks of a CUDA bundle meet through MPI (which shares "
+          "NCCL's id and carries the MPI transport): launch with mpirun -n " +
           std::to_string(m.nodes) + " instead of torchrun-style variables");
   }
   if (launch.kind == ein::Launch::Kind::Torchrun)
@@ -440,6 +437,7 @@ ein_status ein_bundle_load_with(const char *directory,
     backendOptions.debug = given.debug;
     backendOptions.ranks = b->ranks.get();
     backendOptions.deviceMap = b->deviceMap;
+    backendOptions.transport = b->transport;
     switch (b->bundle.manifest.backend) {
     case ein::Backend::Cpu:
       b->backend = ein::createCpuBackend(b->bundle, backendOptions);

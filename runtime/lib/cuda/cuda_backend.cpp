@@ -20,17 +20,24 @@
 //
 // Under a launcher (BackendOptions::ranks), the process holds its node's
 // devices only (the device map, if any, names their GPUs, one entry per
-// device of the node), and runs without a graph: every run issues its
-// node's steps eagerly in schedule order, and a transfer between nodes is
-// a host step at its place in that order, through the MPI transport: the
-// sending rank copies its regions into a pinned staging buffer after the
-// step's waits, synchronizes the stream and sends the message; the
-// receiving rank receives it into its own staging buffer and copies it to
-// the destinations on the step's stream, before the consumers (which wait
-// on the step's event as on any other). The message is packed as the CPU
-// backend packs it (each copy's extent, dense, in order), and every rank
-// meets every transfer in the one schedule order, so no rank waits for a
-// message a peer sends only later; every wait is bounded (ranks.h).
+// device of the node), and a transfer between nodes goes through one of
+// two transports, chosen at load (EIN_TRANSPORT; chooseTransport):
+//  - NCCL, where every device of the run has a GPU of its own (NCCL 2.28
+//    refuses two of its ranks on one GPU): one communicator per device,
+//    NCCL rank = bundle device, the id shared through MPI. The sender
+//    packs the copies' regions into a device staging buffer and ncclSends
+//    it, the receiver ncclRecvs and unpacks, all on the step's stream, so
+//    the step stays one CUDA graph per rank.
+//  - MPI otherwise: a host step at the transfer's place in the schedule,
+//    which no graph can hold, so every run issues the node's steps eagerly.
+//    The sending rank packs into a pinned staging buffer after the step's
+//    waits, synchronizes the stream and sends the message; the receiving
+//    rank receives it into its own and unpacks it on the step's stream,
+//    before the consumers (which wait on the step's event as on any other).
+// The message is packed as the CPU backend packs it (each copy's extent,
+// dense, in order), and every rank meets every transfer in the one schedule
+// order, so no rank waits for a message a peer sends only later (nor does
+// an NCCL communicator); every wait is bounded (ranks.h; waitForStreams).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,16 +50,20 @@
 #include "cudnn_conv.h"
 #include "gemm_pad.h"
 #include "kernels_abi.h"
+#include "nccl.h"
 
 #include "ein/partition.h"
 #include "ein/signature.h"
 
 #include <cuda_runtime_api.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -148,15 +159,18 @@ public:
         options(options), node(options.ranks ? options.ranks->rank() : -1),
         firstLocal(node < 0 ? 0 : node * m.devicesPerNode()),
         copyMode(choice("EIN_CUDA_COPY", {"auto", "engine", "kernel"})),
-        // Under a launcher the transfers between nodes are host steps (MPI),
-        // which no graph can hold: every run is issued eagerly.
-        useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on" && node < 0),
+        useGraph(choice("EIN_CUDA_GRAPH", {"on", "off"}) == "on"),
         laneMode(lanesFor(bundle.manifest)),
         padMode(
             gemmPadMode(choice("EIN_GEMM_PAD", {"auto", "always", "never"}))),
         gemmTune(choice("EIN_GEMM_TUNE", {"off", "on", "hot"})) {
     try {
       checkMachine();
+      chooseTransport();
+      // Under MPI the transfers between nodes are host steps, which no
+      // graph can hold: every run is issued eagerly.
+      if (transport == Transport::Mpi)
+        useGraph = false;
       assignLanes();
       allocate();
       loadKernels();
@@ -164,9 +178,9 @@ public:
       planAttentions();
       createEvents();
       // Eagerly once: loads every kernel into every context and surfaces
-      // errors outside capture, where they are easier to read. (Not under a
-      // launcher: that run would exchange messages at load.)
-      if (node < 0) {
+      // errors outside capture, where they are easier to read. (Not over
+      // MPI: that run would exchange messages at load.)
+      if (transport != Transport::Mpi) {
         issueSchedule();
         synchronize("the first run of the schedule");
       }
@@ -187,9 +201,16 @@ public:
       cudaSetDevice(gpu(d));
       cudaStreamSynchronize(streams[d]);
     }
-    for (auto &[step, buffer] : staging)
-      cudaFreeHost(buffer);
+    for (auto &[step, buffer] : staging) {
+      if (transport == Transport::Nccl) {
+        cudaSetDevice(gpu(m.steps[step].device));
+        cudaFree(buffer);
+      } else {
+        cudaFreeHost(buffer);
+      }
+    }
     staging.clear();
+    nccl.reset();
     for (size_t i = 0; i < extraStreams.size(); ++i) {
       if (!extraStreams[i])
         continue;
@@ -301,8 +322,11 @@ public:
       text += "; this rank holds node " + std::to_string(node) + "'s devices " +
               std::to_string(firstLocal) + " to " +
               std::to_string(firstLocal + held - 1) +
-              ", transfers between nodes through MPI (pinned host staging, " +
-              options.ranks->engine() + ")";
+              ", transfers between nodes through " +
+              (transport == Transport::Nccl
+                   ? "NCCL " + cuda::nccl().version + " (" + transportWhy + ")"
+                   : "MPI (pinned host staging, " + options.ranks->engine() +
+                         "; " + transportWhy + ")");
     if (laneMode == Lanes::Copy)
       text += ", transfers on a second stream per GPU";
     if (laneMode == Lanes::Dataflow)
@@ -463,9 +487,19 @@ private:
   /// The node whose devices this process holds (-1: all, no launcher), and
   /// its first device.
   int node, firstLocal;
-  /// Per transfer between nodes (by step), its pinned staging buffer: the
-  /// copies' regions, dense, one after another.
+  /// Per transfer between nodes (by step), its staging buffer: the copies'
+  /// regions, dense, one after another; pinned host memory for MPI, the
+  /// step's device's for NCCL.
   std::map<size_t, unsigned char *> staging;
+  /// How transfers between nodes move (chooseTransport); None without a
+  /// launcher.
+  enum class Transport { None, Mpi, Nccl } transport = Transport::None;
+  /// Why that one, for describe().
+  std::string transportWhy;
+  /// Under NCCL: one communicator per device of this node.
+  std::unique_ptr<cuda::NcclGroup> nccl;
+  /// The ranks this node exchanges messages with, for messages.
+  std::set<int> peers;
 
   static Manifest localManifest(const Manifest &manifest,
                                 const BackendOptions &options) {
@@ -584,7 +618,8 @@ private:
   void launchStep() {
     check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
     if (useGraph)
-      check(cudaGraphLaunch(exec, streams[0]), "launching the step's graph");
+      check(cudaGraphLaunch(exec, streams[firstLocal]),
+            "launching the step's graph");
     else
       issueSchedule();
   }
@@ -743,16 +778,20 @@ private:
             "cudaStreamCreate");
       extraStreams.push_back(stream);
     }
-    // Pinned host memory (mapped, so the copy kernel reaches it too) for
-    // each transfer between this node and another.
+    // For each transfer between this node and another: device memory for
+    // NCCL; for MPI, pinned host memory (mapped, so the copy kernel reaches
+    // it too).
     for (size_t i = 0; i < m.steps.size(); ++i) {
       const Step &s = m.steps[i];
       if (!local(s.device) || !betweenNodes(s))
         continue;
       check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
       void *buffer = nullptr;
-      check(cudaHostAlloc(&buffer, std::max<size_t>(messageBytes(s), 1),
-                          cudaHostAllocMapped | cudaHostAllocPortable),
+      size_t bytes = std::max<size_t>(messageBytes(s), 1);
+      check(transport == Transport::Nccl
+                ? cudaMalloc(&buffer, bytes)
+                : cudaHostAlloc(&buffer, bytes,
+                                cudaHostAllocMapped | cudaHostAllocPortable),
             "allocating the staging buffer of transfer step " +
                 std::to_string(i) + " (" + mib(messageBytes(s)) + ")");
       staging[i] = static_cast<unsigned char *>(buffer);
@@ -1553,13 +1592,15 @@ private:
     }
   }
 
-  /// A transfer between nodes, through the MPI transport: the sending rank
-  /// copies each copy's source region, dense, into the step's pinned
-  /// staging buffer after the step's waits, waits for the stream and sends
-  /// the message; the receiving rank receives it and copies it out to the
-  /// destinations on the stream, where the step's consumers wait for it.
-  /// The message is the CPU backend's (cpu_backend.cpp), and like it each
-  /// rank sends or receives at the step's place in the schedule.
+  /// A transfer between nodes: the sending rank packs each copy's source
+  /// region, dense, into the step's staging buffer after the step's waits
+  /// and sends the message (NCCL: ncclSend on the stream; MPI: once the
+  /// stream is done, from the host); the receiving rank receives it (NCCL:
+  /// ncclRecv on the stream; MPI: into pinned memory, on the host) and
+  /// copies it out to the destinations on the stream, where the step's
+  /// consumers wait for it. The message is the CPU backend's
+  /// (cpu_backend.cpp), and like it each rank sends or receives at the
+  /// step's place in the schedule.
   void transferBetweenNodes(size_t index, const Step &s, cudaStream_t stream,
                             const std::string &where) {
     const Step::Copy &first = s.copies.front();
@@ -1571,7 +1612,11 @@ private:
     std::string what = "transfer step " + std::to_string(index) +
                        (s.label.empty() ? "" : " '" + s.label + "'") + ", " +
                        std::to_string(total) + " bytes";
-    if (!sending)
+    int fromDevice = m.buffers[first.src.buffer].device,
+        toDevice = m.buffers[first.dst.buffer].device;
+    if (!sending && transport == Transport::Nccl)
+      nccl->receive(fromDevice, toDevice, message, total, stream);
+    else if (!sending)
       options.ranks->receive(from, message, total, what);
     size_t at = 0;
     for (const Step::Copy &c : s.copies) {
@@ -1581,8 +1626,8 @@ private:
       std::vector<int64_t> origin(r.extent.size(), 0);
       cuda::CopyPlan plan;
       try {
-        // The copy engine where one call does (the staging is host memory);
-        // the copy kernel, through the mapping, where not.
+        // The copy engine where one call does; the copy kernel (through the
+        // mapping, for host staging) where not.
         plan = sending ? cuda::planCopy(address(r.buffer), b.type.shape,
                                         r.offset, message + at, r.extent,
                                         origin, r.extent, width, false)
@@ -1595,7 +1640,9 @@ private:
       issueCopy(plan, stream, where);
       at += size_t(product(r.extent)) * width;
     }
-    if (sending) {
+    if (sending && transport == Transport::Nccl) {
+      nccl->send(fromDevice, toDevice, message, total, stream);
+    } else if (sending) {
       check(cudaStreamSynchronize(stream),
             where + ": copying the message to the host");
       options.ranks->send(to, message, total, what);
@@ -1739,6 +1786,8 @@ private:
   }
 
   void synchronize(const std::string &what) {
+    if (transport == Transport::Nccl)
+      waitForStreams(what);
     for (int lane = 0; lane < lanes(); ++lane) {
       if (!localLane(lane))
         continue;
@@ -1748,24 +1797,184 @@ private:
     check(cudaGetLastError(), what);
   }
 
+  /// Under NCCL, a step whose peer died would wait forever in ncclRecv:
+  /// polls every stream of this rank against the rank timeout (ranks.h),
+  /// and past it, or on an NCCL error, aborts the communicators (which ends
+  /// the operations in flight), takes the run for broken and throws,
+  /// naming the ranks this one exchanges with.
+  void waitForStreams(const std::string &what) {
+    double timeout = rankTimeoutSeconds();
+    auto start = std::chrono::steady_clock::now();
+    long pause = 1000; // nanoseconds
+    for (int polls = 0;; ++polls) {
+      bool pending = false;
+      for (int lane = 0; lane < lanes() && !pending; ++lane) {
+        if (!localLane(lane))
+          continue;
+        check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
+        cudaError_t status = cudaStreamQuery(laneStream(lane));
+        if (status == cudaErrorNotReady)
+          pending = true;
+        else
+          check(status, what);
+      }
+      if (!pending)
+        return;
+      std::string failed = nccl->asyncError();
+      double waited = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+      if (!failed.empty() || waited > timeout) {
+        std::string ranks;
+        for (int p : peers)
+          ranks += (ranks.empty() ? "" : ", ") + std::to_string(p);
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", timeout);
+        std::string who =
+            peers.size() == 1 ? "rank " + ranks : "one of ranks " + ranks;
+        nccl->abort();
+        options.ranks->abandon();
+        throw RuntimeError(
+            options.ranks->prefix() + what + ": " +
+            (failed.empty() ? "waited " + std::string(seconds) +
+                                  " s for the step's NCCL transfers: " + who +
+                                  " has died or hangs (EIN_RANK_TIMEOUT "
+                                  "sets the wait)"
+                            : "NCCL failed (" + failed + "); " + who +
+                                  " has likely died"));
+      }
+      if (polls < 1000)
+        continue;
+      timespec ts{0, pause};
+      nanosleep(&ts, nullptr);
+      pause = std::min(pause * 2, 1000000L);
+    }
+  }
+
+  /// Under a launcher, how transfers between nodes move: every rank's GPUs
+  /// (by UUID) are gathered at rank 0, which picks NCCL where EIN_TRANSPORT
+  /// is nccl, or auto and every device of the run has a GPU of its own
+  /// (and NCCL loads), else MPI, and broadcasts the choice with NCCL's id;
+  /// every rank then opens its devices' communicators. EIN_TRANSPORT=nccl
+  /// with two devices on one GPU is refused, naming them.
+  void chooseTransport() {
+    if (node < 0)
+      return;
+    Communicator &ranks = *options.ranks;
+    for (const Step &s : m.steps)
+      if (local(s.device) && betweenNodes(s)) {
+        const Step::Copy &c = s.copies.front();
+        int other = m.nodeOf(m.buffers[c.src.buffer].device);
+        peers.insert(other != node ? other
+                                   : m.nodeOf(m.buffers[c.dst.buffer].device));
+      }
+    std::string mine;
+    for (int d = firstLocal; d < firstLocal + m.devicesPerNode(); ++d) {
+      cudaDeviceProp props;
+      check(cudaGetDeviceProperties(&props, gpu(d)), "cudaGetDeviceProperties");
+      mine.append(props.uuid.bytes, sizeof props.uuid.bytes);
+    }
+    constexpr size_t kUuid = sizeof(cudaUUID_t);
+    std::vector<std::string> all = ranks.gather(mine, "the ranks' GPUs");
+    // Rank 0's verdict: "mpi:" or "nccl:" and why (NCCL's id after a
+    // newline), or "!" and the error.
+    std::string verdict;
+    if (node == 0) {
+      const std::string &asked = options.transport;
+      std::map<std::string, int> owner;
+      std::string shared;
+      for (int r = 0; r < int(all.size()) && shared.empty(); ++r)
+        for (size_t i = 0; i * kUuid < all[r].size(); ++i) {
+          int device = r * m.devicesPerNode() + int(i);
+          auto [it, fresh] =
+              owner.insert({all[r].substr(i * kUuid, kUuid), device});
+          if (!fresh) {
+            shared = "devices " + std::to_string(it->second) + " (rank " +
+                     std::to_string(m.nodeOf(it->second)) + ") and " +
+                     std::to_string(device) + " (rank " + std::to_string(r) +
+                     ") are on one GPU";
+            break;
+          }
+        }
+      if (asked == "nccl" && !shared.empty()) {
+        verdict = "!EIN_TRANSPORT=nccl: " + shared +
+                  ", and NCCL refuses two of its ranks on one GPU (one "
+                  "communicator rank per device); use EIN_TRANSPORT=mpi or "
+                  "auto";
+      } else if (asked == "mpi") {
+        verdict = "mpi:EIN_TRANSPORT=mpi";
+      } else if (!shared.empty()) {
+        verdict = "mpi:EIN_TRANSPORT=auto, " + shared;
+      } else {
+        try {
+          const cuda::Nccl &n = cuda::nccl();
+          cuda::NcclUniqueId id;
+          n.check(n.getUniqueId(&id), "ncclGetUniqueId");
+          verdict = "nccl:EIN_TRANSPORT=" + asked +
+                    ", every device on a GPU "
+                    "of its own\n" +
+                    std::string(id.internal, sizeof id.internal);
+        } catch (const RuntimeError &e) {
+          verdict = asked == "nccl"
+                        ? "!EIN_TRANSPORT=nccl: " + std::string(e.what())
+                        : "mpi:EIN_TRANSPORT=auto, NCCL not usable "
+                          "on rank 0 (" +
+                              std::string(e.what()) + ")";
+        }
+      }
+    }
+    verdict = ranks.broadcast(verdict, "the transport between nodes");
+    if (verdict.empty() || verdict[0] == '!')
+      throw RuntimeError(ranks.prefix() + verdict.substr(1));
+    if (verdict.rfind("mpi:", 0) == 0) {
+      transport = Transport::Mpi;
+      transportWhy = verdict.substr(4);
+      return;
+    }
+    size_t newline = verdict.find('\n');
+    cuda::NcclUniqueId id;
+    if (newline == std::string::npos ||
+        verdict.size() - newline - 1 != sizeof id.internal)
+      throw RuntimeError(ranks.prefix() + "rank 0's NCCL id is malformed");
+    std::memcpy(id.internal, verdict.data() + newline + 1, sizeof id.internal);
+    transport = Transport::Nccl;
+    transportWhy = verdict.substr(5, newline - 5);
+    std::vector<int> devices, ordinals;
+    for (int d = firstLocal; d < firstLocal + m.devicesPerNode(); ++d) {
+      devices.push_back(d);
+      ordinals.push_back(gpu(d));
+    }
+    try {
+      nccl =
+          std::make_unique<cuda::NcclGroup>(id, m.devices, devices, ordinals);
+    } catch (const RuntimeError &e) {
+      throw RuntimeError(ranks.prefix() +
+                         "opening NCCL's communicators: " + e.what());
+    }
+  }
+
   void capture() {
-    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
-    check(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeThreadLocal),
+    cudaStream_t first = streams[firstLocal];
+    check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
+    check(cudaStreamBeginCapture(first, cudaStreamCaptureModeThreadLocal),
           "beginning the graph capture");
     try {
       issueSchedule();
     } catch (...) {
       cudaGraph_t partial = nullptr;
-      cudaSetDevice(gpu(0));
-      cudaStreamEndCapture(streams[0], &partial);
+      cudaSetDevice(gpu(firstLocal));
+      cudaStreamEndCapture(first, &partial);
       if (partial)
         cudaGraphDestroy(partial);
       throw;
     }
-    check(cudaSetDevice(gpu(0)), "cudaSetDevice");
-    check(cudaStreamEndCapture(streams[0], &graph), "capturing the schedule");
+    check(cudaSetDevice(gpu(firstLocal)), "cudaSetDevice");
+    check(cudaStreamEndCapture(first, &graph), "capturing the schedule");
     check(cudaGraphGetNodes(graph, nullptr, &graphNodes), "cudaGraphGetNodes");
-    size_t least = m.steps.size(); // every step is at least one node
+    // Every step is at least one node (this rank's only, under a launcher).
+    size_t least =
+        std::count_if(m.steps.begin(), m.steps.end(),
+                      [&](const Step &s) { return local(s.device); });
     if (graphNodes < least)
       throw RuntimeError("the captured graph has " +
                          std::to_string(graphNodes) +

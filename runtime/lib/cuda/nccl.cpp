@@ -127,4 +127,24 @@ void NcclGroup::groupEnd() const {
   nccl().check(nccl().groupEnd(), "ncclGroupEnd");
 }
 
+std::string NcclGroup::asyncError() const {
+  const Nccl &n = nccl();
+  for (NcclComm c : comms) {
+    NcclResult result = 0;
+    if (c && n.commGetAsyncError(c, &result) == 0 && result != 0 &&
+        result != kNcclInProgress)
+      return n.getErrorString(result);
+  }
+  return "";
+}
+
+void NcclGroup::abort() {
+  const Nccl &n = nccl();
+  for (NcclComm &c : comms)
+    if (c) {
+      n.commAbort(c);
+      c = nullptr; // the destructor must not destroy it again
+    }
+}
+
 } // namespace ein::cuda

@@ -27,8 +27,9 @@ struct NcclUniqueId {
   char internal[128];
 };
 using NcclComm = struct NcclCommOpaque *;
-using NcclResult = int;       // ncclResult_t; 0 is ncclSuccess
-constexpr int kNcclUint8 = 1; // ncclDataType_t ncclUint8
+using NcclResult = int;            // ncclResult_t; 0 is ncclSuccess
+constexpr int kNcclUint8 = 1;      // ncclDataType_t ncclUint8
+constexpr int kNcclInProgress = 7; // ncclResult_t ncclInProgress (2.14+)
 
 /// NCCL's functions, bound once per process.
 struct Nccl {
@@ -86,6 +87,12 @@ public:
                cudaStream_t stream) const;
   void groupStart() const;
   void groupEnd() const;
+  /// The first communicator's asynchronous error, as NCCL words it; empty
+  /// while there is none.
+  std::string asyncError() const;
+  /// Aborts every communicator (ncclCommAbort): operations in flight end,
+  /// and the group is unusable after.
+  void abort();
 
 private:
   NcclComm comm(int device) const;
