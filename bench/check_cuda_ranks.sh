@@ -33,8 +33,11 @@
 #     ein-run BUNDLE --check --debug --seed=7 --device-map=0,...,0
 # within EIN_CHECK_TIMEOUT seconds (300 unless set), then one fault: rank 1
 # of llama-split-2x1 stopped mid-run, which rank 0 must name within
-# EIN_RANK_TIMEOUT=5 (exit non-zero, "rank 1 has died or hangs"), and
-# prints a table last: bundle, ranks, devices per rank, verdict,
+# EIN_RANK_TIMEOUT=5 (exit non-zero, "rank 1 has died or hangs"); then the
+# transport's choice with both ranks on GPU 0 (EIN_TRANSPORT unset: MPI,
+# saying why; =nccl: refused, naming the devices that share the GPU) and
+# ein-runtime-tests' NCCL tests (a one-rank communicator sending to itself,
+# eagerly and in a CUDA graph); and prints a table last: bundle, ranks, devices per rank, verdict,
 # max_rel_err, and "R right of T". Logs go to $OUT/ranks-logs when OUT is
 # set, else DIR/logs. Exit 0 when all are right.
 set -uo pipefail
