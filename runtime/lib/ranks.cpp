@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 namespace ein {
@@ -108,6 +109,38 @@ double rankTimeoutSeconds() {
     throw RuntimeError(std::string("EIN_RANK_TIMEOUT='") + text +
                        "' must be a positive number of seconds");
   return seconds;
+}
+
+GpuTransport chooseGpuTransport(const std::string &asked,
+                                const std::vector<std::string> &gpus,
+                                size_t idBytes, int devicesPerNode) {
+  std::map<std::string, int> owner;
+  std::string shared;
+  for (int r = 0; r < int(gpus.size()) && shared.empty(); ++r)
+    for (size_t i = 0; (i + 1) * idBytes <= gpus[r].size(); ++i) {
+      int device = r * devicesPerNode + int(i);
+      auto [it, fresh] =
+          owner.insert({gpus[r].substr(i * idBytes, idBytes), device});
+      if (!fresh) {
+        shared = "devices " + std::to_string(it->second) + " (rank " +
+                 std::to_string(it->second / devicesPerNode) + ") and " +
+                 std::to_string(device) + " (rank " + std::to_string(r) +
+                 ") are on one GPU";
+        break;
+      }
+    }
+  using Kind = GpuTransport::Kind;
+  if (asked == "mpi")
+    return {Kind::Mpi, "EIN_TRANSPORT=mpi"};
+  if (shared.empty())
+    return {Kind::Nccl,
+            "EIN_TRANSPORT=" + asked + ", every device on a GPU of its own"};
+  if (asked == "nccl")
+    return {Kind::Refused,
+            "EIN_TRANSPORT=nccl: " + shared +
+                ", and NCCL refuses two of its ranks on one GPU (one "
+                "communicator rank per device); use EIN_TRANSPORT=mpi or auto"};
+  return {Kind::Mpi, "EIN_TRANSPORT=auto, " + shared};
 }
 
 std::string Communicator::prefix() const {

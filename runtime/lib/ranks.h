@@ -84,6 +84,25 @@ public:
   std::string prefix() const;
 };
 
+/// How a CUDA bundle's ranks move its transfers between nodes
+/// (cuda_backend.cpp), as rank 0 decides it.
+struct GpuTransport {
+  enum class Kind { Mpi, Nccl, Refused } kind = Kind::Mpi;
+  /// Why this one, for describe(); for Refused, the error.
+  std::string why;
+};
+
+/// The transport for `asked` (EIN_TRANSPORT: "auto", "mpi" or "nccl") given
+/// `gpus`, per rank, its devices' GPU identities (`idBytes` bytes each, in
+/// device order; devicesPerNode of them). NCCL (one communicator rank per
+/// bundle device) refuses two ranks on one GPU: "nccl" is then refused,
+/// naming the first two devices that share one, and "auto" takes MPI,
+/// saying so; "auto" takes NCCL where every device has a GPU of its own.
+/// (Whether NCCL loads is for the caller.)
+GpuTransport chooseGpuTransport(const std::string &asked,
+                                const std::vector<std::string> &gpus,
+                                size_t idBytes, int devicesPerNode);
+
 /// Starts MPI (once per process; it is finalized at exit) and returns the
 /// world communicator, which must have `launch.size` ranks with this
 /// process at `launch.rank`. Throws RuntimeError when libmpi cannot be

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ein/runtime.h"
+#include "../lib/ranks.h"
 #include "BundleBuilder.h"
 #include "ein/check.h"
 #include "ein/eval.h"
@@ -1473,4 +1474,42 @@ TEST(Runtime, InfoWithoutAResultPointerIsRefused) {
   EXPECT_STREQ(ein_last_error(), "ein_bundle_input_info: no result pointer");
   EXPECT_EQ(ein_bundle_output_info(b.get(), 0, nullptr), EIN_ERROR);
   EXPECT_STREQ(ein_last_error(), "ein_bundle_output_info: no result pointer");
+}
+
+// The transport between a CUDA bundle's ranks, as rank 0 chooses it from
+// every rank's GPU identities (ranks.h): here 2-byte identities, two
+// devices a node.
+TEST(GpuTransport, ChosenFromTheRanksGpus) {
+  using Kind = GpuTransport::Kind;
+  std::vector<std::string> distinct = {"a1a2", "b1b2"},
+                           sharedAcross = {"a1a2", "a2b2"},
+                           sharedWithin = {"a1a1", "b1b2"};
+  GpuTransport t = chooseGpuTransport("auto", distinct, 2, 2);
+  EXPECT_EQ(t.kind, Kind::Nccl);
+  EXPECT_EQ(t.why, "EIN_TRANSPORT=auto, every device on a GPU of its own");
+  EXPECT_EQ(chooseGpuTransport("nccl", distinct, 2, 2).kind, Kind::Nccl);
+  t = chooseGpuTransport("mpi", distinct, 2, 2);
+  EXPECT_EQ(t.kind, Kind::Mpi);
+  EXPECT_EQ(t.why, "EIN_TRANSPORT=mpi");
+
+  t = chooseGpuTransport("auto", sharedAcross, 2, 2);
+  EXPECT_EQ(t.kind, Kind::Mpi);
+  EXPECT_EQ(t.why,
+            "EIN_TRANSPORT=auto, devices 1 (rank 0) and 2 (rank 1) are on "
+            "one GPU");
+  t = chooseGpuTransport("nccl", sharedAcross, 2, 2);
+  EXPECT_EQ(t.kind, Kind::Refused);
+  EXPECT_EQ(t.why.rfind("EIN_TRANSPORT=nccl: devices 1 (rank 0) and 2 (rank "
+                        "1) are on one GPU, and NCCL refuses two of its ranks "
+                        "on one GPU",
+                        0),
+            0u)
+      << t.why;
+  // Two devices of one rank on one GPU count too (one NCCL rank each).
+  t = chooseGpuTransport("nccl", sharedWithin, 2, 2);
+  EXPECT_EQ(t.kind, Kind::Refused);
+  EXPECT_NE(t.why.find("devices 0 (rank 0) and 1 (rank 0) are on one GPU"),
+            std::string::npos)
+      << t.why;
+  EXPECT_EQ(chooseGpuTransport("mpi", sharedWithin, 2, 2).kind, Kind::Mpi);
 }

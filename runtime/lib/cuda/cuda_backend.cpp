@@ -1852,11 +1852,10 @@ private:
   }
 
   /// Under a launcher, how transfers between nodes move: every rank's GPUs
-  /// (by UUID) are gathered at rank 0, which picks NCCL where EIN_TRANSPORT
-  /// is nccl, or auto and every device of the run has a GPU of its own
-  /// (and NCCL loads), else MPI, and broadcasts the choice with NCCL's id;
-  /// every rank then opens its devices' communicators. EIN_TRANSPORT=nccl
-  /// with two devices on one GPU is refused, naming them.
+  /// (by UUID) are gathered at rank 0, which chooses (chooseGpuTransport;
+  /// auto falls back to MPI where NCCL does not load there) and broadcasts
+  /// the choice with NCCL's id; every rank then opens its devices'
+  /// communicators.
   void chooseTransport() {
     if (node < 0)
       return;
@@ -1874,51 +1873,29 @@ private:
       check(cudaGetDeviceProperties(&props, gpu(d)), "cudaGetDeviceProperties");
       mine.append(props.uuid.bytes, sizeof props.uuid.bytes);
     }
-    constexpr size_t kUuid = sizeof(cudaUUID_t);
     std::vector<std::string> all = ranks.gather(mine, "the ranks' GPUs");
     // Rank 0's verdict: "mpi:" or "nccl:" and why (NCCL's id after a
     // newline), or "!" and the error.
     std::string verdict;
     if (node == 0) {
-      const std::string &asked = options.transport;
-      std::map<std::string, int> owner;
-      std::string shared;
-      for (int r = 0; r < int(all.size()) && shared.empty(); ++r)
-        for (size_t i = 0; i * kUuid < all[r].size(); ++i) {
-          int device = r * m.devicesPerNode() + int(i);
-          auto [it, fresh] =
-              owner.insert({all[r].substr(i * kUuid, kUuid), device});
-          if (!fresh) {
-            shared = "devices " + std::to_string(it->second) + " (rank " +
-                     std::to_string(m.nodeOf(it->second)) + ") and " +
-                     std::to_string(device) + " (rank " + std::to_string(r) +
-                     ") are on one GPU";
-            break;
-          }
-        }
-      if (asked == "nccl" && !shared.empty()) {
-        verdict = "!EIN_TRANSPORT=nccl: " + shared +
-                  ", and NCCL refuses two of its ranks on one GPU (one "
-                  "communicator rank per device); use EIN_TRANSPORT=mpi or "
-                  "auto";
-      } else if (asked == "mpi") {
-        verdict = "mpi:EIN_TRANSPORT=mpi";
-      } else if (!shared.empty()) {
-        verdict = "mpi:EIN_TRANSPORT=auto, " + shared;
+      GpuTransport choice = chooseGpuTransport(
+          options.transport, all, sizeof(cudaUUID_t), m.devicesPerNode());
+      if (choice.kind == GpuTransport::Kind::Refused) {
+        verdict = "!" + choice.why;
+      } else if (choice.kind == GpuTransport::Kind::Mpi) {
+        verdict = "mpi:" + choice.why;
       } else {
         try {
           const cuda::Nccl &n = cuda::nccl();
           cuda::NcclUniqueId id;
           n.check(n.getUniqueId(&id), "ncclGetUniqueId");
-          verdict = "nccl:EIN_TRANSPORT=" + asked +
-                    ", every device on a GPU "
-                    "of its own\n" +
+          verdict = "nccl:" + choice.why + "\n" +
                     std::string(id.internal, sizeof id.internal);
         } catch (const RuntimeError &e) {
-          verdict = asked == "nccl"
+          verdict = options.transport == "nccl"
                         ? "!EIN_TRANSPORT=nccl: " + std::string(e.what())
-                        : "mpi:EIN_TRANSPORT=auto, NCCL not usable "
-                          "on rank 0 (" +
+                        : "mpi:EIN_TRANSPORT=auto, NCCL not usable on rank "
+                          "0 (" +
                               std::string(e.what()) + ")";
         }
       }
