@@ -602,17 +602,95 @@ LogicalResult argReduceKernel(ArgReduceOp op, ValueRange args, OpBuilder &b) {
   return success();
 }
 
+/// Pooling windows up to this many elements are unrolled (pooledKernel).
+static constexpr int64_t kUnrolledWindow = 64;
+
+/// Pooling over a 4-D block whose window is small: one map over the output
+/// combining the window's elements, unrolled, in the compute type from the
+/// aggregation's identity (kh, then kw, as the general path's loops run),
+/// each read at a clamped place and replaced by the padding value (0, or
+/// -inf for max pooling) where it lies in the padding; then rounded once.
+/// The general path's arithmetic without its padded copy, its scratch
+/// accumulator and their passes (on a GPU, one kernel instead of four).
+LogicalResult pooledKernel(Operation *op, Value x, Value out,
+                           ArrayRef<int64_t> window, StringRef layout,
+                           AggKind kind, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations,
+                           ArrayRef<int64_t> padLow, OpBuilder &b) {
+  Location loc = op->getLoc();
+  bool last = layout == "nhwc";
+  int64_t rowsDim = last ? 1 : 2, colsDim = last ? 2 : 3;
+  ArrayRef<int64_t> in = cast<MemRefType>(x.getType()).getShape();
+  Type ct = computeTypeOf(b, elementOf(x));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(4, b.getContext());
+  generic(b, loc, ValueRange{}, out, {id},
+          SmallVector<IteratorType>(4, IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < 4; ++d)
+              at.push_back(linalg::IndexOp::create(nb, l, d));
+            auto constant = [&](int64_t v) {
+              return arith::ConstantIndexOp::create(nb, l, v).getResult();
+            };
+            // The input row (or column) of output place `i` and window place
+            // `k` along dimension `d`, clamped into the block, and whether it
+            // lies inside.
+            auto place = [&](int64_t d, int64_t k, int64_t axis) {
+              Value i = arith::AddIOp::create(
+                  nb, l,
+                  arith::MulIOp::create(nb, l, at[d], constant(strides[axis])),
+                  constant(k * dilations[axis] - padLow[axis]));
+              Value inside = arith::AndIOp::create(
+                  nb, l,
+                  arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i,
+                                        constant(0)),
+                  arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, i,
+                                        constant(in[d] - 1)));
+              Value clamped = arith::MinSIOp::create(
+                  nb, l, arith::MaxSIOp::create(nb, l, i, constant(0)),
+                  constant(in[d] - 1));
+              return std::make_pair(clamped, inside);
+            };
+            Value fill = kind == AggKind::Add
+                             ? floatConstant(nb, l, ct, 0.0)
+                             : infinity(nb, l, ct, /*negative=*/true);
+            Value acc = aggregationIdentity(nb, l, kind, ct);
+            for (int64_t kh = 0; kh < window[0]; ++kh) {
+              auto [row, rowInside] = place(rowsDim, kh, 0);
+              for (int64_t kw = 0; kw < window[1]; ++kw) {
+                auto [col, colInside] = place(colsDim, kw, 1);
+                SmallVector<Value> from(at);
+                from[rowsDim] = row;
+                from[colsDim] = col;
+                Value v = castFloat(nb, l,
+                                    memref::LoadOp::create(nb, l, x, from), ct);
+                Value inside =
+                    arith::AndIOp::create(nb, l, rowInside, colInside);
+                v = arith::SelectOp::create(nb, l, inside, v, fill);
+                acc = aggregationCombine(nb, l, kind, acc, v);
+              }
+            }
+            yieldValue(nb, l, castFloat(nb, l, acc, elementOf(out)));
+          });
+  return success();
+}
+
 /// A convolution (`filter` set) or pooling over a 4-D block: the input
 /// copied into a scratch buffer of the padded size filled with the padding
 /// value (0, or -inf for max pooling) unless the block has no padding, then
 /// one generic over (n, oh, ow, f|c, kh, kw[, c]) reading rows
 /// `oh * stride + kh * dilation`, summed or maximised in the compute type.
+/// Pooling over a window of at most kUnrolledWindow elements is
+/// pooledKernel's.
 LogicalResult windowKernel(Operation *op, Value x, Value filter, Value out,
                            ArrayRef<int64_t> window, StringRef layout,
                            AggKind kind, ArrayRef<int64_t> strides,
                            ArrayRef<int64_t> dilations,
                            ArrayRef<int64_t> padLow, ArrayRef<int64_t> padHigh,
                            int64_t groups, OpBuilder &b) {
+  if (!filter && window[0] * window[1] <= kUnrolledWindow)
+    return pooledKernel(op, x, out, window, layout, kind, strides, dilations,
+                        padLow, b);
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
   bool last = layout == "nhwc";

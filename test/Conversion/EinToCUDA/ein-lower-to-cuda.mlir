@@ -350,17 +350,41 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
 
 // A max pooling's window operand only bounds its loops: the launch does not
 // pass it, and the signature table lists what the kernel reads and writes
-// (the result read too: each thread folds into what the fill wrote).
+// (the result read too: each thread folds into what the fill wrote). (A
+// window of more than 64 elements: smaller ones are unrolled, below.)
 
 // CHECK-LABEL: func.func @max_pool
-// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{{.*}}\22ein_kernel_0_1\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22f32\22,\22shape\22:[1,8,8,4]},{\22access\22:\22readwrite\22,\22dtype\22:\22f32\22,\22shape\22:[1,3,3,4]}],\22scalars\22:0}}}"
-// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<1x8x8x4xf32>, %[[OUT:.*]]: memref<1x3x3x4xf32>, %{{.*}}: memref<3x3xf32>)
-// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_1 {{.*}} args(%[[X]] : memref<1x8x8x4xf32>, %[[OUT]] : memref<1x3x3x4xf32>)
-// CHECK: gpu.func @ein_kernel_0_1(%{{.*}}: memref<1x8x8x4xf32>, %{{.*}}: memref<1x3x3x4xf32>) kernel
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{{.*}}\22ein_kernel_0_1\22:{\22args\22:[{\22access\22:\22read\22,\22dtype\22:\22f32\22,\22shape\22:[1,20,20,4]},{\22access\22:\22readwrite\22,\22dtype\22:\22f32\22,\22shape\22:[1,6,6,4]}],\22scalars\22:0}}}"
+// CHECK: func.func @ein_kernel_0(%[[X:.*]]: memref<1x20x20x4xf32>, %[[OUT:.*]]: memref<1x6x6x4xf32>, %{{.*}}: memref<9x9xf32>)
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_1 {{.*}} args(%[[X]] : memref<1x20x20x4xf32>, %[[OUT]] : memref<1x6x6x4xf32>)
+// CHECK: gpu.func @ein_kernel_0_1(%{{.*}}: memref<1x20x20x4xf32>, %{{.*}}: memref<1x6x6x4xf32>) kernel
 module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
-  func.func @max_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x3x3x4xf32> {
-    %p = ein.pool max %x {layout = "nhwc", window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, device = 0 : i64} : tensor<1x8x8x4xf32> -> tensor<1x3x3x4xf32>
-    return %p : tensor<1x3x3x4xf32>
+  func.func @max_pool(%x: tensor<1x20x20x4xf32>) -> tensor<1x6x6x4xf32> {
+    %p = ein.pool max %x {layout = "nhwc", window = array<i64: 9, 9>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, device = 0 : i64} : tensor<1x20x20x4xf32> -> tensor<1x6x6x4xf32>
+    return %p : tensor<1x6x6x4xf32>
+  }
+}
+
+// -----
+
+// A small window (ResNet's 3x3 / 2 max pool with padding 1) is one kernel:
+// each thread reads its window's nine places, clamped into the input and
+// replaced by -inf in the padding, and writes its output once; no padded
+// copy, no fill, no f32 accumulator, no rounding pass.
+
+// CHECK-LABEL: func.func @small_max_pool
+// CHECK: module @ein_kernels attributes {ein.kernel_signatures = "{{.*}}\22kernels\22:{\22ein_kernel_0_0\22:{\22args\22:[{\22access\22:\22write\22,\22dtype\22:\22bf16\22,\22shape\22:[1,4,4,4]},{\22access\22:\22read\22,\22dtype\22:\22bf16\22,\22shape\22:[1,4,8,8]}],\22scalars\22:0}}}"
+// CHECK: gpu.launch_func @ein_device::@ein_kernel_0_0
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.func @ein_kernel_0_0
+// CHECK-COUNT-9: arith.select %{{.*}}, %{{.*}}, %cst{{.*}} : f32
+// CHECK-NOT: memref.load
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT: memref.store
+module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
+  func.func @small_max_pool(%x: tensor<1x4x8x8xbf16>) -> tensor<1x4x4x4xbf16> {
+    %p = ein.pool max %x {layout = "nchw", window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, device = 0 : i64} : tensor<1x4x8x8xbf16> -> tensor<1x4x4x4xbf16>
+    return %p : tensor<1x4x4x4xbf16>
   }
 }
 
