@@ -664,6 +664,54 @@ func.func @layer_norm(%x: tensor<4x8x64xbf16>) -> tensor<4x8x64xbf16> {
 
 // -----
 
+// A transposed LayerNorm's join (test/Pipelines/layer-norm-transposed.mlir)
+// with the unbiased variance, which LayerNorm does not take: the join is
+// left as it was, its loops named as before.
+// CHECK-LABEL: func.func @layer_norm_transposed_unbiased
+// CHECK-NOT: ein.layer_norm
+// CHECK: ein.join_agg none ins(%{{.*}}[d1, d0, d2], %{{.*}}[d1, d0], %{{.*}}[d1, d0], %{{.*}}[d2], %{{.*}}[d2] : {{.*}}) out[d0, d1, d2] : tensor<6x2x64xbf16>
+func.func @layer_norm_transposed_unbiased(%x: tensor<2x6x64xbf16>, %g: tensor<64xbf16>, %h: tensor<64xbf16>) -> tensor<6x2x64xbf16> {
+  %s = ein.join_agg add ins(%x[d0, d1, d2] : tensor<2x6x64xbf16>) out[d0, d1] : tensor<2x6xf32> {
+  ^bb0(%a: bf16):
+    %w = arith.extf %a : bf16 to f32
+    ein.yield %w : f32
+  }
+  %m = ein.join_agg none ins(%s[d0, d1] : tensor<2x6xf32>) out[d0, d1] : tensor<2x6xf32> {
+  ^bb0(%a: f32):
+    %n = arith.constant 6.400000e+01 : f32
+    %r = arith.divf %a, %n : f32
+    ein.yield %r : f32
+  }
+  %v = ein.join_agg add ins(%x[d0, d1, d2], %m[d0, d1] : tensor<2x6x64xbf16>, tensor<2x6xf32>) out[d0, d1] : tensor<2x6xf32> {
+  ^bb0(%a: bf16, %b: f32):
+    %w = arith.extf %a : bf16 to f32
+    %d = arith.subf %w, %b : f32
+    %q = arith.mulf %d, %d : f32
+    ein.yield %q : f32
+  }
+  %y = ein.join_agg none ins(%x[d1, d0, d2], %m[d1, d0], %v[d1, d0], %g[d2], %h[d2] : tensor<2x6x64xbf16>, tensor<2x6xf32>, tensor<2x6xf32>, tensor<64xbf16>, tensor<64xbf16>) out[d0, d1, d2] : tensor<6x2x64xbf16> {
+  ^bb0(%a: bf16, %b: f32, %c: f32, %gw: bf16, %hb: bf16):
+    %n = arith.constant 6.300000e+01 : f32
+    %var = arith.divf %c, %n : f32
+    %eps = arith.constant 9.99999997E-7 : f32
+    %t = arith.addf %var, %eps : f32
+    %r = math.rsqrt %t : f32
+    %w = arith.extf %a : bf16 to f32
+    %ge = arith.extf %gw : bf16 to f32
+    %he = arith.extf %hb : bf16 to f32
+    %d = arith.subf %w, %b : f32
+    %o = arith.mulf %d, %r : f32
+    %o2 = arith.mulf %o, %ge : f32
+    %o3 = arith.addf %o2, %he : f32
+    %rb = arith.truncf %o3 : f32 to bf16
+    %re = arith.extf %rb : bf16 to f32
+    ein.yield %re : f32
+  }
+  return %y : tensor<6x2x64xbf16>
+}
+
+// -----
+
 // torch-mlir's form after ein-import: x - mean a tensor of its own (read by
 // the squares and the output), the mean inside its body, w * (d / sqrt)
 // with the bias added first.

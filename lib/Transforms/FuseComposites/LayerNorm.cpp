@@ -2,7 +2,8 @@
 //
 // s = sum_i x; m = s / n; v = sum_i (x - m)^2; y = (x - m) * rsqrt(v / n +
 // eps) [* w] [+ b], the mean its own op or in each body, becomes
-// ein.layer_norm x [weight w] [bias b] eps.
+// ein.layer_norm x [weight w] [bias b] eps (then a transpose, where the
+// join writes y's dimensions permuted, the normalized one still last).
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,13 +115,80 @@ bool isDeviation(Value v, JoinAggOp user, int64_t rank, int64_t width,
   return user.getInputs()[arg.getArgNumber()] == stats.x;
 }
 
+/// Renames `op`'s loops, loop l becoming newOf[l]: the same join.
+void renameLoops(JoinAggOp op, ArrayRef<int64_t> newOf) {
+  Builder b(op.getContext());
+  SmallVector<Attribute> lists;
+  for (unsigned i = 0; i < op.getInputs().size(); ++i) {
+    SmallVector<int64_t> list;
+    for (int64_t l : op.getIndicesOfInput(i))
+      list.push_back(newOf[l]);
+    lists.push_back(b.getDenseI64ArrayAttr(list));
+  }
+  SmallVector<int64_t> out;
+  for (int64_t l : op.getOutputIndices())
+    out.push_back(newOf[l]);
+  op.setInputIndicesAttr(b.getArrayAttr(lists));
+  op.setOutputIndices(out);
+}
+
+bool matchLayerNorm(JoinAggOp op);
+
 } // namespace
 
 bool fuseLayerNorm(JoinAggOp op) {
-  auto type = cast<RankedTensorType>(op.getType());
-  int64_t rank = type.getRank();
-  if (!isElementwise(op) || op.getInputs().size() < 3 || rank < 1)
+  if (matchLayerNorm(op))
+    return true;
+  // The join of a LayerNorm whose result is transposed may read x and its
+  // statistics permuted and write in its own loops' order (ein-import's
+  // form): its loops renamed after x's dimensions, it writes them permuted,
+  // which matchLayerNorm takes; renamed back where it still does not match.
+  // (Not where the body reads a loop's index: that names the loops.)
+  int64_t rank = cast<RankedTensorType>(op.getType()).getRank();
+  if (!isLogical(op) || op.getAgg() != AggKind::None ||
+      op.getJoin()
+          .walk([](IndexOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
     return false;
+  for (unsigned i = 0; i < op.getInputs().size(); ++i) {
+    ArrayRef<int64_t> read = op.getIndicesOfInput(i);
+    SmallVector<int64_t> newOf(rank, -1), oldOf(read);
+    for (auto [dim, loop] : llvm::enumerate(read))
+      if (loop >= 0 && loop < rank && newOf[loop] < 0)
+        newOf[loop] = int64_t(dim);
+    if (int64_t(read.size()) != rank || llvm::is_contained(newOf, -1) ||
+        isIdentity(read, rank) || read.back() != rank - 1)
+      continue;
+    renameLoops(op, newOf);
+    if (matchLayerNorm(op))
+      return true;
+    renameLoops(op, oldOf);
+    return false;
+  }
+  return false;
+}
+
+namespace {
+
+bool matchLayerNorm(JoinAggOp op) {
+  auto written = cast<RankedTensorType>(op.getType());
+  int64_t rank = written.getRank();
+  if (!isLogical(op) || op.getAgg() != AggKind::None ||
+      op.getInputs().size() < 3 || rank < 1)
+    return false;
+  // The join may write its loops permuted (a LayerNorm whose result is
+  // transposed, as PyTorch's batch-first MultiheadAttention reads it), the
+  // normalized dimension still last: then the LayerNorm, in its input's
+  // order, and a transpose. `type` is the loops' order.
+  ArrayRef<int64_t> writtenOrder = op.getOutputIndices();
+  SmallVector<int64_t> shape(rank, -1);
+  for (auto [i, loop] : llvm::enumerate(writtenOrder))
+    if (loop >= 0 && loop < rank && shape[loop] < 0)
+      shape[loop] = written.getDimSize(i);
+  if (writtenOrder.size() != size_t(rank) || llvm::is_contained(shape, -1) ||
+      writtenOrder.back() != rank - 1)
+    return false;
+  auto type = RankedTensorType::get(shape, written.getElementType());
   int64_t width = type.getShape().back();
   Block &body = op.getJoin().front();
   LayerNormStats stats;
@@ -222,11 +290,29 @@ bool fuseLayerNorm(JoinAggOp op) {
       if (!llvm::is_contained(ours, user))
         return false;
   OpBuilder builder(op);
-  auto norm =
-      LayerNormOp::create(builder, op.getLoc(), stats.x, weight, bias, *eps);
-  op.getResult().replaceAllUsesWith(norm.getResult());
+  Location loc = op.getLoc();
+  auto norm = LayerNormOp::create(builder, loc, stats.x, weight, bias, *eps);
+  Value result = norm.getResult();
+  if (!isIdentity(writtenOrder, rank)) {
+    auto identity = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    auto transpose = JoinAggOp::create(
+        builder, loc, written, ValueRange{result},
+        builder.getArrayAttr({builder.getDenseI64ArrayAttr(identity)}),
+        writtenOrder, AggKind::None, TypeAttr(), SpecAttr(), IntegerAttr());
+    Block *block = new Block();
+    transpose.getJoin().push_back(block);
+    OpBuilder inner = OpBuilder::atBlockEnd(block);
+    Value v = block->addArgument(written.getElementType(), loc);
+    if (v.getType() != transpose.getAccType())
+      v = arith::ExtFOp::create(inner, loc, transpose.getAccType(), v);
+    YieldOp::create(inner, loc, v);
+    result = transpose.getResult();
+  }
+  op.getResult().replaceAllUsesWith(result);
   eraseIfDead({op, squares, stats.deviation, stats.ops[0], stats.ops[1]});
   return true;
 }
+
+} // namespace
 
 } // namespace mlir::ein::fuse_composites_detail
