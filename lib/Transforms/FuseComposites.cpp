@@ -60,8 +60,10 @@ struct EinFuseComposites
       if (op.getAgg() == AggKind::Max)
         maxes.push_back(op);
     });
+    SmallPtrSet<Operation *, 4> erased;
     for (JoinAggOp max : maxes)
-      fuseSoftmax(max);
+      if (!erased.contains(max))
+        fuseSoftmax(max, erased);
     SmallVector<SoftmaxOp> softmaxes;
     root->walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
     if (remarks != "missed" && remarks != "none") {

@@ -30,6 +30,114 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// PyTorch's safe softmax (aten._safe_softmax, in attention's math form):
+// (m == -inf ? 0 : p / s), the maximum read again from a max of its own,
+// or from the same one. ein.softmax gives 0 on a row with nothing
+// unmasked, so both are one ein.softmax.
+// CHECK-LABEL: func.func @safe_softmax
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = ein.softmax %[[X]] dim 1 : tensor<4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @safe_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = ein.join_agg max ins(%x[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %p = ein.join_agg none ins(%x[d0, d1], %m[d0] : tensor<4x8xf32>, tensor<4xf32>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    ein.yield %e : f32
+  }
+  %s = ein.join_agg add ins(%p[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %m2 = ein.join_agg max ins(%x[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %y = ein.join_agg none ins(%p[d0, d1], %s[d0], %m2[d0] : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %q = arith.divf %a, %b : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %empty = arith.cmpf oeq, %c, %ninf : f32
+    %zero = arith.constant 0.000000e+00 : f32
+    %r = arith.select %empty, %zero, %q : f32
+    ein.yield %r : f32
+  }
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @safe_softmax_one_max
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = ein.softmax %[[X]] dim 1 : tensor<4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @safe_softmax_one_max(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = ein.join_agg max ins(%x[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %p = ein.join_agg none ins(%x[d0, d1], %m[d0] : tensor<4x8xf32>, tensor<4xf32>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    ein.yield %e : f32
+  }
+  %s = ein.join_agg add ins(%p[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %y = ein.join_agg none ins(%p[d0, d1], %s[d0], %m[d0] : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %q = arith.divf %a, %b : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %empty = arith.cmpf oeq, %c, %ninf : f32
+    %zero = arith.constant 0.000000e+00 : f32
+    %r = arith.select %empty, %zero, %q : f32
+    ein.yield %r : f32
+  }
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Near miss: a row set to 1, not 0, where its maximum is -inf (not
+// ein.softmax's answer) stays as it is.
+// CHECK-LABEL: func.func @safe_softmax_wrong_value
+// CHECK-NOT: ein.softmax
+// CHECK: arith.select
+func.func @safe_softmax_wrong_value(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = ein.join_agg max ins(%x[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %p = ein.join_agg none ins(%x[d0, d1], %m[d0] : tensor<4x8xf32>, tensor<4xf32>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    ein.yield %e : f32
+  }
+  %s = ein.join_agg add ins(%p[d0, d1] : tensor<4x8xf32>) out[d0] : tensor<4xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  %y = ein.join_agg none ins(%p[d0, d1], %s[d0], %m[d0] : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) out[d0, d1] : tensor<4x8xf32> {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %q = arith.divf %a, %b : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %empty = arith.cmpf oeq, %c, %ninf : f32
+    %one = arith.constant 1.000000e+00 : f32
+    %r = arith.select %empty, %one, %q : f32
+    ein.yield %r : f32
+  }
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
 // Along dim 0 of a 3-D tensor too.
 // CHECK-LABEL: func.func @softmax_dim0
 // CHECK: ein.softmax %{{.*}} dim 0 : tensor<6x2x3xf32>
@@ -314,6 +422,37 @@ func.func @attention_bf16(%q: tensor<1x2x8x4xbf16>, %k: tensor<1x2x8x4xbf16>, %v
     ein.yield %w : f32
   }
   return %o : tensor<1x2x8x4xbf16>
+}
+
+// -----
+
+// The all-zero mask PyTorch's attention adds when given one (transformers'
+// BERT without padding): x + 0 is x, and the attention fuses unmasked.
+// CHECK-LABEL: func.func @attention_zero_mask
+// CHECK: ein.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 5.000000e-01 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+// CHECK-NOT: ein.join_agg
+func.func @attention_zero_mask(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %t = ein.join_agg none ins(%s[d0, d1, d2, d3] : tensor<1x2x8x8xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%a: f32):
+    %half = arith.constant 5.000000e-01 : f32
+    %h = arith.mulf %a, %half : f32
+    %z = arith.constant 0.000000e+00 : bf16
+    %zf = arith.extf %z : bf16 to f32
+    %r = arith.addf %h, %zf : f32
+    ein.yield %r : f32
+  }
+  %p = ein.softmax %t dim 3 : tensor<1x2x8x8xf32>
+  %o = ein.join_agg add ins(%p[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o : tensor<1x2x8x4xf32>
 }
 
 // -----

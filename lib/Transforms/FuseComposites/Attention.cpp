@@ -122,6 +122,19 @@ bool isMaskValue(Value v, double scale) {
   return c && scale > 0 && *c * scale <= kMaskBound;
 }
 
+/// `v` without an addition of zero (PyTorch's attention adds the mask it
+/// is given, transformers' all-zero one too): `x + 0` is x.
+Value withoutAddedZero(Value v) {
+  auto add = stripFloatCasts(v).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return v;
+  for (auto [term, other] : {std::pair{add.getLhs(), add.getRhs()},
+                             std::pair{add.getRhs(), add.getLhs()}})
+    if (std::optional<double> c = constantOf(other); c && *c == 0)
+      return term;
+  return v;
+}
+
 std::optional<ScoreEpilogue> scoreEpilogue(JoinAggOp op) {
   auto type = cast<ShapedType>(op.getType());
   int64_t rank = type.getRank();
@@ -135,7 +148,7 @@ std::optional<ScoreEpilogue> scoreEpilogue(JoinAggOp op) {
     epilogue.unitLead = true;
   }
   Value arg = op.getJoin().front().getArgument(0);
-  Product outer = productOf(yieldedValue(op));
+  Product outer = productOf(withoutAddedZero(yieldedValue(op)));
   if (outer.hasFactors({{arg, 1}})) {
     epilogue.scale = outer.coefficient;
     return epilogue;

@@ -69,7 +69,8 @@ void eraseIfDead(ArrayRef<Operation *> ops);
 //===----------------------------------------------------------------------===//
 
 /// Rewrites the softmax rooted at the max reduction `max`, if it is one.
-bool fuseSoftmax(JoinAggOp max);
+/// A second max reduction it erases (the safe softmax's) joins `erased`.
+bool fuseSoftmax(JoinAggOp max, SmallPtrSetImpl<Operation *> &erased);
 
 /// Rewrites the attention whose softmax is `softmax`, if it is one. Where
 /// the softmax reads a product of two tensors (the scores of an attention)

@@ -1,7 +1,10 @@
 //===- Softmax.cpp - softmax from its four join-aggs ----------------------===//
 //
 // m = max_k x; p = exp(x - m); s = sum_k p; y = p / s becomes ein.softmax x
-// dim k. Attention is found around the softmax, so the pass runs this first.
+// dim k; so does PyTorch's safe softmax (aten._safe_softmax, in attention's
+// math form), y = (m == -inf ? 0 : p / s), which ein.softmax is (a row with
+// nothing unmasked gives 0), m read once more or from a max of its own.
+// Attention is found around the softmax, so the pass runs this first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +12,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
 
 namespace mlir::ein::fuse_composites_detail {
 
@@ -45,14 +50,56 @@ Body elementwise(JoinAggOp op, Value full, Value part, int64_t dim) {
   return yieldedValue(op).getDefiningOp<Body>();
 }
 
+/// Whether `div` is the safe softmax's last join: elementwise over `p`
+/// (read whole) and, broadcast along `dim`, `sum` and a row maximum of `x`
+/// (returned in `rowMax`), yielding `m == -inf ? 0 : p / s`.
+bool isSafeDivision(JoinAggOp div, Value x, Value p, Value sum, int64_t dim,
+                    JoinAggOp &rowMax) {
+  if (!isElementwise(div) || div.getInputs().size() != 3 ||
+      div.getInputs()[0] != p || div.getInputs()[1] != sum)
+    return false;
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  if (!isIdentity(div.getIndicesOfInput(0), rank) ||
+      !isIdentityWithout(div.getIndicesOfInput(1), rank, dim) ||
+      !isIdentityWithout(div.getIndicesOfInput(2), rank, dim))
+    return false;
+  rowMax = div.getInputs()[2].getDefiningOp<JoinAggOp>();
+  if (!rowMax || reducedDim(rowMax, AggKind::Max, x) != dim)
+    return false;
+  Block &body = div.getJoin().front();
+  auto select = yieldedValue(div).getDefiningOp<arith::SelectOp>();
+  auto empty =
+      select ? select.getCondition().getDefiningOp<arith::CmpFOp>() : nullptr;
+  auto quotient =
+      select ? select.getFalseValue().getDefiningOp<arith::DivFOp>() : nullptr;
+  std::optional<double> zero =
+      select ? constantOf(select.getTrueValue()) : std::nullopt;
+  std::optional<double> bound =
+      empty ? constantOf(empty.getRhs()) : std::nullopt;
+  return quotient && zero && *zero == 0 && bound &&
+         *bound == -std::numeric_limits<double>::infinity() &&
+         empty.getPredicate() == arith::CmpFPredicate::OEQ &&
+         empty.getLhs() == body.getArgument(2) &&
+         quotient.getLhs() == body.getArgument(0) &&
+         quotient.getRhs() == body.getArgument(1);
+}
+
 } // namespace
 
-bool fuseSoftmax(JoinAggOp max) {
+bool fuseSoftmax(JoinAggOp max, SmallPtrSetImpl<Operation *> &erased) {
   Value x = max.getInputs()[0];
   int64_t dim = reducedDim(max, AggKind::Max, x);
-  if (dim < 0 || !max->hasOneUse())
+  if (dim < 0)
     return false;
-  auto exp = dyn_cast<JoinAggOp>(*max->getUsers().begin());
+  // The max feeds exp(x - m) (and, in the safe form, maybe its division).
+  JoinAggOp exp;
+  for (Operation *user : max->getUsers()) {
+    auto join = dyn_cast<JoinAggOp>(user);
+    if (!join)
+      return false;
+    if (join.getInputs().size() == 2 && join.getInputs()[0] == x && !exp)
+      exp = join;
+  }
   if (!exp)
     return false;
   auto e = elementwise<math::ExpOp>(exp, x, max.getResult(), dim);
@@ -80,9 +127,21 @@ bool fuseSoftmax(JoinAggOp max) {
   auto q =
       elementwise<arith::DivFOp>(div, exp.getResult(), sum.getResult(), dim);
   Block &divBody = div.getJoin().front();
-  if (!q || q.getLhs() != divBody.getArgument(0) ||
-      q.getRhs() != divBody.getArgument(1) || div.getType() != x.getType() ||
-      exp.getType() != x.getType())
+  JoinAggOp rowMax; // the safe form's second read of the maximum
+  bool plain = q && q.getLhs() == divBody.getArgument(0) &&
+               q.getRhs() == divBody.getArgument(1);
+  if (!plain &&
+      !isSafeDivision(div, x, exp.getResult(), sum.getResult(), dim, rowMax))
+    return false;
+  if (div.getType() != x.getType() || exp.getType() != x.getType())
+    return false;
+  // The maximum serves the exp and, in the safe form, the division only; a
+  // maximum of its own the division alone.
+  for (Operation *user : max->getUsers())
+    if (user != exp.getOperation() && (plain || user != div.getOperation()))
+      return false;
+  if (rowMax && rowMax != max &&
+      soleUser(rowMax.getResult()) != div.getOperation())
     return false;
   OpBuilder builder(div);
   auto softmax = SoftmaxOp::create(builder, div.getLoc(), x.getType(), x,
@@ -90,6 +149,10 @@ bool fuseSoftmax(JoinAggOp max) {
                                    IntegerAttr());
   div.getResult().replaceAllUsesWith(softmax.getResult());
   eraseIfDead({div, sum, exp, max});
+  if (rowMax && rowMax != max) {
+    erased.insert(rowMax);
+    eraseIfDead({rowMax});
+  }
   return true;
 }
 
