@@ -51,14 +51,9 @@ build() {
   set -e
   local compile=${EIN_COMPILE:-$root/build/bin/ein-compile}
   local src=$ranks_dir/src
-  # Only a directory this step made before is replaced.
-  if [ -e "$ranks_dir" ] && [ ! -f "$ranks_dir/list.txt" ]; then
-    echo "$ranks_dir exists and is no earlier build's (no list.txt): name another directory" >&2
-    exit 1
-  fi
-  rm -rf "$ranks_dir"
-  mkdir -p "$ranks_dir/bundles" "$src"
-  : > "$ranks_dir/list.txt"
+  # shellcheck source=/dev/null
+  source "$here/bundle_dir.sh"
+  start_bundle_dir "$ranks_dir"
   local skipped=()
   # compile NAME SOURCE KxG [ein-compile flags...]: into bundles/NAME-KxG;
   # a refusal is left out.

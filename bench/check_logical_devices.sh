@@ -65,14 +65,9 @@ build() {
   set -e
   local compile=${EIN_COMPILE:-$root/build/bin/ein-compile}
   local src=$ldev_dir/src
-  # Only a directory this step made before is replaced.
-  if [ -e "$ldev_dir" ] && [ ! -f "$ldev_dir/list.txt" ]; then
-    echo "$ldev_dir exists and is no earlier build's (no list.txt): name another directory" >&2
-    exit 1
-  fi
-  rm -rf "$ldev_dir"
-  mkdir -p "$ldev_dir/bundles" "$src"
-  : > "$ldev_dir/list.txt"
+  # shellcheck source=/dev/null
+  source "$here/bundle_dir.sh"
+  start_bundle_dir "$ldev_dir"
   local skipped=()
   # compile NAME SOURCE N REFERENCE [ein-compile flags...]: into
   # bundles/NAME-N, listed with REFERENCE (check, - for a reference
