@@ -1830,8 +1830,9 @@ private:
           ranks += (ranks.empty() ? "" : ", ") + std::to_string(p);
         char seconds[32];
         std::snprintf(seconds, sizeof seconds, "%g", timeout);
-        std::string who =
-            peers.size() == 1 ? "rank " + ranks : "one of ranks " + ranks;
+        std::string who = peers.empty()       ? std::string("another rank")
+                          : peers.size() == 1 ? "rank " + ranks
+                                              : "one of ranks " + ranks;
         nccl->abort();
         options.ranks->abandon();
         throw RuntimeError(
