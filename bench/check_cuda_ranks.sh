@@ -120,7 +120,7 @@ run() {
     map=$(printf '0%.0s,' $(seq "$g")); map=${map%,}
     total=$((total + 1))
     timeout "${EIN_CHECK_TIMEOUT:-300}" "${mpi[@]}" -n "$k" \
-      "$einrun" "$bundle" --check --debug --seed=7 --device-map="$map" > "$log" 2>&1
+      "$einrun" "$bundle" --check --debug --seed=7 --device-map="$map" > "$log" 2>&1 < /dev/null
     status=$?
     err=$(grep -o 'max_rel_err=[^ ]*' "$log" | tail -1 | cut -d= -f2)
     if [ $status -eq 0 ] && grep -q "^ranks=$k nodes=$k " "$log" && [ -n "$err" ]; then
