@@ -602,6 +602,21 @@ LogicalResult argReduceKernel(ArgReduceOp op, ValueRange args, OpBuilder &b) {
   return success();
 }
 
+/// Index `i` of a dimension of `extent` elements clamped into it, and
+/// whether it lies inside: what a window read at a padded place loads, and
+/// whether it keeps it.
+std::pair<Value, Value> clampIndex(OpBuilder &b, Location loc, Value i,
+                                   int64_t extent) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value end = arith::ConstantIndexOp::create(b, loc, extent - 1);
+  Value inside = arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, i, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, i, end));
+  Value clamped = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, i, zero), end);
+  return {clamped, inside};
+}
+
 /// Pooling windows up to this many elements are unrolled (pooledKernel).
 static constexpr int64_t kUnrolledWindow = 64;
 
@@ -640,16 +655,7 @@ LogicalResult pooledKernel(Operation *op, Value x, Value out,
                   nb, l,
                   arith::MulIOp::create(nb, l, at[d], constant(strides[axis])),
                   constant(k * dilations[axis] - padLow[axis]));
-              Value inside = arith::AndIOp::create(
-                  nb, l,
-                  arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i,
-                                        constant(0)),
-                  arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, i,
-                                        constant(in[d] - 1)));
-              Value clamped = arith::MinSIOp::create(
-                  nb, l, arith::MaxSIOp::create(nb, l, i, constant(0)),
-                  constant(in[d] - 1));
-              return std::make_pair(clamped, inside);
+              return clampIndex(nb, l, i, in[d]);
             };
             Value fill = kind == AggKind::Add
                              ? floatConstant(nb, l, ct, 0.0)
@@ -725,19 +731,11 @@ LogicalResult windowKernel(Operation *op, Value x, Value filter, Value out,
             }
             Value shifted = arith::SubIOp::create(
                 nb, l, i, arith::ConstantIndexOp::create(nb, l, low));
-            Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-            Value end = arith::ConstantIndexOp::create(nb, l, in[d] - 1);
-            Value here = arith::AndIOp::create(
-                nb, l,
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, shifted,
-                                      zero),
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, shifted,
-                                      end));
+            auto [clamped, here] = clampIndex(nb, l, shifted, in[d]);
             inside =
                 inside ? arith::AndIOp::create(nb, l, inside, here).getResult()
                        : here;
-            at.push_back(arith::MinSIOp::create(
-                nb, l, arith::MaxSIOp::create(nb, l, shifted, zero), end));
+            at.push_back(clamped);
           }
           Value v = memref::LoadOp::create(nb, l, x, at);
           Value fill = filter || kind == AggKind::Add
