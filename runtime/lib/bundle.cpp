@@ -22,6 +22,14 @@ int64_t Buffer::bytes() const {
   return type.numElements() * dtypeBytes(type.dtype);
 }
 
+size_t Manifest::messageBytes(const Step &transfer) const {
+  size_t total = 0;
+  for (const Step::Copy &c : transfer.copies)
+    total += size_t(product(c.src.extent)) *
+             dtypeBytes(buffers[c.src.buffer].type.dtype);
+  return total;
+}
+
 namespace {
 
 constexpr const char *kFormatName = "ein-bundle";

@@ -398,21 +398,18 @@ private:
   bool mine(const Step &step) const {
     if (step.kind != StepKind::Transfer)
       return local(step.device);
-    const Step::Copy &c = step.copies.front();
-    return local(m.buffers[c.src.buffer].device) ||
-           local(m.buffers[c.dst.buffer].device);
+    auto [from, to] = m.transferEnds(step);
+    return local(from) || local(to);
   }
 
   /// A transfer between nodes: the sending rank packs its regions into one
   /// message, the receiving rank unpacks it into the destinations.
   void transferBetweenNodes(const Step &step, size_t index) {
-    const Step::Copy &first = step.copies.front();
-    int from = m.nodeOf(m.buffers[first.src.buffer].device),
-        to = m.nodeOf(m.buffers[first.dst.buffer].device);
-    int width = dtypeBytes(m.buffers[first.src.buffer].type.dtype);
-    size_t total = 0;
-    for (const Step::Copy &c : step.copies)
-      total += static_cast<size_t>(product(c.src.extent)) * width;
+    auto [fromDevice, toDevice] = m.transferEnds(step);
+    int from = m.nodeOf(fromDevice), to = m.nodeOf(toDevice);
+    int width =
+        dtypeBytes(m.buffers[step.copies.front().src.buffer].type.dtype);
+    size_t total = m.messageBytes(step);
     message.resize(total);
     std::string what = "transfer step " + std::to_string(index) +
                        (step.label.empty() ? "" : " '" + step.label + "'") +
@@ -460,9 +457,7 @@ private:
         gemm(step);
       return;
     case StepKind::Transfer:
-      if (node >= 0 &&
-          m.nodeOf(m.buffers[step.copies.front().src.buffer].device) !=
-              m.nodeOf(m.buffers[step.copies.front().dst.buffer].device)) {
+      if (node >= 0 && m.crossesNodes(step)) {
         transferBetweenNodes(step, index);
         return;
       }

@@ -143,6 +143,31 @@ GpuTransport chooseGpuTransport(const std::string &asked,
   return {Kind::Mpi, "EIN_TRANSPORT=auto, " + shared};
 }
 
+bool pollUntil(double seconds, const std::function<bool()> &ready) {
+  auto start = std::chrono::steady_clock::now();
+  long pause = 1000; // nanoseconds
+  for (int polls = 0;; ++polls) {
+    if (ready())
+      return true;
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (waited > seconds)
+      return false;
+    if (polls < 1000)
+      continue;
+    timespec ts{0, pause};
+    nanosleep(&ts, nullptr);
+    pause = std::min(pause * 2, 1000000L);
+  }
+}
+
+std::string secondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
 std::string Communicator::prefix() const {
   return "rank " + std::to_string(rank()) + " of " + std::to_string(size()) +
          ": ";
@@ -385,39 +410,24 @@ private:
     } while (done < bytes);
   }
 
-  /// Polls `request` until it completes or the deadline passes: spinning
-  /// at first, then sleeping up to a millisecond between tests.
+  /// Polls `request` until it completes or the rank timeout passes.
   void wait(void *&request, int peer, const std::string &what, bool sending) {
     MpiLibrary &m = mpi();
-    auto start = std::chrono::steady_clock::now();
-    long pause = 1000; // nanoseconds
-    for (int polls = 0;; ++polls) {
+    bool completed = pollUntil(timeout, [&] {
       int done = 0;
       if (m.test(&request, &done, nullptr) != 0)
         throw RuntimeError(prefix() + "MPI_Test failed waiting for rank " +
                            std::to_string(peer) + " (" + what + ")");
-      if (done)
-        return;
-      double waited = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
-      if (waited > timeout) {
-        m.broken = true;
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%g", timeout);
-        throw RuntimeError(prefix() + "waited " + seconds + " s to " +
-                           (sending ? "send to" : "receive from") + " rank " +
-                           std::to_string(peer) + " (" + what + "): rank " +
-                           std::to_string(peer) +
-                           " has died or hangs (EIN_RANK_TIMEOUT sets the "
-                           "wait)");
-      }
-      if (polls < 1000)
-        continue;
-      timespec ts{0, pause};
-      nanosleep(&ts, nullptr);
-      pause = std::min(pause * 2, 1000000L);
-    }
+      return done != 0;
+    });
+    if (completed)
+      return;
+    m.broken = true;
+    throw RuntimeError(prefix() + "waited " + secondsText(timeout) + " s to " +
+                       (sending ? "send to" : "receive from") + " rank " +
+                       std::to_string(peer) + " (" + what + "): rank " +
+                       std::to_string(peer) +
+                       " has died or hangs (EIN_RANK_TIMEOUT sets the wait)");
   }
 };
 

@@ -15,6 +15,7 @@
 #define EIN_LIB_RANKS_H
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,14 @@ const char *launchName(Launch::Kind kind);
 /// EIN_RANK_TIMEOUT, in seconds (60 when unset); throws RuntimeError when
 /// it is not a positive number.
 double rankTimeoutSeconds();
+
+/// Calls `ready` until it returns true (then returns true) or `seconds`
+/// have passed (then false): spinning at first, then sleeping up to a
+/// millisecond between calls. Every bounded wait of the ranks' (MPI's
+/// requests, the CUDA backend's NCCL streams) polls through it.
+bool pollUntil(double seconds, const std::function<bool()> &ready);
+/// `seconds` as messages print it ("60", "2.5").
+std::string secondsText(double seconds);
 
 /// Byte messages between the ranks of one run. Messages between two ranks
 /// arrive in the order they were sent. Every call waits at most the rank

@@ -275,7 +275,8 @@ void joinRanks(ein_bundle *b) {
         std::to_string(m.nodes) +
         " processes, or run it without a launcher to run " +
         "every node in one process)");
-  if (m.backend == ein::Backend::Cuda) {
+  bool cuda = m.backend == ein::Backend::Cuda;
+  if (cuda) {
     // The transport is chosen with the ranks' GPUs known (cuda_backend.cpp);
     // its variable is read here, so a bad value stops every rank at once.
     try {
@@ -283,19 +284,16 @@ void joinRanks(ein_bundle *b) {
     } catch (const ein::RuntimeError &e) {
       throw ein::RuntimeError(where + e.what());
     }
-    if (launch.kind == ein::Launch::Kind::Torchrun)
-      throw ein::RuntimeError(
-          where +
-          "the ranks of a CUDA bundle meet through MPI (which shares "
-          "NCCL's id and carries the MPI transport): launch with mpirun -n " +
-          std::to_string(m.nodes) + " instead of torchrun-style variables");
   }
   if (launch.kind == ein::Launch::Kind::Torchrun)
     throw ein::RuntimeError(
         where +
-        "the ranks of a CPU bundle talk through MPI, which starts "
-        "them: launch with mpirun -n " +
-        std::to_string(m.nodes) + " instead of torchrun-style variables");
+        (cuda ? "the ranks of a CUDA bundle meet through MPI (which shares "
+                "NCCL's id and carries the MPI transport)"
+              : "the ranks of a CPU bundle talk through MPI, which starts "
+                "them") +
+        ": launch with mpirun -n " + std::to_string(m.nodes) +
+        " instead of torchrun-style variables");
   try {
     b->ranks = ein::openMpiCommunicator(launch);
   } catch (const ein::RuntimeError &e) {

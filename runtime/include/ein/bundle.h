@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ein {
@@ -184,6 +185,22 @@ struct Manifest {
   int nodes = 1;
   int devicesPerNode() const { return devices / nodes; }
   int nodeOf(int device) const { return device / devicesPerNode(); }
+  /// A transfer step's sending and receiving devices (its copies', which
+  /// share them).
+  std::pair<int, int> transferEnds(const Step &transfer) const {
+    const Step::Copy &c = transfer.copies.front();
+    return {buffers[c.src.buffer].device, buffers[c.dst.buffer].device};
+  }
+  /// Whether `step` is a transfer from one node to another.
+  bool crossesNodes(const Step &step) const {
+    if (step.kind != StepKind::Transfer || step.copies.empty())
+      return false;
+    auto [from, to] = transferEnds(step);
+    return nodeOf(from) != nodeOf(to);
+  }
+  /// The bytes of a transfer's message between nodes: each copy's extent,
+  /// dense, one after another (docs/distributed.md).
+  size_t messageBytes(const Step &transfer) const;
   /// A dataflow bundle (a chunked plan; the compiler's `ein.dataflow`):
   /// each GPU's steps may spread over several streams, so a step waits for
   /// its dependencies only. The CUDA backend honours it (EIN_CUDA_STREAMS

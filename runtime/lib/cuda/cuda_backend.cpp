@@ -56,11 +56,9 @@
 #include "ein/signature.h"
 
 #include <cuda_runtime_api.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -510,8 +508,7 @@ private:
     for (Step &s : local.steps) {
       if (s.kind != StepKind::Transfer || s.copies.empty())
         continue;
-      int from = local.buffers[s.copies.front().src.buffer].device,
-          to = local.buffers[s.copies.front().dst.buffer].device;
+      auto [from, to] = local.transferEnds(s);
       if (local.nodeOf(from) == node)
         s.device = from;
       else if (local.nodeOf(to) == node)
@@ -526,10 +523,7 @@ private:
   bool localLane(int lane) const { return local(lane % m.devices); }
   /// Whether `s` is a transfer between this rank's node and another.
   bool betweenNodes(const Step &s) const {
-    if (node < 0 || s.kind != StepKind::Transfer || s.copies.empty())
-      return false;
-    return m.nodeOf(m.buffers[s.copies.front().src.buffer].device) !=
-           m.nodeOf(m.buffers[s.copies.front().dst.buffer].device);
+    return node >= 0 && m.crossesNodes(s);
   }
   /// EIN_CUDA_COPY: "auto" (the copy kernel below the chip table's
   /// copyKernelBelowBytes,
@@ -787,24 +781,15 @@ private:
         continue;
       check(cudaSetDevice(gpu(s.device)), "cudaSetDevice");
       void *buffer = nullptr;
-      size_t bytes = std::max<size_t>(messageBytes(s), 1);
+      size_t bytes = std::max<size_t>(m.messageBytes(s), 1);
       check(transport == Transport::Nccl
                 ? cudaMalloc(&buffer, bytes)
                 : cudaHostAlloc(&buffer, bytes,
                                 cudaHostAllocMapped | cudaHostAllocPortable),
             "allocating the staging buffer of transfer step " +
-                std::to_string(i) + " (" + mib(messageBytes(s)) + ")");
+                std::to_string(i) + " (" + mib(m.messageBytes(s)) + ")");
       staging[i] = static_cast<unsigned char *>(buffer);
     }
-  }
-
-  /// The bytes of a transfer's message: each copy's extent, dense.
-  size_t messageBytes(const Step &s) const {
-    size_t total = 0;
-    for (const Step::Copy &c : s.copies)
-      total += size_t(product(c.src.extent)) *
-               dtypeBytes(m.buffers[c.src.buffer].type.dtype);
-    return total;
   }
 
   cudaLibrary_t loadLibrary(const void *image, const std::string &what) {
@@ -1603,17 +1588,14 @@ private:
   /// step's place in the schedule.
   void transferBetweenNodes(size_t index, const Step &s, cudaStream_t stream,
                             const std::string &where) {
-    const Step::Copy &first = s.copies.front();
-    int from = m.nodeOf(m.buffers[first.src.buffer].device),
-        to = m.nodeOf(m.buffers[first.dst.buffer].device);
+    auto [fromDevice, toDevice] = m.transferEnds(s);
+    int from = m.nodeOf(fromDevice), to = m.nodeOf(toDevice);
     bool sending = from == node;
     unsigned char *message = staging.at(index);
-    size_t total = messageBytes(s);
+    size_t total = m.messageBytes(s);
     std::string what = "transfer step " + std::to_string(index) +
                        (s.label.empty() ? "" : " '" + s.label + "'") + ", " +
                        std::to_string(total) + " bytes";
-    int fromDevice = m.buffers[first.src.buffer].device,
-        toDevice = m.buffers[first.dst.buffer].device;
     if (!sending && transport == Transport::Nccl)
       nccl->receive(fromDevice, toDevice, message, total, stream);
     else if (!sending)
@@ -1804,52 +1786,42 @@ private:
   /// naming the ranks this one exchanges with.
   void waitForStreams(const std::string &what) {
     double timeout = rankTimeoutSeconds();
-    auto start = std::chrono::steady_clock::now();
-    long pause = 1000; // nanoseconds
-    for (int polls = 0;; ++polls) {
-      bool pending = false;
-      for (int lane = 0; lane < lanes() && !pending; ++lane) {
+    std::string failed; // NCCL's asynchronous error, once there is one
+    bool idle = false;
+    pollUntil(timeout, [&] {
+      idle = true;
+      for (int lane = 0; lane < lanes() && idle; ++lane) {
         if (!localLane(lane))
           continue;
         check(cudaSetDevice(gpu(lane % m.devices)), "cudaSetDevice");
         cudaError_t status = cudaStreamQuery(laneStream(lane));
         if (status == cudaErrorNotReady)
-          pending = true;
+          idle = false;
         else
           check(status, what);
       }
-      if (!pending)
-        return;
-      std::string failed = nccl->asyncError();
-      double waited = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
-      if (!failed.empty() || waited > timeout) {
-        std::string ranks;
-        for (int p : peers)
-          ranks += (ranks.empty() ? "" : ", ") + std::to_string(p);
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%g", timeout);
-        std::string who = peers.empty()       ? std::string("another rank")
-                          : peers.size() == 1 ? "rank " + ranks
-                                              : "one of ranks " + ranks;
-        nccl->abort();
-        options.ranks->abandon();
-        throw RuntimeError(
-            options.ranks->prefix() + what + ": " +
-            (failed.empty() ? "waited " + std::string(seconds) +
-                                  " s for the step's NCCL transfers: " + who +
-                                  " has died or hangs (EIN_RANK_TIMEOUT "
-                                  "sets the wait)"
-                            : "NCCL failed (" + failed + "); " + who +
-                                  " has likely died"));
-      }
-      if (polls < 1000)
-        continue;
-      timespec ts{0, pause};
-      nanosleep(&ts, nullptr);
-      pause = std::min(pause * 2, 1000000L);
-    }
+      if (!idle)
+        failed = nccl->asyncError();
+      return idle || !failed.empty();
+    });
+    if (idle)
+      return;
+    std::string ranks;
+    for (int p : peers)
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(p);
+    std::string who = peers.empty()       ? std::string("another rank")
+                      : peers.size() == 1 ? "rank " + ranks
+                                          : "one of ranks " + ranks;
+    nccl->abort();
+    options.ranks->abandon();
+    throw RuntimeError(
+        options.ranks->prefix() + what + ": " +
+        (failed.empty()
+             ? "waited " + secondsText(timeout) +
+                   " s for the step's NCCL transfers: " + who +
+                   " has died or hangs (EIN_RANK_TIMEOUT sets the "
+                   "wait)"
+             : "NCCL failed (" + failed + "); " + who + " has likely died"));
   }
 
   /// Under a launcher, how transfers between nodes move: every rank's GPUs
@@ -1863,16 +1835,18 @@ private:
     Communicator &ranks = *options.ranks;
     for (const Step &s : m.steps)
       if (local(s.device) && betweenNodes(s)) {
-        const Step::Copy &c = s.copies.front();
-        int other = m.nodeOf(m.buffers[c.src.buffer].device);
-        peers.insert(other != node ? other
-                                   : m.nodeOf(m.buffers[c.dst.buffer].device));
+        auto [from, to] = m.transferEnds(s);
+        peers.insert(m.nodeOf(from) != node ? m.nodeOf(from) : m.nodeOf(to));
       }
+    // This node's devices, their GPUs, and those GPUs' identities.
+    std::vector<int> devices, ordinals;
     std::string mine;
     for (int d = firstLocal; d < firstLocal + m.devicesPerNode(); ++d) {
       cudaDeviceProp props;
       check(cudaGetDeviceProperties(&props, gpu(d)), "cudaGetDeviceProperties");
       mine.append(props.uuid.bytes, sizeof props.uuid.bytes);
+      devices.push_back(d);
+      ordinals.push_back(gpu(d));
     }
     std::vector<std::string> all = ranks.gather(mine, "the ranks' GPUs");
     // Rank 0's verdict: "mpi:" or "nccl:" and why (NCCL's id after a
@@ -1917,11 +1891,6 @@ private:
     std::memcpy(id.internal, verdict.data() + newline + 1, sizeof id.internal);
     transport = Transport::Nccl;
     transportWhy = verdict.substr(5, newline - 5);
-    std::vector<int> devices, ordinals;
-    for (int d = firstLocal; d < firstLocal + m.devicesPerNode(); ++d) {
-      devices.push_back(d);
-      ordinals.push_back(gpu(d));
-    }
     try {
       nccl =
           std::make_unique<cuda::NcclGroup>(id, m.devices, devices, ordinals);
