@@ -111,46 +111,51 @@ run() {
   unset EIN_DEVICE_MAP
   export EIN_TRANSPORT=mpi OMPI_MCA_btl_vader_single_copy_mechanism=none
   # mpirun passes the environment on (-x for the ones it would not).
-  local mpi=("$mpirun" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH
-             -x EIN_TRANSPORT -x NCCL_NVLS_ENABLE)
+  local mpi_base=("$mpirun" --allow-run-as-root --oversubscribe
+                  -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
+  local mpi=("${mpi_base[@]}" -x EIN_TRANSPORT)
+  # row NAME RANKS DEVICES_PER_RANK VERDICT [MAX_REL_ERR]: one row of the
+  # table, counted (right where VERDICT is ok) and printed as it comes.
+  row() {
+    total=$((total + 1))
+    if [ "$4" = ok ]; then right=$((right + 1)); fi
+    rows+=("$1 $2 $3 $4 ${5:--}")
+    echo "${rows[-1]}"
+  }
   local fault_bundle=
   while read -r name k g; do
     echo "$name" | grep -Eq -- "$pattern" || continue
     local map verdict err log=$logs/$name.log bundle=$ranks_dir/bundles/$name status
     map=$(printf '0%.0s,' $(seq "$g")); map=${map%,}
-    total=$((total + 1))
     timeout "${EIN_CHECK_TIMEOUT:-300}" "${mpi[@]}" -n "$k" \
       "$einrun" "$bundle" --check --debug --seed=7 --device-map="$map" > "$log" 2>&1 < /dev/null
     status=$?
     err=$(grep -o 'max_rel_err=[^ ]*' "$log" | tail -1 | cut -d= -f2)
     if [ $status -eq 0 ] && grep -q "^ranks=$k nodes=$k " "$log" && [ -n "$err" ]; then
-      verdict=ok; right=$((right + 1))
+      verdict=ok
       case $name in llama-split-2x1) fault_bundle=$bundle ;; esac
     elif [ $status -eq 124 ]; then
       verdict=TIMEOUT
     else
       verdict=FAIL
     fi
-    rows+=("$name $k $g $verdict ${err:--}")
-    echo "${rows[-1]}"
+    row "$name" "$k" "$g" "$verdict" "$err"
   done < "$ranks_dir/list.txt"
 
   # A rank that hangs: rank 1 stopped mid-run is named by rank 0 within
   # EIN_RANK_TIMEOUT, and the run ends non-zero (bounded by timeout 120).
   if echo fault | grep -Eq -- "$pattern"; then
     [ -n "$fault_bundle" ] || fault_bundle=$ranks_dir/bundles/llama-split-2x1
-    total=$((total + 1))
     local log=$logs/fault-stopped-rank.log
     timeout 120 env EIN_RANK_TIMEOUT=5 "${mpi[@]}" -x EIN_RANK_TIMEOUT -n 2 sh -c \
       'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 3; kill -STOP $$) & fi; exec "$0" "$@"' \
       "$einrun" "$fault_bundle" --bench --iters=1000000 --device-map=0 > "$log" 2>&1
     local status=$?
     if [ $status -ne 0 ] && [ $status -ne 124 ] && grep -q 'rank 1 has died or hangs' "$log"; then
-      right=$((right + 1)); rows+=("fault-stopped-rank 2 1 ok -")
+      row fault-stopped-rank 2 1 ok
     else
-      rows+=("fault-stopped-rank 2 1 FAIL(status-$status) -")
+      row fault-stopped-rank 2 1 "FAIL(status-$status)"
     fi
-    echo "${rows[-1]}"
   fi
 
   # The transport's choice with every rank on GPU 0: auto takes MPI and
@@ -159,37 +164,30 @@ run() {
   # communicator sending to itself, eagerly and inside a CUDA graph.
   if echo transport | grep -Eq -- "$pattern"; then
     local bundle=$ranks_dir/bundles/llama-split-2x1 log=$logs/transport-auto.log status
-    total=$((total + 1))
-    timeout 120 env -u EIN_TRANSPORT "$mpirun" --allow-run-as-root --oversubscribe \
-      -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -n 2 \
+    timeout 120 env -u EIN_TRANSPORT "${mpi_base[@]}" -n 2 \
       "$einrun" "$bundle" --bench --warmup=1 --iters=3 --device-map=0 > "$log" 2>&1
     status=$?
     if [ $status -eq 0 ] && grep -q 'through MPI (.*EIN_TRANSPORT=auto, devices 0 (rank 0) and 1 (rank 1) are on one GPU)' "$log"; then
-      right=$((right + 1)); rows+=("transport-auto-mpi 2 1 ok -")
+      row transport-auto-mpi 2 1 ok
     else
-      rows+=("transport-auto-mpi 2 1 FAIL(status-$status) -")
+      row transport-auto-mpi 2 1 "FAIL(status-$status)"
     fi
-    echo "${rows[-1]}"
     log=$logs/transport-nccl-refused.log
-    total=$((total + 1))
     timeout 120 env EIN_TRANSPORT=nccl "${mpi[@]}" -n 2 \
       "$einrun" "$bundle" --check --seed=7 --device-map=0 > "$log" 2>&1
     status=$?
     if [ $status -ne 0 ] && [ $status -ne 124 ] && grep -q 'EIN_TRANSPORT=nccl: devices 0 (rank 0) and 1 (rank 1) are on one GPU, and NCCL refuses' "$log"; then
-      right=$((right + 1)); rows+=("transport-nccl-refused 2 1 ok -")
+      row transport-nccl-refused 2 1 ok
     else
-      rows+=("transport-nccl-refused 2 1 FAIL(status-$status) -")
+      row transport-nccl-refused 2 1 "FAIL(status-$status)"
     fi
-    echo "${rows[-1]}"
     log=$logs/nccl-one-rank.log
-    total=$((total + 1))
     if timeout 120 "$build_dir/bin/ein-runtime-tests" --gtest_filter='Nccl*' > "$log" 2>&1 &&
         grep -q '^\[  PASSED  \]' "$log" && ! grep -q SKIPPED "$log"; then
-      right=$((right + 1)); rows+=("nccl-one-rank-communicator 1 1 ok -")
+      row nccl-one-rank-communicator 1 1 ok
     else
-      rows+=("nccl-one-rank-communicator 1 1 FAIL -")
+      row nccl-one-rank-communicator 1 1 FAIL
     fi
-    echo "${rows[-1]}"
   fi
 
   {
