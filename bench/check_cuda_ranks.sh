@@ -61,14 +61,9 @@ build() {
     local name=$1 source=$2 topo=$3
     shift 3
     local k=${topo%x*} g=${topo#*x}
-    local out=$ranks_dir/bundles/$name-$topo
-    if "$compile" "$source" -o "$out" --target=cuda --topology="nodes=$k,gpus=$g" "$@" \
-        > "$src/$name-$topo.log" 2>&1; then
-      echo "$name-$topo $k $g" >> "$ranks_dir/list.txt"
+    if compile_bundle "$ranks_dir" "$name-$topo" "$name-$topo $k $g" "$source" \
+        --target=cuda --topology="nodes=$k,gpus=$g" "$@"; then
       echo "compiled $name-$topo: $(grep -m1 '^nodes:' "$src/$name-$topo.log" | sed 's/.*; //')"
-    else
-      skipped+=("$name-$topo: $(grep -m1 -i 'error' "$src/$name-$topo.log" | cut -c1-160 || true)")
-      echo "skipped $name-$topo"
     fi
   }
   python3 "$root/examples/gen_llama_block.py" --hidden 64 --heads 4 --kv-heads 2 \
@@ -87,8 +82,7 @@ build() {
     compile llama-2x2 "$src/llama.mlir" "$topo" --stages=2x2
   done
   set +e
-  for s in "${skipped[@]}"; do echo "left out: $s"; done
-  rm -rf "$src"
+  end_bundle_dir "$ranks_dir"
   echo "$(wc -l < "$ranks_dir/list.txt") bundles; $(du -sh "$ranks_dir" | cut -f1) in $ranks_dir"
 }
 

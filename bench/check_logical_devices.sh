@@ -75,14 +75,9 @@ build() {
   compile() {
     local name=$1 source=$2 n=$3 reference=$4
     shift 4
-    local out=$ldev_dir/bundles/$name-$n
-    if "$compile" "$source" -o "$out" --devices="$n" --target=cuda "$@" \
-        > "$src/$name-$n.log" 2>&1; then
-      echo "$name-$n $n $reference" >> "$ldev_dir/list.txt"
+    if compile_bundle "$ldev_dir" "$name-$n" "$name-$n $n $reference" "$source" \
+        --devices="$n" --target=cuda "$@"; then
       echo "compiled $name-$n"
-    else
-      skipped+=("$name-$n: $(grep -m1 -i 'error' "$src/$name-$n.log" | cut -c1-160 || true)")
-      echo "skipped $name-$n"
     fi
   }
   block() { python3 "$root/examples/gen_llama_block.py" "$@"; }
@@ -176,8 +171,7 @@ PY
     "$torch_python" "$here/check_logical_devices.py" build "$ldev_dir/python"
   local python_status=$?
   set -e
-  for s in "${skipped[@]}"; do echo "left out: $s"; done
-  rm -rf "$src"
+  end_bundle_dir "$ldev_dir"
   echo "$(grep -vc ' -$' "$ldev_dir/list.txt") bundles to check, $(ls -d "$ldev_dir"/python/*/bundle-* 2>/dev/null | wc -l) Python bundles; $(du -sh "$ldev_dir" | cut -f1) in $ldev_dir"
   return $python_status
 }
