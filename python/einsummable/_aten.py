@@ -2047,6 +2047,12 @@ def _sdpa(t, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     return _attention(t, q, k, v, is_causal, scale, enable_gqa, attn_mask)
 
 
+# The tracer's own op for F.scaled_dot_product_attention, kept whole
+# (_trace._attention_op): (q, k, v, attn_mask, dropout_p, is_causal, scale,
+# enable_gqa).
+HANDLERS["einsummable::attention"] = _sdpa
+
+
 def _sdpa_variant(t, node, q, k, v, *args, **kwargs):
     """_scaled_dot_product_{flash,efficient,cudnn,...}_attention: the output
     first, then statistics nobody reads in inference."""

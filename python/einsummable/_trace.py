@@ -123,6 +123,53 @@ def locate(node):
 _INNERMOST_FIRST = torch.__version__.startswith("1.")
 
 
+def _attention_op():
+    """`einsummable::attention`, PyTorch's scaled_dot_product_attention
+    as an op of our own (PyTorch 2.4 and later: torch.library.custom_op),
+    else None. Traced, `F.scaled_dot_product_attention` is built-in and
+    composite: make_fx breaks it into whichever backend PyTorch picks for
+    the tensors at hand, and where that is the math form (BERT's, with a
+    mask) the graph holds q and k widened to f32, each scaled by the
+    square root of the scale, an f32 batched matmul and a safe softmax,
+    which ein cannot fuse back into one attention. Recorded as this op,
+    the call stays whole and reaches the front end as the model wrote
+    it."""
+    library = getattr(torch, "library", None)
+    if library is None or not hasattr(library, "custom_op"):
+        return None
+    if hasattr(torch.ops, "einsummable") and \
+            hasattr(torch.ops.einsummable, "attention"):
+        return torch.ops.einsummable.attention.default
+    from typing import Optional
+
+    @library.custom_op("einsummable::attention", mutates_args=())
+    def attention(query: torch.Tensor, key: torch.Tensor,
+                  value: torch.Tensor, attn_mask: Optional[torch.Tensor],
+                  dropout_p: float, is_causal: bool, scale: Optional[float],
+                  enable_gqa: bool) -> torch.Tensor:
+        # Not through _NoFastPath again (it would call this op).
+        extra = {"enable_gqa": True} if enable_gqa else {}
+        with torch._C.DisableTorchFunction():
+            return torch.nn.functional.scaled_dot_product_attention(
+                query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+                is_causal=is_causal, scale=scale, **extra)
+
+    @attention.register_fake
+    def _(query, key, value, attn_mask, dropout_p, is_causal, scale,
+          enable_gqa):
+        return query.new_empty(query.shape[:-1] + value.shape[-1:])
+    return torch.ops.einsummable.attention.default
+
+
+_SDPA = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+
+
+def _sdpa_arguments(query, key, value, attn_mask=None, dropout_p=0.0,
+                    is_causal=False, scale=None, enable_gqa=False):
+    return (query, key, value, attn_mask, float(dropout_p), bool(is_causal),
+            None if scale is None else float(scale), bool(enable_gqa))
+
+
 class _NoFastPath(TorchFunctionMode):
     """A mode that passes every call through unchanged. While one is
     active, `torch.overrides.has_torch_function` is true of every tensor,
@@ -132,9 +179,17 @@ class _NoFastPath(TorchFunctionMode):
     (`aten._native_multi_head_attention`,
     `aten._transformer_encoder_layer_fwd`, nested tensors): traced in it,
     they record their ordinary ops (linear, bmm, softmax, layer_norm),
-    which the front end translates. Nothing else PyTorch traces changes."""
+    which the front end translates. `F.scaled_dot_product_attention` is
+    recorded whole, as `einsummable::attention` (where PyTorch has custom
+    ops). Nothing else PyTorch traces changes."""
+
+    def __init__(self):
+        super().__init__()
+        self.attention = _attention_op() if _SDPA is not None else None
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is _SDPA and self.attention is not None:
+            return self.attention(*_sdpa_arguments(*args, **(kwargs or {})))
         return func(*args, **(kwargs or {}))
 
 
