@@ -457,6 +457,69 @@ func.func @attention_zero_mask(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>,
 
 // -----
 
+// A boolean mask true everywhere (transformers' SDPA mask of an encoder
+// without padding, folded to a constant): the select keeps every score,
+// and the attention fuses unmasked. A constant condition that picks the
+// mask value hides every key and is left as it is.
+// CHECK-LABEL: func.func @attention_true_mask
+// CHECK: ein.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.250000e-01 : f64} : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16> -> tensor<1x2x8x4xbf16>
+// CHECK-NOT: ein.softmax
+func.func @attention_true_mask(%q: tensor<1x2x8x4xbf16>, %k: tensor<1x2x8x4xbf16>, %v: tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) out[d0, d1, d2, d3] : tensor<1x2x8x8xbf16> {
+  ^bb0(%a: bf16, %b: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %w = arith.extf %m : bf16 to f32
+    ein.yield %w : f32
+  }
+  %t = ein.join_agg none ins(%s[d0, d1, d2, d3] : tensor<1x2x8x8xbf16>) out[d0, d1, d2, d3] : tensor<1x2x8x8xbf16> {
+  ^bb0(%a: bf16):
+    %x = arith.extf %a : bf16 to f32
+    %c = arith.constant 1.250000e-01 : f32
+    %h = arith.mulf %x, %c : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %true = arith.constant true
+    %r = arith.select %true, %h, %ninf : f32
+    %rt = arith.truncf %r : f32 to bf16
+    %re = arith.extf %rt : bf16 to f32
+    ein.yield %re : f32
+  }
+  %p = ein.softmax %t dim 3 : tensor<1x2x8x8xbf16>
+  %o = ein.join_agg add ins(%p[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<1x2x8x8xbf16>, tensor<1x2x8x4xbf16>) out[d0, d1, d2, d3] : tensor<1x2x8x4xbf16> {
+  ^bb0(%a: bf16, %b: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %w = arith.extf %m : bf16 to f32
+    ein.yield %w : f32
+  }
+  return %o : tensor<1x2x8x4xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_false_mask
+// CHECK-NOT: ein.attention
+// CHECK: ein.softmax
+func.func @attention_false_mask(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %s = ein.join_agg add ins(%q[d0, d1, d2, d4], %k[d0, d1, d3, d4] : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %t = ein.join_agg none ins(%s[d0, d1, d2, d3] : tensor<1x2x8x8xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x8xf32> {
+  ^bb0(%a: f32):
+    %ninf = arith.constant 0xFF800000 : f32
+    %false = arith.constant false
+    %r = arith.select %false, %a, %ninf : f32
+    ein.yield %r : f32
+  }
+  %p = ein.softmax %t dim 3 : tensor<1x2x8x8xf32>
+  %o = ein.join_agg add ins(%p[d0, d1, d2, d4], %v[d0, d1, d4, d3] : tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) out[d0, d1, d2, d3] : tensor<1x2x8x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
 // Near misses, each left as it is: a mask hiding the diagonal too (t >= s
 // masked), a mask value exp does not send to 0, the scores also returned,
 // and weighted values times 2.

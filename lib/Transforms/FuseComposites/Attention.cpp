@@ -12,6 +12,7 @@
 #include "FuseComposites.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::ein::fuse_composites_detail {
 
@@ -122,16 +123,25 @@ bool isMaskValue(Value v, double scale) {
   return c && scale > 0 && *c * scale <= kMaskBound;
 }
 
-/// `v` without an addition of zero (PyTorch's attention adds the mask it
-/// is given, transformers' all-zero one too): `x + 0` is x.
-Value withoutAddedZero(Value v) {
-  auto add = stripFloatCasts(v).getDefiningOp<arith::AddFOp>();
-  if (!add)
+/// `v` without a mask that hides nothing (PyTorch's attention applies the
+/// mask it is given, transformers' mask of an encoder without padding
+/// too): `x + 0` is x, and so is a select on a constant condition that
+/// picks x (a boolean mask true everywhere).
+Value withoutMaskHidingNothing(Value v) {
+  Value stripped = stripFloatCasts(v);
+  if (auto add = stripped.getDefiningOp<arith::AddFOp>()) {
+    for (auto [term, other] : {std::pair{add.getLhs(), add.getRhs()},
+                               std::pair{add.getRhs(), add.getLhs()}})
+      if (std::optional<double> c = constantOf(other); c && *c == 0)
+        return term;
     return v;
-  for (auto [term, other] : {std::pair{add.getLhs(), add.getRhs()},
-                             std::pair{add.getRhs(), add.getLhs()}})
-    if (std::optional<double> c = constantOf(other); c && *c == 0)
-      return term;
+  }
+  if (auto select = stripped.getDefiningOp<arith::SelectOp>()) {
+    if (matchPattern(select.getCondition(), m_One()))
+      return select.getTrueValue();
+    if (matchPattern(select.getCondition(), m_Zero()))
+      return select.getFalseValue();
+  }
   return v;
 }
 
@@ -148,7 +158,7 @@ std::optional<ScoreEpilogue> scoreEpilogue(JoinAggOp op) {
     epilogue.unitLead = true;
   }
   Value arg = op.getJoin().front().getArgument(0);
-  Product outer = productOf(withoutAddedZero(yieldedValue(op)));
+  Product outer = productOf(withoutMaskHidingNothing(yieldedValue(op)));
   if (outer.hasFactors({{arg, 1}})) {
     epilogue.scale = outer.coefficient;
     return epilogue;
