@@ -53,6 +53,7 @@ _DECOMPOSE = [
     "_native_batch_norm_legit", "square", "frac", "logit", "sgn",
     "nan_to_num", "xlogy", "celu", "selu", "relu6", "threshold",
     "log_sigmoid_forward", "_unsafe_index", "diag_embed", "trace",
+    "mse_loss",
 ]
 
 

@@ -60,6 +60,39 @@ def EinMarkWeights : Pass<"ein-mark-weights", "::mlir::ModuleOp"> {
   ];
 }
 
+def EinAutodiff : Pass<"ein-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Append the gradients of a scalar loss as join-aggs";
+  let description = [{
+    For every function with a body whose first result is a scalar float
+    loss (rank 0, or every extent 1), appends the gradient of the loss
+    with respect to each argument marked `{ein.weight}` or `{ein.grad}` as
+    a new result, in argument order, typed as the argument. Runs on the
+    logical level, after `ein-import` and before the composites are fused:
+    the gradients are join-aggs (and reshapes, slices, concats) that the
+    planner cuts like any other op.
+
+    The adjoint of a join-agg with a sum aggregation (or none) is, for each
+    input that depends on a marked argument, a join-agg over the same loops
+    that reads the result's adjoint and the inputs, differentiates the
+    region with respect to that input, and sums over the loops the input
+    does not carry: a matmul's two gradient matmuls fall out as ordinary
+    join-aggs. A max or min aggregation routes the adjoint to its
+    extremum, shared evenly among ties (as `torch.amax` does). Regions are
+    differentiated op by op (addf, subf, mulf, divf, negf, casts, exp,
+    log, tanh, erf, sqrt, rsqrt, powf, absf, maximumf and minimumf, select;
+    comparisons, integers, constants and `ein.index` carry none). An op
+    without a rule is an error that names it; so is a function whose
+    first result is not a scalar or which marks no argument.
+
+    ```
+    ein-opt --ein-import --ein-autodiff mlp-loss.mlir
+    ```
+  }];
+  let dependentDialects = ["::mlir::ein::EinDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {
   let summary = "Import linalg on tensors into ein join-aggs";
   let description = [{

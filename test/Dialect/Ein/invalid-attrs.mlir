@@ -112,7 +112,7 @@ module {
 
 // -----
 
-// expected-error @+1 {{unknown ein argument attribute 'ein.wieght' on argument 0; expected 'ein.weight'}}
+// expected-error @+1 {{unknown ein argument attribute 'ein.wieght' on argument 0; expected 'ein.weight' or 'ein.grad'}}
 func.func @typo(%w: tensor<4xf32> {ein.wieght}) {
   return
 }
@@ -121,6 +121,13 @@ func.func @typo(%w: tensor<4xf32> {ein.wieght}) {
 
 // expected-error @+1 {{'ein.weight' is a unit attribute, got true}}
 func.func @not_unit(%w: tensor<4xf32> {ein.weight = true}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ein.grad' is a unit attribute, got 1 : i64}}
+func.func @grad_not_unit(%x: tensor<4xf32> {ein.grad = 1}) {
   return
 }
 

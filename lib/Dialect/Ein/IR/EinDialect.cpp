@@ -242,13 +242,14 @@ LogicalResult EinDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
-  if (attr.getName() != getWeightAttrName())
+  if (attr.getName() != getWeightAttrName() &&
+      attr.getName() != getGradAttrName())
     return op->emitError() << "unknown ein argument attribute '"
                            << attr.getName().getValue() << "' on argument "
                            << argIndex << "; expected '" << getWeightAttrName()
-                           << "'";
+                           << "' or '" << getGradAttrName() << "'";
   if (!isa<UnitAttr>(attr.getValue()))
-    return op->emitError() << "'" << getWeightAttrName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' is a unit attribute, got " << attr.getValue();
   return success();
 }

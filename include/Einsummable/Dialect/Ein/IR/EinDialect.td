@@ -36,7 +36,8 @@ def Ein_Dialect : Dialect {
 
     The module attribute `ein.target = #ein.target<...>` fixes the device
     count, topology and chip that every pass reads. A function argument marked
-    `ein.weight` may be laid out ahead of time in any layout for free.
+    `ein.weight` may be laid out ahead of time in any layout for free; one
+    marked `ein.grad` (or `ein.weight`) gets a gradient from `ein-autodiff`.
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
@@ -55,6 +56,11 @@ def Ein_Dialect : Dialect {
     /// Unit attribute on a function argument: a weight, laid out for free.
     static constexpr ::llvm::StringLiteral getWeightAttrName() {
       return "ein.weight";
+    }
+    /// Unit attribute on a function argument: ein-autodiff appends the
+    /// loss's gradient with respect to it (as it does for weights).
+    static constexpr ::llvm::StringLiteral getGradAttrName() {
+      return "ein.grad";
     }
     /// On a device-level ein.join_agg: where its block starts in each loop,
     /// so `ein.index` keeps reading whole-tensor coordinates.

@@ -1,0 +1,428 @@
+//===- Adjoints.cpp - The adjoint of each op and the reverse sweep --------===//
+//
+// Reverse mode over a function of logical ein: each op's result adjoint is
+// turned into a contribution to each of its operands that depends on a
+// marked argument, and contributions to one value are added. Every
+// contribution is a join-agg (or a reshape, slice or concat), so the
+// gradient program is plannable as the forward one is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Autodiff.h"
+
+#include "Einsummable/Dialect/Ein/IR/EinDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::ein;
+using namespace mlir::ein::autodiff_detail;
+
+namespace {
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// The type a join-agg with result element type `element` accumulates in
+/// by default (JoinAggOp::getAccType without `acc`).
+Type defaultAcc(Type element) {
+  if (element.isF16() || element.isBF16())
+    return Float32Type::get(element.getContext());
+  return element;
+}
+
+SmallVector<int64_t> identity(int64_t rank) {
+  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+}
+
+/// A join-agg of `inputs` read at `indices`, writing `type` at `out`,
+/// whose region `body` fills (given the block's arguments and the
+/// accumulator type) and yields.
+JoinAggOp createJoin(OpBuilder &b, Location loc, RankedTensorType type,
+                     ValueRange inputs, ArrayRef<SmallVector<int64_t>> indices,
+                     ArrayRef<int64_t> out, AggKind agg,
+                     function_ref<Value(OpBuilder &, ValueRange, Type)> body) {
+  SmallVector<Attribute> lists;
+  for (ArrayRef<int64_t> list : indices)
+    lists.push_back(b.getDenseI64ArrayAttr(list));
+  auto join = JoinAggOp::create(b, loc, type, inputs, b.getArrayAttr(lists),
+                                out, agg, TypeAttr(), SpecAttr(),
+                                IntegerAttr());
+  Block *block = new Block();
+  join.getJoin().push_back(block);
+  for (Value input : inputs)
+    block->addArgument(tensorType(input).getElementType(), loc);
+  OpBuilder inner = OpBuilder::atBlockEnd(block);
+  Type acc = join.getAccType();
+  YieldOp::create(inner, loc,
+                  castFloat(inner, loc, body(inner, block->getArguments(), acc),
+                            acc));
+  return join;
+}
+
+/// A tensor of `type` holding `x` everywhere.
+Value fill(OpBuilder &b, Location loc, RankedTensorType type, double x) {
+  return createJoin(b, loc, type, {}, {}, identity(type.getRank()),
+                    AggKind::None,
+                    [&](OpBuilder &inner, ValueRange, Type acc) -> Value {
+                      return arith::ConstantOp::create(
+                          inner, loc, inner.getFloatAttr(acc, x));
+                    });
+}
+
+/// `x + y`, element by element.
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  int64_t rank = tensorType(x).getRank();
+  return createJoin(b, loc, tensorType(x), {x, y},
+                    {identity(rank), identity(rank)}, identity(rank),
+                    AggKind::None,
+                    [&](OpBuilder &inner, ValueRange args, Type acc) -> Value {
+                      return arith::AddFOp::create(
+                          inner, loc, castFloat(inner, loc, args[0], acc),
+                          castFloat(inner, loc, args[1], acc));
+                    });
+}
+
+class Sweep {
+public:
+  explicit Sweep(OpBuilder &builder) : b(builder) {}
+
+  /// Adds `contribution` to the adjoint of `value`.
+  void accumulate(Value value, Value contribution) {
+    Value &adjoint = adjoints[value];
+    adjoint = adjoint ? add(b, value.getLoc(), adjoint, contribution)
+                      : contribution;
+  }
+
+  Value adjointOf(Value value) const { return adjoints.lookup(value); }
+
+  /// The contributions of `op`, whose result's adjoint is `adjoint`, to
+  /// its operands in `active`.
+  LogicalResult propagate(Operation *op, Value adjoint,
+                          const DenseSet<Value> &active) {
+    if (auto join = dyn_cast<JoinAggOp>(op))
+      return joinAgg(join, adjoint, active);
+    Location loc = op->getLoc();
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      accumulate(reshape.getSource(),
+                 ReshapeOp::create(b, loc, reshape.getSource().getType(),
+                                   adjoint, reshape.getReassociation(),
+                                   SpecAttr()));
+      return success();
+    }
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      accumulate(slice.getSource(), padded(slice, adjoint));
+      return success();
+    }
+    if (auto concat = dyn_cast<ConcatOp>(op)) {
+      int64_t dim = concat.getDim(), offset = 0;
+      for (Value input : concat.getInputs()) {
+        RankedTensorType type = tensorType(input);
+        if (active.contains(input)) {
+          SmallVector<int64_t> offsets(type.getRank(), 0);
+          offsets[dim] = offset;
+          accumulate(input, SliceOp::create(b, loc, type, adjoint, offsets,
+                                            type.getShape(), SpecAttr()));
+        }
+        offset += type.getDimSize(dim);
+      }
+      return success();
+    }
+    return op->emitError() << "ein-autodiff has no adjoint rule for '"
+                           << op->getName()
+                           << "' (its operands depend on a marked argument)";
+  }
+
+private:
+  OpBuilder &b;
+  DenseMap<Value, Value> adjoints;
+
+  /// The slice's adjoint placed where the slice was read, zeros around it:
+  /// one concat per cut dimension.
+  Value padded(SliceOp slice, Value adjoint) {
+    Location loc = slice.getLoc();
+    RankedTensorType source = tensorType(slice.getSource());
+    Value result = adjoint;
+    for (int64_t dim = 0; dim < source.getRank(); ++dim) {
+      int64_t before = slice.getOffsets()[dim];
+      int64_t after = source.getDimSize(dim) - before - slice.getSizes()[dim];
+      if (before == 0 && after == 0)
+        continue;
+      RankedTensorType current = tensorType(result);
+      SmallVector<Value> parts;
+      auto zeros = [&](int64_t extent) {
+        SmallVector<int64_t> shape(current.getShape());
+        shape[dim] = extent;
+        parts.push_back(fill(b, loc, current.clone(shape), 0));
+      };
+      if (before)
+        zeros(before);
+      parts.push_back(result);
+      if (after)
+        zeros(after);
+      SmallVector<int64_t> shape(current.getShape());
+      shape[dim] = source.getDimSize(dim);
+      result = ConcatOp::create(b, loc, current.clone(shape), dim, parts,
+                                SpecAttr());
+    }
+    return result;
+  }
+
+  /// For a max or min aggregation: how many of each output's terms equal
+  /// it (the adjoint is shared among ties), in f32.
+  Value tieCount(JoinAggOp op) {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = tensorType(op.getResult());
+    SmallVector<Value> inputs(op.getInputs());
+    inputs.push_back(op.getResult());
+    SmallVector<SmallVector<int64_t>> indices;
+    for (unsigned i = 0; i < op.getInputs().size(); ++i)
+      indices.push_back(llvm::to_vector(op.getIndicesOfInput(i)));
+    indices.push_back(llvm::to_vector(op.getOutputIndices()));
+    auto f32 = Float32Type::get(op.getContext());
+    return createJoin(
+        b, loc, resultType.clone(f32), inputs, indices, op.getOutputIndices(),
+        AggKind::Add, [&](OpBuilder &inner, ValueRange args, Type acc) {
+          IRMapping map;
+          Value term = cloneRegion(inner, op, args.drop_back(), map);
+          Value tie = isExtremum(inner, loc, term, args.back(),
+                                 resultType.getElementType());
+          return arith::SelectOp::create(
+              inner, loc, tie, arith::ConstantOp::create(
+                                   inner, loc, inner.getFloatAttr(acc, 1)),
+              arith::ConstantOp::create(inner, loc,
+                                        inner.getFloatAttr(acc, 0)));
+        });
+  }
+
+  /// Whether `term` is the output `out`, compared as the result rounds it.
+  static Value isExtremum(OpBuilder &inner, Location loc, Value term,
+                          Value out, Type resultElement) {
+    auto f32 = Float32Type::get(inner.getContext());
+    Value rounded = castFloat(
+        inner, loc, castFloat(inner, loc, term, resultElement), f32);
+    return arith::CmpFOp::create(inner, loc, arith::CmpFPredicate::OEQ,
+                                 rounded, castFloat(inner, loc, out, f32));
+  }
+
+  /// Clones `op`'s region ops into `inner`'s block with its arguments
+  /// mapped to `args`; returns the yielded value's clone.
+  static Value cloneRegion(OpBuilder &inner, JoinAggOp op, ValueRange args,
+                           IRMapping &map) {
+    Block &body = op.getJoin().front();
+    for (auto [from, to] : llvm::zip(body.getArguments(), args))
+      map.map(from, to);
+    for (Operation &inside : body.without_terminator())
+      inner.clone(inside, map);
+    return map.lookup(body.getTerminator()->getOperand(0));
+  }
+
+  LogicalResult joinAgg(JoinAggOp op, Value adjoint,
+                        const DenseSet<Value> &active) {
+    AggKind agg = op.getAgg();
+    if (agg != AggKind::Add && agg != AggKind::None && agg != AggKind::Max &&
+        agg != AggKind::Min)
+      return op.emitError() << "ein-autodiff has no adjoint rule for a '"
+                            << stringifyAggKind(agg) << "' aggregation";
+    bool extremum = agg == AggKind::Max || agg == AggKind::Min;
+    Value count = extremum ? tieCount(op) : Value();
+    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+      if (!active.contains(input))
+        continue;
+      ArrayRef<int64_t> own = op.getIndicesOfInput(i);
+      if (llvm::SmallDenseSet<int64_t>(own.begin(), own.end()).size() !=
+          own.size())
+        return op.emitError() << "ein-autodiff cannot differentiate input "
+                              << i << ", read with a repeated loop";
+      FailureOr<Value> contribution =
+          inputAdjoint(op, i, adjoint, count);
+      if (failed(contribution))
+        return failure();
+      accumulate(input, *contribution);
+    }
+    return success();
+  }
+
+  /// d input_i [I_i] = sum over the loops I_i lacks of
+  ///   adjoint[O] * d body / d x_i  (* [term is the extremum] / ties).
+  /// The join-agg reads only the inputs the derivative needs, and those
+  /// whose loops nothing else carries (a loop's extent still counts).
+  FailureOr<Value> inputAdjoint(JoinAggOp op, unsigned i, Value adjoint,
+                                Value count) {
+    Location loc = op.getLoc();
+    unsigned n = op.getInputs().size();
+    RankedTensorType resultType = tensorType(op.getResult());
+    RankedTensorType type = tensorType(op.getInputs()[i]);
+    SmallVector<Value> inputs{adjoint};
+    SmallVector<SmallVector<int64_t>> indices{
+        llvm::to_vector(op.getOutputIndices())};
+    for (unsigned j = 0; j < n; ++j) {
+      inputs.push_back(op.getInputs()[j]);
+      indices.push_back(llvm::to_vector(op.getIndicesOfInput(j)));
+    }
+    if (count) {
+      for (Value extra : {op.getResult(), count}) {
+        inputs.push_back(extra);
+        indices.push_back(llvm::to_vector(op.getOutputIndices()));
+      }
+    }
+    // The region, built in a block of its own before the op exists.
+    auto block = std::make_unique<Block>();
+    for (Value input : inputs)
+      block->addArgument(tensorType(input).getElementType(), loc);
+    OpBuilder inner(op.getContext());
+    inner.setInsertionPointToEnd(block.get());
+    Type acc = defaultAcc(type.getElementType());
+    IRMapping map;
+    Value term = cloneRegion(
+        inner, op, block->getArguments().slice(1, n), map);
+    FailureOr<Value> derivative =
+        differentiate(inner, term, block->getArgument(1 + i));
+    if (failed(derivative))
+      return failure();
+    Value yielded;
+    if (*derivative) {
+      yielded = arith::MulFOp::create(
+          inner, loc, castFloat(inner, loc, block->getArgument(0), acc),
+          castFloat(inner, loc, *derivative, acc));
+      if (count) {
+        Value tie = isExtremum(inner, loc, term, block->getArgument(n + 1),
+                               resultType.getElementType());
+        Value share = arith::DivFOp::create(
+            inner, loc, yielded,
+            castFloat(inner, loc, block->getArgument(n + 2), acc));
+        yielded = arith::SelectOp::create(
+            inner, loc, tie, share,
+            arith::ConstantOp::create(inner, loc, inner.getFloatAttr(acc, 0)));
+      }
+    } else {
+      yielded =
+          arith::ConstantOp::create(inner, loc, inner.getFloatAttr(acc, 0));
+    }
+    YieldOp::create(inner, loc, yielded);
+
+    // Keep the adjoint, every input the region reads, and an unread input
+    // only where it carries a loop nothing kept carries.
+    int64_t loops = op.getNumLoops();
+    llvm::SmallBitVector covered(loops);
+    auto cover = [&](ArrayRef<int64_t> list) {
+      for (int64_t loop : list)
+        covered.set(loop);
+    };
+    cover(op.getIndicesOfInput(i));
+    SmallVector<bool> keep(inputs.size(), false);
+    for (unsigned k = 0; k < inputs.size(); ++k)
+      if (k == 0 || !block->getArgument(k).use_empty()) {
+        keep[k] = true;
+        cover(indices[k]);
+      }
+    for (unsigned k = 1; k < inputs.size(); ++k)
+      if (!keep[k] && llvm::any_of(indices[k], [&](int64_t loop) {
+            return !covered.test(loop);
+          })) {
+        keep[k] = true;
+        cover(indices[k]);
+      }
+    SmallVector<Value> keptInputs;
+    SmallVector<Attribute> keptIndices;
+    for (int k = inputs.size() - 1; k >= 0; --k)
+      if (!keep[k])
+        block->eraseArgument(k);
+    for (unsigned k = 0; k < inputs.size(); ++k)
+      if (keep[k]) {
+        keptInputs.push_back(inputs[k]);
+        keptIndices.push_back(b.getDenseI64ArrayAttr(indices[k]));
+      }
+    ArrayRef<int64_t> out = op.getIndicesOfInput(i);
+    AggKind agg = static_cast<int64_t>(out.size()) == loops ? AggKind::None
+                                                            : AggKind::Add;
+    auto join = JoinAggOp::create(b, loc, type, keptInputs,
+                                  b.getArrayAttr(keptIndices), out, agg,
+                                  TypeAttr(), SpecAttr(), IntegerAttr());
+    join.getJoin().push_back(block.release());
+    return join.getResult();
+  }
+};
+
+/// Whether `type` holds one float: the scalar loss.
+bool isScalarFloat(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 1 &&
+         isa<FloatType>(tensor.getElementType());
+}
+
+} // namespace
+
+LogicalResult autodiff_detail::appendGradients(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() == 0 || !isScalarFloat(ret.getOperand(0).getType()))
+    return func.emitError()
+           << "ein-autodiff needs the first result to be the loss, one float "
+              "(a tensor of one element); got "
+           << (ret.getNumOperands() ? ret.getOperand(0).getType()
+                                    : Type(NoneType::get(func.getContext())));
+  SmallVector<BlockArgument> marked;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), EinDialect::getWeightAttrName()) ||
+        func.getArgAttr(arg.getArgNumber(), EinDialect::getGradAttrName()))
+      marked.push_back(arg);
+  if (marked.empty())
+    return func.emitError() << "ein-autodiff: no argument is marked {"
+                            << EinDialect::getWeightAttrName() << "} or {"
+                            << EinDialect::getGradAttrName()
+                            << "}, so there is no gradient to compute";
+  for (BlockArgument arg : marked)
+    if (!isa<FloatType>(tensorType(arg).getElementType()))
+      return func.emitError()
+             << "ein-autodiff: argument " << arg.getArgNumber()
+             << " is marked for a gradient but holds "
+             << tensorType(arg).getElementType() << ", not floats";
+
+  // What depends on a marked argument, in program order.
+  DenseSet<Value> active(marked.begin(), marked.end());
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator()) {
+    forward.push_back(&op);
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      for (Value result : op.getResults())
+        if (auto type = dyn_cast<RankedTensorType>(result.getType());
+            type && isa<FloatType>(type.getElementType()))
+          active.insert(result);
+  }
+
+  OpBuilder b(ret);
+  Sweep sweep(b);
+  Value loss = ret.getOperand(0);
+  sweep.accumulate(loss, fill(b, loss.getLoc(), tensorType(loss), 1));
+  for (Operation *op : llvm::reverse(forward)) {
+    if (llvm::none_of(op->getResults(), [&](Value result) {
+          return active.contains(result) && sweep.adjointOf(result);
+        }))
+      continue;
+    if (op->getNumResults() != 1)
+      return op->emitError() << "ein-autodiff has no adjoint rule for '"
+                             << op->getName() << "' (several results)";
+    if (failed(sweep.propagate(op, sweep.adjointOf(op->getResult(0)), active)))
+      return failure();
+  }
+
+  SmallVector<Value> gradients;
+  for (BlockArgument arg : marked) {
+    Value gradient = sweep.adjointOf(arg);
+    gradients.push_back(gradient ? gradient
+                                 : fill(b, arg.getLoc(), tensorType(arg), 0));
+  }
+  for (Value gradient : gradients)
+    if (failed(func.insertResult(func.getNumResults(), gradient.getType(),
+                                 DictionaryAttr())))
+      return failure();
+  ret->insertOperands(ret->getNumOperands(), gradients);
+  return success();
+}
