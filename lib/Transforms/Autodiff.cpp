@@ -18,8 +18,7 @@ struct EinAutodiffPass
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() &&
-          failed(autodiff_detail::appendGradients(func)))
+      if (!func.isExternal() && failed(autodiff_detail::appendGradients(func)))
         return signalPassFailure();
   }
 };

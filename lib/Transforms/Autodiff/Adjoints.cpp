@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -50,18 +52,18 @@ JoinAggOp createJoin(OpBuilder &b, Location loc, RankedTensorType type,
   SmallVector<Attribute> lists;
   for (ArrayRef<int64_t> list : indices)
     lists.push_back(b.getDenseI64ArrayAttr(list));
-  auto join = JoinAggOp::create(b, loc, type, inputs, b.getArrayAttr(lists),
-                                out, agg, TypeAttr(), SpecAttr(),
-                                IntegerAttr());
+  auto join =
+      JoinAggOp::create(b, loc, type, inputs, b.getArrayAttr(lists), out, agg,
+                        TypeAttr(), SpecAttr(), IntegerAttr());
   Block *block = new Block();
   join.getJoin().push_back(block);
   for (Value input : inputs)
     block->addArgument(tensorType(input).getElementType(), loc);
   OpBuilder inner = OpBuilder::atBlockEnd(block);
   Type acc = join.getAccType();
-  YieldOp::create(inner, loc,
-                  castFloat(inner, loc, body(inner, block->getArguments(), acc),
-                            acc));
+  YieldOp::create(
+      inner, loc,
+      castFloat(inner, loc, body(inner, block->getArguments(), acc), acc));
   return join;
 }
 
@@ -95,8 +97,8 @@ public:
   /// Adds `contribution` to the adjoint of `value`.
   void accumulate(Value value, Value contribution) {
     Value &adjoint = adjoints[value];
-    adjoint = adjoint ? add(b, value.getLoc(), adjoint, contribution)
-                      : contribution;
+    adjoint =
+        adjoint ? add(b, value.getLoc(), adjoint, contribution) : contribution;
   }
 
   Value adjointOf(Value value) const { return adjoints.lookup(value); }
@@ -193,21 +195,21 @@ private:
           Value tie = isExtremum(inner, loc, term, args.back(),
                                  resultType.getElementType());
           return arith::SelectOp::create(
-              inner, loc, tie, arith::ConstantOp::create(
-                                   inner, loc, inner.getFloatAttr(acc, 1)),
+              inner, loc, tie,
+              arith::ConstantOp::create(inner, loc, inner.getFloatAttr(acc, 1)),
               arith::ConstantOp::create(inner, loc,
                                         inner.getFloatAttr(acc, 0)));
         });
   }
 
   /// Whether `term` is the output `out`, compared as the result rounds it.
-  static Value isExtremum(OpBuilder &inner, Location loc, Value term,
-                          Value out, Type resultElement) {
+  static Value isExtremum(OpBuilder &inner, Location loc, Value term, Value out,
+                          Type resultElement) {
     auto f32 = Float32Type::get(inner.getContext());
-    Value rounded = castFloat(
-        inner, loc, castFloat(inner, loc, term, resultElement), f32);
-    return arith::CmpFOp::create(inner, loc, arith::CmpFPredicate::OEQ,
-                                 rounded, castFloat(inner, loc, out, f32));
+    Value rounded =
+        castFloat(inner, loc, castFloat(inner, loc, term, resultElement), f32);
+    return arith::CmpFOp::create(inner, loc, arith::CmpFPredicate::OEQ, rounded,
+                                 castFloat(inner, loc, out, f32));
   }
 
   /// Clones `op`'s region ops into `inner`'s block with its arguments
@@ -234,13 +236,7 @@ private:
     for (auto [i, input] : llvm::enumerate(op.getInputs())) {
       if (!active.contains(input))
         continue;
-      ArrayRef<int64_t> own = op.getIndicesOfInput(i);
-      if (llvm::SmallDenseSet<int64_t>(own.begin(), own.end()).size() !=
-          own.size())
-        return op.emitError() << "ein-autodiff cannot differentiate input "
-                              << i << ", read with a repeated loop";
-      FailureOr<Value> contribution =
-          inputAdjoint(op, i, adjoint, count);
+      FailureOr<Value> contribution = inputAdjoint(op, i, adjoint, count);
       if (failed(contribution))
         return failure();
       accumulate(input, *contribution);
@@ -279,17 +275,17 @@ private:
     inner.setInsertionPointToEnd(block.get());
     Type acc = defaultAcc(type.getElementType());
     IRMapping map;
-    Value term = cloneRegion(
-        inner, op, block->getArguments().slice(1, n), map);
+    Value term = cloneRegion(inner, op, block->getArguments().slice(1, n), map);
     FailureOr<Value> derivative =
         differentiate(inner, term, block->getArgument(1 + i));
     if (failed(derivative))
       return failure();
     Value yielded;
     if (*derivative) {
-      yielded = arith::MulFOp::create(
-          inner, loc, castFloat(inner, loc, block->getArgument(0), acc),
-          castFloat(inner, loc, *derivative, acc));
+      yielded = castFloat(inner, loc, block->getArgument(0), acc);
+      if (!matchPattern(*derivative, m_OneFloat()))
+        yielded = arith::MulFOp::create(
+            inner, loc, yielded, castFloat(inner, loc, *derivative, acc));
       if (count) {
         Value tie = isExtremum(inner, loc, term, block->getArgument(n + 1),
                                resultType.getElementType());
@@ -305,6 +301,13 @@ private:
           arith::ConstantOp::create(inner, loc, inner.getFloatAttr(acc, 0));
     }
     YieldOp::create(inner, loc, yielded);
+    // The forward region's ops the derivative does not read.
+    SmallVector<Operation *> ops;
+    for (Operation &inside : block->without_terminator())
+      ops.push_back(&inside);
+    for (Operation *inside : llvm::reverse(ops))
+      if (inside->use_empty() && isPure(inside))
+        inside->erase();
 
     // Keep the adjoint, every input the region reads, and an unread input
     // only where it carries a loop nothing kept carries.
@@ -341,9 +344,9 @@ private:
     ArrayRef<int64_t> out = op.getIndicesOfInput(i);
     AggKind agg = static_cast<int64_t>(out.size()) == loops ? AggKind::None
                                                             : AggKind::Add;
-    auto join = JoinAggOp::create(b, loc, type, keptInputs,
-                                  b.getArrayAttr(keptIndices), out, agg,
-                                  TypeAttr(), SpecAttr(), IntegerAttr());
+    auto join =
+        JoinAggOp::create(b, loc, type, keptInputs, b.getArrayAttr(keptIndices),
+                          out, agg, TypeAttr(), SpecAttr(), IntegerAttr());
     join.getJoin().push_back(block.release());
     return join.getResult();
   }

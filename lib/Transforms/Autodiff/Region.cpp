@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -58,6 +59,10 @@ private:
     return d ? d : constant(type, 0, loc);
   }
   Value mul(Value x, Value y, Location loc) {
+    if (matchPattern(x, m_OneFloat()))
+      return y;
+    if (matchPattern(y, m_OneFloat()))
+      return x;
     return arith::MulFOp::create(b, loc, x, y);
   }
   Value div(Value x, Value y, Location loc) {
@@ -121,24 +126,23 @@ private:
         .Case([&](arith::NegFOp) -> FailureOr<Value> {
           return Value(arith::NegFOp::create(b, loc, d[0]));
         })
-        .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *) {
-          return castFloat(b, loc, d[0], type);
-        })
+        .Case<arith::ExtFOp, arith::TruncFOp>(
+            [&](Operation *) { return castFloat(b, loc, d[0], type); })
         .Case([&](math::ExpOp) { return mul(d[0], v, loc); })
         .Case([&](math::LogOp) { return div(d[0], x(0), loc); })
         .Case([&](math::TanhOp) {
           // (1 - y^2) da
           Value one = constant(type, 1, loc);
-          return mul(d[0],
-                     arith::SubFOp::create(b, loc, one, mul(v, v, loc)), loc);
+          return mul(d[0], arith::SubFOp::create(b, loc, one, mul(v, v, loc)),
+                     loc);
         })
         .Case([&](math::ErfOp) {
           // 2 / sqrt(pi) exp(-a^2) da
           Value sq = mul(x(0), x(0), loc);
-          Value e = math::ExpOp::create(b, loc,
-                                        arith::NegFOp::create(b, loc, sq));
-          return mul(d[0], mul(constant(type, 2 / std::sqrt(M_PI), loc), e, loc),
-                     loc);
+          Value e =
+              math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, sq));
+          return mul(
+              d[0], mul(constant(type, 2 / std::sqrt(M_PI), loc), e, loc), loc);
         })
         .Case([&](math::SqrtOp) {
           return div(d[0], mul(constant(type, 2, loc), v, loc), loc);
@@ -171,18 +175,16 @@ private:
           // The derivative of the operand taken; on a tie the second's
           // (relu as max(x, 0) has derivative 0 at 0, as PyTorch's).
           bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
-          Value first = arith::CmpFOp::create(
-              b, loc,
-              max ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
-              x(0), x(1));
-          return Value(arith::SelectOp::create(b, loc, first,
-                                               orZero(d[0], type, loc),
-                                               orZero(d[1], type, loc)));
+          Value first = arith::CmpFOp::create(b, loc,
+                                              max ? arith::CmpFPredicate::OGT
+                                                  : arith::CmpFPredicate::OLT,
+                                              x(0), x(1));
+          return Value(arith::SelectOp::create(
+              b, loc, first, orZero(d[0], type, loc), orZero(d[1], type, loc)));
         })
         .Case([&](arith::SelectOp) {
-          return Value(arith::SelectOp::create(b, loc, x(0),
-                                               orZero(d[1], type, loc),
-                                               orZero(d[2], type, loc)));
+          return Value(arith::SelectOp::create(
+              b, loc, x(0), orZero(d[1], type, loc), orZero(d[2], type, loc)));
         })
         .Default([&](Operation *other) -> FailureOr<Value> {
           return other->emitError()
@@ -194,8 +196,7 @@ private:
 
 } // namespace
 
-FailureOr<Value> autodiff_detail::differentiate(OpBuilder &builder,
-                                                Value value,
+FailureOr<Value> autodiff_detail::differentiate(OpBuilder &builder, Value value,
                                                 BlockArgument wrt) {
   Tangents tangents(builder, wrt);
   return tangents.of(value);

@@ -1,0 +1,204 @@
+"""ein-autodiff against torch.autograd: a module that returns a scalar loss
+is exported by the front end, imported, differentiated by `ein-autodiff`
+and evaluated by ein-eval (the reference evaluator, in float64); the loss
+and the gradient of every weight must match torch.autograd's, computed in
+float64 on the same f32 values (relative error <= 1e-4 of the gradient's
+largest entry). Covers every derivative rule of a join region, sum and
+max aggregations (ties shared as torch.amax shares them), weights used
+twice, and reshape, slice and concat."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import einsummable  # noqa: E402
+from einsummable import _tools  # noqa: E402
+
+TOLERANCE = 1e-4
+
+
+def ein_gradients(module, inputs):
+    """(loss, [(weight name, gradient)]) as ein computes them."""
+    exported = einsummable.export(module, inputs)
+    weights = [a for a in exported.arguments if a["kind"] == "weight"
+               and not a.get("constant")]
+    with tempfile.TemporaryDirectory() as work:
+        mlir = os.path.join(work, "model.mlir")
+        exported.write(mlir, os.path.join(work, "frontend.json"))
+        program = os.path.join(work, "program.json")
+        done = subprocess.run(
+            [_tools.tool("ein-opt"), mlir, "--ein-import", "--ein-autodiff",
+             "--ein-export-program=file=" + program, "-o", os.devnull],
+            capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(done.stderr)
+        paths = []
+        for i, a in enumerate(exported.arguments):
+            paths.append(os.path.join(work, "in%d.npy" % i))
+            np.save(paths[-1], a["tensor"].detach().numpy())
+        marked = [a for a in exported.arguments if a["kind"] == "weight"]
+        outputs = [os.path.join(work, "out%d.npy" % i)
+                   for i in range(1 + len(marked))]
+        done = subprocess.run(
+            [_tools.tool("ein-eval"), program, "--inputs=" + ",".join(paths),
+             "--outputs=" + ",".join(outputs)],
+            capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(done.stderr)
+        values = [np.load(p) for p in outputs]
+    by_name = {a["name"]: v for a, v in zip(marked, values[1:])}
+    return float(values[0].reshape(())), \
+        [(a["name"], by_name[a["name"]]) for a in weights]
+
+
+def torch_gradients(module, inputs):
+    """The loss and each parameter's gradient by torch.autograd, in
+    float64 on the module's own (f32) values."""
+    module64 = _double(module)
+    loss = module64(*[x.double() if x.is_floating_point() else x
+                      for x in inputs])
+    loss.backward()
+    return float(loss), dict((name, p.grad.numpy())
+                             for name, p in module64.named_parameters())
+
+
+def _double(module):
+    import copy
+    copied = copy.deepcopy(module).double()
+    for p in copied.parameters():
+        p.requires_grad_(True)
+    return copied
+
+
+class AutodiffTest(unittest.TestCase):
+    def check(self, module, *inputs):
+        module = module.eval()
+        loss, gradients = ein_gradients(module, inputs)
+        want_loss, want = torch_gradients(module, inputs)
+        self.assertAlmostEqual(loss, want_loss,
+                               delta=TOLERANCE * max(1, abs(want_loss)))
+        self.assertEqual(sorted(n for n, _ in gradients), sorted(want))
+        for name, got in gradients:
+            reference = want[name]
+            self.assertEqual(got.shape, reference.shape, name)
+            scale = max(1e-6, float(np.abs(reference).max()))
+            error = float(np.abs(got - reference).max()) / scale
+            self.assertLessEqual(error, TOLERANCE,
+                                 "%s: %.3g (largest %.3g)" % (name, error,
+                                                              scale))
+
+    def test_mlp_mse(self):
+        torch.manual_seed(0)
+        self.check(WithLoss(nn.Sequential(nn.Linear(8, 16), nn.GELU(),
+                                          nn.Linear(16, 4)), nn.MSELoss()),
+                   torch.randn(5, 8), torch.randn(5, 4))
+
+    def test_norm_softmax(self):
+        # LayerNorm and softmax as the importer writes them (means,
+        # variances, a max reduction), before composites are fused.
+        torch.manual_seed(1)
+        self.check(NormSoftmax(), torch.randn(3, 6, 16), torch.randn(3, 6, 8))
+
+    def test_every_region_rule(self):
+        torch.manual_seed(2)
+        for name, fn in REGION_RULES:
+            with self.subTest(rule=name):
+                self.check(Elementwise(fn), torch.randn(4, 6),
+                           torch.randn(4, 6))
+
+    def test_max_shares_ties(self):
+        # Rows with tied maxima: torch.amax gives each tie an equal share.
+        self.check(Amax(torch.tensor([[1.0, 3.0, 3.0, -1.0],
+                                      [2.0, 2.0, 2.0, 0.5],
+                                      [0.0, -4.0, 5.0, 1.0]])))
+
+    def test_layout_and_shared_weight(self):
+        torch.manual_seed(3)
+        self.check(Layout(), torch.randn(4, 8))
+
+
+class WithLoss(nn.Module):
+    def __init__(self, model, loss):
+        super().__init__()
+        self.model, self.loss = model, loss
+
+    def forward(self, x, y):
+        return self.loss(self.model(x), y)
+
+
+class NormSoftmax(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.proj = nn.Linear(16, 8)
+        with torch.no_grad():  # not the identity LayerNorm starts as
+            self.norm.weight.normal_()
+            self.norm.bias.normal_()
+
+    def forward(self, x, t):
+        p = F.softmax(self.proj(self.norm(x)), dim=-1)
+        return (p * t).sum() + F.log_softmax(self.proj(x), dim=-1).mean()
+
+
+class Elementwise(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.w = nn.Parameter(torch.randn(4, 6))
+        self.v = nn.Parameter(torch.randn(6))
+
+    def forward(self, x, y):
+        return self.fn(x * self.w + self.v, y * self.v).sum()
+
+
+REGION_RULES = [
+    ("add-sub-neg", lambda z, y: z + y - (-z)),
+    ("mul-div", lambda z, y: z * y / (1 + z * z)),
+    ("exp", lambda z, y: torch.exp(z)),
+    ("log-abs", lambda z, y: torch.log(z.abs() + 0.5)),
+    ("tanh", lambda z, y: torch.tanh(z)),
+    ("erf", lambda z, y: torch.erf(z)),
+    ("sqrt", lambda z, y: torch.sqrt(z * z + 1)),
+    ("rsqrt", lambda z, y: torch.rsqrt(z * z + 1)),
+    ("pow", lambda z, y: z ** 3 + torch.pow(z * z + 1, y)),
+    ("maximum-minimum", lambda z, y: torch.maximum(z, y) +
+     torch.minimum(z, 2 * y)),
+    ("where", lambda z, y: torch.where(z > y, z * y, 3 * z)),
+    ("relu-sigmoid-silu", lambda z, y: F.relu(z) * y + torch.sigmoid(z) +
+     F.silu(y * z)),
+]
+
+
+class Amax(nn.Module):
+    def __init__(self, values):
+        super().__init__()
+        self.w = nn.Parameter(values.clone())
+
+    def forward(self):
+        return (self.w.amax(dim=1) * torch.tensor([1.0, 2.0, 3.0])).sum()
+
+
+class Layout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x):
+        h = x @ self.w
+        a, b = h[:, :4], h[:, 4:]
+        z = torch.cat([b * a, a], dim=1).reshape(-1, 2)
+        return (z @ self.w[:2, :3]).pow(2).sum() + (h @ self.w.t()).sum()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,87 @@
+// RUN: ein-opt %s -split-input-file --ein-autodiff | FileCheck %s
+// RUN: ein-opt %s -split-input-file --ein-autodiff | ein-opt -split-input-file | FileCheck %s
+
+// A matmul's weight gradient is a matmul of the result's adjoint and the
+// input (which the derivative reads; the weight itself it does not), and
+// exp's derivative reads its own value.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: -> (tensor<f32>, tensor<8x2xf32>)
+// CHECK: %[[Y:.*]] = ein.join_agg add ins(%[[X:[a-z0-9_]+]][d0, d2], %[[W:[a-z0-9_]+]][d2, d1]
+// CHECK: %[[L:.*]] = ein.join_agg add ins(%[[Y]][d0, d1]
+// CHECK: %[[SEED:.*]] = ein.join_agg none ins() out[] : tensor<f32>
+// CHECK: arith.constant 1.0
+// CHECK: %[[DY:.*]] = ein.join_agg none ins(%[[SEED]][], %[[Y]][d0, d1] : tensor<f32>, tensor<4x2xf32>) out[d0, d1] : tensor<4x2xf32>
+// CHECK: ^bb0(%[[S:.*]]: f32, %[[V:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[V]]
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[S]], %[[E]]
+// CHECK-NEXT: ein.yield %[[P]]
+// CHECK: %[[DW:.*]] = ein.join_agg add ins(%[[DY]][d0, d1], %[[X]][d0, d2] : tensor<4x2xf32>, tensor<4x8xf32>) out[d2, d1] : tensor<8x2xf32>
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[A]], %[[B]]
+// CHECK-NEXT: ein.yield %[[M]]
+// CHECK: return %[[L]], %[[DW]] : tensor<f32>, tensor<8x2xf32>
+func.func @matmul(%x: tensor<4x8xf32>, %w: tensor<8x2xf32> {ein.weight}) -> tensor<f32> {
+  %y = ein.join_agg add ins(%x[d0, d2], %w[d2, d1] : tensor<4x8xf32>, tensor<8x2xf32>) out[d0, d1] : tensor<4x2xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %l = ein.join_agg add ins(%y[d0, d1] : tensor<4x2xf32>) out[] : tensor<f32> {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    ein.yield %e : f32
+  }
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A max aggregation: the adjoint goes to the terms equal to the maximum,
+// divided by how many there are (their count is a join-agg of its own);
+// an argument marked {ein.grad} gets its gradient too, after the weight's.
+// CHECK-LABEL: func.func @max
+// CHECK-SAME: -> (tensor<1xf32>, tensor<3x4xf32>, tensor<3xf32>)
+// CHECK: %[[M:.*]] = ein.join_agg max ins(%[[X:[a-z0-9_]+]][d0, d1], %[[S:[a-z0-9_]+]][d0]
+// CHECK: %[[N:.*]] = ein.join_agg add ins(%[[X]][d0, d1], %[[S]][d0], %[[M]][d0] : tensor<3x4xf32>, tensor<3xf32>, tensor<3xf32>) out[d0] : tensor<3xf32>
+// CHECK: arith.cmpf oeq
+// CHECK: %[[DX:.*]] = ein.join_agg none ins(%{{.*}}[d0], %[[X]][d0, d1], %[[S]][d0], %[[M]][d0], %[[N]][d0] : {{.*}}) out[d0, d1] : tensor<3x4xf32>
+// CHECK: arith.cmpf oeq
+// CHECK: arith.divf
+// CHECK: arith.select
+// CHECK: return %{{.*}}, %[[DX]], %{{.*}} : tensor<1xf32>, tensor<3x4xf32>, tensor<3xf32>
+func.func @max(%x: tensor<3x4xf32> {ein.weight}, %s: tensor<3xf32> {ein.grad}) -> tensor<1xf32> {
+  %m = ein.join_agg max ins(%x[d0, d1], %s[d0] : tensor<3x4xf32>, tensor<3xf32>) out[d0] : tensor<3xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %p = arith.mulf %a, %b : f32
+    ein.yield %p : f32
+  }
+  %l = ein.join_agg add ins(%m[d0] : tensor<3xf32>) out[d1] : tensor<1xf32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  return %l : tensor<1xf32>
+}
+
+// -----
+
+// Reshape, slice and concat: their adjoints are the reshape back, the
+// slice's adjoint padded with zeros by concats, and slices of the concat's.
+// CHECK-LABEL: func.func @layout
+// CHECK: %[[DS:.*]] = ein.slice %[[DC:[a-z0-9_]+]] [0] [2] : tensor<8xf32> -> tensor<2xf32>
+// CHECK: %[[DR:.*]] = ein.slice %[[DC]] [2] [6] : tensor<8xf32> -> tensor<6xf32>
+// CHECK: %[[Z:.*]] = ein.join_agg none ins() out[d0] : tensor<1xf32>
+// CHECK: %[[Z2:.*]] = ein.join_agg none ins() out[d0] : tensor<1xf32>
+// CHECK: %[[DV:.*]] = ein.concat dim 0 %[[Z]], %[[DS]], %[[Z2]] : tensor<1xf32>, tensor<2xf32>, tensor<1xf32> -> tensor<4xf32>
+// CHECK: %[[DW:.*]] = ein.reshape %[[DR]] {{\[\[}}0, 1]] : tensor<6xf32> -> tensor<2x3xf32>
+// CHECK: return %{{.*}}, %[[DW]], %[[DV]]
+func.func @layout(%w: tensor<2x3xf32> {ein.weight}, %v: tensor<4xf32> {ein.weight}) -> tensor<f32> {
+  %r = ein.reshape %w [[0, 1]] : tensor<2x3xf32> -> tensor<6xf32>
+  %s = ein.slice %v [1] [2] : tensor<4xf32> -> tensor<2xf32>
+  %c = ein.concat dim 0 %s, %r : tensor<2xf32>, tensor<6xf32> -> tensor<8xf32>
+  %l = ein.join_agg add ins(%c[d0] : tensor<8xf32>) out[] : tensor<f32> {
+  ^bb0(%a: f32):
+    %q = arith.mulf %a, %a : f32
+    ein.yield %q : f32
+  }
+  return %l : tensor<f32>
+}
