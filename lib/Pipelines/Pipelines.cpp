@@ -54,6 +54,8 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
       pm.addPass(createEinMarkWeights(weights));
     }
     pm.addPass(createEinImport());
+    if (options.gradients)
+      pm.addPass(createEinAutodiff());
     EinFuseCompositesOptions composites;
     composites.remarks = options.remarks;
     pm.addPass(createEinFuseComposites(composites));

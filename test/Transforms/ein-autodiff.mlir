@@ -85,3 +85,27 @@ func.func @layout(%w: tensor<2x3xf32> {ein.weight}, %v: tensor<4xf32> {ein.weigh
   }
   return %l : tensor<f32>
 }
+
+// -----
+
+// A gather's adjoint is a scatter-add: each table row sums the adjoint's
+// rows whose index picked it (a join-agg over the lookup's loops, the row
+// read with ein.index); the integer indices get no gradient.
+// CHECK-LABEL: func.func @embedding
+// CHECK: %[[E:.*]] = ein.gather %[[T:[a-z0-9_]+]][%[[I:[a-z0-9_]+]]]
+// CHECK: %[[DT:.*]] = ein.join_agg add ins(%{{.*}}[d0, d1, d3], %[[I]][d0, d1] : tensor<2x3x4xf32>, tensor<2x3xi64>) out[d2, d3] : tensor<10x4xf32>
+// CHECK-NEXT: ^bb0(%[[D:.*]]: f32, %[[ID:.*]]: i64):
+// CHECK-NEXT: %[[ROW:.*]] = ein.index 2 : index
+// CHECK-NEXT: %[[P:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK-NEXT: %[[HIT:.*]] = arith.cmpi eq, %[[P]], %[[ROW]] : index
+// CHECK: arith.select %[[HIT]], %[[D]]
+// CHECK: return %{{.*}}, %[[DT]] : tensor<f32>, tensor<10x4xf32>
+func.func @embedding(%t: tensor<10x4xf32> {ein.weight}, %i: tensor<2x3xi64>) -> tensor<f32> {
+  %e = ein.gather %t[%i] : tensor<10x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+  %l = ein.join_agg add ins(%e[d0, d1, d2] : tensor<2x3x4xf32>) out[] : tensor<f32> {
+  ^bb0(%a: f32):
+    %q = arith.mulf %a, %a : f32
+    ein.yield %q : f32
+  }
+  return %l : tensor<f32>
+}

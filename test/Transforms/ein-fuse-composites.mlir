@@ -1023,3 +1023,20 @@ func.func @layer_norm_mean_used(%x: tensor<2x32xf32>) -> (tensor<2x32xf32>, tens
   }
   return %y, %m : tensor<2x32xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A scalar join of three inputs (a loss's gradient has them) is no
+// RMSNorm and is left as it is.
+// CHECK-LABEL: func.func @scalar_three_inputs
+// CHECK: ein.join_agg none ins(%{{.*}}[], %{{.*}}[], %{{.*}}[] : tensor<f32>, tensor<f32>, tensor<f32>) out[] : tensor<f32>
+func.func @scalar_three_inputs(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>) -> tensor<f32> {
+  %r = ein.join_agg none ins(%a[], %b[], %c[] : tensor<f32>, tensor<f32>, tensor<f32>) out[] : tensor<f32> {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = math.rsqrt %z : f32
+    %p = arith.mulf %m, %s : f32
+    ein.yield %p : f32
+  }
+  return %r : tensor<f32>
+}

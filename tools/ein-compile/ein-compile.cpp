@@ -325,6 +325,7 @@ int main(int argc, char **argv) {
                           "#ein.target: plan it with ein-opt "
                           "--ein-attach-target=devices=N --ein-plan");
     cl::Option *plannerOptions[] = {std::addressof(weights),
+                                    &gradients,
                                     &strategy,
                                     &seed,
                                     &stages,

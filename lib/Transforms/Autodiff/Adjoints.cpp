@@ -121,6 +121,10 @@ public:
       accumulate(slice.getSource(), padded(slice, adjoint));
       return success();
     }
+    if (auto gather = dyn_cast<GatherOp>(op)) {
+      accumulate(gather.getTable(), scatterAdd(gather, adjoint));
+      return success();
+    }
     if (auto concat = dyn_cast<ConcatOp>(op)) {
       int64_t dim = concat.getDim(), offset = 0;
       for (Value input : concat.getInputs()) {
@@ -173,6 +177,43 @@ private:
                                 SpecAttr());
     }
     return result;
+  }
+
+  /// The gather's adjoint: each table row receives the sum of the
+  /// adjoint's rows whose index picked it,
+  ///   d table[v, t...] = sum over i... of (idx[i...] - row_offset == v)
+  ///                      ? adjoint[i..., t...] : 0,
+  /// a join-agg over the gather's own loops (i..., v, t...), which the
+  /// planner may cut by rows as it cuts the forward lookup.
+  Value scatterAdd(GatherOp gather, Value adjoint) {
+    Location loc = gather.getLoc();
+    RankedTensorType table = tensorType(gather.getTable());
+    int64_t p = tensorType(gather.getIndices()).getRank();
+    int64_t q = table.getRank() - 1;
+    SmallVector<int64_t> rows = identity(p), read = identity(p), out{p};
+    for (int64_t t = 0; t < q; ++t) {
+      read.push_back(p + 1 + t);
+      out.push_back(p + 1 + t);
+    }
+    int64_t offset = gather.getRowOffset();
+    return createJoin(
+        b, loc, table, {adjoint, gather.getIndices()}, {read, rows}, out,
+        AggKind::Add, [&](OpBuilder &inner, ValueRange args, Type acc) {
+          Value row = IndexOp::create(inner, loc, inner.getIndexType(),
+                                      inner.getI64IntegerAttr(p));
+          Value picked = arith::IndexCastOp::create(
+              inner, loc, inner.getIndexType(), args[1]);
+          if (offset)
+            picked = arith::SubIOp::create(
+                inner, loc, picked,
+                arith::ConstantIndexOp::create(inner, loc, offset));
+          Value hit = arith::CmpIOp::create(inner, loc, arith::CmpIPredicate::eq,
+                                            picked, row);
+          return arith::SelectOp::create(
+              inner, loc, hit, castFloat(inner, loc, args[0], acc),
+              arith::ConstantOp::create(inner, loc,
+                                        inner.getFloatAttr(acc, 0)));
+        });
   }
 
   /// For a max or min aggregation: how many of each output's terms equal

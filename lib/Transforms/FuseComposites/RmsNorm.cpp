@@ -17,7 +17,7 @@ namespace mlir::ein::fuse_composites_detail {
 bool fuseRmsNorm(JoinAggOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   int64_t rank = type.getRank();
-  if (!isElementwise(op) || op.getInputs().size() != 3)
+  if (rank == 0 || !isElementwise(op) || op.getInputs().size() != 3)
     return false;
   int64_t width = type.getShape().back();
   // Inputs by their indices: x whole, the sum of squares without the last
