@@ -54,8 +54,11 @@ void mlir::ein::buildCompilePipeline(OpPassManager &pm,
       pm.addPass(createEinMarkWeights(weights));
     }
     pm.addPass(createEinImport());
-    if (options.gradients)
-      pm.addPass(createEinAutodiff());
+    if (options.gradients || !options.optimizer.empty()) {
+      EinAutodiffOptions autodiff;
+      autodiff.optimizer = options.optimizer;
+      pm.addPass(createEinAutodiff(autodiff));
+    }
     EinFuseCompositesOptions composites;
     composites.remarks = options.remarks;
     pm.addPass(createEinFuseComposites(composites));

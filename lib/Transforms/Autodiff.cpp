@@ -17,8 +17,16 @@ struct EinAutodiffPass
   using Base::Base;
 
   void runOnOperation() override {
+    std::string error;
+    FailureOr<autodiff_detail::OptimizerConfig> config =
+        autodiff_detail::parseOptimizer(optimizer, error);
+    if (failed(config)) {
+      getOperation().emitError() << "ein-autodiff: " << error;
+      return signalPassFailure();
+    }
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && failed(autodiff_detail::appendGradients(func)))
+      if (!func.isExternal() &&
+          failed(autodiff_detail::appendGradients(func, *config)))
         return signalPassFailure();
   }
 };

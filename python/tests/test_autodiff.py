@@ -116,6 +116,86 @@ def finite_difference_error(module, inputs, step=1e-5, seed=0):
     return abs(measured - predicted) / max(1.0, abs(predicted))
 
 
+def ein_training(module, batches, optimizer, lrs, devices=None):
+    """The losses and final weights of len(batches) training steps as ein
+    runs them: the module's loss with `ein-autodiff="optimizer=..."`
+    evaluated by ein-eval (or compiled with `ein-compile --optimizer` for
+    the CPU target at `devices` and run by ein-run), each step's updated
+    weights and state (the results marked ein.updates) fed to the next,
+    the state zeros at first, the learning rate lrs[step] and AdamW's step
+    count step + 1 given as arguments."""
+    exported = einsummable.export(module, batches[0])
+    names = [a["name"] for a in exported.arguments]
+    values = [a["tensor"].detach().numpy() for a in exported.arguments]
+    weights = [i for i, a in enumerate(exported.arguments)
+               if a["kind"] == "weight"]
+    adamw = optimizer.startswith("adamw")
+    momentum = "momentum=" in optimizer
+    # The arguments the step appends: lr, AdamW's step, then each
+    # weight's state; the results: the loss, the weights, the state.
+    states = (2 if adamw else 1 if momentum else 0) * len(weights)
+    first_state = len(values) + (2 if adamw else 1)
+    values += [np.float32(0)] * (first_state - len(values))
+    for i in weights:
+        for _ in range(states // len(weights)):
+            values.append(np.zeros(values[i].shape, np.float32))
+    losses = []
+    with tempfile.TemporaryDirectory() as work:
+        mlir = os.path.join(work, "model.mlir")
+        exported.write(mlir, os.path.join(work, "frontend.json"))
+        if devices is None:
+            runner = os.path.join(work, "program.json")
+            _run([_tools.tool("ein-opt"), mlir, "--ein-import",
+                  "--ein-autodiff=optimizer=" + optimizer,
+                  "--ein-export-program=file=" + runner, "-o", os.devnull])
+            tool = "ein-eval"
+        else:
+            runner = os.path.join(work, "bundle")
+            _run([_tools.tool("ein-compile"), mlir, "-o", runner,
+                  "--optimizer=" + optimizer, "--target=cpu",
+                  "--devices=%d" % devices])
+            tool = "ein-run"
+        for step, batch in enumerate(batches):
+            for k, x in enumerate(batch):
+                values[k] = x.numpy()
+            values[len(names)] = np.array(lrs[step], np.float32)
+            if adamw:
+                values[len(names) + 1] = np.array(step + 1, np.float32)
+            paths = []
+            for k, value in enumerate(values):
+                paths.append(os.path.join(work, "in%d.npy" % k))
+                np.save(paths[-1], np.asarray(value))
+            outputs = [os.path.join(work, "out%d.npy" % k)
+                       for k in range(1 + len(weights) + states)]
+            _run([_tools.tool(tool), runner, "--inputs=" + ",".join(paths),
+                  "--outputs=" + ",".join(outputs)])
+            results = [np.load(p) for p in outputs]
+            losses.append(float(results[0].reshape(())))
+            for i, value in zip(weights, results[1:1 + len(weights)]):
+                values[i] = value
+            for k, value in enumerate(results[1 + len(weights):]):
+                values[first_state + k] = value
+    return losses, {names[i]: values[i] for i in weights}
+
+
+def torch_training(module, batches, make_optimizer, lrs):
+    """The same steps by torch.optim, in float64."""
+    module64 = _double(module)
+    optimizer = make_optimizer(module64.parameters())
+    losses = []
+    for step, batch in enumerate(batches):
+        for group in optimizer.param_groups:
+            group["lr"] = lrs[step]
+        optimizer.zero_grad()
+        loss = module64(*[x.double() if x.is_floating_point() else x
+                          for x in batch])
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
+    return losses, {n: p.detach().numpy()
+                    for n, p in module64.named_parameters()}
+
+
 def torch_gradients(module, inputs):
     """The loss and each parameter's gradient by torch.autograd, in
     float64 on the module's own (f32) values."""
@@ -207,6 +287,73 @@ class AutodiffTest(unittest.TestCase):
             with self.subTest(case=name):
                 self.assertLessEqual(
                     finite_difference_error(module, inputs), 1e-6)
+
+    def check_training(self, module, batches, optimizer, make_optimizer,
+                       devices=None):
+        module = module.eval()
+        lrs = [0.05, 0.04, 0.03, 0.02, 0.01][:len(batches)]
+        losses, weights = ein_training(module, batches, optimizer, lrs,
+                                       devices)
+        want_losses, want = torch_training(module, batches, make_optimizer,
+                                           lrs)
+        for step, (got, expected) in enumerate(zip(losses, want_losses)):
+            self.assertAlmostEqual(got, expected,
+                                   delta=TOLERANCE * max(1, abs(expected)),
+                                   msg="loss at step %d" % step)
+        self.assertEqual(sorted(weights), sorted(want))
+        for name, got in weights.items():
+            scale = max(1e-6, float(np.abs(want[name]).max()))
+            error = float(np.abs(got - want[name]).max()) / scale
+            self.assertLessEqual(error, TOLERANCE, name)
+
+    def test_five_steps_against_torch_optim(self):
+        # Five steps on new data each, the learning rate changed every
+        # step (a schedule): the losses and final weights as torch.optim's.
+        torch.manual_seed(7)
+        mlp = WithLoss(nn.Sequential(nn.Linear(8, 16), nn.GELU(),
+                                     nn.Linear(16, 4)), nn.MSELoss())
+        batches = [(torch.randn(6, 8), torch.randn(6, 4)) for _ in range(5)]
+        cases = [
+            ("sgd", "sgd",
+             lambda p: torch.optim.SGD(p, lr=0.05)),
+            ("sgd-momentum", "sgd:momentum=0.9,weight_decay=0.01",
+             lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9,
+                                       weight_decay=0.01)),
+            ("sgd-nesterov", "sgd:momentum=0.8,nesterov=1",
+             lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.8,
+                                       nesterov=True)),
+            ("adamw", "adamw",
+             lambda p: torch.optim.AdamW(p, lr=0.05)),
+            ("adamw-betas", "adamw:beta1=0.8,beta2=0.95,eps=1e-6,"
+             "weight_decay=0.1",
+             lambda p: torch.optim.AdamW(p, lr=0.05, betas=(0.8, 0.95),
+                                         eps=1e-6, weight_decay=0.1)),
+        ]
+        for name, spec, make in cases:
+            with self.subTest(optimizer=name):
+                self.check_training(mlp, batches, spec, make)
+        # Clipping to a global norm first, as clip_grad_norm_ does.
+        def clipped(p):
+            params = list(p)
+            inner = torch.optim.SGD(params, lr=0.05, momentum=0.9)
+            step = inner.step
+
+            def clipped_step():
+                torch.nn.utils.clip_grad_norm_(params, 0.5)
+                step()
+            inner.step = clipped_step
+            return inner
+        with self.subTest(optimizer="sgd-clipped"):
+            self.check_training(mlp, batches,
+                                "sgd:momentum=0.9,max_grad_norm=0.5", clipped)
+        # The tiny language model under AdamW, compiled at 3 devices.
+        lm_batches = [(torch.randint(1, 11, (2, 6)),
+                       torch.randint(0, 11, (2, 6))) for _ in range(3)]
+        with self.subTest(optimizer="adamw-lm-3-devices"):
+            self.check_training(TinyLM(), lm_batches, "adamw:weight_decay=0.05",
+                                lambda p: torch.optim.AdamW(
+                                    p, lr=0.05, weight_decay=0.05),
+                                devices=3)
 
     def test_compiled_at_1_to_4_devices(self):
         # The differentiated program planned and run like any other:

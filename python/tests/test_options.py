@@ -32,6 +32,9 @@ NOT_KEYWORDS = {
     "emit-shard": "annotates the program for upstream `shard`: run "
                   "ein-compile --emit-shard on workdir/model.mlir",
     "timing": "MLIR's pass timing, on standard error",
+    "gradients": "compile() builds the model's forward pass; gradients and "
+                 "training steps are ein-autodiff's (docs/training.md)",
+    "optimizer": "a training step, ein-autodiff's (docs/training.md)",
 }
 # Defaults of the flags ein-compile spells its own way (declared
 # EIN_PLANNER_OPTION_OWN in CompileOptions.def), as compile() spells them.

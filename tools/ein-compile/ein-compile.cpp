@@ -326,6 +326,7 @@ int main(int argc, char **argv) {
                           "--ein-attach-target=devices=N --ein-plan");
     cl::Option *plannerOptions[] = {std::addressof(weights),
                                     &gradients,
+                                    &optimizer,
                                     &strategy,
                                     &seed,
                                     &stages,

@@ -86,11 +86,32 @@ def EinAutodiff : Pass<"ein-autodiff", "::mlir::ModuleOp"> {
 
     ```
     ein-opt --ein-import --ein-autodiff mlp-loss.mlir
+    ein-opt --ein-import --ein-autodiff="optimizer=adamw:beta2=0.95,weight_decay=0.1" mlp-loss.mlir
     ```
+
+    With `optimizer`, the weights' gradients feed one step of it instead,
+    as torch.optim computes it: `sgd` (momentum, Nesterov, weight decay;
+    dampening 0) or `adamw` (f32 moments, bias correction, decoupled weight
+    decay), optionally after clipping the gradients to a global 2-norm
+    (`max_grad_norm`). The function gains arguments: the learning rate
+    `lr` (tensor<f32>, so a schedule may change it between steps), AdamW's
+    step count `step` (tensor<f32>, from 1), and each weight's f32 state
+    (`momentum_buffer`; `exp_avg` and `exp_avg_sq`), zeros before the first
+    step. Its results become the loss, the updated weights, the updated
+    state, then the gradients of `{ein.grad}` arguments; each updated
+    value carries `{ein.updates = N}`, the argument it replaces for the
+    next step.
   }];
   let dependentDialects = ["::mlir::ein::EinDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"\"",
+           "One optimizer step after the gradients: sgd[:momentum=M,"
+           "nesterov=0|1,weight_decay=W,max_grad_norm=N] or adamw[:beta1=B1,"
+           "beta2=B2,eps=E,weight_decay=W,max_grad_norm=N] (empty: the "
+           "gradients are the results)">,
+  ];
 }
 
 def EinImport : Pass<"ein-import", "::mlir::ModuleOp"> {

@@ -26,57 +26,6 @@ using namespace mlir::ein::autodiff_detail;
 
 namespace {
 
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-/// The type a join-agg with result element type `element` accumulates in
-/// by default (JoinAggOp::getAccType without `acc`).
-Type defaultAcc(Type element) {
-  if (element.isF16() || element.isBF16())
-    return Float32Type::get(element.getContext());
-  return element;
-}
-
-SmallVector<int64_t> identity(int64_t rank) {
-  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
-}
-
-/// A join-agg of `inputs` read at `indices`, writing `type` at `out`,
-/// whose region `body` fills (given the block's arguments and the
-/// accumulator type) and yields.
-JoinAggOp createJoin(OpBuilder &b, Location loc, RankedTensorType type,
-                     ValueRange inputs, ArrayRef<SmallVector<int64_t>> indices,
-                     ArrayRef<int64_t> out, AggKind agg,
-                     function_ref<Value(OpBuilder &, ValueRange, Type)> body) {
-  SmallVector<Attribute> lists;
-  for (ArrayRef<int64_t> list : indices)
-    lists.push_back(b.getDenseI64ArrayAttr(list));
-  auto join =
-      JoinAggOp::create(b, loc, type, inputs, b.getArrayAttr(lists), out, agg,
-                        TypeAttr(), SpecAttr(), IntegerAttr());
-  Block *block = new Block();
-  join.getJoin().push_back(block);
-  for (Value input : inputs)
-    block->addArgument(tensorType(input).getElementType(), loc);
-  OpBuilder inner = OpBuilder::atBlockEnd(block);
-  Type acc = join.getAccType();
-  YieldOp::create(
-      inner, loc,
-      castFloat(inner, loc, body(inner, block->getArguments(), acc), acc));
-  return join;
-}
-
-/// A tensor of `type` holding `x` everywhere.
-Value fill(OpBuilder &b, Location loc, RankedTensorType type, double x) {
-  return createJoin(b, loc, type, {}, {}, identity(type.getRank()),
-                    AggKind::None,
-                    [&](OpBuilder &inner, ValueRange, Type acc) -> Value {
-                      return arith::ConstantOp::create(
-                          inner, loc, inner.getFloatAttr(acc, x));
-                    });
-}
-
 /// `x + y`, element by element.
 Value add(OpBuilder &b, Location loc, Value x, Value y) {
   int64_t rank = tensorType(x).getRank();
@@ -207,8 +156,8 @@ private:
             picked = arith::SubIOp::create(
                 inner, loc, picked,
                 arith::ConstantIndexOp::create(inner, loc, offset));
-          Value hit = arith::CmpIOp::create(inner, loc, arith::CmpIPredicate::eq,
-                                            picked, row);
+          Value hit = arith::CmpIOp::create(
+              inner, loc, arith::CmpIPredicate::eq, picked, row);
           return arith::SelectOp::create(
               inner, loc, hit, castFloat(inner, loc, args[0], acc),
               arith::ConstantOp::create(inner, loc,
@@ -402,7 +351,9 @@ bool isScalarFloat(Type type) {
 
 } // namespace
 
-LogicalResult autodiff_detail::appendGradients(func::FuncOp func) {
+LogicalResult
+autodiff_detail::appendGradients(func::FuncOp func,
+                                 const OptimizerConfig &optimizer) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   if (ret.getNumOperands() == 0 || !isScalarFloat(ret.getOperand(0).getType()))
@@ -457,16 +408,38 @@ LogicalResult autodiff_detail::appendGradients(func::FuncOp func) {
       return failure();
   }
 
-  SmallVector<Value> gradients;
+  // With an optimizer, the weights' gradients feed its step and the
+  // results are what the step updates; {ein.grad} arguments' gradients
+  // are results either way.
+  bool stepping = optimizer.kind != OptimizerConfig::Kind::None;
+  SmallVector<BlockArgument> weights;
+  SmallVector<Value> weightGradients;
+  SmallVector<std::pair<Value, unsigned>> results;
   for (BlockArgument arg : marked) {
     Value gradient = sweep.adjointOf(arg);
-    gradients.push_back(gradient ? gradient
-                                 : fill(b, arg.getLoc(), tensorType(arg), 0));
+    if (!gradient)
+      gradient = fill(b, arg.getLoc(), tensorType(arg), 0);
+    if (stepping &&
+        func.getArgAttr(arg.getArgNumber(), EinDialect::getWeightAttrName())) {
+      weights.push_back(arg);
+      weightGradients.push_back(gradient);
+    } else {
+      results.push_back({gradient, ~0u});
+    }
   }
-  for (Value gradient : gradients)
-    if (failed(func.insertResult(func.getNumResults(), gradient.getType(),
-                                 DictionaryAttr())))
+  if (stepping) {
+    SmallVector<std::pair<Value, unsigned>> updates =
+        appendOptimizerStep(func, b, weights, weightGradients, optimizer);
+    results.insert(results.begin(), updates.begin(), updates.end());
+  }
+  for (auto [value, replaces] : results) {
+    DictionaryAttr attrs;
+    if (replaces != ~0u)
+      attrs = b.getDictionaryAttr(b.getNamedAttr(
+          EinDialect::getUpdatesAttrName(), b.getI64IntegerAttr(replaces)));
+    if (failed(func.insertResult(func.getNumResults(), value.getType(), attrs)))
       return failure();
-  ret->insertOperands(ret->getNumOperands(), gradients);
+    ret->insertOperands(ret->getNumOperands(), value);
+  }
   return success();
 }

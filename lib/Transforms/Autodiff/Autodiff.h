@@ -27,10 +27,74 @@ FailureOr<Value> differentiate(OpBuilder &builder, Value value,
 /// `value` converted to the float type `type` (extf, truncf or itself).
 Value castFloat(OpBuilder &builder, Location loc, Value value, Type type);
 
+//===----------------------------------------------------------------------===//
+// Building join-aggs (Joins.cpp)
+//===----------------------------------------------------------------------===//
+
+RankedTensorType tensorType(Value v);
+
+/// The type a join-agg with result element type `element` accumulates in
+/// by default (JoinAggOp::getAccType without `acc`).
+Type defaultAcc(Type element);
+
+/// d0, ..., d(rank-1).
+SmallVector<int64_t> identity(int64_t rank);
+
+/// A join-agg of `inputs` read at `indices`, writing `type` at `out`,
+/// whose region `body` fills (given the block's arguments and the
+/// accumulator type) and yields (cast to the accumulator type).
+JoinAggOp createJoin(OpBuilder &b, Location loc, RankedTensorType type,
+                     ValueRange inputs, ArrayRef<SmallVector<int64_t>> indices,
+                     ArrayRef<int64_t> out, AggKind agg,
+                     function_ref<Value(OpBuilder &, ValueRange, Type)> body);
+
+/// A tensor of `type` holding `x` everywhere.
+Value fill(OpBuilder &b, Location loc, RankedTensorType type, double x);
+
+//===----------------------------------------------------------------------===//
+// Optimizers (Optimizer.cpp)
+//===----------------------------------------------------------------------===//
+
+/// One optimizer step appended after the gradients, as torch.optim
+/// computes it. The learning rate (and AdamW's step count) are scalar
+/// arguments of the function, so they may change between steps.
+struct OptimizerConfig {
+  enum class Kind { None, Sgd, AdamW };
+  Kind kind = Kind::None;
+  double momentum = 0, weightDecay = 0;
+  bool nesterov = false;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// Clip the gradients to this global 2-norm first (0: no clipping).
+  double maxGradNorm = 0;
+};
+
+/// Parses ein-autodiff's `optimizer` option: "" (none),
+/// "sgd[:momentum=M,nesterov=0|1,weight_decay=W,max_grad_norm=N]" or
+/// "adamw[:beta1=B1,beta2=B2,eps=E,weight_decay=W,max_grad_norm=N]".
+/// Fails with `error` naming the bad item.
+FailureOr<OptimizerConfig> parseOptimizer(StringRef text, std::string &error);
+
+/// Appends to `func` the arguments the step reads (the learning rate,
+/// AdamW's step count, each weight's state) and builds the updated
+/// weights and state with `b`; returns them with the argument each one
+/// replaces after the step.
+SmallVector<std::pair<Value, unsigned>>
+appendOptimizerStep(func::FuncOp func, OpBuilder &b,
+                    ArrayRef<BlockArgument> weights, ArrayRef<Value> gradients,
+                    const OptimizerConfig &config);
+
+//===----------------------------------------------------------------------===//
+// The sweep (Adjoints.cpp)
+//===----------------------------------------------------------------------===//
+
 /// Appends to `func` the gradient of its first result with respect to each
 /// argument marked {ein.weight} or {ein.grad}, as new results in argument
-/// order. Fails with an error naming what stands in the way.
-LogicalResult appendGradients(func::FuncOp func);
+/// order; with an optimizer, the weights' gradients feed one step of it
+/// instead and the updated weights and state are the new results (each
+/// marked `ein.updates` with the argument it replaces). Fails with an
+/// error naming what stands in the way.
+LogicalResult appendGradients(func::FuncOp func,
+                              const OptimizerConfig &optimizer);
 
 } // namespace mlir::ein::autodiff_detail
 

@@ -389,3 +389,24 @@ func.func @choice_place_not_array() attributes {ein.exchange_choice = {key = 1 :
 func.func @choice_place_twice() attributes {ein.exchange_choice = {key = 1 : i64, rotate = false, split_weights = false, synthesized = array<i1: true, false>, place = [array<i64>, array<i64: 1, 1>]}} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'ein.updates' on result 0 is the index of a function argument, got "w"}}
+func.func @updates_not_index(%w: tensor<4xf32>) -> (tensor<4xf32> {ein.updates = "w"}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 updates argument 3, but the function has 1}}
+func.func @updates_out_of_range(%w: tensor<4xf32>) -> (tensor<4xf32> {ein.updates = 3}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 updates argument 0 but its type 'tensor<4xbf16>' is not the argument's 'tensor<4xf32>'}}
+func.func @updates_other_type(%w: tensor<4xf32>, %v: tensor<4xbf16>) -> (tensor<4xbf16> {ein.updates = 0}) {
+  return %v : tensor<4xbf16>
+}

@@ -262,6 +262,25 @@ LogicalResult EinDialect::verifyRegionResultAttribute(Operation *op,
     return op->emitError() << "'" << getWeightAttrName()
                            << "' marks function arguments, not result "
                            << resultIndex;
+  if (attr.getName() == getUpdatesAttrName()) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!index || !func)
+      return op->emitError()
+             << "'" << getUpdatesAttrName() << "' on result " << resultIndex
+             << " is the index of a function argument, got " << attr.getValue();
+    int64_t arg = index.getInt();
+    if (arg < 0 || arg >= int64_t(func.getNumArguments()))
+      return op->emitError()
+             << "result " << resultIndex << " updates argument " << arg
+             << ", but the function has " << func.getNumArguments();
+    if (func.getArgumentTypes()[arg] != func.getResultTypes()[resultIndex])
+      return op->emitError()
+             << "result " << resultIndex << " updates argument " << arg
+             << " but its type " << func.getResultTypes()[resultIndex]
+             << " is not the argument's " << func.getArgumentTypes()[arg];
+    return success();
+  }
   return op->emitError() << "unknown ein result attribute '"
                          << attr.getName().getValue() << "' on result "
                          << resultIndex;

@@ -62,6 +62,11 @@ def Ein_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getGradAttrName() {
       return "ein.grad";
     }
+    /// Integer attribute on a function result: the argument it replaces
+    /// for the next call (an updated weight or optimizer state).
+    static constexpr ::llvm::StringLiteral getUpdatesAttrName() {
+      return "ein.updates";
+    }
     /// On a device-level ein.join_agg: where its block starts in each loop,
     /// so `ein.index` keeps reading whole-tensor coordinates.
     static constexpr ::llvm::StringLiteral getLoopOffsetsAttrName() {
