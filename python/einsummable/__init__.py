@@ -35,9 +35,9 @@ from . import _export, _runtime, _tools
 from ._errors import CompileError, FrontendError
 from ._export import export
 
-__all__ = ["compile", "load", "export", "Compiled", "CompileError",
-           "FrontendError", "CompileRemark", "LogicalDevicesWarning",
-           "Outputs"]
+__all__ = ["compile", "load", "export", "compile_training", "Compiled",
+           "Trainer", "CompileError", "FrontendError", "CompileRemark",
+           "LogicalDevicesWarning", "Outputs"]
 
 
 class Outputs(dict):
@@ -685,3 +685,6 @@ def load(bundle, model=None, frontend=None, device_map=None):
         raise FrontendError("the bundle needs the weights %s: pass the model"
                             % ", ".join(missing[:5]))
     return Compiled(bundle, description, weights, device_map=device_map)
+
+
+from ._training import Trainer, compile_training  # noqa: E402

@@ -1,0 +1,195 @@
+"""einsummable.compile_training against PyTorch's own training loop: the
+same model, criterion and optimizer (SGD with momentum, AdamW) trained for
+five steps on the same batches by ein (CPU target, 1 to 4 devices) and by
+torch.optim (in float64): the losses of every step and, after sync(), the
+model's weights and the optimizer's state_dict() agree (relative 1e-4). A
+run synced, rebuilt from the model and the optimizer and continued equals
+an uninterrupted one; a scheduler's learning rate reaches every step; what
+is not supported is refused naming it."""
+
+import copy
+import os
+import sys
+import unittest
+import warnings
+
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import einsummable  # noqa: E402
+
+TOLERANCE = 1e-4
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=11, width=6):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.hidden = nn.Linear(width, width)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.head(torch.tanh(self.hidden(self.embed(ids)))).reshape(
+            -1, self.embed.num_embeddings)
+
+
+def batches(count=5, seed=1):
+    torch.manual_seed(seed)
+    return [(torch.randn(6, 8), torch.randn(6, 4)) for _ in range(count)]
+
+
+def reference(model, loss_fn, make_optimizer, data, schedule=None):
+    """PyTorch's loop in float64: losses, final weights, optimizer state."""
+    model = copy.deepcopy(model).double()
+    optimizer = make_optimizer(model.parameters())
+    scheduler = schedule(optimizer) if schedule else None
+    losses = []
+    for batch in data:
+        optimizer.zero_grad()
+        inputs = [x.double() if x.is_floating_point() else x for x in batch]
+        loss = loss_fn(model(*inputs[:-1]), inputs[-1])
+        loss.backward()
+        optimizer.step()
+        if scheduler:
+            scheduler.step()
+        losses.append(float(loss))
+    return losses, model, optimizer
+
+
+class TrainingTest(unittest.TestCase):
+    def assertClose(self, got, want, what):
+        got = got.detach().double()
+        want = want.detach().double()
+        scale = max(1e-6, float(want.abs().max()))
+        error = float((got - want).abs().max()) / scale
+        self.assertLessEqual(error, TOLERANCE, "%s: %.3g" % (what, error))
+
+    def train(self, model, loss_fn, make_optimizer, data, devices,
+              schedule=None, split=None):
+        """ein's losses, and the model and optimizer after sync(); with
+        `split`, synced after that many steps and continued by a new
+        trainer built from them."""
+        optimizer = make_optimizer(model.parameters())
+        scheduler = schedule(optimizer) if schedule else None
+        losses = []
+        trainer = einsummable.compile_training(
+            model, loss_fn, data[0], optimizer=optimizer, devices=devices)
+        try:
+            for step, batch in enumerate(data):
+                if split is not None and step == split:
+                    trainer.sync()
+                    trainer.close()
+                    trainer = einsummable.compile_training(
+                        model, loss_fn, data[0], optimizer=optimizer,
+                        devices=devices)
+                losses.append(float(trainer.step(*batch)))
+                if scheduler:
+                    # The trainer, not optimizer.step(), made the step, which
+                    # PyTorch's scheduler warns about; the rate is right.
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UserWarning)
+                        scheduler.step()
+            trainer.sync()
+        finally:
+            trainer.close()
+        return losses, model, optimizer
+
+    def compare(self, model, loss_fn, make_optimizer, data, devices,
+                **kwargs):
+        want_losses, want_model, want_optimizer = reference(
+            model, loss_fn, make_optimizer, data, kwargs.get("schedule"))
+        losses, model, optimizer = self.train(
+            model, loss_fn, make_optimizer, data, devices, **kwargs)
+        for step, (got, want) in enumerate(zip(losses, want_losses)):
+            self.assertAlmostEqual(got, want,
+                                   delta=TOLERANCE * max(1, abs(want)),
+                                   msg="loss at step %d" % step)
+        for (name, p), q in zip(model.named_parameters(),
+                                want_model.parameters()):
+            self.assertClose(p, q, name)
+        for p, q in zip(model.parameters(), want_model.parameters()):
+            mine, theirs = optimizer.state[p], want_optimizer.state[q]
+            self.assertEqual(sorted(mine), sorted(theirs))
+            for key in theirs:
+                self.assertClose(torch.as_tensor(mine[key]),
+                                 torch.as_tensor(theirs[key]), key)
+
+    def test_sgd_momentum_and_adamw_at_1_to_4_devices(self):
+        optimizers = {
+            "sgd": lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9,
+                                             weight_decay=0.01),
+            "adamw": lambda p: torch.optim.AdamW(p, lr=0.02,
+                                                 weight_decay=0.05),
+        }
+        for name, make in optimizers.items():
+            for devices in (1, 2, 3, 4):
+                with self.subTest(optimizer=name, devices=devices):
+                    self.compare(mlp(), nn.MSELoss(), make, batches(),
+                                 devices)
+
+    def test_language_model_cross_entropy(self):
+        torch.manual_seed(3)
+        data = [(torch.randint(0, 11, (2, 6)), torch.randint(0, 11, (12,)))
+                for _ in range(4)]
+        model = TinyLM()
+        self.compare(model, nn.CrossEntropyLoss(ignore_index=0),
+                     lambda p: torch.optim.AdamW(p, lr=0.05), data, 2)
+
+    def test_resumed_equals_uninterrupted(self):
+        make = lambda p: torch.optim.AdamW(p, lr=0.02)  # noqa: E731
+        data = batches()
+        whole = self.train(mlp(), nn.MSELoss(), make, data, 2)
+        resumed = self.train(mlp(), nn.MSELoss(), make, data, 2, split=2)
+        self.assertEqual(whole[0], resumed[0])
+        for p, q in zip(whole[1].parameters(), resumed[1].parameters()):
+            self.assertTrue(torch.equal(p, q))
+
+    def test_scheduler_sets_each_steps_rate(self):
+        self.compare(mlp(), nn.MSELoss(),
+                     lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.5),
+                     batches(), 1,
+                     schedule=lambda o: torch.optim.lr_scheduler.StepLR(
+                         o, step_size=1, gamma=0.5))
+
+    def test_refusals_name_the_argument(self):
+        model = mlp()
+        data = batches(1)[0]
+        with self.assertRaisesRegex(TypeError, "torch.optim.SGD or "
+                                    "torch.optim.AdamW, not Adam"):
+            einsummable.compile_training(
+                model, nn.MSELoss(), data,
+                optimizer=torch.optim.Adam(model.parameters()))
+        with self.assertRaisesRegex(ValueError, "exactly the model's "
+                                    "parameters"):
+            einsummable.compile_training(
+                model, nn.MSELoss(), data,
+                optimizer=torch.optim.SGD(list(model.parameters())[:2],
+                                          lr=0.1))
+        with self.assertRaisesRegex(ValueError, "dampening must be 0"):
+            einsummable.compile_training(
+                model, nn.MSELoss(), data,
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1,
+                                          momentum=0.9, dampening=0.1))
+        dropout = nn.Sequential(nn.Linear(8, 4), nn.Dropout(0.5)).train()
+        with self.assertRaisesRegex(ValueError, "Dropout is in training "
+                                    "mode"):
+            einsummable.compile_training(
+                dropout, nn.MSELoss(), data,
+                optimizer=torch.optim.SGD(dropout.parameters(), lr=0.1))
+        with self.assertRaisesRegex(TypeError, "unknown keyword"):
+            einsummable.compile_training(
+                model, nn.MSELoss(), data, devices=2, colour="red",
+                optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+if __name__ == "__main__":
+    unittest.main()
