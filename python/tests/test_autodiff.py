@@ -4,7 +4,8 @@ and evaluated by ein-eval (the reference evaluator, in float64); the loss
 and the gradient of every weight must match torch.autograd's, computed in
 float64 on the same f32 values (relative error <= 1e-4 of the gradient's
 largest entry). Covers every derivative rule of a join region, sum and
-max aggregations (ties shared as torch.amax shares them), weights used
+max aggregations (ties shared as torch.amax shares them), the front end's
+LLaMA and GPT-2 blocks and a causal LM (python/tests/models.py), weights used
 twice, reshape, slice and concat, and an embedding (ein.gather, whose
 adjoint is a scatter-add) tied to a language model's head under
 cross-entropy; and the same gradients compiled by `ein-compile
@@ -25,8 +26,10 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
 import einsummable  # noqa: E402
+import models  # noqa: E402
 from einsummable import _tools  # noqa: E402
 
 TOLERANCE = 1e-4
@@ -70,8 +73,12 @@ def ein_gradients(module, inputs, devices=None):
             _run([_tools.tool("ein-run"), bundle] + io)
         values = [np.load(p) for p in outputs]
     by_name = {a["name"]: v for a, v in zip(marked, values[1:])}
+    # Parameters only: buffers (masks, RoPE tables) are weights the
+    # program reads, not what a user trains.
+    parameters = dict(module.named_parameters())
     return float(values[0].reshape(())), \
-        [(a["name"], by_name[a["name"]]) for a in weights]
+        [(a["name"], by_name[a["name"]]) for a in weights
+         if a["name"] in parameters]
 
 
 def finite_difference_error(module, inputs, step=1e-5, seed=0):
@@ -371,6 +378,31 @@ class AutodiffTest(unittest.TestCase):
                 with self.subTest(model=name, devices=devices):
                     self.check(module, *inputs, devices=devices)
 
+    def test_transformer_blocks_and_causal_lm(self):
+        # The test models of the front end (python/tests/models.py): a
+        # LLaMA block (RMSNorm, RoPE, GQA, causal softmax, SwiGLU) with
+        # both ways of repeating KV heads, a GPT-2 block (LayerNorm, its
+        # mask buffer, tanh GELU) under MSE, and a 2-layer causal LM with
+        # tied embeddings under cross-entropy.
+        torch.manual_seed(8)
+        x, y = torch.randn(2, 16, 64), torch.randn(2, 16, 64)
+        ids = torch.randint(0, 64, (2, 16))
+        target = torch.randint(0, 64, (2, 16))
+        cases = [
+            ("llama", WithLoss(models.LlamaBlock(), nn.MSELoss()), (x, y),
+             (None,)),
+            ("llama-repeat-kv", WithLoss(models.LlamaBlock(repeat="expand"),
+                                         nn.MSELoss()), (x, y), (None,)),
+            ("gpt2", WithLoss(models.GPT2Block(), nn.MSELoss()), (x, y),
+             (None,)),
+            ("causal-lm", WithLoss(models.CausalLM(), TokenCrossEntropy()),
+             (ids, target), (None,)),
+        ]
+        for name, module, inputs, placements in cases:
+            for devices in placements:
+                with self.subTest(model=name, devices=devices):
+                    self.check(module, *inputs, devices=devices)
+
     def test_layout_and_shared_weight(self):
         torch.manual_seed(3)
         self.check(Layout(), torch.randn(4, 8))
@@ -383,6 +415,12 @@ class WithLoss(nn.Module):
 
     def forward(self, x, y):
         return self.loss(self.model(x), y)
+
+
+class TokenCrossEntropy(nn.Module):
+    def forward(self, logits, target):
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                               target.reshape(-1))
 
 
 class NormSoftmax(nn.Module):
