@@ -58,6 +58,23 @@ class TinyLM(nn.Module):
         return self.head(self.ln_f(x))
 
 
+class TiedEmbeddingLM(nn.Module):
+    """An embedding tied to the output head around one hidden layer;
+    returns the logits of every token, flattened to [tokens, vocab] as a
+    criterion takes them."""
+
+    def __init__(self, vocab=11, width=6):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.hidden = nn.Linear(width, width)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.head(torch.tanh(self.hidden(self.embed(ids)))).reshape(
+            -1, self.embed.num_embeddings)
+
+
 class RMSNorm(nn.Module):
     def __init__(self, d, eps=1e-5):
         super().__init__()

@@ -18,8 +18,10 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
 import einsummable  # noqa: E402
+import models  # noqa: E402
 
 TOLERANCE = 1e-4
 
@@ -27,19 +29,6 @@ TOLERANCE = 1e-4
 def mlp():
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
-
-
-class TinyLM(nn.Module):
-    def __init__(self, vocab=11, width=6):
-        super().__init__()
-        self.embed = nn.Embedding(vocab, width)
-        self.hidden = nn.Linear(width, width)
-        self.head = nn.Linear(width, vocab, bias=False)
-        self.head.weight = self.embed.weight
-
-    def forward(self, ids):
-        return self.head(torch.tanh(self.hidden(self.embed(ids)))).reshape(
-            -1, self.embed.num_embeddings)
 
 
 def batches(count=5, seed=1):
@@ -140,7 +129,7 @@ class TrainingTest(unittest.TestCase):
         torch.manual_seed(3)
         data = [(torch.randint(0, 11, (2, 6)), torch.randint(0, 11, (12,)))
                 for _ in range(4)]
-        model = TinyLM()
+        model = models.TiedEmbeddingLM()
         self.compare(model, nn.CrossEntropyLoss(ignore_index=0),
                      lambda p: torch.optim.AdamW(p, lr=0.05), data, 2)
 
