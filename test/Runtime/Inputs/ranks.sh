@@ -64,10 +64,15 @@ for program in "${programs[@]}"; do
       failed=$((failed + 1))
       continue
     fi
-    if ! timeout 120 $mpirun -n "$nodes" "$build/bin/ein-run" "$bundle" \
-         --seed="$seed" --check --debug --outputs="$many" \
-         >> "$bundle.log" 2>&1; then
-      echo "FAIL $name ($config): mpirun -n $nodes ein-run: $(grep -m1 error "$bundle.log")"
+    rc=0
+    timeout 120 $mpirun -n "$nodes" "$build/bin/ein-run" "$bundle" \
+      --seed="$seed" --check --debug --outputs="$many" \
+      >> "$bundle.log" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ]; then
+      # The exit status (124: the timeout) and the first error, else the
+      # log's last line: what a rare failure needs to be understood.
+      why=$(grep -m1 error "$bundle.log" || tail -n 1 "$bundle.log")
+      echo "FAIL $name ($config): mpirun -n $nodes ein-run: exit $rc: $why"
       failed=$((failed + 1))
       continue
     fi
