@@ -100,21 +100,6 @@ Type elementOf(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();
 }
 
-/// `v` converted to the float type `to` (through f32 between the 16-bit
-/// formats).
-Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
-  auto from = cast<FloatType>(v.getType());
-  auto into = cast<FloatType>(to);
-  if (from == into)
-    return v;
-  if (from.getWidth() < into.getWidth())
-    return arith::ExtFOp::create(b, loc, into, v);
-  if (from.getWidth() > into.getWidth())
-    return arith::TruncFOp::create(b, loc, into, v);
-  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-  return arith::TruncFOp::create(b, loc, into, wide);
-}
-
 Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }
@@ -127,6 +112,19 @@ Value infinity(OpBuilder &b, Location loc, Type type, bool negative) {
 }
 
 } // namespace
+
+Value mlir::ein::castFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  auto from = cast<FloatType>(v.getType());
+  auto into = cast<FloatType>(to);
+  if (from == into)
+    return v;
+  if (from.getWidth() < into.getWidth())
+    return arith::ExtFOp::create(b, loc, into, v);
+  if (from.getWidth() > into.getWidth())
+    return arith::TruncFOp::create(b, loc, into, v);
+  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return arith::TruncFOp::create(b, loc, into, wide);
+}
 
 Value mlir::ein::aggregationIdentity(OpBuilder &b, Location loc, AggKind kind,
                                      Type type) {

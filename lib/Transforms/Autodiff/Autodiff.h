@@ -10,6 +10,7 @@
 #ifndef EINSUMMABLE_LIB_TRANSFORMS_AUTODIFF_AUTODIFF_H
 #define EINSUMMABLE_LIB_TRANSFORMS_AUTODIFF_AUTODIFF_H
 
+#include "Einsummable/Conversion/BlockKernels/BlockKernels.h"
 #include "Einsummable/Dialect/Ein/IR/EinOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,9 +24,6 @@ namespace mlir::ein::autodiff_detail {
 /// derivative.
 FailureOr<Value> differentiate(OpBuilder &builder, Value value,
                                BlockArgument wrt);
-
-/// `value` converted to the float type `type` (extf, truncf or itself).
-Value castFloat(OpBuilder &builder, Location loc, Value value, Type type);
 
 //===----------------------------------------------------------------------===//
 // Building join-aggs (Joins.cpp)

@@ -20,17 +20,6 @@ using namespace mlir;
 using namespace mlir::ein;
 using namespace mlir::ein::autodiff_detail;
 
-Value autodiff_detail::castFloat(OpBuilder &builder, Location loc, Value value,
-                                 Type type) {
-  auto from = cast<FloatType>(value.getType());
-  auto to = cast<FloatType>(type);
-  if (from == to)
-    return value;
-  if (from.getWidth() < to.getWidth())
-    return arith::ExtFOp::create(builder, loc, to, value);
-  return arith::TruncFOp::create(builder, loc, to, value);
-}
-
 namespace {
 
 class Tangents {

@@ -52,6 +52,10 @@ std::string whyNotLibraryGemm(JoinAggOp join);
 /// a library attention or convolution.
 bool needsBlockKernel(Operation *op, ::ein::Backend backend);
 
+/// `v` converted to the float type `to` (itself, extf, truncf, or through
+/// f32 between the 16-bit formats).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
+
 /// The identity of aggregation `kind` (not `none`) in float `type`: 0, 1,
 /// -inf for max, +inf for min.
 Value aggregationIdentity(OpBuilder &b, Location loc, AggKind kind, Type type);
