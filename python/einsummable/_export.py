@@ -100,7 +100,10 @@ def read_raw(path, shape, dtype):
     return t.view(torch.bfloat16) if dtype == torch.bfloat16 else t.clone()
 
 
-def export(model, example_inputs):
+def export(model, example_inputs, marked=None):
+    """The model traced and translated. `marked(argument)` says which
+    weights carry {ein.weight} in the program (every one by default;
+    compile_training marks only the parameters it trains)."""
     # One trace at a time in this process: PyTorch's tracer (make_fx,
     # functionalize) keeps state of its own that two threads tracing at once
     # corrupt (an internal assert).
@@ -115,7 +118,8 @@ def export(model, example_inputs):
     lines = translator.e.lines
     args = []
     for a in translator.arguments:
-        attrs = " {ein.weight}" if a["kind"] == "weight" else ""
+        weight = a["kind"] == "weight" and (marked is None or marked(a))
+        attrs = " {ein.weight}" if weight else ""
         args.append("%s: %s%s" % (a["value"].name, a["value"].type, attrs))
     header = "func.func @forward(%s) -> (%s) {" % (
         ", ".join(args), ", ".join(r.type for r in results))

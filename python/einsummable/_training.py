@@ -12,14 +12,13 @@ yet"); the bundle's results say which argument each replaces
 
 import inspect
 import os
-import re
 import shutil
 import tempfile
 import threading
 
 import torch
 
-from . import _runtime
+from . import _dtype, _export, _runtime  # _dtype: __init__ defines it first
 from ._errors import FrontendError
 
 # What a step's bundle holds after the exported arguments: the learning
@@ -75,20 +74,6 @@ def _optimizer_spec(optimizer, model):
     return kind, spec
 
 
-def _unmark(text, arguments, trained):
-    """The exported program with {ein.weight} kept only on the trained
-    parameters: buffers and constants are read, not trained."""
-    header = text.index("func.func @forward(")
-    end = text.index("\n", header)
-    line = text[header:end]
-    for a in arguments:
-        if a["kind"] == "weight" and a["name"] not in trained:
-            name = re.escape(a["value"].name)
-            line = re.sub(r"(%s: [^,{)]+) \{ein\.weight\}" % name, r"\1",
-                          line)
-    return text[:header] + line + text[end:]
-
-
 def compile_training(model, loss_fn, example_inputs, *, optimizer, devices=1,
                      target="cpu", workdir=None, **options):
     """One training step of `model` under `loss_fn` and `optimizer`,
@@ -101,8 +86,8 @@ def compile_training(model, loss_fn, example_inputs, *, optimizer, devices=1,
     its hyper-parameters are read now, its learning rate at every step (a
     scheduler may change it), its state (a resumed run's) when the trainer
     starts. Returns a Trainer."""
-    from . import (_check_compile_arguments, _run_ein_compile, compile as
-                   _compile, export)
+    from . import _check_compile_arguments, _run_ein_compile
+    from . import compile as _compile
     if not isinstance(model, torch.nn.Module):
         raise TypeError("model must be an nn.Module, not %s"
                         % type(model).__name__)
@@ -138,18 +123,20 @@ def compile_training(model, loss_fn, example_inputs, *, optimizer, devices=1,
     kind, spec = _optimizer_spec(optimizer, model)
 
     wrapper = _WithLoss(model, loss_fn)
+    parameters = dict(("model." + n, p) for n, p in model.named_parameters()
+                      if p.requires_grad)
     modes = [(m, m.training) for m in wrapper.modules()]
     wrapper.eval()  # traced as a forward pass; nothing in it depends on mode
     try:
-        exported = export(wrapper, tuple(example_inputs))
+        # Only the trained parameters are {ein.weight}, which the optimizer
+        # updates: buffers and constants are read, not trained.
+        exported = _export.export(wrapper, tuple(example_inputs),
+                                  marked=lambda a: a["name"] in parameters)
     finally:
         for module, training in modes:
             module.training = training
-    parameters = dict(("model." + n, p) for n, p in model.named_parameters()
-                      if p.requires_grad)
     trained = [a["name"] for a in exported.arguments
                if a["kind"] == "weight" and a["name"] in parameters]
-    exported.text = _unmark(exported.text, exported.arguments, trained)
 
     scratch = None
     directory = checked["workdir"]
@@ -235,7 +222,7 @@ class Trainer:
         if list(t.shape) != list(info.shape):
             raise ValueError("argument %d has shape %s; the step takes %s"
                              % (index, list(t.shape), list(info.shape)))
-        t = t.to(_torch_dtype(info.dtype))
+        t = t.to(_dtype(info.dtype))
         self._values[index] = t
         self._runtime.set_input(index, t.data_ptr(),
                                 t.numel() * t.element_size())
@@ -263,7 +250,7 @@ class Trainer:
             self._runtime.run()
             results = []
             for k, info in enumerate(self._runtime.outputs):
-                out = torch.empty(info.shape, dtype=_torch_dtype(info.dtype))
+                out = torch.empty(info.shape, dtype=_dtype(info.dtype))
                 self._runtime.get_output(k, out.data_ptr(), info.bytes)
                 results.append(out)
             updated = self._trained + [index for index, _, _ in self._state]
@@ -293,8 +280,3 @@ class Trainer:
             if self._scratch:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None
-
-
-def _torch_dtype(name):
-    from . import _dtype
-    return _dtype(name)

@@ -31,6 +31,19 @@ def mlp():
     return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
 
 
+class Scaled(nn.Module):
+    """A linear layer whose output a buffer scales."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.fc = nn.Linear(8, 4)
+        self.register_buffer("scale", torch.linspace(0.5, 2.0, 4))
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x)) * self.scale
+
+
 def batches(count=5, seed=1):
     torch.manual_seed(seed)
     return [(torch.randn(6, 8), torch.randn(6, 4)) for _ in range(count)]
@@ -132,6 +145,15 @@ class TrainingTest(unittest.TestCase):
         model = models.TiedEmbeddingLM()
         self.compare(model, nn.CrossEntropyLoss(ignore_index=0),
                      lambda p: torch.optim.AdamW(p, lr=0.05), data, 2)
+
+    def test_buffers_are_read_not_trained(self):
+        # A buffer (and its place in the program) is an input of the step,
+        # not a weight the optimizer updates; the model's buffer stays.
+        model = Scaled()
+        before = model.scale.clone()
+        self.compare(model, nn.MSELoss(),
+                     lambda p: torch.optim.AdamW(p, lr=0.05), batches(3), 2)
+        self.assertTrue(torch.equal(model.scale, before))
 
     def test_resumed_equals_uninterrupted(self):
         make = lambda p: torch.optim.AdamW(p, lr=0.02)  # noqa: E731
