@@ -100,10 +100,6 @@ Type elementOf(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();
 }
 
-Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
-  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
-}
-
 Value infinity(OpBuilder &b, Location loc, Type type, bool negative) {
   auto f = cast<FloatType>(type);
   return arith::ConstantOp::create(
@@ -112,6 +108,11 @@ Value infinity(OpBuilder &b, Location loc, Type type, bool negative) {
 }
 
 } // namespace
+
+Value mlir::ein::floatConstant(OpBuilder &b, Location loc, Type type,
+                               double value) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
 
 Value mlir::ein::castFloat(OpBuilder &b, Location loc, Value v, Type to) {
   auto from = cast<FloatType>(v.getType());

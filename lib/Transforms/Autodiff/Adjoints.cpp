@@ -158,11 +158,18 @@ private:
                 arith::ConstantIndexOp::create(inner, loc, offset));
           Value hit = arith::CmpIOp::create(
               inner, loc, arith::CmpIPredicate::eq, picked, row);
-          return arith::SelectOp::create(
-              inner, loc, hit, castFloat(inner, loc, args[0], acc),
-              arith::ConstantOp::create(inner, loc,
-                                        inner.getFloatAttr(acc, 0)));
+          return arith::SelectOp::create(inner, loc, hit,
+                                         castFloat(inner, loc, args[0], acc),
+                                         floatConstant(inner, loc, acc, 0));
         });
+  }
+
+  /// The index lists of `op`'s inputs, in order.
+  static SmallVector<SmallVector<int64_t>> inputIndices(JoinAggOp op) {
+    SmallVector<SmallVector<int64_t>> lists;
+    for (unsigned i = 0; i < op.getInputs().size(); ++i)
+      lists.push_back(llvm::to_vector(op.getIndicesOfInput(i)));
+    return lists;
   }
 
   /// For a max or min aggregation: how many of each output's terms equal
@@ -172,9 +179,7 @@ private:
     RankedTensorType resultType = tensorType(op.getResult());
     SmallVector<Value> inputs(op.getInputs());
     inputs.push_back(op.getResult());
-    SmallVector<SmallVector<int64_t>> indices;
-    for (unsigned i = 0; i < op.getInputs().size(); ++i)
-      indices.push_back(llvm::to_vector(op.getIndicesOfInput(i)));
+    SmallVector<SmallVector<int64_t>> indices = inputIndices(op);
     indices.push_back(llvm::to_vector(op.getOutputIndices()));
     auto f32 = Float32Type::get(op.getContext());
     return createJoin(
@@ -184,11 +189,9 @@ private:
           Value term = cloneRegion(inner, op, args.drop_back(), map);
           Value tie = isExtremum(inner, loc, term, args.back(),
                                  resultType.getElementType());
-          return arith::SelectOp::create(
-              inner, loc, tie,
-              arith::ConstantOp::create(inner, loc, inner.getFloatAttr(acc, 1)),
-              arith::ConstantOp::create(inner, loc,
-                                        inner.getFloatAttr(acc, 0)));
+          return arith::SelectOp::create(inner, loc, tie,
+                                         floatConstant(inner, loc, acc, 1),
+                                         floatConstant(inner, loc, acc, 0));
         });
   }
 
@@ -245,12 +248,10 @@ private:
     RankedTensorType resultType = tensorType(op.getResult());
     RankedTensorType type = tensorType(op.getInputs()[i]);
     SmallVector<Value> inputs{adjoint};
+    llvm::append_range(inputs, op.getInputs());
     SmallVector<SmallVector<int64_t>> indices{
         llvm::to_vector(op.getOutputIndices())};
-    for (unsigned j = 0; j < n; ++j) {
-      inputs.push_back(op.getInputs()[j]);
-      indices.push_back(llvm::to_vector(op.getIndicesOfInput(j)));
-    }
+    llvm::append_range(indices, inputIndices(op));
     if (count) {
       for (Value extra : {op.getResult(), count}) {
         inputs.push_back(extra);
@@ -282,13 +283,11 @@ private:
         Value share = arith::DivFOp::create(
             inner, loc, yielded,
             castFloat(inner, loc, block->getArgument(n + 2), acc));
-        yielded = arith::SelectOp::create(
-            inner, loc, tie, share,
-            arith::ConstantOp::create(inner, loc, inner.getFloatAttr(acc, 0)));
+        yielded = arith::SelectOp::create(inner, loc, tie, share,
+                                          floatConstant(inner, loc, acc, 0));
       }
     } else {
-      yielded =
-          arith::ConstantOp::create(inner, loc, inner.getFloatAttr(acc, 0));
+      yielded = floatConstant(inner, loc, acc, 0);
     }
     YieldOp::create(inner, loc, yielded);
     // The forward region's ops the derivative does not read.

@@ -49,7 +49,6 @@ Value autodiff_detail::fill(OpBuilder &b, Location loc, RankedTensorType type,
   return createJoin(b, loc, type, {}, {}, identity(type.getRank()),
                     AggKind::None,
                     [&](OpBuilder &inner, ValueRange, Type acc) -> Value {
-                      return arith::ConstantOp::create(
-                          inner, loc, inner.getFloatAttr(acc, x));
+                      return floatConstant(inner, loc, acc, x);
                     });
 }

@@ -108,7 +108,7 @@ SmallVector<std::pair<Value, unsigned>> autodiff_detail::appendOptimizerStep(
   bool adamw = config.kind == OptimizerConfig::Kind::AdamW;
   Value step = adamw ? addArgument(scalar, "step") : Value();
   auto constant = [&](OpBuilder &inner, double x) -> Value {
-    return arith::ConstantOp::create(inner, loc, inner.getFloatAttr(f32, x));
+    return floatConstant(inner, loc, f32, x);
   };
   auto in = [&](OpBuilder &inner, Value v) {
     return castFloat(inner, loc, v, f32);

@@ -42,7 +42,7 @@ private:
   DenseMap<Value, Value> memo;
 
   Value constant(Type type, double x, Location loc) {
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, x));
+    return floatConstant(b, loc, type, x);
   }
   Value orZero(Value d, Type type, Location loc) {
     return d ? d : constant(type, 0, loc);

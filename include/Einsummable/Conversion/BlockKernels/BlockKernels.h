@@ -52,6 +52,9 @@ std::string whyNotLibraryGemm(JoinAggOp join);
 /// a library attention or convolution.
 bool needsBlockKernel(Operation *op, ::ein::Backend backend);
 
+/// The float constant `value` of `type`.
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
+
 /// `v` converted to the float type `to` (itself, extf, truncf, or through
 /// f32 between the 16-bit formats).
 Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
