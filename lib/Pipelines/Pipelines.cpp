@@ -211,6 +211,7 @@ void mlir::ein::buildExportShardPipeline(
   pm.addPass(createEinAttachTarget(where));
   EinExportShardOptions shard;
   shard.stateCap = options.stateCap;
+  shard.searchBudget = options.searchBudget;
   shard.allowInexact = options.allowInexact;
   shard.exact = options.exact;
   shard.tieLayout = options.tieLayout;

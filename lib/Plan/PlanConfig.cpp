@@ -48,6 +48,9 @@ FailureOr<PlanConfig> PlanConfig::build(ModuleOp module,
   if (options.stateCap < 1)
     return module.emitError()
            << "state-cap must be at least 1, got " << options.stateCap;
+  if (options.searchBudget < 0)
+    return module.emitError() << "search-budget must be 0 (none) or more, got "
+                              << options.searchBudget;
   PlanConfig config;
   config.target = requireTarget(module, "ein-decompose");
   if (!config.target)
@@ -57,6 +60,7 @@ FailureOr<PlanConfig> PlanConfig::build(ModuleOp module,
   search.devices = target.getDevices();
   search.weightsReplicable = options.weightsReplicable;
   search.stateCap = static_cast<size_t>(options.stateCap);
+  search.workBudget = static_cast<uint64_t>(options.searchBudget);
   search.bytesPerFlop =
       options.bytesPerFlop >= 0
           ? options.bytesPerFlop

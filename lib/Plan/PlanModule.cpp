@@ -390,13 +390,21 @@ LogicalResult mlir::ein::planModule(ModuleOp module, const PlanConfig &config) {
     // may be; `exact` asks for the refusal instead.
     if (plan.capped) {
       InFlightDiagnostic diag = exact ? func.emitOpError() : func.emitWarning();
-      diag << "the search kept only the " << options.stateCap
+      diag << "the search kept only the " << plan.stateCap
            << " cheapest states at some step (it saw " << plan.peakStates
            << "): ";
+      if (plan.budgetBit)
+        diag << "its budget of " << options.workBudget
+             << " state expansions (it spent " << plan.work
+             << ") left no room to raise the cap toward " << options.stateCap
+             << ": ";
       if (exact) {
-        diag << "the plan would not be provably optimal; raise state-cap "
-                "(ein-compile --state-cap=N), or leave out exact=true "
-                "(--exact) to keep the best plan found";
+        diag << "the plan would not be provably optimal; raise "
+             << (plan.budgetBit ? "search-budget (ein-compile "
+                                  "--search-budget=N, 0 for none)"
+                                : "state-cap (ein-compile --state-cap=N)")
+             << ", or leave out exact=true (--exact) to keep the best plan "
+                "found";
         return failure();
       }
       double gap = plan.total > 0
@@ -404,9 +412,11 @@ LogicalResult mlir::ein::planModule(ModuleOp module, const PlanConfig &config) {
                        : 0.0;
       diag << "the plan may not be optimal: it costs " << humanBytes(plan.total)
            << ", no plan less than " << humanBytes(plan.lowerBound)
-           << " (within " << llvm::formatv("{0:F1}", gap).str()
-           << "%); raise state-cap (ein-compile --state-cap=N) for a proven "
-              "optimum";
+           << " (within " << llvm::formatv("{0:F1}", gap).str() << "%); raise "
+           << (plan.budgetBit ? "search-budget (ein-compile --search-budget=N, "
+                                "0 for none)"
+                              : "state-cap (ein-compile --state-cap=N)")
+           << " for a proven optimum";
     }
     // The intra-op plan's step as ein-synthesize-exchanges lowers it
     // (placed, synthesized), made once for the explanation and

@@ -346,6 +346,9 @@ Plan finish(const Graph &graph, const Problem &pb,
   return plan;
 }
 
+/// The first cap a budgeted search tries (SearchOptions::workBudget).
+constexpr size_t kFirstCap = 4096;
+
 Plan infeasible(const Problem &pb) {
   Plan plan;
   plan.error = pb.error;
@@ -389,7 +392,8 @@ struct KeyHash {
 
 } // namespace
 
-Plan search(const Graph &graph, const SearchOptions &options) {
+/// The search with `options.stateCap` as its cap from the first step.
+Plan searchCapped(const Graph &graph, const SearchOptions &options) {
   Problem pb = build(graph, options, options.allowedSpecs, options.restriction);
   if (!pb.error.empty())
     return infeasible(pb);
@@ -466,6 +470,7 @@ Plan search(const Graph &graph, const SearchOptions &options) {
     std::vector<int> nextKey;
     for (const auto &[key, state] : states) {
       const int *choice = arena.data() + state.at;
+      result.work += node.unary.size();
       for (int c = 0, e = static_cast<int>(node.unary.size()); c < e; ++c) {
         double cost = state.cost + node.unary[c];
         for (int edgeIndex : pb.edgesInto[n]) {
@@ -547,12 +552,51 @@ Plan search(const Graph &graph, const SearchOptions &options) {
     bestChoice[n] = choiceOf(arena.data() + best->at, static_cast<int>(n));
   bool capped = result.capped;
   size_t peak = result.peakStates;
+  uint64_t work = result.work;
   result = finish(graph, pb, bestChoice, options);
   result.capped = capped;
   result.peakStates = peak;
+  result.work = work;
+  result.stateCap = options.stateCap;
   result.lowerBound =
       capped ? std::min(result.total, prunedFloor) : result.total;
   return result;
+}
+
+Plan search(const Graph &graph, const SearchOptions &options) {
+  size_t cap = std::max<size_t>(options.stateCap, 1);
+  if (!options.workBudget || cap <= kFirstCap)
+    return searchCapped(graph, options);
+  // Caps raised kFirstCap, 8x, 64x, ... up to stateCap while the cap bites
+  // and the next run's work, predicted as this run's times the raise,
+  // fits the budget. A run the cap does not bite is exact: the plan any
+  // larger cap would find.
+  SearchOptions attempt = options;
+  attempt.stateCap = kFirstCap;
+  Plan best = searchCapped(graph, attempt);
+  uint64_t work = best.work;
+  double bound = best.lowerBound;
+  Plan last = best;
+  while (last.feasible && last.capped && attempt.stateCap < cap) {
+    size_t next = std::min(cap, attempt.stateCap * 8);
+    double predicted =
+        double(last.work) * double(next) / double(attempt.stateCap);
+    if (double(work) + predicted > double(options.workBudget)) {
+      best.budgetBit = true;
+      break;
+    }
+    attempt.stateCap = next;
+    last = searchCapped(graph, attempt);
+    work += last.work;
+    if (!last.feasible)
+      break;
+    bound = std::max(bound, last.lowerBound);
+    if (!last.capped || last.total <= best.total)
+      best = last;
+  }
+  best.work = work;
+  best.lowerBound = best.capped ? std::min(best.total, bound) : best.total;
+  return best;
 }
 
 Plan evaluate(const Graph &graph, const std::vector<Spec> &specs,

@@ -27,6 +27,7 @@ struct EinDecomposePass
     PlanOptions options;
     options.weightsReplicable = weightsReplicable;
     options.stateCap = stateCap;
+    options.searchBudget = searchBudget;
     options.hierarchical = hierarchical;
     options.weighNodes = weighNodes;
     options.bytesPerFlop = bytesPerFlop;

@@ -50,6 +50,7 @@ struct EinExportShardPass
     EinDecomposeOptions decompose;
     decompose.weightsReplicable = weightsReplicable;
     decompose.stateCap = stateCap;
+    decompose.searchBudget = searchBudget;
     decompose.allowInexact = allowInexact;
     decompose.exact = exact;
     decompose.tieLayout = tieLayout;

@@ -35,9 +35,9 @@ from . import _export, _runtime, _tools
 from ._errors import CompileError, FrontendError
 from ._export import export
 
-__all__ = ["compile", "load", "export", "compile_training", "Compiled",
-           "Trainer", "CompileError", "FrontendError", "CompileRemark",
-           "LogicalDevicesWarning", "Outputs"]
+__all__ = ["compile", "load", "export", "compile_training", "load_training",
+           "Compiled", "Trainer", "CompileError", "FrontendError",
+           "CompileRemark", "LogicalDevicesWarning", "Outputs"]
 
 
 class Outputs(dict):
@@ -506,6 +506,9 @@ def _check_compile_arguments(arguments):
     if arguments["state_cap"] < 1:
         raise ValueError("state_cap must be at least 1, got %d"
                          % arguments["state_cap"])
+    if arguments["search_budget"] < 0:
+        raise ValueError("search_budget must be 0 (none) or more, got %d"
+                         % arguments["search_budget"])
     return checked
 
 
@@ -514,7 +517,8 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
             tie_layout=False, workdir=None, chip="sm_90",
             exchange="synthesized", partials="acc", stages="off",
             compute="auto", weights_replicable=True, approx_math=True,
-            seed=0, state_cap=131072, allow_inexact=False, exact=False,
+            seed=0, state_cap=131072, search_budget=10000000,
+            allow_inexact=False, exact=False,
             batch_transfers=True, gemm_epilogues=True, attention_views=True,
             cuda_toolkit="/usr/local/cuda", remarks="missed", extra_args=()):
     """Traces `model` on `example_inputs`, plans it over `devices` and
@@ -529,8 +533,10 @@ def compile(model, example_inputs, *, devices=1, target="cpu",
     chunks, docs/distributed.md and docs/physical.md), the planner's compute
     term ("auto": kernels for cuda, flops for cpu), whether weights may be
     replicated, the approximate math of f16/bf16 GPU kernels, the seed of
-    strategy="random", the search's state cap and `exact` (refuse a plan
-    the cap made inexact, instead of keeping it with a warning), batched
+    strategy="random", the search's state cap, its budget of state
+    expansions (the cap is raised from 4096 toward state_cap while it
+    fits; 0: none) and `exact` (refuse a plan the cap made inexact, instead
+    of keeping it with a warning), batched
     transfers, gemm epilogues, attention views, the CUDA toolkit and
     remarks ("missed" or "none"). `memory_limit` is what a GPU may hold:
     bytes, or a size as ein-compile takes it ("40GiB", "512MiB", "1.5GB";
@@ -590,16 +596,7 @@ def _compile_into(exported, workdir, checked):
             memory_limit=checked["memory_limit"],
             extra_args=checked["extra_args"],
             given={k: v for k, v in checked.items() if k not in flags})
-        shutil.copyfile(description_path,
-                        os.path.join(staged, "frontend.json"))
-        # The constants this program's arguments name (not whatever an
-        # earlier compile left in workdir/constants).
-        for arg in description["arguments"]:
-            if "file" in arg:
-                target_file = os.path.join(staged, arg["file"])
-                os.makedirs(os.path.dirname(target_file), exist_ok=True)
-                shutil.copyfile(os.path.join(workdir, arg["file"]),
-                                target_file)
+        _copy_description(description, workdir, staged)
         _install(staged, bundle, staging)
         if os.path.exists(staged_explain):
             os.replace(staged_explain, explain)
@@ -611,6 +608,19 @@ def _compile_into(exported, workdir, checked):
     summary = summary.replace(staged, bundle)
     return Compiled(bundle, description, weights, mlir=mlir,
                     summary=summary, explain_path=explain)
+
+
+def _copy_description(description, workdir, bundle):
+    """Puts workdir's frontend.json and the constants `description`'s
+    arguments name (not whatever an earlier compile left in
+    workdir/constants) into `bundle`, so it binds on its own (load)."""
+    shutil.copyfile(os.path.join(workdir, "frontend.json"),
+                    os.path.join(bundle, "frontend.json"))
+    for arg in description["arguments"]:
+        if "file" in arg:
+            target_file = os.path.join(bundle, arg["file"])
+            os.makedirs(os.path.dirname(target_file), exist_ok=True)
+            shutil.copyfile(os.path.join(workdir, arg["file"]), target_file)
 
 
 def _run_ein_compile(mlir, output, explain, *, devices, target, strategy,
@@ -687,4 +697,5 @@ def load(bundle, model=None, frontend=None, device_map=None):
     return Compiled(bundle, description, weights, device_map=device_map)
 
 
-from ._training import Trainer, compile_training  # noqa: E402
+from ._training import (Trainer, compile_training,  # noqa: E402
+                        load_training)

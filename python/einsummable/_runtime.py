@@ -72,6 +72,9 @@ def library():
     lib.ein_bundle_run.argtypes = [p]
     lib.ein_bundle_get_output.argtypes = [p, ctypes.c_int, ctypes.c_void_p,
                                           ctypes.c_size_t]
+    lib.ein_bundle_output_updates.argtypes = [p, ctypes.c_int,
+                                              ctypes.POINTER(ctypes.c_int)]
+    lib.ein_bundle_carry.argtypes = [p]
     lib.ein_bundle_bench_with.argtypes = [p, ctypes.c_int, ctypes.c_int,
                                           ctypes.c_int,
                                           ctypes.POINTER(ctypes.c_double)]
@@ -81,9 +84,11 @@ def library():
 
 class TensorInfo:
     """An input or output of a bundle: dtype name ("f32", "bf16", ...),
-    shape and size in bytes."""
+    shape and size in bytes; an output's `updates` names the input it is
+    the next value of (Bundle.carry), or is None."""
 
     def __init__(self, info):
+        self.updates = None
         self.dtype = info.dtype.decode()
         self.shape = tuple(info.shape[i] for i in range(info.rank))
         self.bytes = info.bytes
@@ -137,6 +142,13 @@ class Bundle:
         self.outputs = [self._info(self._lib.ein_bundle_output_info, i)
                         for i in range(self._lib.ein_bundle_num_outputs(
                             self._handle))]
+        # The input each output is the next value of (a training step's
+        # weights and state), or None.
+        for i, info in enumerate(self.outputs):
+            k = ctypes.c_int()
+            self._check(self._lib.ein_bundle_output_updates(
+                self._handle, i, ctypes.byref(k)))
+            info.updates = k.value if k.value >= 0 else None
 
     def _check(self, status):
         if status != EIN_OK:
@@ -177,6 +189,12 @@ class Bundle:
         with self._lock:
             self._check(self._lib.ein_bundle_get_output(
                 self._live(), index, ctypes.c_void_p(address), nbytes))
+
+    def carry(self):
+        """Copies each output of the last run that updates an input
+        (`outputs[i].updates`) into that input, on the devices."""
+        with self._lock:
+            self._check(self._lib.ein_bundle_carry(self._live()))
 
     def bench(self, warmup=10, iterations=100, host_timer=False):
         """Median milliseconds of one step, by the runtime's timer."""

@@ -5,12 +5,15 @@ update) with `ein-compile --optimizer`. A `Trainer` runs steps and writes
 the weights and the optimizer's state back into the model and the
 optimizer (`sync`), where PyTorch's own tools checkpoint them.
 
-Between steps the updated weights and state go back into the bundle's
-inputs through the host for now (docs/training.md, "What is not built
-yet"); the bundle's results say which argument each replaces
-(`ein.updates`)."""
+The weights and the optimizer's state stay on the bundle's devices
+between steps: each step's updated values (the outputs the bundle marks
+`updates`, ein-autodiff's `ein.updates`) are carried into the inputs they
+replace by the runtime (ein_bundle_carry), device to device; only the
+batch, the learning rate and the step count cross from the host, and only
+the loss comes back, until `sync()` reads the weights and state."""
 
 import inspect
+import json
 import os
 import shutil
 import tempfile
@@ -86,7 +89,8 @@ def compile_training(model, loss_fn, example_inputs, *, optimizer, devices=1,
     its hyper-parameters are read now, its learning rate at every step (a
     scheduler may change it), its state (a resumed run's) when the trainer
     starts. Returns a Trainer."""
-    from . import _check_compile_arguments, _run_ein_compile
+    from . import (_check_compile_arguments, _copy_description,
+                   _run_ein_compile)
     from . import compile as _compile
     if not isinstance(model, torch.nn.Module):
         raise TypeError("model must be an nn.Module, not %s"
@@ -156,8 +160,17 @@ def compile_training(model, loss_fn, example_inputs, *, optimizer, devices=1,
             memory_limit=checked["memory_limit"],
             extra_args=list(checked["extra_args"]) + ["--optimizer=" + spec],
             given={k: v for k, v in checked.items() if k not in flags})
-        trainer = Trainer(bundle, exported, parameters, trained, optimizer,
-                          kind)
+        # What load_training needs to bind the bundle on another machine:
+        # the arguments (and constants' bytes) and the compiled optimizer.
+        description = exported.description()
+        _copy_description(description, directory, bundle)
+        with open(os.path.join(bundle, _TRAINING), "w") as f:
+            json.dump({"optimizer": spec, "trained": trained}, f, indent=2)
+            f.write("\n")
+        weights = {i: a["tensor"] for i, a in enumerate(exported.arguments)
+                   if a["kind"] == "weight"}
+        trainer = Trainer(bundle, description["arguments"], weights,
+                          parameters, trained, optimizer, kind)
     except BaseException:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -166,13 +179,66 @@ def compile_training(model, loss_fn, example_inputs, *, optimizer, devices=1,
     return trainer
 
 
+# The file in a training bundle that says what compile_training compiled.
+_TRAINING = "training.json"
+
+
+def load_training(bundle, model, loss_fn, *, optimizer):
+    """The Trainer of a step compile_training compiled elsewhere: `bundle`
+    is its workdir's `bundle` directory (compiled, say, for target="cuda"
+    on a machine without the GPU: the bundle loads at the first step, so
+    compiling there works), `model` and
+    `loss_fn` the ones it traced (their parameters and buffers are bound by
+    name) and `optimizer` one of the same class and hyper-parameters over
+    `model`'s parameters (its learning rate is read at every step, its
+    state when the trainer starts). A bundle that is not a training step's
+    raises FrontendError; an optimizer other than the compiled one
+    ValueError naming both."""
+    from . import _path, _weights_for
+    bundle = _path("bundle", bundle)
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError("model must be an nn.Module, not %s"
+                        % type(model).__name__)
+    if not os.path.isdir(bundle):
+        raise FileNotFoundError("bundle: %s is not a directory (the bundle "
+                                "compile_training wrote)" % bundle)
+    try:
+        with open(os.path.join(bundle, _TRAINING)) as f:
+            compiled = json.load(f)
+    except FileNotFoundError:
+        raise FrontendError("%s has no %s: it is not a training step "
+                            "compile_training wrote" % (bundle, _TRAINING))
+    except ValueError as error:
+        raise FrontendError("%s/%s is not valid JSON: %s"
+                            % (bundle, _TRAINING, error))
+    kind, spec = _optimizer_spec(optimizer, model)
+    if spec != compiled.get("optimizer"):
+        raise ValueError("optimizer: the bundle was compiled for %s, this "
+                         "optimizer is %s" % (compiled.get("optimizer"), spec))
+    description = _export.read_description(
+        os.path.join(bundle, "frontend.json"))
+    wrapper = _WithLoss(model, loss_fn)
+    weights = _weights_for(description, wrapper, bundle)
+    parameters = dict(("model." + n, p) for n, p in model.named_parameters()
+                      if p.requires_grad)
+    trained = compiled.get("trained", [])
+    if sorted(trained) != sorted(parameters):
+        raise FrontendError("the bundle trains %d parameters, the model has "
+                            "%d that require grad" % (len(trained),
+                                                      len(parameters)))
+    return Trainer(bundle, description["arguments"], weights, parameters,
+                   trained, optimizer, kind)
+
+
 class Trainer:
     """Runs compiled training steps. `step(*inputs, target)` returns the
     loss; `sync()` writes the weights into the model's parameters and the
     state into the optimizer's (state_dict() then holds them); `close()`
-    frees the bundle. Steps of one trainer run one at a time."""
+    frees the bundle. Steps of one trainer run one at a time. The bundle is
+    loaded at the first step (so a step compiled for a GPU this machine
+    lacks can be built here and bound there with load_training)."""
 
-    def __init__(self, bundle, exported, parameters, trained, optimizer,
+    def __init__(self, bundle, args, weights, parameters, trained, optimizer,
                  kind):
         self._lock = threading.RLock()
         self._scratch = None
@@ -180,11 +246,11 @@ class Trainer:
         self._optimizer = optimizer
         self._kind = kind
         self._parameters = parameters
-        args = exported.arguments
         self._inputs = [i for i, a in enumerate(args) if a["kind"] == "input"]
         self._trained = [i for i, a in enumerate(args)
                          if a["name"] in trained]
-        self._runtime = _runtime.Bundle(bundle)
+        self._runtime = None
+        self._closed = False
         states = _STATE[kind] if kind == "adamw" or \
             optimizer.param_groups[0]["momentum"] else ()
         self._lr = len(args)
@@ -196,25 +262,46 @@ class Trainer:
             for j, name in enumerate(states):
                 self._state.append((first + k * len(states) + j,
                                     parameters[args[i]["name"]], name))
-        expected = first + len(self._state)
-        if len(self._runtime.inputs) != expected:
-            raise FrontendError("the step's bundle has %d inputs; %d were "
-                                "expected" % (len(self._runtime.inputs),
-                                              expected))
+        self._expected = first + len(self._state)
+        # Output 1 + k is the next value of input updated[k].
+        self._updated = self._trained + [i for i, _, _ in self._state]
         self._args = args
-        # The weights and the state, host copies the bundle's inputs hold.
+        # The weights and the state, bound at the first step: host copies
+        # of what the bundle's inputs hold until the first step updates
+        # them.
         self._values = {}
         for i, a in enumerate(args):
             if a["kind"] == "weight":
-                self._put(i, a["tensor"])
+                self._values[i] = weights[i]
         self._steps = 0
         for index, p, name in self._state:
             saved = optimizer.state.get(p, {})
             value = saved.get(name)
-            self._put(index, value if value is not None
-                      else torch.zeros(p.shape, dtype=torch.float32))
+            self._values[index] = value if value is not None \
+                else torch.zeros(p.shape, dtype=torch.float32)
             if "step" in saved:
                 self._steps = int(float(saved["step"]))
+
+    def _open(self):
+        """The loaded bundle, its weights and state bound (at the first
+        use). Call it holding self._lock."""
+        if self._closed:
+            raise RuntimeError("this trainer is closed")
+        if self._runtime is not None:
+            return self._runtime
+        self._runtime = _runtime.Bundle(self.bundle)
+        expected = self._expected
+        if len(self._runtime.inputs) != expected:
+            raise FrontendError("the step's bundle has %d inputs; %d were "
+                                "expected" % (len(self._runtime.inputs),
+                                              expected))
+        carried = [o.updates for o in self._runtime.outputs[1:]]
+        if carried != self._updated:
+            raise FrontendError("the step's bundle updates inputs %s; %s "
+                                "were expected" % (carried, self._updated))
+        for index in list(self._values):
+            self._values[index] = self._put(index, self._values[index])
+        return self._runtime
 
     def _put(self, index, tensor):
         t = tensor.detach().cpu().contiguous()
@@ -223,9 +310,9 @@ class Trainer:
             raise ValueError("argument %d has shape %s; the step takes %s"
                              % (index, list(t.shape), list(info.shape)))
         t = t.to(_dtype(info.dtype))
-        self._values[index] = t
         self._runtime.set_input(index, t.data_ptr(),
                                 t.numel() * t.element_size())
+        return t
 
     def step(self, *inputs):
         """One step on `inputs` (the model's inputs, then the target):
@@ -236,8 +323,7 @@ class Trainer:
                             "(%d tensors), got %d" % (len(self._inputs),
                                                       len(inputs)))
         with self._lock:
-            if self._runtime.closed:
-                raise RuntimeError("this trainer is closed")
+            self._open()
             for index, x in zip(self._inputs, inputs):
                 if not isinstance(x, torch.Tensor):
                     raise TypeError("input %d is a %s, not a tensor"
@@ -248,35 +334,51 @@ class Trainer:
             if self._count is not None:
                 self._put(self._count, torch.tensor(float(self._steps + 1)))
             self._runtime.run()
-            results = []
-            for k, info in enumerate(self._runtime.outputs):
-                out = torch.empty(info.shape, dtype=_dtype(info.dtype))
-                self._runtime.get_output(k, out.data_ptr(), info.bytes)
-                results.append(out)
-            updated = self._trained + [index for index, _, _ in self._state]
-            for index, value in zip(updated, results[1:]):
-                self._put(index, value)
+            loss = self._output(0)
+            # The updated weights and state become the next step's inputs
+            # on the devices; the host copies are stale from here on.
+            self._runtime.carry()
+            self._values = None
             self._steps += 1
-            return results[0].reshape(())
+            return loss.reshape(())
+
+    def _output(self, k):
+        info = self._runtime.outputs[k]
+        out = torch.empty(info.shape, dtype=_dtype(info.dtype))
+        self._runtime.get_output(k, out.data_ptr(), info.bytes)
+        return out
+
+    def _current(self):
+        """Input index -> the value the next step reads: the last step's
+        outputs (which it carried), or the host copies before any step."""
+        if self._values is not None:
+            return self._values
+        return {index: self._output(1 + k)
+                for k, index in enumerate(self._updated)}
 
     def sync(self):
         """Writes the trained weights into the model's parameters and the
         optimizer's state (momentum buffers; AdamW's moments and step) into
         the optimizer."""
         with self._lock:
+            if self._closed:
+                raise RuntimeError("this trainer is closed")
+            values = self._current()
             for i in self._trained:
                 p = self._parameters[self._args[i]["name"]]
                 with torch.no_grad():
-                    p.copy_(self._values[i].to(p.dtype))
+                    p.copy_(values[i].to(p.dtype))
             for index, p, name in self._state:
                 state = self._optimizer.state[p]
-                state[name] = self._values[index].clone().to(p.dtype)
+                state[name] = values[index].clone().to(p.dtype)
                 if self._kind == "adamw":
                     state["step"] = torch.tensor(float(self._steps))
 
     def close(self):
         with self._lock:
-            self._runtime.close()
+            self._closed = True
+            if self._runtime is not None:
+                self._runtime.close()
             if self._scratch:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None

@@ -92,9 +92,12 @@ def finite_difference_error(module, inputs, step=1e-5, seed=0):
     _, gradients = ein_gradients(module, inputs)
     exported = einsummable.export(module, inputs)
     generator = torch.Generator().manual_seed(seed)
+    # Along the parameters only: buffers (batch norm's statistics, masks)
+    # are read, and their gradients are not what ein_gradients returns.
+    parameters = dict(module.named_parameters())
     directions = {}
     for a in exported.arguments:
-        if a["kind"] == "weight" and not a.get("constant"):
+        if a["kind"] == "weight" and a["name"] in parameters:
             directions[a["name"]] = torch.randn(a["tensor"].shape,
                                                 dtype=torch.float64,
                                                 generator=generator)
@@ -404,6 +407,34 @@ class AutodiffTest(unittest.TestCase):
                 with self.subTest(model=name, devices=devices):
                     self.check(module, *inputs, devices=devices)
 
+    def test_convolutions_and_pools(self):
+        # ein.conv's adjoints are convolutions (the data gradient over the
+        # adjoint dilated by the stride with the filter flipped, the filter
+        # gradient with batch and channels swapped); a pool is
+        # differentiated as the windows it reads. Strides, paddings,
+        # dilations, groups (depthwise, grouped, a channel multiplier),
+        # max and average pools, batch norm in eval, a residual add.
+        torch.manual_seed(9)
+        cases = [
+            ("small", WithLoss(models.SmallCNN(), nn.MSELoss()),
+             (torch.randn(2, 3, 8, 8), torch.randn(2, 10))),
+            ("strided", WithLoss(models.StridedCNN(), nn.MSELoss()),
+             (torch.randn(2, 3, 13, 11), torch.randn(2, 4, 4, 3))),
+            ("grouped", WithLoss(models.GroupedCNN(), nn.MSELoss()),
+             (torch.randn(2, 3, 10, 10), torch.randn(2, 6, 5, 5))),
+            ("batchnorm", WithLoss(NormedCNN(), nn.CrossEntropyLoss()),
+             (torch.randn(4, 3, 12, 12), torch.randint(0, 5, (4,)))),
+        ]
+        for name, module, inputs in cases:
+            with self.subTest(model=name):
+                self.check(module, *inputs)
+            with self.subTest(model=name, check="finite differences"):
+                self.assertLessEqual(
+                    finite_difference_error(module.eval(), inputs), 1e-6)
+        for devices in (1, 2, 3, 4):
+            with self.subTest(model="batchnorm", devices=devices):
+                self.check(cases[3][1], *cases[3][2], devices=devices)
+
     def test_layout_and_shared_weight(self):
         torch.manual_seed(3)
         self.check(Layout(), torch.randn(4, 8))
@@ -416,6 +447,36 @@ class WithLoss(nn.Module):
 
     def forward(self, x, y):
         return self.loss(self.model(x), y)
+
+
+class NormedCNN(nn.Module):
+    """A ResNet stem in small: conv, batch norm (eval), ReLU, a 3x3/2 max
+    pool with padding, a residual block of two 3x3 convolutions with batch
+    norm, a strided 1x1 shortcut, a global average pool and a classifier."""
+
+    def __init__(self, classes=5):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1,
+                                            bias=False),
+                                  nn.BatchNorm2d(8), nn.ReLU(),
+                                  nn.MaxPool2d(3, stride=2, padding=1))
+        self.conv1 = nn.Conv2d(8, 12, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(12)
+        self.conv2 = nn.Conv2d(12, 12, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(12)
+        self.shortcut = nn.Conv2d(8, 12, 1, stride=2)
+        self.fc = nn.Linear(12, classes)
+        for bn in (self.stem[1], self.bn1, self.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            nn.init.uniform_(bn.weight, 0.5, 1.5)
+            nn.init.uniform_(bn.bias, -0.2, 0.2)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
+        return self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1))
 
 
 class TokenCrossEntropy(nn.Module):

@@ -44,6 +44,28 @@ class Scaled(nn.Module):
         return torch.tanh(self.fc(x)) * self.scale
 
 
+class CNN(nn.Module):
+    """conv-BN-ReLU, a 3x3/2 max pool, a residual pair of convolutions
+    with a strided 1x1 shortcut, a global average pool, a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1, bias=False),
+                                  nn.BatchNorm2d(6), nn.ReLU(),
+                                  nn.MaxPool2d(3, stride=2, padding=1))
+        self.conv1 = nn.Conv2d(6, 8, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.shortcut = nn.Conv2d(6, 8, 1, stride=2)
+        self.fc = nn.Linear(8, 5)
+        self.stem[1].running_mean.uniform_(-0.5, 0.5)
+        self.stem[1].running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.conv2(torch.relu(self.conv1(x))) + self.shortcut(x)
+        return self.fc(torch.relu(y).mean((2, 3)))
+
+
 def batches(count=5, seed=1):
     torch.manual_seed(seed)
     return [(torch.randn(6, 8), torch.randn(6, 4)) for _ in range(count)]
@@ -170,6 +192,93 @@ class TrainingTest(unittest.TestCase):
                      batches(), 1,
                      schedule=lambda o: torch.optim.lr_scheduler.StepLR(
                          o, step_size=1, gamma=0.5))
+
+    def test_convolutional_network(self):
+        # Convolutions, batch norm in eval, max pooling, a strided shortcut
+        # and a global average pool (their adjoints: convolutions and the
+        # pools' windows), trained with SGD and momentum.
+        torch.manual_seed(3)
+        model = CNN().eval()
+        data = [(torch.randn(4, 3, 10, 10), torch.randint(0, 5, (4,)))
+                for _ in range(3)]
+        for devices in (1, 3):
+            with self.subTest(devices=devices):
+                self.compare(copy.deepcopy(model), nn.CrossEntropyLoss(),
+                             lambda p: torch.optim.SGD(p, lr=0.1,
+                                                       momentum=0.9),
+                             data, devices)
+
+    def test_weights_and_state_stay_on_the_devices(self):
+        # After the first step only the batch, the learning rate and the
+        # step count cross from the host: the updated weights and moments
+        # are carried into the inputs on the devices (Bundle.carry).
+        model = mlp()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=0.01)
+        data = batches(3)
+        trainer = einsummable.compile_training(
+            model, nn.MSELoss(), data[0], optimizer=optimizer, devices=3)
+        try:
+            trainer.step(*data[0])
+            runtime = trainer._runtime
+            updated = [o.updates for o in runtime.outputs[1:]]
+            self.assertEqual(len(updated), 3 * 4)  # 4 weights, 2 moments
+            set_inputs, carries = [], []
+            real_set, real_carry = runtime.set_input, runtime.carry
+            runtime.set_input = lambda i, *a: (set_inputs.append(i),
+                                               real_set(i, *a))
+            runtime.carry = lambda: (carries.append(1), real_carry())
+            trainer.step(*data[1])
+            trainer.step(*data[2])
+            self.assertEqual(len(carries), 2)
+            self.assertFalse(set(set_inputs) & set(updated), set_inputs)
+            self.assertEqual(len(set_inputs), 2 * 4)  # x, y, lr, step
+        finally:
+            trainer.close()
+
+    def test_load_training_binds_a_step_compiled_elsewhere(self):
+        # compile_training's workdir holds a bundle another machine (the
+        # GPU's) binds with load_training; the bundle loads at the first
+        # step, so compiling needs no device.
+        import tempfile
+        model = mlp()
+        make = lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9)  # noqa
+        data = batches()
+        want_losses, want_model, _ = reference(model, nn.MSELoss(), make,
+                                               data)
+        with tempfile.TemporaryDirectory() as work:
+            built = einsummable.compile_training(
+                model, nn.MSELoss(), data[0],
+                optimizer=make(model.parameters()), devices=2, workdir=work)
+            built.close()
+            self.assertIsNone(built._runtime)  # never loaded
+            bundle = os.path.join(work, "bundle")
+            elsewhere = copy.deepcopy(model)
+            optimizer = make(elsewhere.parameters())
+            trainer = einsummable.load_training(bundle, elsewhere,
+                                                nn.MSELoss(),
+                                                optimizer=optimizer)
+            try:
+                losses = [float(trainer.step(*b)) for b in data]
+                trainer.sync()
+            finally:
+                trainer.close()
+            for got, want in zip(losses, want_losses):
+                self.assertAlmostEqual(got, want,
+                                       delta=TOLERANCE * max(1, abs(want)))
+            for p, q in zip(elsewhere.parameters(), want_model.parameters()):
+                self.assertClose(p, q, "weight")
+            other = copy.deepcopy(model)
+            with self.assertRaisesRegex(ValueError, "optimizer: the bundle "
+                                        "was compiled for sgd:momentum=0.9"):
+                einsummable.load_training(
+                    bundle, other, nn.MSELoss(),
+                    optimizer=torch.optim.SGD(other.parameters(), lr=0.1,
+                                              momentum=0.5))
+            with self.assertRaisesRegex(einsummable.FrontendError,
+                                        "not a training step"):
+                einsummable.load_training(
+                    work, other, nn.MSELoss(),
+                    optimizer=make(other.parameters()))
 
     def test_refusals_name_the_argument(self):
         model = mlp()

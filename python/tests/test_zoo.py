@@ -803,7 +803,7 @@ class Arguments(unittest.TestCase):
             self.refuses(TypeError, "%s must be a bool" % keyword,
                          **{keyword: value})
         for keyword, value in (("seed", 1.0), ("state_cap", True),
-                               ("seed", "3")):
+                               ("seed", "3"), ("search_budget", 1e7)):
             self.refuses(TypeError, "%s must be an int" % keyword,
                          **{keyword: value})
         for keyword, value in (("target", 1), ("strategy", None),
@@ -819,6 +819,8 @@ class Arguments(unittest.TestCase):
         self.refuses(ValueError, "seed must be 0 to", seed=-1)
         self.refuses(ValueError, "state_cap must be at least 1, got 0",
                      state_cap=0)
+        self.refuses(ValueError, "search_budget must be 0 \\(none\\) or "
+                     "more, got -1", search_budget=-1)
 
     def test_load(self):
         with self.assertRaisesRegex(TypeError, "bundle must be a path"):

@@ -50,6 +50,13 @@ struct BackendOptions {
 
 /// What runs a bundle's schedule on its devices (ein::Backend, target.h,
 /// names the kind).
+/// A region of buffer `src` at `srcOffset` copied to `dstOffset` of buffer
+/// `dst` (DeviceBackend::copyBetween).
+struct BufferCopy {
+  int src = -1, dst = -1;
+  std::vector<int64_t> srcOffset, dstOffset, extent;
+};
+
 /// When one step ran in a profiled run (DeviceBackend::profile).
 struct StepTime {
   double start = 0, end = 0;
@@ -63,6 +70,10 @@ public:
   /// buffer is on a device of this process.
   virtual void writeBuffer(int buffer, const unsigned char *host) = 0;
   virtual void readBuffer(int buffer, unsigned char *host) const = 0;
+  /// Copies each region between buffers of this process's devices (an
+  /// output carried into an input, ein_bundle_carry) and waits for them;
+  /// no copy writes a buffer another one reads.
+  virtual void copyBetween(const std::vector<BufferCopy> &copies) = 0;
   /// Runs every step of the schedule once and waits for the last.
   virtual void run() = 0;
   /// The time of one run, in milliseconds, measured as the backend can.

@@ -316,6 +316,8 @@ private:
       if (kind == LayoutKind::Constant) {
         n.only({"value", "type", "blocks"});
         layout.value = n.at("value").str();
+      } else if (kind == LayoutKind::Output) {
+        n.only({"type", "blocks", "updates"});
       } else {
         n.only({"type", "blocks"});
       }
@@ -355,12 +357,36 @@ private:
       // overlap (a weight laid out twice) and need not cover it.
       if (!isInput)
         checkTiling(n.path, layout);
+      if (kind == LayoutKind::Output && n.has("updates"))
+        layout.updates = readUpdates(n.at("updates"), layout, layouts);
       layouts.push_back(std::move(layout));
     }
   }
 
   /// An output's distinct block regions must be disjoint and cover it;
   /// blocks with equal regions are replicas.
+  /// An output's `updates`: an input of the same type that no earlier
+  /// output updates (the inputs are read first).
+  int readUpdates(const Node &node, const TensorLayout &layout,
+                  const std::vector<TensorLayout> &earlier) {
+    int64_t k = node.integer();
+    if (k < 0 || k >= static_cast<int64_t>(m.inputs.size()))
+      fail(node.path, "names input " + std::to_string(k) + " of " +
+                          std::to_string(m.inputs.size()));
+    const TensorType &in = m.inputs[k].type;
+    if (in.dtype != layout.type.dtype || in.shape != layout.type.shape)
+      fail(node.path, std::string("the output is ") +
+                          dtypeName(layout.type.dtype) + " " +
+                          shapeText(layout.type.shape) + " but input " +
+                          std::to_string(k) + " is " + dtypeName(in.dtype) +
+                          " " + shapeText(in.shape));
+    for (const TensorLayout &other : earlier)
+      if (other.updates == k)
+        fail(node.path, "input " + std::to_string(k) +
+                            " is already updated by another output");
+    return static_cast<int>(k);
+  }
+
   void checkTiling(const std::string &path, const TensorLayout &layout) {
     std::set<std::vector<int64_t>> seen;
     std::vector<const BlockPlacement *> distinct;
@@ -1298,6 +1324,8 @@ json writeLayouts(const Manifest &m, const std::vector<TensorLayout> &layouts,
       blocks.push_back(
           json{{"buffer", m.buffers[p.buffer].name}, {"offset", p.offset}});
     json entry{{"type", writeType(layout.type)}, {"blocks", std::move(blocks)}};
+    if (layout.updates >= 0)
+      entry["updates"] = layout.updates;
     if (constants)
       entry["value"] = layout.value;
     out.push_back(std::move(entry));

@@ -144,6 +144,15 @@ public:
     std::memcpy(host, address(buffer), m.buffers[buffer].bytes());
   }
 
+  void copyBetween(const std::vector<BufferCopy> &copies) override {
+    for (const BufferCopy &c : copies) {
+      const Buffer &from = m.buffers[c.src], &to = m.buffers[c.dst];
+      copyRegion(address(c.src), from.type.shape, c.srcOffset, address(c.dst),
+                 to.type.shape, c.dstOffset, c.extent,
+                 dtypeBytes(to.type.dtype));
+    }
+  }
+
   void run() override {
     if (options.debug)
       poison();

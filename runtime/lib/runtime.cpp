@@ -213,6 +213,34 @@ std::vector<size_t> outputBlocks(const ein_bundle *b,
   return chosen;
 }
 
+/// Output `index` (of layout `l`) of the last run, gathered from its
+/// blocks into rank 0's `data` (every rank calls it; the others' `data` is
+/// not read).
+void gatherOutput(const ein_bundle *b, const ein::TensorLayout &l, int index,
+                  unsigned char *data) {
+  const ein::Manifest &m = b->bundle.manifest;
+  int rank = rankOf(b);
+  std::vector<unsigned char> block;
+  for (size_t k : outputBlocks(b, l)) {
+    const ein::BlockPlacement &p = l.blocks[k];
+    const ein::Buffer &buffer = m.buffers[p.buffer];
+    int owner = ownerOf(b, p.buffer);
+    if (rank != 0 && owner != rank)
+      continue;
+    block.resize(buffer.bytes());
+    std::string what =
+        "block " + std::to_string(k) + " of output " + std::to_string(index);
+    if (owner == rank)
+      b->backend->readBuffer(p.buffer, block.data());
+    else
+      b->ranks->receive(owner, block.data(), block.size(), what);
+    if (rank == 0)
+      copyBlock(l, buffer, p, block.data(), data, /*toBlock=*/false);
+    else
+      b->ranks->send(0, block.data(), block.size(), what);
+  }
+}
+
 /// Every rank's bundle is this one (the same manifest) and the launcher
 /// started one process per node; otherwise throws, on every rank, the
 /// same verdict.
@@ -611,27 +639,86 @@ ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
   if (!bundle->ran)
     return failure("the bundle has not run yet");
   return guarded([&] {
+    gatherOutput(bundle, *l, index, static_cast<unsigned char *>(data));
+    return EIN_OK;
+  });
+}
+
+ein_status ein_bundle_output_updates(const ein_bundle *bundle, int index,
+                                     int *input) {
+  if (!isLive(bundle, "ein_bundle_output_updates"))
+    return EIN_ERROR;
+  if (!input)
+    return failure("ein_bundle_output_updates: no result pointer");
+  const ein::TensorLayout *l = layout(bundle, /*output=*/true, index);
+  if (!l)
+    return failure("ein_bundle_output_updates: output " +
+                   std::to_string(index) + " does not exist (the bundle has " +
+                   std::to_string(bundle->bundle.manifest.outputs.size()) +
+                   ")");
+  *input = l->updates;
+  return EIN_OK;
+}
+
+ein_status ein_bundle_carry(ein_bundle *bundle) {
+  if (!isLive(bundle, "ein_bundle_carry"))
+    return EIN_ERROR;
+  if (!bundle->ran)
+    return failure("ein_bundle_carry: the bundle has not run yet");
+  return guarded([&] {
     const ein::Manifest &m = bundle->bundle.manifest;
-    std::vector<unsigned char> block;
-    for (size_t k : outputBlocks(bundle, *l)) {
-      const ein::BlockPlacement &p = l->blocks[k];
-      const ein::Buffer &buffer = m.buffers[p.buffer];
-      int owner = ownerOf(bundle, p.buffer);
-      if (rank != 0 && owner != rank)
+    // Each block of an updated input takes its region from the output
+    // blocks that overlap it (one of each set of replicas).
+    std::vector<ein::BufferCopy> copies;
+    std::set<int> written;
+    for (const ein::TensorLayout &out : m.outputs) {
+      if (out.updates < 0)
         continue;
-      block.resize(buffer.bytes());
-      std::string what =
-          "block " + std::to_string(k) + " of output " + std::to_string(index);
-      if (owner == rank)
-        bundle->backend->readBuffer(p.buffer, block.data());
-      else
-        bundle->ranks->receive(owner, block.data(), block.size(), what);
-      if (rank == 0)
-        copyBlock(*l, buffer, p, block.data(),
-                  static_cast<unsigned char *>(data), /*toBlock=*/false);
-      else
-        bundle->ranks->send(0, block.data(), block.size(), what);
+      std::vector<size_t> sources = outputBlocks(bundle, out);
+      for (const ein::BlockPlacement &q : m.inputs[out.updates].blocks) {
+        const std::vector<int64_t> &qs = m.buffers[q.buffer].type.shape;
+        written.insert(q.buffer);
+        for (size_t k : sources) {
+          const ein::BlockPlacement &p = out.blocks[k];
+          const std::vector<int64_t> &ps = m.buffers[p.buffer].type.shape;
+          ein::BufferCopy c;
+          c.src = p.buffer;
+          c.dst = q.buffer;
+          bool empty = false;
+          for (size_t d = 0; d < ps.size(); ++d) {
+            int64_t lo = std::max(p.offset[d], q.offset[d]);
+            int64_t hi = std::min(p.offset[d] + ps[d], q.offset[d] + qs[d]);
+            empty |= hi <= lo;
+            c.srcOffset.push_back(lo - p.offset[d]);
+            c.dstOffset.push_back(lo - q.offset[d]);
+            c.extent.push_back(hi - lo);
+          }
+          if (!empty && c.src != c.dst)
+            copies.push_back(std::move(c));
+        }
+      }
     }
+    // Between ranks, or where an output's block is also an input's (a
+    // value passed through), the outputs go through the host: all read
+    // before any is written.
+    bool viaHost = bundle->ranks != nullptr;
+    for (const ein::BufferCopy &c : copies)
+      viaHost |= written.count(c.src) > 0;
+    if (!viaHost) {
+      bundle->backend->copyBetween(copies);
+      return EIN_OK;
+    }
+    std::vector<std::vector<unsigned char>> values(m.outputs.size());
+    for (size_t o = 0; o < m.outputs.size(); ++o)
+      if (m.outputs[o].updates >= 0) {
+        values[o].resize(m.outputs[o].type.numElements() *
+                         ein::dtypeBytes(m.outputs[o].type.dtype));
+        gatherOutput(bundle, m.outputs[o], static_cast<int>(o),
+                     values[o].data());
+      }
+    for (size_t o = 0; o < m.outputs.size(); ++o)
+      if (m.outputs[o].updates >= 0)
+        scatter(bundle, m.inputs[m.outputs[o].updates], values[o].data());
     return EIN_OK;
   });
 }

@@ -696,6 +696,60 @@ TEST(Schedule, OutputsAreNotClobbered) {
   EXPECT_EQ(errorOf(earlier), "");
 }
 
+TEST(Bundle, OutputUpdates) {
+  // Y = X + X, and Y is the next value of X (a training step's weight).
+  json m = manifest(
+      1, {512},
+      {buffer("X", 0, 0, type({4, 4})), buffer("Y", 0, 256, type({4, 4}))},
+      {layout(type({4, 4}), {block("X", {0, 0})})},
+      {layout(type({4, 4}), {block("Y", {0, 0})})},
+      {aggregate(0, {"X", "X"}, "Y")});
+  m["outputs"][0]["updates"] = 0;
+  Manifest parsed;
+  std::string error;
+  ASSERT_TRUE(parseManifest(m.dump(), parsed, error)) << error;
+  EXPECT_EQ(parsed.outputs[0].updates, 0);
+  EXPECT_EQ(parsed.inputs[0].updates, -1);
+  // Written back as read.
+  EXPECT_NE(writeManifest(parsed).find("\"updates\": 0"), std::string::npos);
+  json missing = m;
+  missing["outputs"][0]["updates"] = 1;
+  EXPECT_REJECTS(missing, "manifest.outputs[0].updates: names input 1 of 1");
+  json negative = m;
+  negative["outputs"][0]["updates"] = -1;
+  EXPECT_REJECTS(negative, "manifest.outputs[0].updates: names input -1 of 1");
+  json text = m;
+  text["outputs"][0]["updates"] = "x";
+  EXPECT_REJECTS(text, "manifest.outputs[0].updates");
+  // Of another type than the input it would replace.
+  json other = manifest(1, {512},
+                        {buffer("X", 0, 0, type({4, 4})),
+                         buffer("Y", 0, 256, type({4, 4}, "bf16"))},
+                        {layout(type({4, 4}), {block("X", {0, 0})})},
+                        {layout(type({4, 4}, "bf16"), {block("Y", {0, 0})})},
+                        {aggregate(0, {"X"}, "Y")});
+  other["outputs"][0]["updates"] = 0;
+  EXPECT_REJECTS(other, "manifest.outputs[0].updates: the output is bf16 "
+                        "[4, 4] but input 0 is f32 [4, 4]");
+  // Two outputs cannot both replace one input.
+  json twice = manifest(
+      1, {768},
+      {buffer("X", 0, 0, type({4, 4})), buffer("Y", 0, 256, type({4, 4})),
+       buffer("Z", 0, 512, type({4, 4}))},
+      {layout(type({4, 4}), {block("X", {0, 0})})},
+      {layout(type({4, 4}), {block("Y", {0, 0})}),
+       layout(type({4, 4}), {block("Z", {0, 0})})},
+      {aggregate(0, {"X", "X"}, "Y"), aggregate(0, {"X"}, "Z")});
+  twice["outputs"][0]["updates"] = 0;
+  twice["outputs"][1]["updates"] = 0;
+  EXPECT_REJECTS(twice, "manifest.outputs[1].updates: input 0 is already "
+                        "updated by another output");
+  // Inputs do not take the field.
+  json onInput = m;
+  onInput["inputs"][0]["updates"] = 0;
+  EXPECT_REJECTS(onInput, "manifest.inputs[0]");
+}
+
 TEST(Bundle, ReviewedRefusals) {
   json m = splitMatmulManifest();
   // An offset near 2^63 must not wrap around the arena check.

@@ -3,7 +3,7 @@
 //   ein-run DIR [--inputs=a.npy,...] [--weights-dir=W] [--outputs=o.npy,...]
 //               [--seed=S] [--check] [--bench [--warmup=2] [--iters=10]
 //               [--timer=device|host]] [--profile[=FILE.json]] [--debug]
-//               [--max-bytes=N] [--device-map=G0,G1,...]
+//               [--max-bytes=N] [--device-map=G0,G1,...] [--steps=N]
 //
 // Loads the bundle in DIR, binds its inputs (.npy files, or tensors drawn
 // from the seed as docs/program-format.md says), runs it and prints one line
@@ -39,6 +39,13 @@
 // CUDA graph (docs/cuda-runtime.md, "Logical devices"). Where devices share
 // a GPU the run says so ("logical devices 4 on 1 GPU: timings are not those
 // of 4 GPUs"), and --bench beside its figure. A cpu bundle refuses a map.
+//
+// --steps=N runs N steps of a training bundle (ein-compile --optimizer):
+// after each step but the last, every output that updates an input (the
+// weights and the optimizer's state) is carried into it on the devices
+// (ein_bundle_carry), and the outputs printed and written are the last
+// step's; --check evaluates the N steps alike. A bundle none of whose
+// outputs updates an input refuses N > 1.
 //
 // A bundle for several nodes runs as one process per node under Open MPI's
 // mpirun (`mpirun -n K ein-run DIR ...`): every rank runs this tool with the
@@ -77,7 +84,7 @@ const char *kUsage =
     "               [--check] [--bench [--warmup=2] [--iters=10] "
     "[--timer=device|host]]\n"
     "               [--profile[=FILE.json]] [--debug] [--max-bytes=N]\n"
-    "               [--device-map=G0,G1,...]\n";
+    "               [--device-map=G0,G1,...] [--steps=N]\n";
 
 /// --debug without --check: an output that is NaN or infinite where the
 /// reference is not (debug mode fills memory no step wrote with NaN) is an
@@ -344,10 +351,14 @@ uint64_t hostBytes(ein_bundle *bundle, const ein::Program &program,
 /// `bench` says whether to benchmark, with rank 0's timer, warmup and
 /// iterations.
 int runOtherRank(ein_bundle *bundle, const CommandLine &line, bool bench,
-                 ein_timer timer, int warmup, int iters) {
+                 ein_timer timer, int warmup, int iters, uint64_t steps) {
   for (int i = 0; i < ein_bundle_num_inputs(bundle); ++i)
     check(ein_bundle_set_input(bundle, i, nullptr, 0));
   check(ein_bundle_run(bundle));
+  for (uint64_t s = 1; s < steps; ++s) {
+    check(ein_bundle_carry(bundle));
+    check(ein_bundle_run(bundle));
+  }
   for (int i = 0; i < ein_bundle_num_outputs(bundle); ++i)
     check(ein_bundle_get_output(bundle, i, nullptr, 0));
   if (bench) {
@@ -364,7 +375,7 @@ int run(int argc, char **argv) {
   CommandLine line =
       parseCommandLine(argc, argv, kUsage,
                        {"inputs", "weights-dir", "outputs", "seed", "warmup",
-                        "iters", "timer", "max-bytes", "device-map"},
+                        "iters", "timer", "max-bytes", "device-map", "steps"},
                        {"check", "bench", "profile", "debug"}, {"profile"});
   if (line.positional.empty())
     die(std::string("no bundle given\n") + kUsage);
@@ -397,6 +408,9 @@ int run(int argc, char **argv) {
   int iters = static_cast<int>(count("iters", 10, 1000000));
   if (iters < 1)
     die("--iters must be at least 1");
+  uint64_t steps = count("steps", 1, 1000000);
+  if (steps < 1)
+    die("--steps must be at least 1");
   MemoryLimit limit = memoryLimit(line);
 
   // Seconds since `from` on the host's steady clock: where startup goes.
@@ -432,12 +446,21 @@ int run(int argc, char **argv) {
     fail(error);
   }
   double loadSeconds = seconds(started);
+  // Which input each output carries into between steps (-1: none).
+  std::vector<int> updates(ein_bundle_num_outputs(bundle), -1);
+  for (size_t i = 0; i < updates.size(); ++i)
+    check(ein_bundle_output_updates(bundle, static_cast<int>(i), &updates[i]));
+  if (steps > 1 &&
+      std::all_of(updates.begin(), updates.end(), [](int k) { return k < 0; }))
+    fail("--steps=" + std::to_string(steps) +
+         ": no output of the bundle updates an input, so there is nothing to "
+         "carry between steps (a training step: ein-compile --optimizer)");
   int rank = ein_bundle_rank(bundle), ranks = ein_bundle_ranks(bundle);
   if (ranks > 1)
     rankPrefix =
         "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": ";
   if (rank != 0)
-    return runOtherRank(bundle, line, bench, timer, warmup, iters);
+    return runOtherRank(bundle, line, bench, timer, warmup, iters, steps);
   std::printf("ranks=%d nodes=%d devices=%d\n", ranks, ein_bundle_nodes(bundle),
               ein_bundle_devices(bundle));
   std::string folded = foldedNotice(bundle);
@@ -508,6 +531,10 @@ int run(int argc, char **argv) {
   Clock::time_point firstRun = Clock::now();
   check(ein_bundle_run(bundle));
   double firstRunSeconds = seconds(firstRun);
+  for (uint64_t s = 1; s < steps; ++s) {
+    check(ein_bundle_carry(bundle));
+    check(ein_bundle_run(bundle));
+  }
   std::vector<ein::HostTensor> outputs;
   for (int i = 0; i < ein_bundle_num_outputs(bundle); ++i) {
     ein_tensor_info info;
@@ -523,13 +550,29 @@ int run(int argc, char **argv) {
   // that comes after the collective calls, so no rank waits on it (a long
   // evaluation is not a hung rank).
   int status = 0;
+  // The reference's inputs of the last step: the steps before it
+  // evaluated and their updated outputs carried, as the runtime does.
+  auto lastStepInputs = [&] {
+    std::vector<ein::HostTensor> at = inputs, reference;
+    for (uint64_t s = 1; s < steps; ++s) {
+      if (!ein::evaluate(program, at, reference, error, evalOptions))
+        fail("the reference evaluator failed at step " + std::to_string(s) +
+             ": " + error);
+      for (size_t i = 0; i < updates.size(); ++i)
+        if (updates[i] >= 0)
+          at[updates[i]] = reference[i];
+    }
+    return at;
+  };
   auto verify = [&] {
     if (options.debug && !line.flags.count("check") &&
-        !debugOutputsFinite(program, inputs, outputs, evalOptions))
+        !debugOutputsFinite(program, steps > 1 ? lastStepInputs() : inputs,
+                            outputs, evalOptions))
       status = 1;
     if (line.flags.count("check")) {
       std::vector<ein::HostTensor> reference;
-      if (!ein::evaluate(program, inputs, reference, error, evalOptions))
+      if (!ein::evaluate(program, steps > 1 ? lastStepInputs() : inputs,
+                         reference, error, evalOptions))
         fail("the reference evaluator failed: " + error);
       double worst = 0;
       std::vector<std::string> failures;

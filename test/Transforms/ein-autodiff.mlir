@@ -109,3 +109,64 @@ func.func @embedding(%t: tensor<10x4xf32> {ein.weight}, %i: tensor<2x3xi64>) -> 
   }
   return %l : tensor<f32>
 }
+
+// -----
+
+// A convolution's adjoints are convolutions: the input's convolves the
+// result's adjoint, dilated by the stride (a zero after each element: a
+// reshape, a concat of zeros, a reshape back, a slice), with the filter
+// flipped (a join-agg picking i' = 2 - i by its loop indices) and its
+// channels swapped, at stride 1; the filter's convolves the input, batch
+// and channels swapped, with the adjoint as the filter, its dilation the
+// forward stride.
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: -> (tensor<f32>, tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>)
+// CHECK: %[[DY:.*]] = ein.join_agg none ins(%{{.*}}[], %{{.*}}[d0, d1, d2, d3] : tensor<f32>, tensor<2x4x5x5xf32>)
+// CHECK: ein.reshape %[[DY]] {{.*}} -> tensor<2x4x5x1x5xf32>
+// CHECK: ein.concat dim 3 {{.*}} -> tensor<2x4x5x2x5xf32>
+// CHECK: ein.slice {{.*}} [0, 0, 0, 0] [2, 4, 9, 5]
+// CHECK: %[[DYD:.*]] = ein.slice {{.*}} [0, 0, 0, 0] [2, 4, 9, 9]
+// CHECK: ein.join_agg add ins(%{{.*}}[d0, d2, d1, d5, d6] : tensor<1x4x3x3x3xf32>) out[d0, d1, d2, d3, d4] : tensor<1x3x4x3x3xf32>
+// CHECK: ein.index 6
+// CHECK: ein.index 4
+// CHECK: arith.cmpi eq
+// CHECK: %[[FLIPPED:.*]] = ein.reshape {{.*}} -> tensor<3x4x3x3xf32>
+// CHECK: %[[DX:.*]] = ein.conv %[[DYD]], %[[FLIPPED]] {dilations = array<i64: 1, 1>, layout = "nchw", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 1, 1>} : tensor<2x4x9x9xf32>, tensor<3x4x3x3xf32> -> tensor<2x3x9x9xf32>
+// CHECK: %[[XT:.*]] = ein.join_agg none ins(%arg0[d1, d0, d2, d3] : tensor<2x3x9x9xf32>) out[d0, d1, d2, d3] : tensor<3x2x9x9xf32>
+// CHECK: %[[DYT:.*]] = ein.join_agg none ins(%[[DY]][d1, d0, d2, d3] : tensor<2x4x5x5xf32>) out[d0, d1, d2, d3] : tensor<4x2x5x5xf32>
+// CHECK: %[[DWT:.*]] = ein.conv %[[XT]], %[[DYT]] {dilations = array<i64: 2, 2>, layout = "nchw", pad_high = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, strides = array<i64: 1, 1>} : tensor<3x2x9x9xf32>, tensor<4x2x5x5xf32> -> tensor<3x4x3x3xf32>
+// CHECK: %[[DW:.*]] = ein.join_agg none ins(%[[DWT]][d1, d0, d2, d3] : tensor<3x4x3x3xf32>) out[d0, d1, d2, d3] : tensor<4x3x3x3xf32>
+// CHECK: return %{{.*}}, %[[DX]], %[[DW]]
+func.func @conv(%x: tensor<2x3x9x9xf32> {ein.grad}, %w: tensor<4x3x3x3xf32> {ein.weight}) -> tensor<f32> {
+  %y = ein.conv %x, %w {layout = "nchw", strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x5x5xf32>
+  %l = ein.join_agg add ins(%y[d0, d1, d2, d3] : tensor<2x4x5x5xf32>) out[] : tensor<f32> {
+  ^bb0(%a: f32):
+    %m = arith.mulf %a, %a : f32
+    ein.yield %m : f32
+  }
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A max pool a gradient flows through is rewritten as its windows: the
+// input padded with -inf, a strided slice per window position (9 of a
+// 3x3 window) stacked on a fifth dimension, and a max join-agg over them,
+// whose adjoint (shared among ties) the slices carry back.
+// CHECK-LABEL: func.func @pool
+// CHECK-SAME: -> (tensor<f32>, tensor<1x2x5x5xf32>)
+// CHECK-NOT: ein.pool
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: ein.concat dim 2 %{{.*}}, %arg0, %{{.*}} : tensor<1x2x1x5xf32>, tensor<1x2x5x5xf32>, tensor<1x2x2x5xf32> -> tensor<1x2x8x5xf32>
+// CHECK: ein.concat dim 4 {{.*}} -> tensor<1x2x3x3x9xf32>
+// CHECK: %[[MAX:.*]] = ein.join_agg max ins(%{{.*}}[d0, d1, d2, d3, d4] : tensor<1x2x3x3x9xf32>) out[d0, d1, d2, d3] : tensor<1x2x3x3xf32>
+// CHECK: %[[LOSS:.*]] = ein.join_agg add ins(%[[MAX]][d0, d1, d2, d3]
+// CHECK: return %[[LOSS]], %{{.*}} : tensor<f32>, tensor<1x2x5x5xf32>
+func.func @pool(%x: tensor<1x2x5x5xf32> {ein.grad}) -> tensor<f32> {
+  %p = ein.pool max %x {layout = "nchw", window = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<1x2x5x5xf32> -> tensor<1x2x3x3xf32>
+  %l = ein.join_agg add ins(%p[d0, d1, d2, d3] : tensor<1x2x3x3xf32>) out[] : tensor<f32> {
+  ^bb0(%a: f32):
+    ein.yield %a : f32
+  }
+  return %l : tensor<f32>
+}

@@ -1,6 +1,8 @@
 // RUN: ein-opt %s -split-input-file -ein-decompose -verify-diagnostics
 // RUN: not ein-opt %s -split-input-file -ein-decompose=state-cap=0 2>&1 | FileCheck %s --check-prefix=CAP
 // CAP: error: state-cap must be at least 1, got 0
+// RUN: not ein-opt %s -split-input-file -ein-decompose=search-budget=-1 2>&1 | FileCheck %s --check-prefix=BUDGET
+// BUDGET: error: search-budget must be 0 (none) or more, got -1
 
 // expected-error @+1 {{ein-decompose needs the module's #ein.target; run ein-attach-target first}}
 module {

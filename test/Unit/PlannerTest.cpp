@@ -229,6 +229,64 @@ TEST(Planner, CapIsReported) {
   EXPECT_EQ(exact.lowerBound, exact.total);
 }
 
+TEST(Planner, BudgetRaisesTheCapWhileItFits) {
+  // Ten products of x live until one sum reads them all: the search's
+  // frontier holds all ten layouts, far past 4096 states on 8 devices.
+  Graph g;
+  int x = addValue(g, "x", {64, 64}, ValueKind::Activation);
+  std::vector<int> products;
+  for (int i = 0; i < 10; ++i) {
+    int w =
+        addValue(g, "w" + std::to_string(i), {64, 64}, ValueKind::Activation);
+    products.push_back(matmul(g, x, w, "p" + std::to_string(i)));
+  }
+  elementwise(g, products, "sum");
+  SearchOptions o = bytesOnly(8);
+  o.stateCap = 1 << 15;
+  Plan direct = search(g, o); // no budget: the cap from the first step
+  ASSERT_TRUE(direct.feasible);
+  EXPECT_EQ(direct.stateCap, size_t(1) << 15);
+  EXPECT_FALSE(direct.budgetBit);
+
+  // A budget the first run alone spends: its plan, capped at 4096, and
+  // the budget named as what stopped the raise.
+  o.workBudget = 1;
+  Plan first = search(g, o);
+  ASSERT_TRUE(first.feasible);
+  EXPECT_TRUE(first.capped);
+  EXPECT_TRUE(first.budgetBit);
+  EXPECT_EQ(first.stateCap, 4096u);
+  EXPECT_LT(first.work, direct.work);
+  EXPECT_LE(first.lowerBound, first.total);
+  EXPECT_EQ(search(g, o).specs, first.specs); // counted, not timed
+
+  // Room for every raise: the runs at 4096 and 32768, the cheaper plan,
+  // never worse than the direct search at 32768.
+  o.workBudget = uint64_t(1) << 40;
+  Plan raised = search(g, o);
+  ASSERT_TRUE(raised.feasible);
+  EXPECT_FALSE(raised.budgetBit);
+  EXPECT_LE(raised.total, direct.total);
+  EXPECT_LE(raised.total, first.total);
+  EXPECT_EQ(raised.work, first.work + direct.work);
+  EXPECT_LE(std::max(first.lowerBound, direct.lowerBound), raised.lowerBound);
+
+  // A graph the first cap does not bite is planned exactly, as without a
+  // budget.
+  Graph small;
+  int a = addValue(small, "a", {32, 32}, ValueKind::Activation);
+  int b = addValue(small, "b", {32, 32}, ValueKind::Activation);
+  matmul(small, a, b, "ab");
+  o.workBudget = 1;
+  Plan budgeted = search(small, o);
+  o.workBudget = 0;
+  Plan exact = search(small, o);
+  EXPECT_FALSE(budgeted.capped);
+  EXPECT_FALSE(budgeted.budgetBit);
+  EXPECT_EQ(budgeted.specs, exact.specs);
+  EXPECT_EQ(budgeted.total, exact.total);
+}
+
 TEST(Planner, CappedBoundHoldsOnRandomChains) {
   // Chains of matmuls whose search a cap of 1 to 4 states cuts short: the
   // bound it reports never passes the brute-force optimum.

@@ -333,6 +333,7 @@ int main(int argc, char **argv) {
                                     &compute,
                                     &tieLayout,
                                     &stateCap,
+                                    &searchBudget,
                                     &explain,
                                     &allowInexact,
                                     &exact,

@@ -57,6 +57,7 @@ struct StagesChoice {
 struct PlanOptions {
   bool weightsReplicable = true;
   int64_t stateCap = 131072;
+  int64_t searchBudget = 10000000;
   bool hierarchical = true;
   bool weighNodes = true;
   double bytesPerFlop = -1;

@@ -33,6 +33,14 @@ struct SearchOptions : Options {
   /// cheapest are kept and the result is marked capped (no longer provably
   /// optimal).
   size_t stateCap = 1 << 17;
+  /// When not 0, the most state expansions (a state times a choice of the
+  /// node placed) the search may spend: it first keeps at most 4096
+  /// states, then raises the cap 8x at a time, up to stateCap, while the
+  /// cap bites and the next run's work (the last one's times the raise)
+  /// fits what is left; the cheapest plan found wins. A graph whose search
+  /// the first cap does not bite gets the exact plan, as without a budget.
+  /// Deterministic: work is counted, not timed.
+  uint64_t workBudget = 0;
   /// When not empty, per op, the only specs the search may choose (legal
   /// ones, from a strategy: Strategy.h); an op with none makes the plan
   /// infeasible.
@@ -70,6 +78,11 @@ struct Plan {
   /// Whether the state cap bit, and the largest state count seen.
   bool capped = false;
   size_t peakStates = 0;
+  /// The cap of the run that found the plan, the state expansions of all
+  /// runs, and whether the work budget stopped the cap from rising.
+  size_t stateCap = 0;
+  uint64_t work = 0;
+  bool budgetBit = false;
   /// No plan costs less than this: `total` when the search is exact; when
   /// the cap bit, the cheaper of `total` and, over the states it dropped,
   /// the cheapest one's cost plus the cheapest own terms of the nodes after

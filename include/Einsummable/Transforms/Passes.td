@@ -291,6 +291,8 @@ def EinExportShard : Pass<"ein-export-shard", "::mlir::ModuleOp"> {
            "As ein-decompose's">,
     Option<"stateCap", "state-cap", "int64_t", "131072",
            "As ein-decompose's">,
+    Option<"searchBudget", "search-budget", "int64_t", "10000000",
+           "As ein-decompose's">,
     Option<"allowInexact", "allow-inexact", "bool", "false",
            "As ein-decompose's">,
     Option<"exact", "exact", "bool", "false", "As ein-decompose's">,
@@ -379,6 +381,9 @@ def EinDecompose : Pass<"ein-decompose", "::mlir::ModuleOp"> {
            "replicas, so they are charged like activations)">,
     Option<"stateCap", "state-cap", "int64_t", "131072",
            "The most search states kept per step">,
+    Option<"searchBudget", "search-budget", "int64_t", "10000000",
+           "The most state expansions the search spends raising its cap "
+           "from 4096 toward state-cap (0: state-cap from the start)">,
     Option<"hierarchical", "hierarchical", "bool", "true",
            "On a topology of several nodes, plan the cut across nodes first "
            "and refine it within nodes (false: one flat search over every "

@@ -146,6 +146,12 @@ public:
     if (failed(layouts(inputs, func.getArgumentTypes(), manifest.inputs)) ||
         failed(layouts(outputs, func.getResultTypes(), manifest.outputs)))
       return failure();
+    // A training step's updated weights and state: the input each one
+    // replaces for the next step (ein_bundle_carry).
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (auto updates = func.getResultAttrOfType<IntegerAttr>(
+              i, EinDialect::getUpdatesAttrName()))
+        manifest.outputs[i].updates = static_cast<int>(updates.getInt());
     for (int64_t bytes : arenas)
       manifest.arenaBytes.push_back(
           std::max<int64_t>(bytes, ::ein::kBufferAlignment));

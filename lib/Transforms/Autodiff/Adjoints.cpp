@@ -70,6 +70,16 @@ public:
       accumulate(slice.getSource(), padded(slice, adjoint));
       return success();
     }
+    if (auto conv = dyn_cast<ConvOp>(op)) {
+      ConvAdjoints adjoints =
+          convAdjoints(b, conv, adjoint, active.contains(conv.getInput()),
+                       active.contains(conv.getFilter()));
+      if (adjoints.input)
+        accumulate(conv.getInput(), adjoints.input);
+      if (adjoints.filter)
+        accumulate(conv.getFilter(), adjoints.filter);
+      return success();
+    }
     if (auto gather = dyn_cast<GatherOp>(op)) {
       accumulate(gather.getTable(), scatterAdd(gather, adjoint));
       return success();
@@ -379,17 +389,35 @@ autodiff_detail::appendGradients(func::FuncOp func,
              << tensorType(arg).getElementType() << ", not floats";
 
   // What depends on a marked argument, in program order.
-  DenseSet<Value> active(marked.begin(), marked.end());
+  DenseSet<Value> active;
   SmallVector<Operation *> forward;
-  for (Operation &op : body.without_terminator()) {
-    forward.push_back(&op);
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return active.contains(v); }))
-      for (Value result : op.getResults())
-        if (auto type = dyn_cast<RankedTensorType>(result.getType());
-            type && isa<FloatType>(type.getElementType()))
-          active.insert(result);
-  }
+  auto findActive = [&] {
+    active = DenseSet<Value>(marked.begin(), marked.end());
+    forward.clear();
+    for (Operation &op : body.without_terminator()) {
+      forward.push_back(&op);
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return active.contains(v); }))
+        for (Value result : op.getResults())
+          if (auto type = dyn_cast<RankedTensorType>(result.getType());
+              type && isa<FloatType>(type.getElementType()))
+            active.insert(result);
+    }
+  };
+  findActive();
+  // A pool a gradient flows through is differentiated as the windows it
+  // reads and a join-agg over them (Windows.cpp).
+  bool expanded = false;
+  for (Operation *op : forward)
+    if (auto pool = dyn_cast<PoolOp>(op);
+        pool && active.contains(pool.getResult())) {
+      OpBuilder before(pool);
+      pool.getResult().replaceAllUsesWith(expandPool(before, pool));
+      pool.erase();
+      expanded = true;
+    }
+  if (expanded)
+    findActive();
 
   OpBuilder b(ret);
   Sweep sweep(b);

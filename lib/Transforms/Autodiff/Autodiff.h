@@ -50,6 +50,23 @@ JoinAggOp createJoin(OpBuilder &b, Location loc, RankedTensorType type,
 Value fill(OpBuilder &b, Location loc, RankedTensorType type, double x);
 
 //===----------------------------------------------------------------------===//
+// Convolutions and pools (Windows.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The adjoints of a convolution's input and filter (null where not
+/// asked for), themselves convolutions.
+struct ConvAdjoints {
+  Value input, filter;
+};
+ConvAdjoints convAdjoints(OpBuilder &b, ConvOp op, Value adjoint, bool input,
+                          bool filter);
+
+/// `op`'s values as the windows it reads, stacked, and a max or sum
+/// join-agg over them, built with `b`: what ein-autodiff differentiates in
+/// the pool's place.
+Value expandPool(OpBuilder &b, PoolOp op);
+
+//===----------------------------------------------------------------------===//
 // Optimizers (Optimizer.cpp)
 //===----------------------------------------------------------------------===//
 

@@ -65,6 +65,10 @@ struct TensorLayout {
   /// Constants only: the result name of the program.json `constant` op
   /// whose values the blocks hold.
   std::string value;
+  /// Outputs only: the input this output is the next value of (a training
+  /// step's updated weight or optimizer state; ein_bundle_carry copies it
+  /// there), or -1.
+  int updates = -1;
 };
 
 enum class StepKind { Kernel, Library, Transfer, Aggregate };

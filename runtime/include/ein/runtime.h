@@ -146,6 +146,23 @@ ein_status ein_bundle_run(ein_bundle *bundle);
 ein_status ein_bundle_get_output(const ein_bundle *bundle, int index,
                                  void *data, size_t bytes);
 
+/* Which input output `index` is the next value of (the manifest's
+ * `updates`: a training step's updated weight or optimizer state), in
+ * *input; -1 when none. */
+ein_status ein_bundle_output_updates(const ein_bundle *bundle, int index,
+                                     int *input);
+
+/* Copies each output of the last run that updates an input
+ * (ein_bundle_output_updates) into that input's blocks, as
+ * ein_bundle_set_input would with the output's values, but on the devices:
+ * block by block where the output's and the input's blocks are on this
+ * process's devices (a device-to-device copy on CUDA), through the host
+ * only between ranks or where an output's block is an input's too. The
+ * outputs stay readable until the next run. A training loop sets the
+ * weights and state once, then per step sets the batch, runs, reads the
+ * loss and carries. */
+ein_status ein_bundle_carry(ein_bundle *bundle);
+
 /* How a benchmark times one step. */
 typedef enum ein_timer {
   /* The devices' clock: on CUDA, events recorded on the first GPU's stream

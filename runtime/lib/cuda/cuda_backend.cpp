@@ -282,6 +282,34 @@ public:
               deviceName(b.device));
   }
 
+  void copyBetween(const std::vector<BufferCopy> &copies) override {
+    std::set<int> used;
+    for (const BufferCopy &c : copies) {
+      const Buffer &from = m.buffers[c.src], &to = m.buffers[c.dst];
+      std::string where = "carrying buffer '" + from.name + "' into '" +
+                          to.name + "' on " + deviceName(to.device);
+      int64_t width = dtypeBytes(to.type.dtype), bytes = width;
+      for (int64_t e : c.extent)
+        bytes *= e;
+      cuda::CopyPlan plan;
+      try {
+        plan = cuda::planCopy(address(c.src), from.type.shape, c.srcOffset,
+                              address(c.dst), to.type.shape, c.dstOffset,
+                              c.extent, width, useCopyKernel(bytes));
+      } catch (const std::invalid_argument &e) {
+        throw RuntimeError(where + ": " + e.what());
+      }
+      check(cudaSetDevice(gpu(to.device)), "cudaSetDevice");
+      issueCopy(plan, streams[to.device], where);
+      used.insert(to.device);
+    }
+    for (int device : used) {
+      check(cudaSetDevice(gpu(device)), "cudaSetDevice");
+      check(cudaStreamSynchronize(streams[device]),
+            "carrying outputs into inputs on " + deviceName(device));
+    }
+  }
+
   void run() override {
     if (options.debug)
       poison();
