@@ -266,7 +266,10 @@ def export(directory, names=""):
         os.makedirs(out, exist_ok=True)
         start = time.time()
         try:
-            model, inputs = build(name)
+            # Where the GPU is; torchvision's models also trace on the
+            # build machine's CPU (transformers is not installed there).
+            model, inputs = build(name, "cuda" if _torch().cuda.is_available()
+                                  else "cpu")
             exported = einsummable.export(model, inputs)
             exported.write(os.path.join(out, "model.mlir"),
                            os.path.join(out, "frontend.json"))

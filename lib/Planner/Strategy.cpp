@@ -147,12 +147,15 @@ bool allowedSpecs(const Graph &graph, Strategy strategy, int64_t devices,
                                                                  1)(random)]};
       break;
     case Strategy::DataParallel:
+      // An op that reads no batch dimension (one on weights alone: a
+      // training step's optimizer update) follows the cheapest layout, as
+      // each replica's copy of it would.
+      restrictedOps += !batch[o].empty();
       for (const Spec &s : legal)
-        if (cutsOnly(s, batch[o]))
+        if (batch[o].empty() || cutsOnly(s, batch[o]))
           kept.push_back(s);
-      why = batch[o].empty() ? "reads no batch dimension of the input"
-                             : "cannot cut its batch loops into " +
-                                   std::to_string(devices) + " parts";
+      why = "cannot cut its batch loops into " + std::to_string(devices) +
+            " parts";
       break;
     case Strategy::Spatial: {
       // A convolution or pooling: its output rows and columns (each block
@@ -202,6 +205,11 @@ bool allowedSpecs(const Graph &graph, Strategy strategy, int64_t devices,
       return false;
     }
     allowed.push_back(std::move(kept));
+  }
+  if (strategy == Strategy::DataParallel && restrictedOps == 0) {
+    error = "strategy dp does not apply: no op reads the batch (dimension 0 "
+            "of the first activation argument of rank 2 or more)";
+    return false;
   }
   if (strategy == Strategy::Spatial && restrictedOps == 0) {
     error = "strategy spatial does not apply: the program has no "
