@@ -170,3 +170,27 @@ func.func @pool(%x: tensor<1x2x5x5xf32> {ein.grad}) -> tensor<f32> {
   }
   return %l : tensor<f32>
 }
+
+// -----
+
+// A weight's gradient summed over batch and tokens is written as one sum
+// over their product: both operands reshaped, the two summed loops one, the
+// product a library gemm takes (a sum over two loops is a generated kernel).
+// CHECK-LABEL: func.func @tokens
+// CHECK: %[[DY:.*]] = ein.reshape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<4x8x32xf32> -> tensor<32x32xf32>
+// CHECK: %[[X:.*]] = ein.reshape %arg0 {{\[\[}}0, 1], [2]] : tensor<4x8x16xf32> -> tensor<32x16xf32>
+// CHECK: %[[DW:.*]] = ein.join_agg add ins(%[[DY]][d0, d1], %[[X]][d0, d2] : tensor<32x32xf32>, tensor<32x16xf32>) out[d1, d2] : tensor<32x16xf32>
+// CHECK: return %{{.*}}, %[[DW]]
+func.func @tokens(%x: tensor<4x8x16xf32>, %w: tensor<32x16xf32> {ein.weight}) -> tensor<f32> {
+  %y = ein.join_agg add ins(%x[d0, d1, d3], %w[d2, d3] : tensor<4x8x16xf32>, tensor<32x16xf32>) out[d0, d1, d2] : tensor<4x8x32xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ein.yield %m : f32
+  }
+  %l = ein.join_agg add ins(%y[d0, d1, d2] : tensor<4x8x32xf32>) out[] : tensor<f32> {
+  ^bb0(%a: f32):
+    %m = arith.mulf %a, %a : f32
+    ein.yield %m : f32
+  }
+  return %l : tensor<f32>
+}

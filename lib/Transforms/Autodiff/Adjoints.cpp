@@ -347,7 +347,94 @@ private:
         JoinAggOp::create(b, loc, type, keptInputs, b.getArrayAttr(keptIndices),
                           out, agg, TypeAttr(), SpecAttr(), IntegerAttr());
     join.getJoin().push_back(block.release());
-    return join.getResult();
+    return collapseSummedRun(join);
+  }
+
+  /// `join` (a sum of a product of two inputs) with the loops it sums
+  /// collapsed into one where each input reads them as one run of
+  /// dimensions in the same order: a weight's gradient summed over batch
+  /// and tokens, dW[o, i] = sum_{b,s} dy[b,s,o] x[b,s,i], becomes a sum over
+  /// b*s of reshaped operands, the one-loop product a library gemm takes.
+  /// Returns the result, `join`'s own where nothing collapses.
+  Value collapseSummedRun(JoinAggOp join) {
+    SmallVector<int64_t> summed = join.getAggregatedLoops();
+    if (join.getAgg() != AggKind::Add || join.getInputs().size() != 2 ||
+        summed.size() < 2 || !join.getJoin().front().getOps<IndexOp>().empty())
+      return join.getResult();
+    // Where each input reads the summed loops: one run, in one order.
+    SmallVector<int64_t> starts;
+    SmallVector<int64_t> order;
+    for (unsigned k = 0; k < 2; ++k) {
+      ArrayRef<int64_t> list = join.getIndicesOfInput(k);
+      auto first = llvm::find(list, summed.front());
+      if (first == list.end())
+        return join.getResult();
+      int64_t start = first - list.begin();
+      if (start + static_cast<int64_t>(summed.size()) >
+          static_cast<int64_t>(list.size()))
+        return join.getResult();
+      SmallVector<int64_t> run(list.begin() + start,
+                               list.begin() + start + summed.size());
+      if (order.empty())
+        order = run;
+      SmallVector<int64_t> sorted = run;
+      llvm::sort(sorted);
+      if (run != order || sorted != summed ||
+          llvm::count_if(list, [&](int64_t l) {
+            return llvm::is_contained(summed, l);
+          }) != static_cast<int64_t>(summed.size()))
+        return join.getResult();
+      starts.push_back(start);
+    }
+    // The loops renumbered: the run's first loop stands for all of it.
+    SmallVector<int64_t> sizes = join.getLoopSizes();
+    int64_t merged = 1;
+    for (int64_t l : summed)
+      merged *= sizes[l];
+    SmallVector<int64_t> renumber(sizes.size(), -1);
+    int64_t next = 0;
+    for (int64_t l = 0; l < static_cast<int64_t>(sizes.size()); ++l)
+      if (l == order.front() || !llvm::is_contained(summed, l))
+        renumber[l] = next++;
+    Location loc = join.getLoc();
+    OpBuilder here(join);
+    SmallVector<Value> inputs;
+    SmallVector<Attribute> lists;
+    for (unsigned k = 0; k < 2; ++k) {
+      Value input = join.getInputs()[k];
+      RankedTensorType type = tensorType(input);
+      ArrayRef<int64_t> list = join.getIndicesOfInput(k);
+      SmallVector<int64_t> shape, indices;
+      SmallVector<Attribute> groups;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        if (d > starts[k] && d < starts[k] + int64_t(summed.size()))
+          continue;
+        if (d == starts[k]) {
+          SmallVector<int64_t> group;
+          for (size_t j = 0; j < summed.size(); ++j)
+            group.push_back(d + j);
+          groups.push_back(here.getI64ArrayAttr(group));
+          shape.push_back(merged);
+        } else {
+          groups.push_back(here.getI64ArrayAttr({d}));
+          shape.push_back(type.getDimSize(d));
+        }
+        indices.push_back(renumber[list[d]]);
+      }
+      inputs.push_back(ReshapeOp::create(here, loc, type.clone(shape), input,
+                                         here.getArrayAttr(groups),
+                                         SpecAttr()));
+      lists.push_back(here.getDenseI64ArrayAttr(indices));
+    }
+    SmallVector<int64_t> out;
+    for (int64_t l : join.getOutputIndices())
+      out.push_back(renumber[l]);
+    auto collapsed = JoinAggOp::create(
+        here, loc, join.getResult().getType(), inputs, here.getArrayAttr(lists),
+        out, AggKind::Add, TypeAttr(), SpecAttr(), IntegerAttr());
+    collapsed.getJoin().takeBody(join.getJoin());
+    join.erase();
+    return collapsed.getResult();
   }
 };
 
