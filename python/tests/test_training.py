@@ -208,6 +208,31 @@ class TrainingTest(unittest.TestCase):
                                                        momentum=0.9),
                              data, devices)
 
+    def test_bf16_model(self):
+        # A bf16 model: the weights' gradients sum in f32, the moments are
+        # f32, the weights are rounded to bf16 after each update; the
+        # losses track PyTorch's in f32 from the same weights to bf16's
+        # precision.
+        torch.manual_seed(4)
+        model = models.CausalLM(vocab=64, d=32, heads=4, layers=1,
+                                ctx=16).to(torch.bfloat16).eval()
+        data = [(torch.randint(0, 64, (2, 16)), torch.randint(0, 64, (2, 16)))
+                for _ in range(3)]
+
+        def loss_fn(logits, target):
+            return nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+        make = lambda p: torch.optim.AdamW(p, lr=1e-2)  # noqa: E731
+        want, _, _ = reference(model, loss_fn, make, data)
+        losses, trained, optimizer = self.train(copy.deepcopy(model),
+                                                loss_fn, make, data, 2)
+        for step, (got, w) in enumerate(zip(losses, want)):
+            self.assertAlmostEqual(got, w, delta=2e-2 * max(1, abs(w)),
+                                   msg="loss at step %d" % step)
+        self.assertNotEqual(losses[0], losses[-1])
+        state = optimizer.state[next(iter(trained.parameters()))]
+        self.assertEqual(state["exp_avg"].dtype, torch.bfloat16)
+
     def test_weights_and_state_stay_on_the_devices(self):
         # After the first step only the batch, the learning rate and the
         # step count cross from the host: the updated weights and moments

@@ -194,3 +194,29 @@ func.func @tokens(%x: tensor<4x8x16xf32>, %w: tensor<32x16xf32> {ein.weight}) ->
   }
   return %l : tensor<f32>
 }
+
+// -----
+
+// A bf16 weight's gradient sums and stays in f32 (mixed-precision
+// training's gradients); the activations' adjoints keep their bf16.
+// CHECK-LABEL: func.func @tokens_bf16
+// CHECK-SAME: -> (tensor<f32>, tensor<32x16xf32>)
+// CHECK: ein.join_agg none ins({{.*}}) out[d0, d1, d2] : tensor<4x8x32xbf16>
+// CHECK: %[[DW:.*]] = ein.join_agg add ins(%{{.*}}[d0, d1], %{{.*}}[d0, d2] : tensor<32x32xbf16>, tensor<32x16xbf16>) out[d1, d2] : tensor<32x16xf32>
+// CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<32x16xf32>
+func.func @tokens_bf16(%x: tensor<4x8x16xbf16>, %w: tensor<32x16xbf16> {ein.weight}) -> tensor<f32> {
+  %y = ein.join_agg add ins(%x[d0, d1, d3], %w[d2, d3] : tensor<4x8x16xbf16>, tensor<32x16xbf16>) out[d0, d1, d2] : tensor<4x8x32xbf16> {
+  ^bb0(%a: bf16, %b: bf16):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ae, %be : f32
+    ein.yield %m : f32
+  }
+  %l = ein.join_agg add ins(%y[d0, d1, d2] : tensor<4x8x32xbf16>) out[] : tensor<f32> {
+  ^bb0(%a: bf16):
+    %ae = arith.extf %a : bf16 to f32
+    %m = arith.mulf %ae, %ae : f32
+    ein.yield %m : f32
+  }
+  return %l : tensor<f32>
+}

@@ -41,10 +41,30 @@ Value add(OpBuilder &b, Location loc, Value x, Value y) {
 
 class Sweep {
 public:
-  explicit Sweep(OpBuilder &builder) : b(builder) {}
+  Sweep(OpBuilder &builder, ArrayRef<BlockArgument> marked)
+      : b(builder), marked(marked.begin(), marked.end()) {}
+
+  /// The type `value`'s adjoint has: its own, but f32 for a marked
+  /// argument of bf16 or f16 (its gradient sums in f32, as mixed-precision
+  /// training keeps gradients).
+  RankedTensorType adjointType(Value value) const {
+    RankedTensorType type = tensorType(value);
+    Type element = type.getElementType();
+    if (marked.contains(value) && (element.isBF16() || element.isF16()))
+      return type.clone(Float32Type::get(value.getContext()));
+    return type;
+  }
 
   /// Adds `contribution` to the adjoint of `value`.
   void accumulate(Value value, Value contribution) {
+    RankedTensorType type = adjointType(value);
+    if (tensorType(contribution).getElementType() != type.getElementType()) {
+      int64_t rank = type.getRank();
+      contribution = createJoin(
+          b, value.getLoc(), type, {contribution}, {identity(rank)},
+          identity(rank), AggKind::None,
+          [](OpBuilder &, ValueRange args, Type) { return args[0]; });
+    }
     Value &adjoint = adjoints[value];
     adjoint =
         adjoint ? add(b, value.getLoc(), adjoint, contribution) : contribution;
@@ -105,6 +125,7 @@ public:
 
 private:
   OpBuilder &b;
+  DenseSet<Value> marked;
   DenseMap<Value, Value> adjoints;
 
   /// The slice's adjoint placed where the slice was read, zeros around it:
@@ -146,7 +167,7 @@ private:
   /// planner may cut by rows as it cuts the forward lookup.
   Value scatterAdd(GatherOp gather, Value adjoint) {
     Location loc = gather.getLoc();
-    RankedTensorType table = tensorType(gather.getTable());
+    RankedTensorType table = adjointType(gather.getTable());
     int64_t p = tensorType(gather.getIndices()).getRank();
     int64_t q = table.getRank() - 1;
     SmallVector<int64_t> rows = identity(p), read = identity(p), out{p};
@@ -256,7 +277,7 @@ private:
     Location loc = op.getLoc();
     unsigned n = op.getInputs().size();
     RankedTensorType resultType = tensorType(op.getResult());
-    RankedTensorType type = tensorType(op.getInputs()[i]);
+    RankedTensorType type = adjointType(op.getInputs()[i]);
     SmallVector<Value> inputs{adjoint};
     llvm::append_range(inputs, op.getInputs());
     SmallVector<SmallVector<int64_t>> indices{
@@ -507,7 +528,7 @@ autodiff_detail::appendGradients(func::FuncOp func,
     findActive();
 
   OpBuilder b(ret);
-  Sweep sweep(b);
+  Sweep sweep(b, marked);
   Value loss = ret.getOperand(0);
   sweep.accumulate(loss, fill(b, loss.getLoc(), tensorType(loss), 1));
   for (Operation *op : llvm::reverse(forward)) {
@@ -532,7 +553,7 @@ autodiff_detail::appendGradients(func::FuncOp func,
   for (BlockArgument arg : marked) {
     Value gradient = sweep.adjointOf(arg);
     if (!gradient)
-      gradient = fill(b, arg.getLoc(), tensorType(arg), 0);
+      gradient = fill(b, arg.getLoc(), sweep.adjointType(arg), 0);
     if (stepping &&
         func.getArgAttr(arg.getArgNumber(), EinDialect::getWeightAttrName())) {
       weights.push_back(arg);
