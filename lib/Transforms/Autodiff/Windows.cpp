@@ -248,8 +248,7 @@ ConvAdjoints autodiff_detail::convAdjoints(OpBuilder &b, ConvOp op,
     dy = permute(b, loc, dy, kToNchw);
   }
   ArrayRef<int64_t> xs = tensorType(x).getShape(),
-                    ws = tensorType(w).getShape(),
-                    ys = tensorType(dy).getShape();
+                    ws = tensorType(w).getShape();
   int64_t groups = op.getGroupCount();
   ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations(),
                     pl = op.getPadLow();
@@ -280,7 +279,6 @@ ConvAdjoints autodiff_detail::convAdjoints(OpBuilder &b, ConvOp op,
     ArrayRef<int64_t> ph = op.getPadHigh();
     Value dw = conv(b, loc, xg, dyf, d, s, {pl[0], pl[1]}, {ph[0], ph[1]},
                     groups, {ws[2], ws[3]}); // [Cg, F, kh, kw]
-    (void)ys;
     dw = permute(b, loc, dw, {1, 0, 2, 3});
     result.filter = nhwc ? permute(b, loc, dw, kToHwcf) : dw;
   }
