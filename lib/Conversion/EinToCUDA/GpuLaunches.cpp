@@ -179,12 +179,9 @@ public:
       if (kind == utils::IteratorType::parallel)
         points *= size;
     }
-    // Reductions over the trailing loops (contiguous along the innermost):
-    // a warp a row.
-    if (std::optional<std::pair<AggKind, int64_t>> reduction =
-            rowReduction(sizes, iterators))
-      return warpPerRow(b, fn, entry, sizes, reduction->first,
-                        reduction->second, points);
+    // Reductions along contiguous rows: a warp a row.
+    if (std::optional<AggKind> kind = rowReduction(sizes, iterators))
+      return warpPerRow(b, fn, entry, sizes, *kind, points);
     // Elementwise ops move `width` consecutive elements a thread with 16-byte
     // vector accesses where every operand runs along the innermost loop.
     int64_t width = vectorWidth(sizes, iterators);
@@ -271,21 +268,16 @@ private:
     return success();
   }
 
-  /// How the region of an op whose reduction loops are its trailing ones
-  /// (the innermost alone, or several: a mean over an image's rows and
-  /// columns) folds a point into its f32 accumulator, `acc = acc OP
-  /// f(inputs)`, as the aggregation kind OP is, with the number of those
-  /// loops, when every input runs along the innermost loop contiguously or
-  /// does not depend on it; none otherwise.
-  std::optional<std::pair<AggKind, int64_t>>
-  rowReduction(ArrayRef<int64_t> sizes,
-               ArrayRef<utils::IteratorType> iterators) {
+  /// How the region of an op that reduces along its innermost loop only
+  /// folds a point into its f32 accumulator, `acc = acc OP f(inputs)`, as
+  /// the aggregation kind OP is, when every input runs along that loop
+  /// contiguously or does not depend on it; none otherwise.
+  std::optional<AggKind> rowReduction(ArrayRef<int64_t> sizes,
+                                      ArrayRef<utils::IteratorType> iterators) {
     int64_t innermost = int64_t(sizes.size()) - 1;
-    int64_t reductions = llvm::count(iterators, utils::IteratorType::reduction);
-    if (sizes.empty() || reductions == 0 ||
-        !llvm::all_of(iterators.take_back(reductions), [](auto kind) {
-          return kind == utils::IteratorType::reduction;
-        }))
+    if (sizes.empty() ||
+        llvm::count(iterators, utils::IteratorType::reduction) != 1 ||
+        iterators.back() != utils::IteratorType::reduction)
       return std::nullopt;
     for (OpOperand *input : op.getDpsInputOperands()) {
       AffineMap map = op.getMatchingIndexingMap(input);
@@ -301,32 +293,23 @@ private:
     Operation *fold = region->getTerminator()->getOperand(0).getDefiningOp();
     if (!fold || *acc.getUsers().begin() != fold || fold->getNumOperands() != 2)
       return std::nullopt;
-    std::optional<AggKind> kind =
-        TypeSwitch<Operation *, std::optional<AggKind>>(fold)
-            .Case([](arith::AddFOp) { return AggKind::Add; })
-            .Case([](arith::MulFOp) { return AggKind::Mul; })
-            .Case([](arith::MaximumFOp) { return AggKind::Max; })
-            .Case([](arith::MinimumFOp) { return AggKind::Min; })
-            .Default([](Operation *) { return std::nullopt; });
-    if (!kind)
-      return std::nullopt;
-    return std::pair{*kind, reductions};
+    return TypeSwitch<Operation *, std::optional<AggKind>>(fold)
+        .Case([](arith::AddFOp) { return AggKind::Add; })
+        .Case([](arith::MulFOp) { return AggKind::Mul; })
+        .Case([](arith::MaximumFOp) { return AggKind::Max; })
+        .Case([](arith::MinimumFOp) { return AggKind::Min; })
+        .Default([](Operation *) { return std::nullopt; });
   }
 
-  /// A warp a row (the points of the trailing `reduced` loops, in order):
-  /// each lane folds every 32nd chunk of `width` consecutive points of the
-  /// row (16-byte vector loads; a chunk never leaves its innermost run),
-  /// from the aggregation's identity; the lanes combine by shuffles, and
-  /// lane 0 folds the sum into the output.
+  /// A warp a row: each lane folds every 32nd chunk of `width` consecutive
+  /// points of the row (16-byte vector loads), from the aggregation's identity;
+  /// the lanes combine by shuffles, and lane 0 folds the sum into the
+  /// output.
   LogicalResult warpPerRow(OpBuilder &b, gpu::GPUFuncOp fn, Block &entry,
                            ArrayRef<int64_t> sizes, AggKind kind,
-                           int64_t reduced, int64_t rows) {
+                           int64_t rows) {
     Location loc = op.getLoc();
     int64_t innermost = int64_t(sizes.size()) - 1;
-    int64_t firstReduced = int64_t(sizes.size()) - reduced;
-    int64_t rowLength = 1;
-    for (int64_t d = firstReduced; d <= innermost; ++d)
-      rowLength *= sizes[d];
     int64_t narrowest = 16;
     for (OpOperand *input : op.getDpsInputOperands())
       if (auto type = dyn_cast<MemRefType>(input->get().getType()))
@@ -343,27 +326,19 @@ private:
     auto [row, lane] = enterWarpRow(b, loc, rows);
     ivs.assign(sizes.size(), Value());
     Value rest = row;
-    for (int64_t d = firstReduced - 1; d >= 0; --d) {
+    for (int64_t d = innermost - 1; d >= 0; --d) {
       ivs[d] = arith::RemUIOp::create(b, loc, rest, index(sizes[d]));
       rest = arith::DivUIOp::create(b, loc, rest, index(sizes[d]));
     }
     auto loop = scf::ForOp::create(
         b, loc, arith::MulIOp::create(b, loc, lane, index(width)),
-        index(rowLength), index(kWarp * width),
+        index(sizes[innermost]), index(kWarp * width),
         ValueRange{aggregationIdentity(b, loc, kind, b.getF32Type())});
     {
       OpBuilder::InsertionGuard inLoop(b);
       b.setInsertionPointToStart(loop.getBody());
-      // The chunk's point in the reduced loops, delinearised (innermost
-      // fastest) where there are several.
       Value start = loop.getInductionVar();
-      Value flat = start;
-      for (int64_t d = innermost; d > firstReduced; --d) {
-        ivs[d] = arith::RemUIOp::create(b, loc, flat, index(sizes[d]));
-        flat = arith::DivUIOp::create(b, loc, flat, index(sizes[d]));
-      }
-      ivs[firstReduced] = flat;
-      start = ivs[innermost];
+      ivs[innermost] = start;
       SmallVector<Value> values;
       for (OpOperand *input : op.getDpsInputOperands()) {
         auto type = dyn_cast<MemRefType>(input->get().getType());
@@ -411,8 +386,7 @@ private:
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0)),
         /*withElseRegion=*/false);
     b.setInsertionPoint(first.thenBlock()->getTerminator());
-    for (int64_t d = firstReduced; d <= innermost; ++d)
-      ivs[d] = index(0);
+    ivs[innermost] = index(0);
     OpOperand *out = op.getDpsInitOperand(0);
     FailureOr<Value> init = load(b, *out);
     if (failed(init))

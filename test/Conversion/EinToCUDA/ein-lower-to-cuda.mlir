@@ -435,30 +435,3 @@ module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
     return %c, %d : tensor<1x6x3x3xbf16>, tensor<1x6x3x3xf32>
   }
 }
-
-// -----
-
-// A sum over an image's rows and columns (a squeeze-excitation's average
-// pool): both trailing loops reduce, so a warp takes a row of 8 x 16
-// points, its flat index delinearised into the two loops (the column a
-// multiple of the 8-wide chunk), rather than a thread looping over all
-// 128 points.
-// CHECK-LABEL: func.func @image_sum
-// CHECK: gpu.func @ein_kernel_0_1(%[[IN:.*]]: memref<2x4x8x16xbf16>, %[[S:.*]]: memref<2x4xf32>) kernel
-// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
-// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
-// CHECK: %[[PART:.*]] = scf.for %[[K:.*]] = %{{.*}} to %[[C128]] step %{{.*}} iter_args
-// CHECK-NEXT: %[[COL:.*]] = arith.remui %[[K]], %[[C16]] : index
-// CHECK-NEXT: %[[ROW:.*]] = arith.divui %[[K]], %[[C16]] : index
-// CHECK: vector.load %[[IN]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x4x8x16xbf16>, vector<8xbf16>
-// CHECK: gpu.shuffle xor %[[PART]]
-module attributes {ein.target = #ein.target<devices = 1, chip = "sm_90">} {
-  func.func @image_sum(%x: tensor<2x4x8x16xbf16>) -> tensor<2x4xbf16> {
-    %s = ein.join_agg add ins(%x[d0, d1, d2, d3] : tensor<2x4x8x16xbf16>) out[d0, d1] attributes {device = 0 : i64} : tensor<2x4xbf16> {
-    ^bb0(%a: bf16):
-      %w = arith.extf %a : bf16 to f32
-      ein.yield %w : f32
-    }
-    return %s : tensor<2x4xbf16>
-  }
-}
