@@ -392,11 +392,10 @@ struct KeyHash {
 
 } // namespace
 
-/// The search with `options.stateCap` as its cap from the first step.
-Plan searchCapped(const Graph &graph, const SearchOptions &options) {
-  Problem pb = build(graph, options, options.allowedSpecs, options.restriction);
-  if (!pb.error.empty())
-    return infeasible(pb);
+/// The search of the problem `pb` (built for `graph`) with
+/// `options.stateCap` as its cap from the first step.
+Plan searchCapped(const Graph &graph, const Problem &pb,
+                  const SearchOptions &options) {
   size_t numNodes = pb.nodes.size();
   std::vector<size_t> position(numNodes);
   for (size_t i = 0; i < pb.order.size(); ++i)
@@ -564,16 +563,19 @@ Plan searchCapped(const Graph &graph, const SearchOptions &options) {
 }
 
 Plan search(const Graph &graph, const SearchOptions &options) {
+  Problem pb = build(graph, options, options.allowedSpecs, options.restriction);
+  if (!pb.error.empty())
+    return infeasible(pb);
   size_t cap = std::max<size_t>(options.stateCap, 1);
   if (!options.workBudget || cap <= kFirstCap)
-    return searchCapped(graph, options);
+    return searchCapped(graph, pb, options);
   // Caps raised kFirstCap, 8x, 64x, ... up to stateCap while the cap bites
   // and the next run's work, predicted as this run's times the raise,
   // fits the budget. A run the cap does not bite is exact: the plan any
-  // larger cap would find.
+  // larger cap would find. The problem is built once for every run.
   SearchOptions attempt = options;
   attempt.stateCap = kFirstCap;
-  Plan best = searchCapped(graph, attempt);
+  Plan best = searchCapped(graph, pb, attempt);
   uint64_t work = best.work;
   double bound = best.lowerBound;
   Plan last = best;
@@ -586,7 +588,7 @@ Plan search(const Graph &graph, const SearchOptions &options) {
       break;
     }
     attempt.stateCap = next;
-    last = searchCapped(graph, attempt);
+    last = searchCapped(graph, pb, attempt);
     work += last.work;
     if (!last.feasible)
       break;
