@@ -670,6 +670,10 @@ ein_status ein_bundle_carry(ein_bundle *bundle) {
     // Each block of an updated input takes its region from the output
     // blocks that overlap it (one of each set of replicas).
     std::vector<ein::BufferCopy> copies;
+    // The buffers whose bytes the inputs' blocks are (a view's: its root's).
+    auto root = [&](int id) {
+      return m.buffers[id].viewOf >= 0 ? m.buffers[id].viewOf : id;
+    };
     std::set<int> written;
     for (const ein::TensorLayout &out : m.outputs) {
       if (out.updates < 0)
@@ -677,7 +681,7 @@ ein_status ein_bundle_carry(ein_bundle *bundle) {
       std::vector<size_t> sources = outputBlocks(bundle, out);
       for (const ein::BlockPlacement &q : m.inputs[out.updates].blocks) {
         const std::vector<int64_t> &qs = m.buffers[q.buffer].type.shape;
-        written.insert(q.buffer);
+        written.insert(root(q.buffer));
         for (size_t k : sources) {
           const ein::BlockPlacement &p = out.blocks[k];
           const std::vector<int64_t> &ps = m.buffers[p.buffer].type.shape;
@@ -693,17 +697,17 @@ ein_status ein_bundle_carry(ein_bundle *bundle) {
             c.dstOffset.push_back(lo - q.offset[d]);
             c.extent.push_back(hi - lo);
           }
-          if (!empty && c.src != c.dst)
+          if (!empty)
             copies.push_back(std::move(c));
         }
       }
     }
-    // Between ranks, or where an output's block is also an input's (a
-    // value passed through), the outputs go through the host: all read
-    // before any is written.
+    // Between ranks, or where an output's block shares bytes with an
+    // input's (a value passed through, or a view of it), the outputs go
+    // through the host: all read before any is written.
     bool viaHost = bundle->ranks != nullptr;
     for (const ein::BufferCopy &c : copies)
-      viaHost |= written.count(c.src) > 0;
+      viaHost |= written.count(root(c.src)) > 0;
     if (!viaHost) {
       bundle->backend->copyBetween(copies);
       return EIN_OK;
