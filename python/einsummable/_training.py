@@ -40,6 +40,13 @@ class _WithLoss(torch.nn.Module):
         return self.loss_fn(self.model(*inputs[:-1]), inputs[-1])
 
 
+def _trained_parameters(model):
+    """{name in the traced _WithLoss: parameter} of what the optimizer
+    trains: the model's parameters that require grad."""
+    return dict(("model." + n, p) for n, p in model.named_parameters()
+                if p.requires_grad)
+
+
 def _optimizer_spec(optimizer, model):
     """ein-autodiff's optimizer option for a torch.optim optimizer over
     `model`'s parameters, and its kind; raises naming what is refused."""
@@ -127,8 +134,7 @@ def compile_training(model, loss_fn, example_inputs, *, optimizer, devices=1,
     kind, spec = _optimizer_spec(optimizer, model)
 
     wrapper = _WithLoss(model, loss_fn)
-    parameters = dict(("model." + n, p) for n, p in model.named_parameters()
-                      if p.requires_grad)
+    parameters = _trained_parameters(model)
     modes = [(m, m.training) for m in wrapper.modules()]
     wrapper.eval()  # traced as a forward pass; nothing in it depends on mode
     try:
@@ -164,9 +170,10 @@ def compile_training(model, loss_fn, example_inputs, *, optimizer, devices=1,
         # the arguments (and constants' bytes) and the compiled optimizer.
         description = exported.description()
         _copy_description(description, directory, bundle)
-        with open(os.path.join(bundle, _TRAINING), "w") as f:
-            json.dump({"optimizer": spec, "trained": trained}, f, indent=2)
-            f.write("\n")
+        _export._write_text(
+            os.path.join(bundle, _TRAINING),
+            json.dumps({"optimizer": spec, "trained": trained}, indent=2) +
+            "\n")
         weights = {i: a["tensor"] for i, a in enumerate(exported.arguments)
                    if a["kind"] == "weight"}
         trainer = Trainer(bundle, description["arguments"], weights,
@@ -219,8 +226,7 @@ def load_training(bundle, model, loss_fn, *, optimizer):
         os.path.join(bundle, "frontend.json"))
     wrapper = _WithLoss(model, loss_fn)
     weights = _weights_for(description, wrapper, bundle)
-    parameters = dict(("model." + n, p) for n, p in model.named_parameters()
-                      if p.requires_grad)
+    parameters = _trained_parameters(model)
     trained = compiled.get("trained", [])
     if sorted(trained) != sorted(parameters):
         raise FrontendError("the bundle trains %d parameters, the model has "
