@@ -131,30 +131,12 @@ private:
   /// The slice's adjoint placed where the slice was read, zeros around it:
   /// one concat per cut dimension.
   Value padded(SliceOp slice, Value adjoint) {
-    Location loc = slice.getLoc();
     RankedTensorType source = tensorType(slice.getSource());
     Value result = adjoint;
     for (int64_t dim = 0; dim < source.getRank(); ++dim) {
       int64_t before = slice.getOffsets()[dim];
       int64_t after = source.getDimSize(dim) - before - slice.getSizes()[dim];
-      if (before == 0 && after == 0)
-        continue;
-      RankedTensorType current = tensorType(result);
-      SmallVector<Value> parts;
-      auto zeros = [&](int64_t extent) {
-        SmallVector<int64_t> shape(current.getShape());
-        shape[dim] = extent;
-        parts.push_back(fill(b, loc, current.clone(shape), 0));
-      };
-      if (before)
-        zeros(before);
-      parts.push_back(result);
-      if (after)
-        zeros(after);
-      SmallVector<int64_t> shape(current.getShape());
-      shape[dim] = source.getDimSize(dim);
-      result = ConcatOp::create(b, loc, current.clone(shape), dim, parts,
-                                SpecAttr());
+      result = padDim(b, slice.getLoc(), result, dim, before, after, 0);
     }
     return result;
   }

@@ -49,6 +49,19 @@ JoinAggOp createJoin(OpBuilder &b, Location loc, RankedTensorType type,
 /// A tensor of `type` holding `x` everywhere.
 Value fill(OpBuilder &b, Location loc, RankedTensorType type, double x);
 
+/// The type of `x` with dimension `dim` of size `size`.
+RankedTensorType withDim(Value x, int64_t dim, int64_t size);
+
+/// `x[..., offset : offset + size, ...]` along `dim` (`x` itself when that
+/// is all of it).
+Value sliceDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t offset,
+               int64_t size);
+
+/// `x` with `low` elements of `value` before and `high` after along
+/// `dim` (one concat); a negative count removes that many instead.
+Value padDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t low,
+             int64_t high, double value);
+
 //===----------------------------------------------------------------------===//
 // Convolutions and pools (Windows.cpp)
 //===----------------------------------------------------------------------===//

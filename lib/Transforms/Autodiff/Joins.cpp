@@ -52,3 +52,44 @@ Value autodiff_detail::fill(OpBuilder &b, Location loc, RankedTensorType type,
                       return floatConstant(inner, loc, acc, x);
                     });
 }
+
+RankedTensorType autodiff_detail::withDim(Value x, int64_t dim, int64_t size) {
+  SmallVector<int64_t> shape(tensorType(x).getShape());
+  shape[dim] = size;
+  return tensorType(x).clone(shape);
+}
+
+Value autodiff_detail::sliceDim(OpBuilder &b, Location loc, Value x,
+                                int64_t dim, int64_t offset, int64_t size) {
+  RankedTensorType type = tensorType(x);
+  if (offset == 0 && size == type.getDimSize(dim))
+    return x;
+  SmallVector<int64_t> offsets(type.getRank(), 0);
+  offsets[dim] = offset;
+  RankedTensorType result = withDim(x, dim, size);
+  return SliceOp::create(b, loc, result, x, offsets, result.getShape(),
+                         SpecAttr());
+}
+
+Value autodiff_detail::padDim(OpBuilder &b, Location loc, Value x, int64_t dim,
+                              int64_t low, int64_t high, double value) {
+  int64_t size = tensorType(x).getDimSize(dim);
+  if (low < 0 || high < 0) {
+    int64_t from = std::max<int64_t>(0, -low);
+    int64_t to = size - std::max<int64_t>(0, -high);
+    x = sliceDim(b, loc, x, dim, from, to - from);
+    size = to - from;
+  }
+  low = std::max<int64_t>(low, 0);
+  high = std::max<int64_t>(high, 0);
+  if (!low && !high)
+    return x;
+  SmallVector<Value> parts;
+  if (low)
+    parts.push_back(fill(b, loc, withDim(x, dim, low), value));
+  parts.push_back(x);
+  if (high)
+    parts.push_back(fill(b, loc, withDim(x, dim, high), value));
+  return ConcatOp::create(b, loc, withDim(x, dim, low + size + high), dim,
+                          parts, SpecAttr());
+}

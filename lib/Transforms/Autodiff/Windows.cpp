@@ -35,51 +35,6 @@ using namespace mlir::ein::autodiff_detail;
 
 namespace {
 
-/// The shape of `x` with dimension `dim` set to `size`.
-RankedTensorType withDim(Value x, int64_t dim, int64_t size) {
-  SmallVector<int64_t> shape(tensorType(x).getShape());
-  shape[dim] = size;
-  return tensorType(x).clone(shape);
-}
-
-/// `x[..., offset : offset + size, ...]` along `dim`.
-Value sliceDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t offset,
-               int64_t size) {
-  RankedTensorType type = tensorType(x);
-  if (offset == 0 && size == type.getDimSize(dim))
-    return x;
-  SmallVector<int64_t> offsets(type.getRank(), 0);
-  offsets[dim] = offset;
-  RankedTensorType result = withDim(x, dim, size);
-  return SliceOp::create(b, loc, result, x, offsets, result.getShape(),
-                         SpecAttr());
-}
-
-/// `x` with `low` elements of `value` before and `high` after along
-/// `dim`; a negative count removes that many instead.
-Value padDim(OpBuilder &b, Location loc, Value x, int64_t dim, int64_t low,
-             int64_t high, double value) {
-  int64_t size = tensorType(x).getDimSize(dim);
-  if (low < 0 || high < 0) {
-    int64_t from = std::max<int64_t>(0, -low);
-    int64_t to = size - std::max<int64_t>(0, -high);
-    x = sliceDim(b, loc, x, dim, from, to - from);
-    size = to - from;
-  }
-  low = std::max<int64_t>(low, 0);
-  high = std::max<int64_t>(high, 0);
-  if (!low && !high)
-    return x;
-  SmallVector<Value> parts;
-  if (low)
-    parts.push_back(fill(b, loc, withDim(x, dim, low), value));
-  parts.push_back(x);
-  if (high)
-    parts.push_back(fill(b, loc, withDim(x, dim, high), value));
-  return ConcatOp::create(b, loc, withDim(x, dim, low + size + high), dim,
-                          parts, SpecAttr());
-}
-
 /// The reshape of `x` to `shape` that splits or merges dimension `dim`
 /// (merging `dim` and `dim + 1`, or splitting `dim` in two).
 Value reshapeAt(OpBuilder &b, Location loc, Value x, int64_t dim,
